@@ -1,5 +1,49 @@
-"""omp-session: a byte-compatible, crash-safe Python session store for oh-my-pi sessions."""
+"""omp-session: a byte-compatible, crash-safe Python session store for oh-my-pi sessions.
+
+>>> from omp_session import SessionManager
+>>> session = SessionManager.in_memory("/work/project")
+>>> first = session.append_message({"role": "user", "content": "hello", "timestamp": 0})
+>>> [m["content"] for m in session.build_session_context().messages]
+['hello']
+"""
 
 from __future__ import annotations
 
+from .context import SessionContext, build_session_context
+from .errors import (
+    CorruptSessionError,
+    EntryNotFoundError,
+    PersistenceError,
+    ReadOnlySessionError,
+    SessionChangedError,
+    SessionError,
+    SessionLockedError,
+    SessionNotFoundError,
+)
+from .listing import SessionInfo
+from .llm import convert_to_llm
+from .manager import ForkResult, SessionManager
+from .tree import SessionTreeNode
+from .usage import UsageStatistics
+
 __version__ = "0.1.0"
+
+__all__ = [
+    "CorruptSessionError",
+    "EntryNotFoundError",
+    "ForkResult",
+    "PersistenceError",
+    "ReadOnlySessionError",
+    "SessionChangedError",
+    "SessionContext",
+    "SessionError",
+    "SessionInfo",
+    "SessionLockedError",
+    "SessionManager",
+    "SessionNotFoundError",
+    "SessionTreeNode",
+    "UsageStatistics",
+    "__version__",
+    "build_session_context",
+    "convert_to_llm",
+]

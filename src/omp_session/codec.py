@@ -1,0 +1,239 @@
+"""One line ⇄ one dict, byte-compatible with omp's writer (spec §1.7), and lenient reading (§7.5).
+
+Reading splits on ``\\n`` only (never ``str.splitlines``: U+2028 and friends are written raw inside
+strings) and decodes each line on its own with orjson. Lines that are blank, malformed, not JSON
+objects or torn by a crash are skipped, and every skipped line is *recorded* with its line number,
+byte offset and reason so that ``check``/``repair`` can report it.
+
+We deliberately differ from Bun's streaming parser in one way (documented in docs/durability.md):
+a torn line swallows only itself, never the valid lines after it.
+
+Writing produces exactly what JavaScript's ``JSON.stringify`` produces for the same value: compact,
+UTF-8 without ``\\u`` escapes for non-ASCII, lower-case ``\\u00xx`` for control characters, lone
+surrogates as ``\\udxxx`` escapes, and JavaScript number formatting (``1`` not ``1.0``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+BOM = b"\xef\xbb\xbf"
+
+# Reasons recorded for skipped lines.
+BLANK = "blank line"
+MALFORMED = "malformed JSON"
+NOT_OBJECT = "not a JSON object"
+TORN = "incomplete last line (no final newline)"
+INVALID_UTF8 = "invalid UTF-8 (decoded with replacement characters)"
+
+
+@dataclass(frozen=True)
+class LineIssue:
+    """A line that was skipped or read with a lenient rule."""
+
+    line: int  # 1-based line number
+    offset: int  # byte offset of the first byte of the line
+    reason: str
+    skipped: bool = True
+    preview: str = ""
+
+    def describe(self) -> str:
+        action = "skipped" if self.skipped else "read leniently"
+        return f"line {self.line} (byte {self.offset}): {self.reason}; {action}"
+
+
+@dataclass
+class DecodedFile:
+    """The JSON objects of a JSONL file in order, with what was skipped on the way."""
+
+    records: list[dict[str, Any]] = field(default_factory=list)
+    line_numbers: list[int] = field(default_factory=list)
+    issues: list[LineIssue] = field(default_factory=list)
+    has_bom: bool = False
+    ends_with_newline: bool = True
+    size: int = 0
+
+    @property
+    def skipped(self) -> list[LineIssue]:
+        """Issues for lines that did not produce a record (blank lines excluded)."""
+        return [i for i in self.issues if i.skipped and i.reason != BLANK]
+
+    def first_value_line(self) -> int | None:
+        """Line number of the first line that held a JSON value (object or not)."""
+        candidates = [i.line for i in self.issues if i.reason == NOT_OBJECT]
+        if self.line_numbers:
+            candidates.append(self.line_numbers[0])
+        return min(candidates) if candidates else None
+
+
+def _reject_constant(name: str) -> Any:
+    # JSON.parse rejects NaN/Infinity; so must we, or a rewrite would invent numbers.
+    raise ValueError(f"invalid JSON constant {name}")
+
+
+def _decode_slow(line: bytes) -> tuple[Any, bool]:
+    """Fallback for lines orjson rejects that JavaScript reads (lone surrogate escapes, bad UTF-8,
+    integers beyond 64 bits). Returns (value, had_invalid_utf8)."""
+    try:
+        text = line.decode("utf-8")
+        bad_utf8 = False
+    except UnicodeDecodeError:
+        # Bun decodes the file with replacement characters; so do we (recorded as an issue).
+        text = line.decode("utf-8", errors="replace")
+        bad_utf8 = True
+    return json.loads(text, parse_constant=_reject_constant), bad_utf8
+
+
+def decode_line(line: bytes) -> Any:
+    """Decode one JSON line as JavaScript would, raising ``ValueError`` when it is not JSON."""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return _decode_slow(line)[0]
+
+
+def _preview(line: bytes) -> str:
+    return line[:80].decode("utf-8", errors="replace")
+
+
+def decode_lines(data: bytes) -> DecodedFile:
+    """Split ``data`` on ``\\n`` and decode every line leniently.
+
+    >>> decode_lines(b'{"type":"session","id":"x"}\\nnot json\\n').issues[0].reason
+    'malformed JSON'
+    """
+    result = DecodedFile(size=len(data))
+    if data.startswith(BOM):
+        result.has_bom = True
+    result.ends_with_newline = not data or data.endswith(b"\n")
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    records, numbers, issues = result.records, result.line_numbers, result.issues
+    offset = 0
+    last = len(lines) - 1
+    loads = orjson.loads
+    for index, line in enumerate(lines):
+        line_offset = offset
+        offset += len(line) + 1
+        if index == 0 and result.has_bom:
+            line = line[len(BOM) :]
+        try:
+            value = loads(line)
+        except orjson.JSONDecodeError:
+            if not line.strip():
+                issues.append(LineIssue(index + 1, line_offset, BLANK))
+                continue
+            try:
+                value, bad_utf8 = _decode_slow(line)
+            except ValueError:
+                torn = index == last and not result.ends_with_newline
+                issues.append(
+                    LineIssue(index + 1, line_offset, TORN if torn else MALFORMED, True, _preview(line))
+                )
+                continue
+            if bad_utf8:
+                issues.append(LineIssue(index + 1, line_offset, INVALID_UTF8, False, _preview(line)))
+        if type(value) is not dict:
+            issues.append(LineIssue(index + 1, line_offset, NOT_OBJECT, True, _preview(line)))
+            continue
+        records.append(value)
+        numbers.append(index + 1)
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing
+
+# orjson output that JavaScript would write differently: integral floats ("1.0", "-0.0"), floats
+# of 1e16 and above in exponent form ("1e+16") and small floats that JavaScript still writes in
+# fixed notation down to 1e-7 ("9e-6" is "0.000009"). A match inside a string only costs the slow
+# path, which is exact anyway.
+_JS_MISMATCH = re.compile(rb"[0-9]\.0[,}\]]|[0-9]e\+|[0-9]e-[1-6][,}\]]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_MAX_SAFE_ORJSON_INT = 2**64 - 1
+
+
+def js_number(value: float) -> str:
+    """Format a float exactly as JavaScript's ``JSON.stringify`` does.
+
+    >>> [js_number(x) for x in (1.0, -0.0, 3e-05, 1.5e-07, 1e16, 1e21, 0.1)]
+    ['1', '0', '0.00003', '1.5e-7', '10000000000000000', '1e+21', '0.1']
+    """
+    if math.isnan(value) or math.isinf(value):
+        return "null"
+    if value == 0:
+        return "0"
+    if value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    text = repr(value)
+    if "e" not in text:
+        return text
+    mantissa, exponent_text = text.split("e")
+    exponent = int(exponent_text)
+    if -7 < exponent < 21:
+        # Python switched to exponent form where JavaScript still writes fixed notation.
+        sign = "-" if mantissa.startswith("-") else ""
+        digits = mantissa.lstrip("-").replace(".", "")
+        return f"{sign}0.{'0' * (-exponent - 1)}{digits}"
+    return f"{mantissa}e{'+' if exponent > 0 else '-'}{abs(exponent)}"
+
+
+def _escape_string(text: str) -> bytes:
+    # json.dumps writes control characters like JSON.stringify; lone surrogates stay raw in its
+    # output, so we escape them the way JavaScript does.
+    encoded = json.dumps(text, ensure_ascii=False)
+    encoded = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", encoded)
+    return encoded.encode("utf-8")
+
+
+def _to_js_compatible(value: Any) -> Any:
+    """Replace values orjson would format differently from JavaScript by raw JSON fragments."""
+    if isinstance(value, dict):
+        return {
+            (
+                key
+                if not _LONE_SURROGATE.search(key)
+                else key.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+            ): _to_js_compatible(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [_to_js_compatible(item) for item in value]
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, float):
+        return orjson.Fragment(js_number(value).encode())
+    if isinstance(value, int) and not -_MAX_SAFE_ORJSON_INT <= value <= _MAX_SAFE_ORJSON_INT:
+        return orjson.Fragment(str(value).encode())
+    if isinstance(value, str) and _LONE_SURROGATE.search(value):
+        return orjson.Fragment(_escape_string(value))
+    return value
+
+
+def encode_json(value: Any) -> bytes:
+    """Compact JSON bytes identical to ``JSON.stringify(value)`` (no trailing newline)."""
+    try:
+        out = orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError):
+        return orjson.dumps(_to_js_compatible(value))
+    if _JS_MISMATCH.search(out):
+        return orjson.dumps(_to_js_compatible(value))
+    return out
+
+
+def encode_line(value: Any) -> bytes:
+    """One JSONL line: :func:`encode_json` plus ``\\n``."""
+    return encode_json(value) + b"\n"
+
+
+def encode_lines(values: Iterable[Any]) -> bytes:
+    """Several JSONL lines joined, each ending in ``\\n``."""
+    return b"".join(encode_line(value) for value in values)

@@ -1,0 +1,209 @@
+"""Drive the Python SessionManager the way the reference harness drove omp 13.19.0.
+
+Produces RAW results in the shape that ``tests/conformance/normalize.py`` expects (see the corpus
+README); the tests compare the normalised result with the golden ``*.expected.json`` files.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from omp_session import SessionManager
+from omp_session.tree import SessionTreeNode
+
+PROBE = {"role": "user", "content": "probe", "timestamp": 1700000000000}
+
+
+def lines_raw(path: Path) -> list[str]:
+    parts = path.read_bytes().decode("utf-8", errors="surrogateescape").split("\n")
+    if parts and parts[-1] == "":
+        parts.pop()
+    return parts
+
+
+def blob_names(agent_dir: Path) -> list[str]:
+    blobs = agent_dir / "blobs"
+    return sorted(p.name for p in blobs.iterdir()) if blobs.is_dir() else []
+
+
+def tree_flat(roots: list[SessionTreeNode]) -> list[dict[str, Any]]:
+    out = []
+    for root in roots:
+        for node, depth in root.walk():
+            out.append(
+                {
+                    "id": node.entry.get("id"),
+                    "parentId": node.entry.get("parentId"),
+                    "type": node.entry.get("type"),
+                    "label": node.label,
+                    "children": [child.entry.get("id") for child in node.children],
+                    "depth": depth + 1,
+                }
+            )
+    return out
+
+
+def tree_nested(node: SessionTreeNode, depth: int = 1) -> dict[str, Any] | None:
+    if depth > 200:
+        return None
+    return {
+        "id": node.entry.get("id"),
+        "type": node.entry.get("type"),
+        "label": node.label,
+        "children": [tree_nested(child, depth + 1) for child in node.children],
+    }
+
+
+def tree_return(manager: SessionManager) -> dict[str, Any]:
+    roots = manager.get_tree()
+    flat = tree_flat(roots)
+    return {
+        "tree_depth": max((n["depth"] for n in flat), default=0),
+        "tree": [tree_nested(root) for root in roots],
+        "tree_roots": [root.entry.get("id") for root in roots],
+        "tree_flat": flat,
+    }
+
+
+def snapshot(manager: SessionManager) -> dict[str, Any]:
+    return {
+        "header": manager.get_header(),
+        "entries": manager.get_entries(),
+        "leafId": manager.get_leaf_id(),
+        "context": manager.build_session_context().to_dict(),
+        "tree_flat": tree_flat(manager.get_tree()),
+        "tree_roots": [root.entry.get("id") for root in manager.get_tree()],
+        "usage": manager.get_usage_statistics().to_dict(),
+    }
+
+
+def run_load_case(case_file: Path, work: Path, agent_dir: Path) -> dict[str, Any]:
+    directory = work / "load"
+    directory.mkdir()
+    target = directory / "input.jsonl"
+    shutil.copyfile(case_file, target)
+    before = target.read_bytes()
+    manager = SessionManager.open(target)
+    raw = {"dir": str(directory), **snapshot(manager)}
+    manager.close()
+    raw["file_changed_by_load"] = target.read_bytes() != before
+
+    shutil.rmtree(agent_dir / "blobs", ignore_errors=True)
+    directory2 = work / "append"
+    directory2.mkdir()
+    target2 = directory2 / "input.jsonl"
+    shutil.copyfile(case_file, target2)
+    manager2 = SessionManager.open(target2)
+    entry_id = manager2.append_message(dict(PROBE))
+    manager2.close()
+    raw["after_append"] = {
+        "dir": str(directory2),
+        "returns": [str(target2), entry_id],
+        "file_lines_raw": lines_raw(target2),
+        "blobs": blob_names(agent_dir),
+    }
+    return raw
+
+
+def _substitute(value: Any, directory: str, returns: list[Any]) -> Any:
+    if isinstance(value, str):
+        if value.startswith("$") and value[1:].isdigit():
+            return returns[int(value[1:])]
+        return value.replace("$DIR", directory)
+    if isinstance(value, list):
+        return [_substitute(v, directory, returns) for v in value]
+    if isinstance(value, dict):
+        return {k: _substitute(v, directory, returns) for k, v in value.items()}
+    return value
+
+
+_APPENDS = {
+    "appendMessage": lambda m, a: m.append_message(a["message"]),
+    "appendThinkingLevelChange": lambda m, a: m.append_thinking_level_change(a.get("level")),
+    "appendModelChange": lambda m, a: m.append_model_change(a["model"], a.get("role")),
+    "appendServiceTierChange": lambda m, a: m.append_service_tier_change(a["serviceTier"]),
+    "appendModeChange": lambda m, a: m.append_mode_change(a["mode"], a.get("data")),
+    "appendSessionInit": lambda m, a: m.append_session_init(
+        a["systemPrompt"], a["task"], a["tools"], a.get("outputSchema")
+    ),
+    "appendCompaction": lambda m, a: m.append_compaction(
+        a["summary"],
+        a.get("shortSummary"),
+        a.get("firstKeptEntryId"),
+        a["tokensBefore"],
+        a.get("details"),
+        a.get("fromExtension"),
+        a.get("preserveData"),
+    ),
+    "appendCustomEntry": lambda m, a: m.append_custom_entry(a["customType"], a.get("data")),
+    "appendCustomMessageEntry": lambda m, a: m.append_custom_message_entry(
+        a["customType"], a["content"], a["display"], a.get("details"), a.get("attribution", "agent")
+    ),
+    "appendMCPToolSelection": lambda m, a: m.append_mcp_tool_selection(a["selectedToolNames"]),
+    "appendTtsrInjection": lambda m, a: m.append_ttsr_injection(a["ruleNames"]),
+    "appendLabelChange": lambda m, a: m.append_label_change(a["targetId"], a.get("label")),
+    "branchWithSummary": lambda m, a: m.branch_with_summary(
+        a["entryId"], a["summary"], a.get("details"), a.get("fromExtension")
+    ),
+    "branch": lambda m, a: m.branch(a["entryId"]),
+    "resetLeaf": lambda m, a: m.reset_leaf(),
+    "createBranchedSession": lambda m, a: m.create_branched_session(a["leafId"]),
+    "setSessionName": lambda m, a: m.set_session_name(a["name"]),
+    "getLeafId": lambda m, a: m.get_leaf_id(),
+    "getBranch": lambda m, a: [e.get("id") for e in m.get_branch(a.get("fromId"))],
+    "getChildren": lambda m, a: [e.get("id") for e in m.get_children(a["parentId"])],
+    "getLabel": lambda m, a: m.get_label(a["id"]),
+    "getEntry": lambda m, a: m.get_entry(a["id"]),
+    "getTree": lambda m, a: tree_return(m),
+    "buildSessionContext": lambda m, a: m.build_session_context().to_dict(),
+    "fileExists": lambda m, a: m.get_session_file() is not None and os.path.exists(m.get_session_file()),
+}
+
+
+def run_ops_case(ops: list[dict[str, Any]], directory: Path, agent_dir: Path) -> dict[str, Any]:
+    returns: list[Any] = []
+    current: SessionManager | None = None
+    for op in ops:
+        args = _substitute(op, str(directory), returns)
+        name = args["op"]
+        try:
+            if name in ("create", "open", "inMemory"):
+                if current is not None:
+                    current.close()
+                if name == "create":
+                    current = SessionManager.create(args["cwd"], args.get("dir"))
+                    result: Any = current.get_session_file()
+                elif name == "open":
+                    current = SessionManager.open(args["file"], args.get("dir"))
+                    result = current.get_session_file()
+                else:
+                    current = SessionManager.in_memory(args.get("cwd"))
+                    result = None
+            elif name == "list":
+                result = [info.to_dict() for info in SessionManager.list(args["cwd"], args.get("dir"))]
+            else:
+                assert current is not None
+                result = _APPENDS[name](current, args)
+        except Exception as exc:  # the reference harness records every throw the same way
+            result = {"__error__": str(exc), "__error_name__": "Error"}
+        returns.append(result)
+    assert current is not None
+    current.flush()
+    file = current.get_session_file()
+    files = [{"path": str(p), "file_lines_raw": lines_raw(p)} for p in sorted(directory.glob("*.jsonl"))]
+    raw = {
+        "dir": str(directory),
+        "returns": returns,
+        "file": file,
+        "file_exists": file is not None and os.path.exists(file),
+        "files": files,
+        "sessionId": current.get_session_id(),
+        "sessionName": current.get_session_name(),
+        "blobs": blob_names(agent_dir),
+        **snapshot(current),
+    }
+    current.close()
+    return raw
