@@ -1,0 +1,33 @@
+PY ?= .venv/bin/python
+VENV_STAMP := .venv/.installed
+
+.PHONY: run test lint bench install clean
+
+$(VENV_STAMP): pyproject.toml
+	test -x $(PY) || python3 -m venv .venv
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(VENV_STAMP)
+
+install: $(VENV_STAMP)
+
+## run: the main job (the quickstart until the viewer lands)
+run: $(VENV_STAMP)
+	$(PY) examples/quickstart.py
+
+## test: the whole test suite (what CI runs)
+test: $(VENV_STAMP)
+	$(PY) -m pytest -q -m "not slow" --cov --cov-report=term:skip-covered
+
+## lint: ruff and mypy --strict
+lint: $(VENV_STAMP)
+	.venv/bin/ruff check src tests bench examples
+	.venv/bin/ruff format --check src tests bench examples
+	.venv/bin/mypy
+
+## bench: performance benchmarks against measured floors (not part of the tests)
+bench: $(VENV_STAMP)
+	$(PY) -m bench
+
+clean:
+	rm -rf .venv .pytest_cache .mypy_cache .ruff_cache .coverage
