@@ -88,7 +88,10 @@ def _decode_slow(line: bytes) -> tuple[Any, bool]:
         # Bun decodes the file with replacement characters; so do we (recorded as an issue).
         text = line.decode("utf-8", errors="replace")
         bad_utf8 = True
-    return json.loads(text, parse_constant=_reject_constant), bad_utf8
+    try:
+        return json.loads(text, parse_constant=_reject_constant), bad_utf8
+    except RecursionError:  # absurdly deep nesting: unreadable, like any other malformed line
+        raise ValueError("JSON nested too deeply") from None
 
 
 def decode_line(line: bytes) -> Any:

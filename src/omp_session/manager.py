@@ -18,7 +18,13 @@ from . import listing
 from .blobs import BlobSink, FileBlobStore
 from .codec import LineIssue, decode_lines
 from .context import SessionContext, context_from_path
-from .errors import EntryNotFoundError, ReadOnlySessionError
+from .errors import (
+    CorruptSessionError,
+    EntryNotFoundError,
+    ReadOnlySessionError,
+    SessionError,
+    SessionNotFoundError,
+)
 from .ids import new_entry_id, new_session_id, now_iso
 from .loading import is_blank, is_session_header, parse_session, read_session_bytes
 from .paths import blobs_dir, default_session_dir, session_file_path
@@ -138,19 +144,23 @@ class SessionManager:
         is never modified. ``read_only=True`` never writes and takes no lock."""
         file_path = Path(os.path.abspath(path))
         directory = os.fspath(session_dir) if session_dir is not None else os.fspath(file_path.parent)
+        if file_path.is_dir():
+            raise CorruptSessionError(file_path, "is a directory, not a session file")
         storage = FileStorage(file_path, _default_blobs(), policy=durability, read_only=read_only)
-        if file_path.exists() and not read_only:
-            storage.lock() if not file_path.is_dir() else None
-        if not file_path.exists() and read_only:
-            from .errors import SessionNotFoundError
-
-            raise SessionNotFoundError(file_path)
-        data = read_session_bytes(file_path) if file_path.exists() else b""
-        if isinstance(storage, FileStorage) and file_path.exists():
-            data = storage.read()
-        if is_blank(data):
+        if not file_path.exists():
+            if read_only:
+                raise SessionNotFoundError(file_path)
             return cls._start_at(file_path, directory, storage)
-        loaded = parse_session(file_path, data, storage.blobs)
+        data = cls._lock_and_read(storage, file_path, read_only)
+        if is_blank(data):
+            if read_only:
+                raise CorruptSessionError(file_path, "empty session file")
+            return cls._start_at(file_path, directory, storage)
+        try:
+            loaded = parse_session(file_path, data, storage.blobs)
+        except BaseException:
+            storage.close()
+            raise
         header = loaded.header
         cwd = header["cwd"] if isinstance(header.get("cwd"), str) else os.getcwd()
         manager = cls(
@@ -167,6 +177,20 @@ class SessionManager:
         manager._migrated_from = loaded.migrated_from
         manager._read_offset = data.rfind(b"\n") + 1
         return manager
+
+    @staticmethod
+    def _lock_and_read(storage: FileStorage, path: Path, read_only: bool) -> bytes:
+        """Take the writer lock (unless read-only), then read: nobody can append in between."""
+        try:
+            if not read_only:
+                storage.lock()
+            return storage.read()
+        except SessionError:
+            storage.close()
+            raise
+        except OSError as exc:
+            storage.close()
+            raise CorruptSessionError(path, f"cannot be opened: {exc.strerror or exc}") from exc
 
     @classmethod
     def _start_at(cls, path: Path, directory: str, storage: FileStorage) -> SessionManager:
@@ -212,8 +236,6 @@ class SessionManager:
         """
         source = Path(source_path)
         if not source.exists():
-            from .errors import SessionNotFoundError
-
             raise SessionNotFoundError(source)
         blobs = _default_blobs()
         loaded = parse_session(source, read_session_bytes(source), blobs)
