@@ -159,7 +159,7 @@ def decode_lines(data: bytes) -> DecodedFile:
 # of 1e16 and above in exponent form ("1e+16") and small floats that JavaScript still writes in
 # fixed notation down to 1e-7 ("9e-6" is "0.000009"). A match inside a string only costs the slow
 # path, which is exact anyway.
-_JS_MISMATCH = re.compile(rb"[0-9]\.0[,}\]]|[0-9]e\+|[0-9]e-[1-6][,}\]]")
+_JS_MISMATCH = re.compile(rb"[0-9]\.0(?:[,}\]]|$)|[0-9]e\+|[0-9]e-[1-6](?:[,}\]]|$)")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _MAX_SAFE_ORJSON_INT = 2**64 - 1
 
@@ -174,19 +174,22 @@ def js_number(value: float) -> str:
         return "null"
     if value == 0:
         return "0"
-    if value.is_integer() and abs(value) < 1e21:
-        return str(int(value))
-    text = repr(value)
-    if "e" not in text:
-        return text
-    mantissa, exponent_text = text.split("e")
-    exponent = int(exponent_text)
-    if -7 < exponent < 21:
-        # Python switched to exponent form where JavaScript still writes fixed notation.
-        sign = "-" if mantissa.startswith("-") else ""
-        digits = mantissa.lstrip("-").replace(".", "")
-        return f"{sign}0.{'0' * (-exponent - 1)}{digits}"
-    return f"{mantissa}e{'+' if exponent > 0 else '-'}{abs(exponent)}"
+    # Number::toString: the shortest round-trip digits (Python's repr has the same ones) and the
+    # decimal exponent n, then fixed notation for -6 < n <= 21, exponent form otherwise.
+    mantissa, _, exponent_text = repr(abs(value)).partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    digits = (whole + fraction).lstrip("0")
+    n = len(whole) + int(exponent_text or 0) - (len(whole + fraction) - len(digits))
+    digits = digits.rstrip("0")
+    sign, k = ("-" if value < 0 else ""), len(digits)
+    if k <= n <= 21:
+        return sign + digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return f"{sign}{digits[:n]}.{digits[n:]}"
+    if -6 < n <= 0:
+        return f"{sign}0.{'0' * -n}{digits}"
+    fraction = f".{digits[1:]}" if k > 1 else ""
+    return f"{sign}{digits[0]}{fraction}e{'+' if n > 1 else '-'}{abs(n - 1)}"
 
 
 def _escape_string(text: str) -> bytes:
@@ -200,14 +203,11 @@ def _escape_string(text: str) -> bytes:
 def _to_js_compatible(value: Any) -> Any:
     """Replace values orjson would format differently from JavaScript by raw JSON fragments."""
     if isinstance(value, dict):
-        return {
-            (
-                key
-                if not _LONE_SURROGATE.search(key)
-                else key.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-            ): _to_js_compatible(item)
-            for key, item in value.items()
-        }
+        if any(isinstance(key, str) and _LONE_SURROGATE.search(key) for key in value):
+            # orjson cannot write such a key: write this object by hand, escaped like JavaScript.
+            members = (_escape_string(str(key)) + b":" + encode_json(item) for key, item in value.items())
+            return orjson.Fragment(b"{" + b",".join(members) + b"}")
+        return {key: _to_js_compatible(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
         return [_to_js_compatible(item) for item in value]
     if isinstance(value, bool) or value is None:

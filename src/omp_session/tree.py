@@ -71,6 +71,7 @@ class SessionIndex:
         self._children: dict[str, list[str]] = {}
         self._has_duplicates = False
         self._cycle_roots: set[str] | None = set()
+        self._awaited: set[str] = set()  # parent ids named before an entry with that id arrived
         for entry in entries:
             self.add(entry)
 
@@ -84,8 +85,14 @@ class SessionIndex:
             if entry_id in self.by_id:
                 self._has_duplicates = True
                 self._cycle_roots = None  # a replaced parent link may close a cycle
+            elif entry_id in self._children:
+                self._cycle_roots = None  # earlier entries named this id as parent: may close a cycle
+            elif entry_id in self._awaited:
+                self._cycle_roots = None  # an earlier entry's forward parent link may close a cycle
             self.by_id[entry_id] = entry
             parent = _parent_id(entry)
+            if parent is not None and parent not in self.by_id:
+                self._awaited.add(parent)
             if parent is not None and not self._has_duplicates:
                 self._children.setdefault(parent, []).append(entry_id)
                 if parent == entry_id and self._cycle_roots is not None:

@@ -122,12 +122,20 @@ class FileStorage:
                 try_lock(fd, self._path)
                 if os.stat(self._path).st_ino == os.fstat(fd).st_ino:
                     self._fd = fd
+                    self._remove_stale_temps()
                     return
             except BaseException:
                 os.close(fd)
                 raise
             os.close(fd)  # renamed over while we waited: lock the new file instead
         raise PersistenceError(self._path, OSError("file keeps being replaced while locking"))
+
+    def _remove_stale_temps(self) -> None:
+        # Holding the session lock means no rewrite of this session is in progress anywhere:
+        # temp files left by a writer killed mid-rewrite are garbage (the session is intact).
+        for temp in self._path.parent.glob(f".{self._path.name}.*.tmp"):
+            with contextlib.suppress(OSError):
+                temp.unlink()
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -150,6 +158,8 @@ class FileStorage:
             _write_all(self._fd, data)
             self._after_write(self._fd)
         except OSError as exc:
+            # A partial write may have left a torn line: check the tail again before the next one.
+            self._tail_checked = False
             raise PersistenceError(self._path, exc) from exc
 
     def _newline_if_torn(self, fd: int) -> bytes:

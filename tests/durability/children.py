@@ -1,0 +1,78 @@
+"""Child processes for crash and concurrency tests: ``python -m tests.durability.children MODE PATH``.
+
+Each prints one line per acknowledged operation, flushed as soon as the library call returned.
+The parent kills them with SIGKILL at random moments and checks that nothing acknowledged is lost.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from omp_session import SessionLockedError, SessionManager
+
+
+def _say(text: str) -> None:
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def append_forever(path: str, policy: str) -> None:
+    session = SessionManager.open(path, durability=policy)  # type: ignore[arg-type]
+    number = 0
+    while True:
+        _say(session.append_message({"role": "user", "content": f"message {number}", "timestamp": number}))
+        number += 1
+
+
+def rename_forever(path: str) -> None:
+    session = SessionManager.open(path)
+    number = 0
+    while True:
+        session.set_session_name(f"name {number}")
+        _say(f"name {number}")
+        number += 1
+
+
+def append_once(path: str) -> None:
+    session = SessionManager.open(path)
+    _say(session.append_message({"role": "user", "content": "after migration", "timestamp": 1}))
+
+
+def branch_forever(path: str) -> None:
+    while True:
+        session = SessionManager.open(path)
+        leaf = session.get_leaf_id()
+        assert leaf is not None
+        _say(str(session.create_branched_session(leaf)))
+        session.close()
+
+
+def hold_lock(path: str) -> None:
+    try:
+        session = SessionManager.open(path)
+    except SessionLockedError as exc:
+        _say(f"locked {exc.holder_pid}")
+        return
+    _say("opened")
+    sys.stdin.readline()  # keep the lock until the parent says so
+    session.close()
+
+
+def write_many(path: str, count: str) -> None:
+    session = SessionManager.open(path)
+    for number in range(int(count)):
+        _say(session.append_message({"role": "user", "content": f"live {number}", "timestamp": number}))
+    session.close()
+
+
+MODES = {
+    "append": lambda args: append_forever(args[0], args[1] if len(args) > 1 else "os"),
+    "rename": lambda args: rename_forever(args[0]),
+    "append-once": lambda args: append_once(args[0]),
+    "branch": lambda args: branch_forever(args[0]),
+    "hold": lambda args: hold_lock(args[0]),
+    "write-many": lambda args: write_many(args[0], args[1]),
+}
+
+if __name__ == "__main__":
+    MODES[sys.argv[1]](sys.argv[2:])

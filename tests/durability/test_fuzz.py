@@ -1,0 +1,110 @@
+"""Byte-level fuzzing of valid sessions: loading raises only SessionError subclasses within a time
+bound, ``check`` sees the damage it can see, and ``repair`` output always loads."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from omp_session import SessionError, SessionManager
+from omp_session.codec import decode_lines
+from omp_session.repair import check, repair
+
+CORPUS = Path(__file__).resolve().parents[1] / "conformance" / "load"
+SEEDS = [
+    (CORPUS / name).read_bytes()
+    for name in (
+        "v3-all-entry-types.jsonl",
+        "v3-branch-summaries.jsonl",
+        "v1-linear-compaction-index.jsonl",
+        "v3-multi-compaction.jsonl",
+        "v3-labels.jsonl",
+    )
+]
+
+
+@st.composite
+def damaged_sessions(draw: st.DrawFn) -> bytes:
+    data = bytearray(draw(st.sampled_from(SEEDS)))
+    for _ in range(draw(st.integers(1, 6))):
+        action = draw(st.sampled_from(["flip", "delete", "insert", "truncate", "dup-line", "swap-lines"]))
+        if not data:
+            break
+        position = draw(st.integers(0, len(data) - 1))
+        if action == "flip":
+            data[position] = draw(st.integers(0, 255))
+        elif action == "delete":
+            del data[position : position + draw(st.integers(1, 40))]
+        elif action == "insert":
+            data[position:position] = draw(
+                st.binary(min_size=1, max_size=20)
+                | st.sampled_from([b"\n", b"null\n", b'"parentId":"', b"{", b"\xef\xbb\xbf", b"\r\n", b"NaN"])
+            )
+        elif action == "truncate":
+            del data[position:]
+        else:
+            lines = bytes(data).split(b"\n")
+            i, j = draw(st.integers(0, len(lines) - 1)), draw(st.integers(0, len(lines) - 1))
+            if action == "dup-line":
+                lines.insert(j, lines[i])
+            else:
+                lines[i], lines[j] = lines[j], lines[i]
+            data = bytearray(b"\n".join(lines))
+    return bytes(data)
+
+
+FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@FUZZ
+@given(data=damaged_sessions())
+def test_damaged_files_load_or_raise_session_errors_quickly(tmp_path: Path, data: bytes) -> None:
+    path = tmp_path / "fuzz.jsonl"
+    path.write_bytes(data)
+    started = time.monotonic()
+    try:
+        session = SessionManager.open(path, read_only=True)
+        session.build_session_context()
+        for root in session.get_tree():
+            for _node in root.walk():
+                pass
+        for entry in session.get_entries()[-5:]:
+            if isinstance(entry.get("id"), str):
+                session.get_branch(entry["id"])
+    except SessionError:
+        pass
+    assert time.monotonic() - started < 5
+    assert path.read_bytes() == data
+
+
+@FUZZ
+@given(data=damaged_sessions())
+def test_check_reports_damage_and_repair_output_loads(tmp_path: Path, data: bytes) -> None:
+    path = tmp_path / "fuzz.jsonl"
+    path.write_bytes(data)
+    problems = check(path)
+    decoded = decode_lines(data)
+    if decoded.skipped or decoded.has_bom:
+        assert problems, "skipped lines or a BOM must be reported"
+    report = repair(path)
+    repaired = SessionManager.open(path, read_only=True)  # always a loadable session now
+    assert not decode_lines(path.read_bytes()).skipped
+    assert repaired.get_header()["version"] == 3
+    if report.changes:
+        assert report.backup is not None and report.backup.read_bytes() == data
+    assert repair(path).changes == []  # idempotent
+    kinds = {p.kind for p in check(path)}
+    fixed = {
+        "malformed-line",
+        "torn-tail",
+        "not-object",
+        "bom",
+        "duplicate-id",
+        "cycle",
+        "self-parent",
+        "old-version",
+    }
+    assert not kinds & fixed

@@ -1,0 +1,109 @@
+"""check() and repair() on hand-made damage, one kind at a time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from omp_session import SessionManager
+from omp_session.repair import check, migrate_file, repair
+
+HEADER = b'{"type":"session","version":3,"id":"r","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}\n'
+V1 = Path(__file__).resolve().parents[1] / "conformance" / "load" / "v1-linear-compaction-index.jsonl"
+
+
+def entry(entry_id: str, parent: str | None, extra: str = "") -> bytes:
+    parent_json = "null" if parent is None else f'"{parent}"'
+    body = extra or '"message":{"role":"user","content":"x","timestamp":1}'
+    return (
+        f'{{"type":"message","id":"{entry_id}","parentId":{parent_json},"timestamp":"t",{body}}}\n'.encode()
+    )
+
+
+def write(tmp_path: Path, data: bytes) -> Path:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(data)
+    return path
+
+
+def kinds(path: Path) -> list[str]:
+    return [problem.kind for problem in check(path)]
+
+
+def test_clean_file_has_no_problems_and_repair_does_nothing(tmp_path: Path) -> None:
+    path = write(tmp_path, HEADER + entry("a", None) + entry("b", "a"))
+    before = path.read_bytes()
+    assert check(path) == []
+    report = repair(path)
+    assert report.changes == [] and report.backup is None and path.read_bytes() == before
+
+
+def test_torn_tail_goes_to_the_sidecar_byte_for_byte(tmp_path: Path) -> None:
+    path = write(tmp_path, HEADER + entry("a", None) + b'{"type":"message","id":"b","par')
+    problem = check(path)[0]
+    assert (problem.kind, problem.line) == ("torn-tail", 3)
+    report = repair(path)
+    assert report.sidecar is not None and report.sidecar.read_bytes() == b'{"type":"message","id":"b","par\n'
+    assert path.read_bytes() == HEADER + entry("a", None)  # untouched lines keep their bytes
+    assert report.backup is not None and report.backup.read_bytes().endswith(b'"par')
+
+
+def test_orphans_missing_kept_entry_and_label_targets_are_reported(tmp_path: Path) -> None:
+    compaction = '"summary":"s","firstKeptEntryId":"gone","tokensBefore":1'
+    label = '"targetId":"nobody","label":"x"'
+    path = write(
+        tmp_path,
+        HEADER
+        + entry("a", "lost")
+        + entry("c", "a", compaction)
+        .replace(b'"message"', b'"message"')
+        .replace(b'"type":"message"', b'"type":"compaction"')
+        + entry("l", "c", label).replace(b'"type":"message"', b'"type":"label"'),
+    )
+    found = {(p.kind, p.entry_id) for p in check(path)}
+    assert found == {("orphan", "a"), ("missing-kept-entry", "c"), ("label-target-missing", "l")}
+    assert all(p.line for p in check(path))
+
+
+def test_tool_calls_and_results_that_do_not_pair_up(tmp_path: Path) -> None:
+    call = (
+        '"message":{"role":"assistant","content":[{"type":"toolCall","id":"call-1","name":"bash","arguments":{}}],'
+        '"provider":"p","model":"m","timestamp":1}'
+    )
+    result = (
+        '"message":{"role":"toolResult","toolCallId":"call-9","toolName":"read","content":[],"timestamp":2}'
+    )
+    path = write(tmp_path, HEADER + entry("a", None, call) + entry("b", "a", result))
+    messages = {p.kind: p.message for p in check(path)}
+    assert "call-1" in messages["tool-call-without-result"]
+    assert "call-9" in messages["tool-result-without-call"]
+
+
+def test_duplicates_and_cycles_are_fixed_keeping_omps_view(tmp_path: Path) -> None:
+    path = write(tmp_path, HEADER + entry("a", None) + entry("a", "z") + entry("z", "a") + entry("s", "s"))
+    assert sorted(kinds(path)) == ["cycle", "duplicate-id", "self-parent"]
+    report = repair(path)
+    assert len(report.changes) == 3
+    session = SessionManager.open(path, read_only=True)
+    ids = [e["id"] for e in session.get_entries()]
+    assert ids[1:] == ["a", "z", "s"] and ids[0] != "a"
+    assert check(path) == [] or {p.kind for p in check(path)} <= {"orphan"}
+    assert repair(path).changes == []
+
+
+def test_old_version_is_upgraded_with_a_backup(tmp_path: Path) -> None:
+    path = write(tmp_path, V1.read_bytes())
+    assert "old-version" in kinds(path)
+    assert migrate_file(path, dry_run=True) == 1 and path.read_bytes() == V1.read_bytes()
+    assert migrate_file(path) == 1
+    assert path.with_name("s.jsonl.v1.bak").read_bytes() == V1.read_bytes()
+    assert SessionManager.open(path, read_only=True).get_header()["version"] == 3
+    assert migrate_file(path) is None
+
+
+def test_corrupt_header_is_rebuilt_and_the_old_line_kept(tmp_path: Path) -> None:
+    path = write(tmp_path, b"garbage header\n" + entry("a", None))
+    assert kinds(path)[0] == "header"
+    report = repair(path)
+    assert report.sidecar is not None and report.sidecar.read_bytes() == b"garbage header\n"
+    session = SessionManager.open(path, read_only=True)
+    assert [e["id"] for e in session.get_entries()] == ["a"]
