@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .blobs import BlobSink
-from .codec import DecodedFile, LineIssue, decode_lines
+from .codec import BLANK, DecodedFile, LineIssue, decode_lines
 from .errors import CorruptSessionError
 from .ids import new_entry_id
 from .migrate import migrate_records
@@ -61,7 +61,9 @@ def parse_session(path: Path, data: bytes, blobs: BlobSink | None) -> LoadedSess
         or first_line != decoded.line_numbers[0]
         or not is_session_header(decoded.records[0])
     ):
-        line = first_line if first_line is not None else 1
+        # Name the first line that holds anything: that is where a header was expected.
+        non_blank = [issue.line for issue in decoded.issues if issue.reason != BLANK]
+        line = min(non_blank + decoded.line_numbers[:1], default=1)
         raise CorruptSessionError(
             path,
             'the first line is not a session header ({"type":"session","id":"…"}); file left untouched',

@@ -192,7 +192,8 @@ def _plan(path: Path, data: bytes) -> _Plan:
     keep_raw = [raw[n - 1].removesuffix(b"\r") + b"\n" for n in numbers]
     if decoded.has_bom:
         changes.append("byte order mark removed")
-        keep_raw[0] = keep_raw[0].removeprefix(BOM)
+        if numbers and numbers[0] == 1:  # else line 1 was dropped into the sidecar, BOM and all
+            keep_raw[0] = keep_raw[0].removeprefix(BOM)
     if any(raw[n - 1].endswith(b"\r") for n in numbers):
         changes.append("CRLF line endings changed to LF")
     if not records or not is_session_header(records[0]):

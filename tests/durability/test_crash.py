@@ -35,7 +35,10 @@ def _assert_all_present(path: Path, acknowledged: list[str]) -> None:
     # Every child appended to the last entry of the file, so the whole file is one chain.
     chain = session.get_branch()
     assert [entry["id"] for entry in chain] == ids
-    assert not decode_lines(path.read_bytes()).skipped
+    # SIGKILL can interrupt a write(2) between pages, leaving a torn line of an entry that was never
+    # acknowledged; the next writer puts a newline after it, so it stays one unreadable line.
+    skipped = decode_lines(path.read_bytes()).skipped
+    assert all(issue.reason == "malformed JSON" for issue in skipped)
 
 
 def test_sigkill_during_appends_loses_nothing(session_file: Callable[[], Path]) -> None:
