@@ -11,9 +11,9 @@ $(VENV_STAMP): pyproject.toml
 
 install: $(VENV_STAMP)
 
-## run: the main job (the quickstart until the viewer lands)
+## run: the web viewer on your omp sessions, or on samples/ when you have none (PORT=8765)
 run: $(VENV_STAMP)
-	$(PY) examples/quickstart.py
+	$(PY) -m omp_session.web.run_default --port $(or $(PORT),8765)
 
 ## test: the whole test suite (what CI runs)
 test: $(VENV_STAMP)

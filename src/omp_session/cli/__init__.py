@@ -1,0 +1,124 @@
+"""The ``omp-session`` command line: a thin layer over the library (see docs/cli.md).
+
+Every command calls one library function and formats its result; ``--json`` prints the same data
+for scripts. Errors are one line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .. import __version__
+from ..errors import SessionError
+from ..paths import sessions_root
+from ._common import CliError, CliState
+from .context import context
+from .edit import fork, label
+from .export import export
+from .listing import list_command
+from .maintenance import check, migrate, repair
+from .search import search
+from .serve import serve
+from .show import show
+from .stats import stats
+from .tree import tree
+
+__all__ = ["main"]
+
+EXAMPLES = """\b
+Examples:
+  omp-session list --all --limit 10       newest sessions of every project
+  omp-session show 15d0c6a0               a transcript (id, id prefix or file path)
+  omp-session tree 15d0c6a0               the tree of entries, branches and labels
+  omp-session context 15d0 --llm          what the model sees at the leaf, as JSON
+  omp-session export 15d0 -f md -o s.md   Markdown of the current branch
+  omp-session stats --all                 tokens, cost and tool calls of every session
+  omp-session search "merge sort" --all   find text in every session
+  omp-session check --all                 report damaged files (exit status 1 if any)
+  omp-session repair 15d0c6a0             fix what can be fixed, keeping a backup
+  omp-session migrate --all --dry-run     which files are older than version 3
+  omp-session fork 15d0 --leaf a0000003   the branch to an entry as a new session file
+  omp-session label 15d0 u0000001 start   label an entry
+  omp-session serve                       browse sessions in a web browser
+
+\b
+Exit status: 0 success, 1 problems found (check), 2 usage or other error.
+Shell completion (bash; zsh and fish likewise with zsh_source / fish_source):
+  eval "$(_OMP_SESSION_COMPLETE=bash_source omp-session)"
+"""
+
+
+def _one_line(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror and exc.filename:
+        text = f"{exc.filename}: {exc.strerror}"
+    else:
+        text = str(exc) or type(exc).__name__
+    return " ".join(text.split())
+
+
+class _Group(click.Group):
+    """Turns library and OS errors into one-line messages with exit status 2."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.Abort, click.ClickException, BrokenPipeError):
+            raise  # click shows these itself (and handles a closed pipe quietly)
+        except re.error as exc:
+            raise CliError(f"invalid regular expression: {exc}") from None
+        except (SessionError, OSError) as exc:
+            raise CliError(_one_line(exc)) from None
+        except Exception as exc:
+            if os.environ.get("OMP_SESSION_DEBUG"):
+                raise
+            raise CliError(
+                f"internal error: {type(exc).__name__}: {_one_line(exc)} "
+                "(set OMP_SESSION_DEBUG=1 to see the traceback)"
+            ) from None
+
+
+@click.group(
+    cls=_Group,
+    epilog=EXAMPLES,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+@click.option(
+    "--dir",
+    "sessions_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    envvar="OMP_SESSION_DIR",
+    help="Sessions root to use instead of omp's (default: $PI_CODING_AGENT_DIR/sessions, "
+    "~/.omp/agent/sessions, or $XDG_DATA_HOME/omp/sessions when that exists).",
+)
+@click.version_option(__version__, "-V", "--version", prog_name="omp-session")
+@click.pass_context
+def main(ctx: click.Context, sessions_dir: Path | None) -> None:
+    """Find, read, share and check omp coding-agent sessions.
+
+    A SESSION is a session file path, a session id, or a unique prefix of an id or file name
+    (matched as omp's --resume does: the current project's sessions first, then all).
+    """
+    ctx.obj = CliState(sessions_dir if sessions_dir is not None else sessions_root())
+
+
+for _command in (
+    list_command,
+    show,
+    tree,
+    context,
+    export,
+    stats,
+    search,
+    check,
+    repair,
+    migrate,
+    fork,
+    label,
+    serve,
+):
+    main.add_command(_command)

@@ -1,0 +1,128 @@
+"""What every command shares: the sessions root, SESSION arguments, consoles, JSON output, errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from click.shell_completion import CompletionItem
+from rich.console import Console
+
+from ..paths import blobs_dir, sessions_root
+from ..resolve import iter_session_files, project_dir, resolve_session, session_candidates
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: Exit status of ``check`` when it found problems.
+EXIT_PROBLEMS = 1
+#: Exit status of every error: bad usage, a SESSION that cannot be found or read, an I/O failure.
+EXIT_ERROR = 2
+
+
+class CliError(click.ClickException):
+    """An error shown as one line on stderr, exit status 2."""
+
+    exit_code = EXIT_ERROR
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"omp-session: error: {self.format_message()}", err=True)
+
+
+@dataclass
+class CliState:
+    """Global options, available to every command as ``ctx.obj``."""
+
+    root: Path
+
+    @property
+    def blobs(self) -> Path:
+        """The blob store beside the sessions root (omp keeps ``blobs/`` next to ``sessions/``)."""
+        sibling = self.root.parent / "blobs"
+        return sibling if sibling.is_dir() else blobs_dir()
+
+    def resolve(self, session: str) -> Path:
+        """A SESSION argument (path, id or unique prefix) → an existing file."""
+        return resolve_session(session, self.root)
+
+    def project_dir(self, cwd: str | None) -> Path:
+        """The session directory of ``cwd`` (default: the process cwd) under the root."""
+        return project_dir(cwd if cwd is not None else os.getcwd(), self.root)
+
+    def session_files(self, *, all_projects: bool, cwd: str | None) -> list[Path]:
+        """Files for ``--all`` (every project) or for one project (``--cwd``, default here)."""
+        if all_projects:
+            return list(iter_session_files(self.root))
+        return list(iter_session_files(directory=self.project_dir(cwd)))
+
+
+def state(ctx: click.Context) -> CliState:
+    """The :class:`CliState` of the running command (created on first use)."""
+    found = ctx.find_object(CliState)
+    if found is None:
+        found = CliState(sessions_root())
+        ctx.find_root().obj = found
+    return found
+
+
+def _complete_session(ctx: click.Context, _param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    """Shell completion of SESSION: ids of the sessions under the root (file paths when typing one)."""
+    if "/" in incomplete or incomplete.startswith("."):
+        return [CompletionItem(incomplete, type="file")]
+    root_dir = ctx.find_root().params.get("sessions_dir")
+    root = Path(root_dir) if root_dir else sessions_root()
+    candidates = session_candidates(iter_session_files(root))
+    return [
+        CompletionItem(c.id, help=c.path.parent.name)
+        for c in candidates
+        if c.id.lower().startswith(incomplete.lower())
+    ]
+
+
+def session_argument(name: str = "session", **kwargs: Any) -> Callable[[F], F]:
+    """The SESSION argument: a path, a session id or a unique id prefix, with shell completion."""
+    return click.argument(name, metavar="SESSION", shell_complete=_complete_session, **kwargs)
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+leaf_option = click.option(
+    "--leaf", "leaf_id", metavar="ID", help="Use the branch ending at this entry (id or unique prefix)."
+)
+
+
+def emit_json(value: Any) -> None:
+    """Print ``value`` as indented JSON (non-ASCII kept as is)."""
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+def console(*, stderr: bool = False) -> Console:
+    """A rich console on stdout (or stderr). Colours only on a terminal; no markup or emoji codes
+    are interpreted, because session text is data, not rich markup."""
+    return Console(stderr=stderr, highlight=False, markup=False, emoji=False, soft_wrap=False)
+
+
+def is_terminal(stream: Any = None) -> bool:
+    """True when ``stream`` (default stdout) is an interactive terminal."""
+    stream = stream if stream is not None else sys.stdout
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def human_size(size: float) -> str:
+    """``1536`` → ``1.5 KB`` (powers of 1024)."""
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GB"
+
+
+def require_one(session: str | None, all_flag: bool, what: str = "a SESSION or --all") -> None:
+    """Usage check for commands that take a SESSION or ``--all`` but not both."""
+    if (session is None) == (not all_flag):
+        raise click.UsageError(f"give {what}, not both" if session else f"give {what}")

@@ -1,0 +1,42 @@
+"""``omp-session context``: the context omp would send to the model, as JSON."""
+
+from __future__ import annotations
+
+import click
+
+from ..blobs import FileBlobStore
+from ..context import context_from_path
+from ..llm import convert_to_llm
+from ..loading import load_session
+from ..resolve import resolve_entry_id
+from ..transcript import default_leaf
+from ..tree import SessionIndex
+from ._common import emit_json, leaf_option, session_argument, state
+
+
+@click.command(
+    epilog="\b\nExamples:\n  omp-session context 15d0c6a0\n  omp-session context 15d0 --leaf a0000002 --llm",
+)
+@session_argument()
+@leaf_option
+@click.option(
+    "--llm", is_flag=True, help="Print the LLM messages (convertToLlm) instead of the agent context."
+)
+@click.pass_context
+def context(ctx: click.Context, session: str, leaf_id: str | None, llm: bool) -> None:
+    """Print the built context of SESSION at its leaf as JSON.
+
+    Without --llm: omp's SessionContext (agent messages, thinking level, models, …). With --llm:
+    the messages as the model receives them. Images stored as blobs are inlined again.
+    """
+    cli = state(ctx)
+    loaded = load_session(cli.resolve(session), FileBlobStore(cli.blobs))
+    index = SessionIndex(loaded.entries)
+    # Unlike omp (§9 #13), an unknown --leaf is an error, not a silent fall-back to the last entry.
+    leaf = (
+        resolve_entry_id(index.by_id, leaf_id, migrated_from=loaded.migrated_from)
+        if leaf_id is not None
+        else default_leaf(loaded.entries)
+    )
+    built = context_from_path(index.branch(leaf))
+    emit_json(convert_to_llm(built.messages) if llm else built.to_dict())

@@ -1,0 +1,80 @@
+"""``omp-session list``: sessions newest first, as a table or JSON."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+from typing import Any
+
+import click
+from rich.table import Table
+from rich.text import Text
+
+from ..listing import SessionInfo, list_all_sessions, list_sessions
+from ..summary import one_line
+from ._common import console, emit_json, human_size, json_option, state
+
+
+def _size(info: SessionInfo) -> int:
+    try:
+        return os.stat(info.path).st_size
+    except OSError:
+        return 0
+
+
+def _row_json(info: SessionInfo) -> dict[str, Any]:
+    data = info.to_dict()
+    data.pop("allMessagesText", None)  # the whole conversation: too big for a listing
+    data["size"] = _size(info)
+    return data
+
+
+def _table(infos: list[SessionInfo], show_cwd: bool) -> Table:
+    table = Table(box=None, pad_edge=False, header_style="bold", show_edge=False, expand=True)
+    # Fixed columns keep their width; the title and cwd share what is left of the terminal.
+    table.add_column("Modified", no_wrap=True, min_width=16)
+    table.add_column("ID", no_wrap=True, style="cyan", min_width=8)
+    table.add_column("Title / first message", ratio=3, no_wrap=True, overflow="ellipsis")
+    table.add_column("Msgs", justify="right", no_wrap=True, min_width=4)
+    table.add_column("Size", justify="right", no_wrap=True, min_width=8)
+    if show_cwd:
+        table.add_column("Cwd", ratio=2, no_wrap=True, overflow="ellipsis")
+    for info in infos:
+        modified = datetime.fromtimestamp(info.modified.timestamp()).strftime("%Y-%m-%d %H:%M")
+        title = Text(one_line(info.title), style="bold") if info.title else Text(one_line(info.first_message))
+        row: list[Any] = [modified, info.id[:8], title, str(info.message_count), human_size(_size(info))]
+        if show_cwd:
+            row.append(info.cwd)
+        table.add_row(*row)
+    return table
+
+
+@click.command(
+    "list",
+    epilog="\b\nExamples:\n  omp-session list\n  omp-session list --all --limit 20\n"
+    "  omp-session list --cwd ~/src/app --json",
+)
+@click.option(
+    "--cwd", "cwd", metavar="DIR", help="Sessions of the project in DIR (default: the current directory)."
+)
+@click.option("--all", "all_projects", is_flag=True, help="Sessions of every project.")
+@click.option("--limit", "-n", type=click.IntRange(min=1), help="Show at most N sessions.")
+@json_option
+@click.pass_context
+def list_command(
+    ctx: click.Context, cwd: str | None, all_projects: bool, limit: int | None, as_json: bool
+) -> None:
+    """List sessions, newest first: modified, id, title or first message, messages, size, cwd."""
+    if cwd is not None and all_projects:
+        raise click.UsageError("give --cwd or --all, not both")
+    cli = state(ctx)
+    infos = list_all_sessions(cli.root) if all_projects else list_sessions(cli.project_dir(cwd))
+    infos = infos[:limit] if limit is not None else infos
+    if as_json:
+        emit_json([_row_json(info) for info in infos])
+        return
+    if not infos:
+        where = "any project" if all_projects else f"{cwd or os.getcwd()} (try --all)"
+        click.echo(f"No sessions for {where} under {cli.root}.", err=True)
+        return
+    console().print(_table(infos, show_cwd=True))

@@ -1,0 +1,129 @@
+"""``omp-session check``, ``repair`` and ``migrate``: finding and fixing damaged or old files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..errors import SessionError
+from ..repair import Problem, migrate_file
+from ..repair import check as check_file
+from ..repair import repair as repair_file
+from ._common import EXIT_PROBLEMS, emit_json, json_option, require_one, session_argument, state
+
+
+def _problem_line(path: Path, problem: Problem) -> str:
+    where = f"{path}:{problem.line}" if problem.line is not None else str(path)
+    entry = f" (entry {problem.entry_id})" if problem.entry_id else ""
+    return f"{where}: {problem.kind}: {problem.message}{entry}"
+
+
+def _targets(ctx: click.Context, session: str | None, all_projects: bool) -> list[Path]:
+    require_one(session, all_projects)
+    cli = state(ctx)
+    return [cli.resolve(session)] if session is not None else cli.session_files(all_projects=True, cwd=None)
+
+
+def _check_one(path: Path) -> list[Problem]:
+    try:
+        return check_file(path)
+    except (SessionError, OSError) as exc:  # with --all, one unreadable file must not hide the rest
+        return [Problem("unreadable", None, None, " ".join(str(exc).split()))]
+
+
+@click.command(
+    epilog="\b\nExamples:\n  omp-session check 15d0c6a0\n  omp-session check --all --json",
+)
+@session_argument(required=False)
+@click.option("--all", "all_projects", is_flag=True, help="Check every session file of every project.")
+@json_option
+@click.pass_context
+def check(ctx: click.Context, session: str | None, all_projects: bool, as_json: bool) -> None:
+    """Report what is wrong with SESSION (or with every file): one line per problem.
+
+    Never writes. Exit status 1 when a problem is found, 0 when everything is fine.
+    """
+    paths = _targets(ctx, session, all_projects)
+    found = {path: check_file(path) if session is not None else _check_one(path) for path in paths}
+    total = sum(len(problems) for problems in found.values())
+    if as_json:
+        emit_json({str(p): [vars(x) for x in problems] for p, problems in found.items()})
+    else:
+        for path, problems in found.items():
+            for problem in problems:
+                click.echo(_problem_line(path, problem))
+        damaged = sum(1 for problems in found.values() if problems)
+        summary = f"{total} problem{'s' if total != 1 else ''} in {damaged} of {len(paths)} file"
+        click.echo(summary + ("s" if len(paths) != 1 else ""), err=True)
+    if total:
+        ctx.exit(EXIT_PROBLEMS)
+
+
+@click.command(epilog="\b\nExample:\n  omp-session repair 15d0c6a0")
+@session_argument()
+@json_option
+@click.pass_context
+def repair(ctx: click.Context, session: str, as_json: bool) -> None:
+    """Fix what can be fixed in SESSION, keeping a backup and the dropped lines.
+
+    The old file stays as <name>.repair.bak; lines that cannot be kept are moved, byte for byte,
+    to <name>.rejected. Running it again changes nothing.
+    """
+    report = repair_file(state(ctx).resolve(session))
+    if as_json:
+        data: dict[str, Any] = {
+            "path": str(report.path),
+            "backup": str(report.backup) if report.backup else None,
+            "sidecar": str(report.sidecar) if report.sidecar else None,
+            "changes": report.changes,
+        }
+        emit_json(data)
+        return
+    if not report.changes:
+        click.echo(f"{report.path}: nothing to repair")
+        return
+    for change in report.changes:
+        click.echo(f"{report.path}: {change}")
+    if report.backup:
+        click.echo(f"backup: {report.backup}")
+    if report.sidecar:
+        click.echo(f"dropped lines: {report.sidecar}")
+
+
+@click.command(
+    epilog="\b\nExamples:\n  omp-session migrate --all --dry-run\n  omp-session migrate 15d0c6a0",
+)
+@session_argument(required=False)
+@click.option("--all", "all_projects", is_flag=True, help="Migrate every session file of every project.")
+@click.option("--dry-run", is_flag=True, help="Only say what would be migrated.")
+@click.pass_context
+def migrate(ctx: click.Context, session: str | None, all_projects: bool, dry_run: bool) -> None:
+    """Upgrade SESSION (or every file) to format version 3, keeping <name>.v<old>.bak.
+
+    omp migrates in memory on every load and rewrites only on the next write; this makes the
+    upgrade permanent. Files already at version 3 are left alone.
+    """
+    paths = _targets(ctx, session, all_projects)
+    changed = 0
+    for path in paths:
+        backups = set(path.parent.glob(f"{path.name}.v*.bak*"))
+        try:
+            old = migrate_file(path, dry_run=dry_run)
+        except (SessionError, OSError) as exc:
+            if session is not None:
+                raise
+            click.echo(f"omp-session: skipped {path}: {' '.join(str(exc).split())}", err=True)
+            continue
+        if old is None:
+            if session is not None:
+                click.echo(f"{path}: already version 3")
+            continue
+        changed += 1
+        new_backups = sorted(set(path.parent.glob(f"{path.name}.v*.bak*")) - backups)
+        backup = f" (backup {new_backups[0].name})" if new_backups else ""
+        click.echo(f"{path}: {'would migrate' if dry_run else 'migrated'} v{old} → v3{backup}")
+    if session is None:
+        action = "would be migrated" if dry_run else "migrated"
+        click.echo(f"{changed} of {len(paths)} files {action}", err=True)

@@ -1,0 +1,72 @@
+"""``omp-session serve``: the read-only web viewer (see docs/viewer.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..paths import blobs_dir as configured_blobs_dir
+from ._common import CliError, state
+
+EPILOG = """\b
+Examples:
+  omp-session serve                          your sessions at http://127.0.0.1:8765/
+  omp-session serve --open                   ... and open a browser tab
+  omp-session serve --dir samples/sessions   any directory laid out like omp's sessions root
+  omp-session serve --port 0                 any free port (the URL is printed)
+"""
+
+
+def _blobs_for(root: Path) -> Path:
+    sibling = root.parent / "blobs"  # omp keeps blobs/ beside sessions/
+    return sibling if sibling.is_dir() else configured_blobs_dir()
+
+
+@click.command(epilog=EPILOG)
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Sessions root to show (default: the global --dir, else omp's sessions root).",
+)
+@click.option(
+    "--blobs",
+    "blobs",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Blob store for images (default: blobs/ beside the sessions root, else omp's).",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind; keep it local.")
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="Port to bind.")
+@click.option("--open", "open_browser", is_flag=True, help="Open the viewer in a browser tab.")
+@click.pass_context
+def serve(
+    ctx: click.Context, directory: Path | None, blobs: Path | None, host: str, port: int, open_browser: bool
+) -> None:
+    """Browse sessions in a web browser: a local, read-only viewer with the session tree.
+
+    Nothing is ever written; the server binds to 127.0.0.1 unless --host says otherwise.
+    """
+    from ..web.server import serve as run_server  # the web stack loads only for this command
+
+    root = directory if directory is not None else state(ctx).root
+    if not root.is_dir():
+        raise CliError(f"{root}: no such directory")
+    if port == 0:
+        port = _free_port(host)
+    run_server(
+        root,
+        blobs if blobs is not None else _blobs_for(root),
+        host=host,
+        port=port,
+        open_browser=open_browser,
+        announce=lambda line: click.echo(line, err=True),
+    )
+
+
+def _free_port(host: str) -> int:
+    import socket
+
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])

@@ -1,0 +1,39 @@
+"""A session as one self-contained HTML file: the viewer's page with CSS, script and images inline.
+
+The file works offline from disk: the tree panel is there, and clicking a node shows the context at
+that node, all in the page (the same template and script as ``omp-session serve``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import EntryNotFoundError
+from ..paths import blobs_dir as default_blobs_dir
+from ..web.images import inline_images
+from ..web.render import render_export
+from ..web.view import build_session_view
+
+__all__ = ["blobs_dir_for", "export_html"]
+
+
+def blobs_dir_for(path: Path) -> Path:
+    """The blob store of a session file: ``<agent dir>/blobs`` when the file sits in an omp-style
+    ``…/sessions/<project>/`` tree (also true of ``samples/``), else the configured blob store."""
+    candidate = path.absolute().parent.parent
+    if candidate.name == "sessions" and (candidate.parent / "blobs").is_dir():
+        return candidate.parent / "blobs"
+    return default_blobs_dir()
+
+
+def export_html(path: Path, leaf_id: str | None = None, *, blobs_dir: Path | None = None) -> str:
+    """The HTML page of the session at ``path``, showing the context at ``leaf_id`` when opened
+    (default: the session's leaf). Images, including blob references, are inlined as data URLs.
+
+    >>> html = export_html(Path("samples/sessions/-work-shop/…jsonl"))  # doctest: +SKIP
+    """
+    blobs = blobs_dir if blobs_dir is not None else blobs_dir_for(path)
+    view = build_session_view(path, inline_images(blobs), leaf_id)
+    if leaf_id is not None and view.selected_key != leaf_id:
+        raise EntryNotFoundError(leaf_id)
+    return render_export(view)

@@ -1,0 +1,78 @@
+"""One branch of a session as a new, valid session file (what omp's ``createBranchedSession`` writes).
+
+The new file has a fresh session id, ``parentSession`` = the source path, and the entries of the
+root→leaf path with their ids, parents and timestamps unchanged, except that label entries are
+dropped and the labels of the kept entries are re-created at the end (spec §6.5). Unlike omp, the
+path stays connected where a label entry was dropped, the title is kept, and the file is written
+atomically. The source file is only read.
+
+Image blob references (``blob:sha256:…``) are copied as they are: the new file uses the same blob
+store as the source.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from .. import entry_factory as make
+from ..codec import encode_line
+from ..errors import EntryNotFoundError, SessionError
+from ..ids import new_entry_id, new_session_id, now_iso
+from ..loading import load_session
+from ..paths import session_file_path
+from ..resolve import resolve_entry_id
+from ..transcript import default_leaf
+from ..tree import SessionIndex
+from .files import write_atomically
+
+Entry = dict[str, Any]
+
+__all__ = ["branch_entries", "export_jsonl"]
+
+
+def branch_entries(index: SessionIndex, leaf_id: str) -> list[Entry]:
+    """The path to ``leaf_id`` without label entries, followed by fresh entries for its labels."""
+    path = index.branch(leaf_id)
+    if not path:
+        raise EntryNotFoundError(leaf_id)
+    kept = make.reparent_without_labels(path)
+    used = {str(entry.get("id")) for entry in kept}
+    on_path = set(used)
+    previous = kept[-1].get("id") if kept else None
+    for target, label in index.labels.items():
+        if target in on_path:
+            label_id = new_entry_id(used)
+            used.add(label_id)
+            kept.append(make.typed(label_id, previous, now_iso(), "label", targetId=target, label=label))
+            previous = label_id
+    return kept
+
+
+def export_jsonl(path: Path | str, output: Path | str | None = None, leaf_id: str | None = None) -> Path:
+    """Write the current branch (or the branch to ``leaf_id``) of ``path`` as a new session file.
+
+    Without ``output`` the file goes next to the source with omp's name
+    (``<timestamp>_<id>.jsonl``), so omp lists it with the project's sessions. An existing
+    ``output`` is never overwritten. Returns the new file's path.
+    """
+    source = Path(path)
+    loaded = load_session(source)
+    index = SessionIndex(loaded.entries)
+    leaf = (
+        resolve_entry_id(index.by_id, leaf_id, migrated_from=loaded.migrated_from)
+        if leaf_id is not None
+        else default_leaf(loaded.entries)
+    )
+    if leaf is None:
+        raise SessionError(f"{source}: the session has no entries to export")
+    entries = branch_entries(index, leaf)
+    session_id, timestamp = new_session_id(), now_iso()
+    cwd = loaded.header.get("cwd")
+    header = make.header(session_id, timestamp, cwd if isinstance(cwd, str) else "", os.path.abspath(source))
+    if isinstance(loaded.header.get("title"), str):
+        header["title"] = loaded.header["title"]
+    target = Path(output) if output is not None else session_file_path(source.parent, timestamp, session_id)
+    data = b"".join(encode_line(record) for record in [header, *entries])
+    return write_atomically(target, data, overwrite=False)

@@ -1,0 +1,185 @@
+"""Markdown of one branch of a session (the current one by default), for sharing and archiving.
+
+User and assistant text is written as it is (it usually is Markdown already); everything else —
+tool arguments and output, commands, files, summaries — goes into fenced blocks whose fence is
+longer than any backtick run inside, so no content can break the document's structure. Thinking
+and tool output are folded into ``<details>`` blocks, which GitHub and most viewers render.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..content import Execution, Part, ToolCall
+from ..summary import display_time
+from ..transcript import Transcript, TranscriptItem, load_transcript
+
+__all__ = ["export_markdown", "fence", "render_markdown"]
+
+_HEADINGS = {
+    "user": "User",
+    "developer": "Developer",
+    "assistant": "Assistant",
+    "tool_result": "Tool result",
+    "bash": "Bash",
+    "python": "Python",
+    "file_mention": "Files",
+    "custom": "Custom message",
+    "compaction": "Compaction summary",
+    "branch_summary": "Branch summary",
+    "other": "Message",
+}
+
+
+def fence(text: str, language: str = "") -> str:
+    """``text`` in a fenced code block that nothing inside can close."""
+    longest = max((len(run) for run in re.findall(r"`{3,}", text)), default=2)
+    marker = "`" * (longest + 1)
+    body = text if text.endswith("\n") or not text else text + "\n"
+    return f"{marker}{language}\n{body}{marker}"
+
+
+def _details(summary: str, body: str) -> str:
+    return f"<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
+
+
+def _arguments(arguments: Any) -> str:
+    return json.dumps(arguments, indent=2, ensure_ascii=False) if arguments is not None else ""
+
+
+def _image(part: Part) -> str:
+    facts = [part.mime_type] if part.mime_type else []
+    if part.blob:
+        facts.append(f"blob {part.blob[:12]}…")
+    elif part.size:
+        facts.append(f"{part.size} bytes")
+    return "*[image" + (f": {', '.join(facts)}" if facts else "") + "]*"
+
+
+def _tool_call(call: ToolCall) -> str:
+    out = [f"**Tool call** `{call.name}`" + (f" — {call.intent}" if call.intent else "")]
+    if call.arguments not in (None, {}):
+        out.append(fence(_arguments(call.arguments), "json"))
+    result = call.result
+    if result is not None:
+        status = "error" if result.is_error else "ok"
+        text = result.text or "(no text output)"
+        images = sum(1 for part in result.parts if part.kind == "image")
+        extra = f", {images} image{'s' if images > 1 else ''}" if images else ""
+        out.append(_details(f"Result ({status}{extra})", fence(text)))
+    return "\n\n".join(out)
+
+
+def _parts(parts: list[Part]) -> Iterator[str]:
+    for part in parts:
+        if part.kind == "text" and part.text.strip():
+            yield part.text.strip()
+        elif part.kind == "thinking" and part.text.strip():
+            yield _details("Thinking", part.text.strip())
+        elif part.kind == "redacted_thinking":
+            yield "*[redacted thinking]*"
+        elif part.kind == "image":
+            yield _image(part)
+        elif part.kind == "tool_call" and part.tool_call is not None:
+            yield _tool_call(part.tool_call)
+
+
+def _execution(run: Execution) -> Iterator[str]:
+    yield fence(run.code, "python" if run.language == "python" else "sh")
+    facts = []
+    if run.exit_code is not None:
+        facts.append(f"exit code {run.exit_code}")
+    facts += [name for name, flag in (("cancelled", run.cancelled), ("truncated", run.truncated)) if flag]
+    if run.excluded_from_context:
+        facts.append("not sent to the model")
+    if run.output:
+        yield _details("Output" + (f" ({', '.join(facts)})" if facts else ""), fence(run.output))
+    else:
+        yield "*(no output" + (f"; {', '.join(facts)}" if facts else "") + ")*"
+    if run.notice:
+        yield f"*{run.notice}*"
+
+
+def _body(item: TranscriptItem) -> Iterator[str]:
+    if item.summary is not None:
+        yield "\n".join("> " + line if line else ">" for line in item.summary.strip().splitlines())
+    if item.execution is not None:
+        yield from _execution(item.execution)
+    for mentioned in item.files:
+        if mentioned.skipped_reason:
+            yield f"`{mentioned.path}` — skipped ({mentioned.skipped_reason})"
+        else:
+            yield f"`{mentioned.path}`\n\n" + fence(mentioned.content)
+    if item.kind == "tool_result":
+        yield fence(item.text or "(no text output)")
+    else:
+        yield from _parts(item.parts)
+    if item.meta.get("errorMessage"):
+        yield f"*Error: {item.meta['errorMessage']}*"
+
+
+def _heading(item: TranscriptItem) -> str:
+    name = _HEADINGS.get(item.kind, item.kind)
+    if item.kind in ("custom", "tool_result", "assistant") and item.title:
+        name = f"{name}: {item.title}"
+    facts = [display_time(item.timestamp)] if item.timestamp else []
+    if item.entry_id:
+        facts.append(f"`{item.entry_id}`")
+    if item.label:
+        facts.append(f"label **{item.label}**")
+    if item.kind == "compaction" and "tokensBefore" in item.meta:
+        facts.append(f"{item.meta['tokensBefore']} tokens before")
+    if item.kind == "custom" and item.meta.get("display") is False:
+        facts.append("not displayed to the user")
+    return f"### {name}" + (f" · {' · '.join(facts)}" if facts else "")
+
+
+def _event(item: TranscriptItem) -> str:
+    facts = [display_time(item.timestamp)] if item.timestamp else []
+    if item.entry_id:
+        facts.append(f"`{item.entry_id}`")
+    return f"*{item.title}*" + (f" · {' · '.join(facts)}" if facts else "")
+
+
+def _preamble(transcript: Transcript) -> list[str]:
+    title = transcript.title or f"Session {transcript.session_id}"
+    lines = [f"# {title}", "", f"- **Session:** `{transcript.session_id}`"]
+    if transcript.cwd:
+        lines.append(f"- **Directory:** `{transcript.cwd}`")
+    if transcript.created:
+        lines.append(f"- **Created:** {display_time(transcript.created)}")
+    lines.append(
+        f"- **Branch:** leaf `{transcript.leaf_id}`" if transcript.leaf_id else "- **Branch:** (empty)"
+    )
+    return lines
+
+
+def render_markdown(transcript: Transcript, *, events: bool = False) -> str:
+    """The Markdown document of ``transcript`` (state-change events only with ``events``)."""
+    blocks = ["\n".join(_preamble(transcript))]
+    for branch in transcript.branches:
+        if len(transcript.branches) > 1:
+            where = f", continuing after `{branch.joins_at}`" if branch.joins_at else ""
+            current = " (current)" if branch.is_current else ""
+            blocks.append(f"## Branch to `{branch.leaf_id}`{current}{where}")
+        for item in branch.items:
+            if item.kind == "event":
+                if events:
+                    blocks.append(_event(item))
+                continue
+            blocks.append("\n\n".join([_heading(item), *_body(item)]).rstrip())
+    return "\n\n".join(blocks).rstrip() + "\n"
+
+
+def export_markdown(
+    path: Path | str, leaf_id: str | None = None, *, all_branches: bool = False, events: bool = False
+) -> str:
+    """Markdown of the current branch of the session at ``path`` (or of the branch to ``leaf_id``).
+
+    The file is only read. ``leaf_id`` may be a unique id prefix.
+    """
+    return render_markdown(load_transcript(path, leaf_id=leaf_id, all_branches=all_branches), events=events)

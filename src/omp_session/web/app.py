@@ -1,0 +1,219 @@
+"""The read-only web viewer: a Starlette application over a sessions root and a blob store.
+
+Routes (all GET; nothing here writes a file):
+
+* ``/``                        index: sessions grouped by project, search, paging
+* ``/session/<ref>``           one session: tree panel and transcript
+* ``/api/version/<ref>``       ``{"version": …}`` that changes when the file does (live updates)
+* ``/api/body/<ref>``          the re-rendered part of the session page
+* ``/export/<ref>``            the self-contained HTML export, as a download
+* ``/blob/<sha256>``           an image from the blob store (PNG, JPEG, GIF or WebP only)
+* ``/static/<name>``           the stylesheet and the page script
+
+``<ref>`` is a path relative to the root (``<project dir>/<file>.jsonl``); see
+:func:`omp_session.web.catalog.resolve_ref` for what is refused.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from ..errors import SessionError
+from .catalog import SessionCatalog
+from .images import blob_file, inline_images, linked_images, sniff_raster_mime
+from .index_search import CatalogSearch
+from .index_view import build_index
+from .render import (
+    STATIC_FILES,
+    render_export,
+    render_index,
+    render_session_body,
+    render_session_page,
+    static_file,
+)
+from .security import SecurityHeadersMiddleware
+from .view import SessionView, build_session_view
+
+__all__ = ["DEFAULT_ALLOWED_HOSTS", "ViewerConfig", "create_app", "default_blobs_dir"]
+
+DEFAULT_ALLOWED_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
+_DIGEST = re.compile(r"^[0-9a-f]{64}$")
+_VIEW_CACHE_SIZE = 8
+
+
+def default_blobs_dir(sessions_root: Path) -> Path:
+    """omp keeps blobs beside the sessions directory: ``<root>/../blobs`` (spec §1.1, §6.7)."""
+    return sessions_root.parent / "blobs"
+
+
+@dataclass(frozen=True)
+class ViewerConfig:
+    """What the viewer serves: sessions under ``sessions_root``, images from ``blobs_dir``."""
+
+    sessions_root: Path
+    blobs_dir: Path | None = None
+    poll_ms: int = 2000
+    allowed_hosts: Sequence[str] = DEFAULT_ALLOWED_HOSTS
+
+
+class _Viewer:
+    """Request handlers sharing one catalog and a small cache of rendered session views."""
+
+    def __init__(self, config: ViewerConfig) -> None:
+        self.root = Path(config.sessions_root).absolute()
+        blobs = config.blobs_dir if config.blobs_dir is not None else default_blobs_dir(self.root)
+        self.blobs = Path(blobs).absolute()
+        self.poll_ms = config.poll_ms
+        self.catalog = SessionCatalog(self.root)
+        self.search = CatalogSearch()
+        self._views: OrderedDict[tuple[str, str], SessionView] = OrderedDict()
+        self._lock = threading.Lock()
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _locate(self, request: Request) -> Path | None:
+        return self.catalog.locate(str(request.path_params["ref"]))
+
+    @staticmethod
+    def _version(path: Path) -> str:
+        stat = path.stat()
+        return f"{stat.st_mtime_ns}-{stat.st_size}"
+
+    def _view(self, path: Path, version: str) -> SessionView:
+        key = (str(path), version)
+        with self._lock:
+            if key in self._views:
+                self._views.move_to_end(key)
+                return self._views[key]
+        images = linked_images(self.blobs, lambda digest: f"/blob/{digest}")
+        view = build_session_view(path, images)
+        with self._lock:
+            self._views[key] = view
+            while len(self._views) > _VIEW_CACHE_SIZE:
+                self._views.popitem(last=False)
+        return view
+
+    def _parent_ref(self, view: SessionView) -> str | None:
+        return self.catalog.parent_ref(view.parent_session) if view.parent_session else None
+
+    # -- routes --------------------------------------------------------------------------------
+
+    def index(self, request: Request) -> Response:
+        query = request.query_params.get("q", "").strip()[:200]
+        project = request.query_params.get("project")
+        try:
+            page_number = int(request.query_params.get("page", "1"))
+        except ValueError:
+            page_number = 1
+        page = build_index(self.catalog.sessions(), self.search, query, project, page_number)
+        return HTMLResponse(render_index(page, str(self.root)))
+
+    def session(self, request: Request) -> Response:
+        path = self._locate(request)
+        if path is None:
+            return _not_found()
+        try:
+            version = self._version(path)
+            view = self._view(path, version)
+        except (SessionError, OSError) as exc:
+            return PlainTextResponse(f"cannot read this session: {exc}", status_code=422)
+        ref = str(request.path_params["ref"])
+        return HTMLResponse(render_session_page(view, ref, self._parent_ref(view), version, self.poll_ms))
+
+    def version(self, request: Request) -> Response:
+        path = self._locate(request)
+        if path is None:
+            return _not_found()
+        return JSONResponse({"version": self._version(path)}, headers={"Cache-Control": "no-store"})
+
+    def body(self, request: Request) -> Response:
+        path = self._locate(request)
+        if path is None:
+            return _not_found()
+        try:
+            view = self._view(path, self._version(path))
+        except (SessionError, OSError) as exc:
+            return PlainTextResponse(f"cannot read this session: {exc}", status_code=422)
+        return HTMLResponse(
+            render_session_body(view, self._parent_ref(view)), headers={"Cache-Control": "no-store"}
+        )
+
+    def export(self, request: Request) -> Response:
+        path = self._locate(request)
+        if path is None:
+            return _not_found()
+        try:
+            html = render_export(build_session_view(path, inline_images(self.blobs)))
+        except (SessionError, OSError) as exc:
+            return PlainTextResponse(f"cannot read this session: {exc}", status_code=422)
+        name = path.stem.encode("ascii", "replace").decode("ascii").replace('"', "_")
+        return HTMLResponse(html, headers={"Content-Disposition": f'attachment; filename="{name}.html"'})
+
+    def blob(self, request: Request) -> Response:
+        digest = str(request.path_params["digest"])
+        path = blob_file(self.blobs, digest) if _DIGEST.match(digest) else None
+        if path is None:
+            return _not_found()
+        data = path.read_bytes()
+        mime = sniff_raster_mime(data[:16])
+        if mime is None:
+            return PlainTextResponse("not a raster image", status_code=415)
+        return Response(
+            data, media_type=mime, headers={"Cache-Control": "private, max-age=31536000, immutable"}
+        )
+
+    def static(self, request: Request) -> Response:
+        name = str(request.path_params["name"])
+        if name not in STATIC_FILES:
+            return _not_found()
+        return Response(static_file(name), media_type=STATIC_FILES[name] + "; charset=utf-8")
+
+
+def _not_found() -> Response:
+    return PlainTextResponse("not found", status_code=404)
+
+
+def create_app(
+    sessions_root: Path | str,
+    blobs_dir: Path | str | None = None,
+    *,
+    poll_ms: int = 2000,
+    allowed_hosts: Sequence[str] = DEFAULT_ALLOWED_HOSTS,
+) -> Starlette:
+    """The viewer application for ``sessions_root`` (blobs default to ``<root>/../blobs``).
+
+    Only requests whose ``Host`` is in ``allowed_hosts`` are answered, so a web page cannot reach
+    the viewer through DNS rebinding.
+    """
+    config = ViewerConfig(
+        Path(sessions_root), Path(blobs_dir) if blobs_dir is not None else None, poll_ms, tuple(allowed_hosts)
+    )
+    viewer = _Viewer(config)
+    routes = [
+        Route("/", viewer.index),
+        Route("/session/{ref:path}", viewer.session),
+        Route("/api/version/{ref:path}", viewer.version),
+        Route("/api/body/{ref:path}", viewer.body),
+        Route("/export/{ref:path}", viewer.export),
+        Route("/blob/{digest}", viewer.blob),
+        Route("/static/{name}", viewer.static),
+    ]
+    middleware = [
+        Middleware(SecurityHeadersMiddleware),
+        Middleware(TrustedHostMiddleware, allowed_hosts=list(config.allowed_hosts)),
+    ]
+    app = Starlette(routes=routes, middleware=middleware)
+    app.state.viewer = viewer
+    return app

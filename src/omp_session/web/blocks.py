@@ -1,0 +1,169 @@
+"""Content blocks of a message turned into display blocks: text, thinking, tool calls, images, output.
+
+A :class:`Block` holds escaped or sanitised HTML (``Markup``) and plain strings that the templates
+escape; nothing here trusts the session's content.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from markupsafe import Markup
+
+from .images import ImageSource
+from .markdown import highlight_code, lexer_for_path, render_markdown
+
+__all__ = ["Block", "assistant_blocks", "content_blocks", "json_block", "output_block", "summarize_args"]
+
+#: Outputs longer than this many lines (or characters) start collapsed, showing a preview.
+LONG_LINES = 14
+LONG_CHARS = 2_000
+PREVIEW_LINES = 4
+_SUMMARY_KEYS = ("command", "path", "file_path", "pattern", "query", "url", "description", "prompt", "code")
+
+
+@dataclass
+class Block:
+    """One displayable piece of an entry; ``kind`` selects the template macro."""
+
+    kind: str
+    html: Markup = field(default_factory=Markup)
+    title: str = ""
+    detail: str = ""
+    src: str | None = None
+    lines: int = 0
+    preview: str = ""
+    collapsed: bool = False
+    children: list[Block] = field(default_factory=list)
+
+
+def markdown_block(text: str) -> Block:
+    return Block("markdown", render_markdown(text))
+
+
+def output_block(text: str, title: str = "output", language: str | None = None) -> Block:
+    """Preformatted text (highlighted when ``language`` is known); long text starts collapsed."""
+    lines = text.count("\n") + 1 if text else 0
+    long = lines > LONG_LINES or len(text) > LONG_CHARS
+    preview = "\n".join(text.split("\n", PREVIEW_LINES)[:PREVIEW_LINES])[:600] if long else ""
+    return Block(
+        "output", highlight_code(text, language), title=title, lines=lines, preview=preview, collapsed=long
+    )
+
+
+def json_block(value: Any, title: str, collapsed: bool = True) -> Block:
+    """``value`` as indented, highlighted JSON in a collapsible block."""
+    text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    return Block("json", highlight_code(text, "json"), title=title, collapsed=collapsed)
+
+
+def image_block(block: dict[str, Any], images: ImageSource) -> Block:
+    src, note = images(block)
+    mime = block.get("mimeType")
+    return Block("image", src=src, title=mime if isinstance(mime, str) else "image", detail=note)
+
+
+def content_blocks(content: Any, images: ImageSource) -> list[Block]:
+    """User-style content (a string or text/image blocks) as Markdown and image blocks."""
+    if isinstance(content, str):
+        return [markdown_block(content)] if content else []
+    if not isinstance(content, list):
+        return [] if content is None else [json_block(content, "content")]
+    blocks: list[Block] = []
+    for item in content:
+        if not isinstance(item, dict):
+            blocks.append(json_block(item, "content block"))
+        elif item.get("type") == "text" and isinstance(item.get("text"), str):
+            blocks.append(markdown_block(item["text"]))
+        elif item.get("type") == "image":
+            blocks.append(image_block(item, images))
+        else:
+            blocks.append(json_block(item, f"{item.get('type', 'unknown')} block"))
+    return blocks
+
+
+def result_blocks(content: Any, images: ImageSource, language: str | None) -> list[Block]:
+    """Tool-result content: text as (possibly long) preformatted output, images as images."""
+    if isinstance(content, str):
+        return [output_block(content, language=language)]
+    blocks: list[Block] = []
+    for item in content if isinstance(content, list) else []:
+        if isinstance(item, dict) and item.get("type") == "text" and isinstance(item.get("text"), str):
+            blocks.append(output_block(item["text"], language=language))
+        elif isinstance(item, dict) and item.get("type") == "image":
+            blocks.append(image_block(item, images))
+        else:
+            blocks.append(json_block(item, "content block"))
+    return blocks
+
+
+def summarize_args(arguments: Any, limit: int = 110) -> str:
+    """A one-line hint of what a tool call does: its command, path or first string argument."""
+    if not isinstance(arguments, dict):
+        return ""
+    value = next((arguments[k] for k in _SUMMARY_KEYS if isinstance(arguments.get(k), str)), None)
+    if value is None:
+        value = next((v for v in arguments.values() if isinstance(v, str)), "")
+    line = " ".join(str(value).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def tool_call_block(block: dict[str, Any]) -> Block:
+    name = block.get("name") if isinstance(block.get("name"), str) else "tool"
+    arguments = block.get("arguments")
+    children: list[Block] = []
+    if isinstance(arguments, dict) and isinstance(arguments.get("command"), str):
+        children.append(Block("code", highlight_code(arguments["command"], "bash"), title="command"))
+    if isinstance(arguments, dict) and isinstance(arguments.get("code"), str):
+        children.append(Block("code", highlight_code(arguments["code"], "python"), title="code"))
+    children.append(json_block(arguments, "arguments", collapsed=False))
+    intent = block.get("intent")
+    return Block(
+        "toolcall",
+        title=str(name),
+        detail=intent if isinstance(intent, str) and intent else summarize_args(arguments),
+        collapsed=True,
+        children=children,
+    )
+
+
+def thinking_block(text: str) -> Block:
+    words = len(text.split())
+    preview = " ".join(text.split())[:140]
+    return Block("thinking", render_markdown(text), title=f"{words} words", preview=preview, collapsed=True)
+
+
+def assistant_blocks(content: Any, images: ImageSource) -> list[Block]:
+    """Assistant content: text, thinking, redacted thinking and tool calls, in order."""
+    if isinstance(content, str):
+        return [markdown_block(content)]
+    blocks: list[Block] = []
+    for item in content if isinstance(content, list) else []:
+        kind = item.get("type") if isinstance(item, dict) else None
+        if kind == "text" and isinstance(item.get("text"), str):
+            blocks.append(markdown_block(item["text"]))
+        elif kind == "thinking" and isinstance(item.get("thinking"), str):
+            if item["thinking"].strip():
+                blocks.append(thinking_block(item["thinking"]))
+        elif kind == "redactedThinking":
+            blocks.append(Block("note", title="redacted thinking (encrypted by the provider)"))
+        elif kind == "toolCall":
+            blocks.append(tool_call_block(item))
+        elif kind == "image":
+            blocks.append(image_block(item, images))
+        else:
+            blocks.append(json_block(item, f"{kind or 'unknown'} block"))
+    return blocks
+
+
+def language_for_call(call: dict[str, Any] | None) -> str | None:
+    """A highlighting language for a tool result, from the path its call read (``read`` tools)."""
+    if not call:
+        return None
+    arguments = call.get("arguments")
+    path = arguments.get("path") or arguments.get("file_path") if isinstance(arguments, dict) else None
+    if isinstance(path, str) and str(call.get("name", "")).lower() in ("read", "read_file", "view", "cat"):
+        return lexer_for_path(path)
+    return None

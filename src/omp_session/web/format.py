@@ -1,0 +1,73 @@
+"""Small, pure formatting helpers for the viewer (numbers, sizes, dates, one-line previews)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from ..usage import UsageStatistics
+
+__all__ = ["clock_time", "date_time", "format_cost", "format_size", "format_tokens", "one_line", "usage_line"]
+
+
+def one_line(text: object, limit: int = 90) -> str:
+    """Whitespace collapsed to single spaces, cut to ``limit`` characters with an ellipsis."""
+    line = " ".join(str(text or "").split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def format_tokens(count: float) -> str:
+    """``950``, ``12.3k``, ``4.5M``."""
+    if count < 1000:
+        return f"{int(count)}"
+    if count < 1_000_000:
+        return f"{count / 1000:.1f}k"
+    return f"{count / 1_000_000:.1f}M"
+
+
+def format_cost(cost: float) -> str:
+    """Dollars: two decimals from ten cents up, four below (a turn often costs a fraction of a cent)."""
+    if cost <= 0:
+        return "$0"
+    return f"${cost:.2f}" if cost >= 0.1 else f"${cost:.4f}"
+
+
+def format_size(size: int) -> str:
+    """Bytes in 1024 steps: ``512 B``, ``3.4 KB``, ``1.2 MB``."""
+    value = float(size)
+    for unit in ("B", "KB", "MB"):
+        if value < 1024:
+            return f"{int(value)} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GB"
+
+
+def usage_line(usage: UsageStatistics) -> str:
+    """``in 1.2k · out 300 · cache 10k/2k · $0.0123`` (cache read/write only when non-zero)."""
+    parts = [f"in {format_tokens(usage.input)}", f"out {format_tokens(usage.output)}"]
+    if usage.cacheRead or usage.cacheWrite:
+        parts.append(f"cache {format_tokens(usage.cacheRead)}/{format_tokens(usage.cacheWrite)}")
+    parts.append(format_cost(usage.cost))
+    return " · ".join(parts)
+
+
+def _parse_iso(iso: str) -> datetime | None:
+    try:
+        moment = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def clock_time(iso: str) -> str:
+    """``2025-11-20T23:33:54.572Z`` → ``23:33:54`` (UTC), or ``""`` when unparseable."""
+    moment = _parse_iso(iso) if iso else None
+    return moment.astimezone(timezone.utc).strftime("%H:%M:%S") if moment else ""
+
+
+def date_time(moment: datetime | str | None) -> str:
+    """``2025-11-20 23:33`` in UTC, from a datetime or an ISO string; ``""`` when unknown."""
+    if isinstance(moment, str):
+        moment = _parse_iso(moment)
+    if moment is None:
+        return ""
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M")

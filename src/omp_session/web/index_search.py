@@ -1,0 +1,82 @@
+"""The index's search box: the CLI's full-text search (:mod:`omp_session.search`) over the catalog.
+
+Each session is searched with :func:`omp_session.search.search_entries`, so the box finds exactly
+what ``omp-session search`` finds. Two shortcuts keep it usable over thousands of sessions: a file
+whose raw bytes cannot contain the query is not parsed (only for plain queries, see
+:func:`_plain_needle`), and results are cached per file version and query.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from ..errors import SessionError
+from ..loading import parse_session
+from ..search import SearchHit, compile_query, search_entries
+from .catalog import SessionSummary
+
+__all__ = ["CatalogSearch", "SessionHits"]
+
+#: Characters that JSON never escapes and that the searched text keeps as is, so a query made of
+#: them can only match a file whose bytes contain it (ASCII-case-insensitively).
+_PLAIN = re.compile(r"^[A-Za-z0-9 _.,;:!?()\[\]@#%+=/-]+$")
+_CACHE_QUERIES = 16
+
+
+@dataclass(frozen=True)
+class SessionHits:
+    """The hits of a query in one session (file order)."""
+
+    summary: SessionSummary
+    hits: list[SearchHit]
+
+
+def _plain_needle(query: str) -> bytes | None:
+    return query.lower().encode("ascii") if _PLAIN.match(query) else None
+
+
+def _search_one(summary: SessionSummary, pattern: re.Pattern[str], needle: bytes | None) -> list[SearchHit]:
+    try:
+        data = summary.path.read_bytes()
+    except OSError:
+        return []
+    if needle is not None and needle not in data.lower():
+        return []
+    try:
+        loaded = parse_session(summary.path, data, None)
+    except SessionError:
+        return []
+    return search_entries(summary.path, summary.id, loaded.entries, pattern)
+
+
+class CatalogSearch:
+    """Searches sessions, remembering the hits of the last few queries per file version."""
+
+    def __init__(self, queries: int = _CACHE_QUERIES) -> None:
+        self._queries = queries
+        self._cache: OrderedDict[str, dict[tuple[str, int, int], list[SearchHit]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, summaries: list[SessionSummary], query: str) -> list[SessionHits]:
+        """Sessions of ``summaries`` (order kept) with at least one hit of the literal,
+        case-insensitive ``query``, each with its hits."""
+        pattern = compile_query(query)
+        needle = _plain_needle(query)
+        with self._lock:
+            cached = self._cache.pop(query, {})
+            self._cache[query] = cached
+            while len(self._cache) > self._queries:
+                self._cache.popitem(last=False)
+        found: list[SessionHits] = []
+        for summary in summaries:
+            key = (str(summary.path), summary.size, summary.mtime_ns)
+            hits = cached.get(key)
+            if hits is None:
+                hits = _search_one(summary, pattern, needle)
+                cached[key] = hits
+            if hits:
+                found.append(SessionHits(summary, hits))
+        return found

@@ -1,0 +1,110 @@
+"""Markdown and code to safe HTML: markdown-it-py (raw HTML off), Pygments, then nh3 as a second guard.
+
+Session content is untrusted (it holds whatever a model or a tool printed), so every path from text
+to HTML goes through here or through Jinja's autoescaping; nothing else produces markup.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import nh3
+from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererHTML
+from markdown_it.token import Token
+from markupsafe import Markup, escape
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexer import Lexer
+from pygments.lexers import get_lexer_by_name, get_lexer_for_filename
+from pygments.util import ClassNotFound
+
+__all__ = ["highlight_code", "lexer_for_path", "pygments_css", "render_markdown"]
+
+#: Tags markdown-it can produce from CommonMark + tables + strikethrough (images become links).
+_TAGS = {
+    "a", "blockquote", "br", "code", "del", "em", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "li", "ol",
+    "p", "pre", "s", "span", "strong", "table", "tbody", "td", "th", "thead", "tr", "ul",
+}  # fmt: skip
+_ATTRIBUTES = {"a": {"href", "title"}, "code": {"class"}, "span": {"class"}, "ol": {"start"}}
+_URL_SCHEMES = {"http", "https", "mailto"}
+_FORMATTER = HtmlFormatter(nowrap=True, classprefix="hl-")
+#: Highlighting a megabyte of output costs seconds and helps nobody: plain text above this.
+_MAX_HIGHLIGHT_CHARS = 200_000
+
+
+def _image_as_link(
+    self: RendererHTML, tokens: list[Token], idx: int, options: Any, env: Any
+) -> str:  # pragma: no cover - signature fixed by markdown-it
+    """Render ``![alt](url)`` as a plain link: remote images would leak that the page was opened."""
+    token = tokens[idx]
+    alt = self.renderInlineAsText(token.children or [], options, env) or "image"
+    src = token.attrGet("src") or ""
+    return f'<a href="{escape(src)}">[image: {escape(alt)}]</a>'
+
+
+@functools.lru_cache(maxsize=1)
+def _parser() -> MarkdownIt:
+    parser = MarkdownIt("commonmark", {"html": False, "highlight": _fence_highlight})
+    parser.enable(["table", "strikethrough"])
+    parser.add_render_rule("image", _image_as_link)
+    return parser
+
+
+@functools.lru_cache(maxsize=256)
+def _lexer(name: str) -> Lexer | None:
+    try:
+        return get_lexer_by_name(name, stripnl=False, ensurenl=False)
+    except ClassNotFound:
+        return None
+
+
+def _fence_highlight(code: str, lang: str, _attrs: str) -> str:
+    lexer = _lexer(lang.strip().lower()) if lang.strip() else None
+    if lexer is None or len(code) > _MAX_HIGHLIGHT_CHARS:
+        return ""  # markdown-it escapes the code itself
+    return str(highlight(code, lexer, _FORMATTER))
+
+
+def render_markdown(text: str) -> Markup:
+    """Markdown to sanitised HTML (raw HTML shown as text, only http/https/mailto links).
+
+    >>> str(render_markdown("<b>hi</b> *there*"))
+    '<p>&lt;b&gt;hi&lt;/b&gt; <em>there</em></p>\\n'
+    """
+    html = _parser().render(text)
+    cleaned = nh3.clean(
+        html,
+        tags=_TAGS,
+        attributes=_ATTRIBUTES,
+        url_schemes=_URL_SCHEMES,
+        link_rel="noopener noreferrer nofollow",
+        strip_comments=True,
+    )
+    return Markup(cleaned)
+
+
+def highlight_code(code: str, language: str | None) -> Markup:
+    """``code`` as escaped HTML, with Pygments classes when ``language`` is known (no ``<pre>``)."""
+    lexer = _lexer(language) if language else None
+    if lexer is None or len(code) > _MAX_HIGHLIGHT_CHARS:
+        return escape(code)
+    return Markup(highlight(code, lexer, _FORMATTER))
+
+
+def lexer_for_path(path: str) -> str | None:
+    """A Pygments lexer alias for a file name (``"src/app.py"`` → ``"python"``), or ``None``."""
+    try:
+        lexer = get_lexer_for_filename(path.rsplit("/", 1)[-1])
+    except ClassNotFound:
+        return None
+    aliases = lexer.aliases
+    return aliases[0] if aliases else None
+
+
+@functools.lru_cache(maxsize=1)
+def pygments_css() -> str:
+    """Stylesheet for the classes :func:`highlight_code` emits (light, readable on white)."""
+    formatter = HtmlFormatter(classprefix="hl-", style="friendly")
+    return str(formatter.get_style_defs(".code"))  # type: ignore[no-untyped-call]  # untyped in the stubs

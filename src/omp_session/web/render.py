@@ -1,0 +1,96 @@
+"""Jinja2 rendering of the index, the session page, its live-update fragment and the HTML export.
+
+Templates and static files are package data beside this module; autoescaping is always on, and the
+only ``Markup`` that reaches a template comes from :mod:`omp_session.web.markdown` or Pygments.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import hashlib
+from datetime import datetime, timezone
+from importlib import resources
+
+from jinja2 import Environment, PackageLoader
+from markupsafe import Markup
+
+from .index_view import IndexPage
+from .markdown import pygments_css
+from .view import SessionView
+
+__all__ = ["render_export", "render_index", "render_session_body", "render_session_page", "static_file"]
+
+STATIC_FILES = {"viewer.css": "text/css", "viewer.js": "text/javascript", "highlight.css": "text/css"}
+
+
+@functools.lru_cache(maxsize=1)
+def environment() -> Environment:
+    return Environment(loader=PackageLoader("omp_session.web", "templates"), autoescape=True)
+
+
+@functools.lru_cache(maxsize=8)
+def static_file(name: str) -> str:
+    """The text of one static asset (``viewer.css``, ``viewer.js`` or the generated ``highlight.css``)."""
+    if name == "highlight.css":
+        # Only the rules scoped to .code: Pygments also emits global pre/td rules we do not want.
+        return "\n".join(line for line in pygments_css().splitlines() if line.startswith(".code")) + "\n"
+    if name not in STATIC_FILES:
+        raise KeyError(name)
+    return resources.files("omp_session.web").joinpath("static").joinpath(name).read_text(encoding="utf-8")
+
+
+def render_index(page: IndexPage, root: str) -> str:
+    return environment().get_template("index.html").render(page=page, root=root)
+
+
+def render_session_page(
+    view: SessionView, ref: str, parent_ref: str | None, version: str, poll_ms: int
+) -> str:
+    """The server's session page: linked assets, live updates on."""
+    return (
+        environment()
+        .get_template("session.html")
+        .render(
+            v=view, ref=ref, parent_ref=parent_ref, version=version, poll_ms=poll_ms, live=True, use_js=True
+        )
+    )
+
+
+def render_session_body(view: SessionView, parent_ref: str | None) -> str:
+    """Only the part of the page that changes when the session grows (for live updates)."""
+    return environment().get_template("_session_root.html").render(v=view, parent_ref=parent_ref)
+
+
+def _csp_hash(text: str) -> str:
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
+
+
+def render_export(view: SessionView) -> str:
+    """One self-contained page: CSS and script inline, images as data URLs, nothing fetched.
+
+    A Content-Security-Policy allows exactly the inline script and style shipped here (by hash), so
+    even markup that slipped past sanitising could not run a script or load anything remote.
+    """
+    css = static_file("viewer.css") + static_file("highlight.css")
+    script = static_file("viewer.js")
+    csp = (
+        f"default-src 'none'; script-src {_csp_hash(script)}; style-src {_csp_hash(css)}; "
+        "img-src data:; base-uri 'none'; form-action 'none'"
+    )
+    exported = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return (
+        environment()
+        .get_template("session.html")
+        .render(
+            v=view,
+            ref="",
+            parent_ref=None,
+            live=False,
+            exported=exported,
+            csp_meta=csp,
+            inline_css=Markup(css),
+            inline_js=Markup(script),
+        )
+    )

@@ -1,0 +1,192 @@
+"""Rendering pieces on their own: Markdown sanitising, image sniffing, embedded JSON, the tree panel,
+URL refs, and the page a session turns into."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+import pytest
+
+from omp_session.web.catalog import resolve_ref
+from omp_session.web.images import inline_images, linked_images, sniff_raster_mime
+from omp_session.web.markdown import highlight_code, render_markdown
+from omp_session.web.view import build_session_view, script_json
+
+from .support import BLOG, INFRA, SAMPLES, PNG_1x1, write_session
+from .xss import SVG
+
+
+@pytest.mark.parametrize(
+    ("source", "forbidden"),
+    [
+        ("<script>alert(1)</script>", "<script"),
+        ('<img src=x onerror="alert(1)">', "<img"),
+        ("[x](javascript:alert(1))", 'href="javascript'),
+        ("[x](JaVaScRiPt:alert(1))", "href="),
+        ("[x](data:text/html;base64,PHNjcmlwdD4=)", "href="),
+        ("<a href='javascript:alert(1)'>x</a>", "<a "),
+        ("![x](javascript:alert(1))", "href="),
+        ("<svg onload=alert(1)>", "<svg"),
+        ("```\n</code></pre><script>alert(1)</script>\n```", "<script"),
+        ("<!-- <script>alert(1)</script> -->", "<script"),
+        ("[x](vbscript:msgbox(1))", "href="),
+    ],
+)
+def test_markdown_never_lets_markup_through(source: str, forbidden: str) -> None:
+    html = str(render_markdown(source))
+    assert forbidden.lower() not in html.lower()
+
+
+def test_markdown_renders_what_it_should() -> None:
+    html = str(
+        render_markdown(
+            "**bold** `code`\n\n| a |\n|---|\n| 1 |\n\n[link](https://example.org)\n\n```python\nx = 1\n```"
+        )
+    )
+    assert "<strong>bold</strong>" in html and "<code>code</code>" in html and "<table>" in html
+    assert '<a href="https://example.org" rel="noopener noreferrer nofollow">link</a>' in html
+    assert '<span class="hl-n">x</span>' in html
+    assert str(render_markdown("![chart](https://example.org/c.png)")).count("<img") == 0  # no remote images
+    assert str(highlight_code("<b>", None)) == "&lt;b&gt;"
+
+
+def test_only_raster_images_are_shown() -> None:
+    assert sniff_raster_mime(PNG_1x1) == "image/png"
+    assert sniff_raster_mime(b"\xff\xd8\xff\xe0") == "image/jpeg"
+    assert sniff_raster_mime(b"GIF89a....") == "image/gif"
+    assert sniff_raster_mime(b"RIFF\0\0\0\0WEBPVP8 ") == "image/webp"
+    assert sniff_raster_mime(SVG) is None
+    images = linked_images(None, lambda digest: f"/blob/{digest}")
+    png64 = base64.b64encode(PNG_1x1).decode()
+    assert images({"data": png64, "mimeType": "image/svg+xml"}) == (f"data:image/png;base64,{png64}", "")
+    svg64 = base64.b64encode(SVG).decode()
+    assert images({"data": svg64, "mimeType": "image/png"})[0] is None
+    assert images({"data": '"><script>', "mimeType": "image/png"})[0] is None
+    assert images({"data": "blob:sha256:" + "a" * 64})[0] is None  # no blob store: not shown
+
+
+def test_blob_images_link_or_inline(tmp_path: Path) -> None:
+    import hashlib
+
+    digest = hashlib.sha256(PNG_1x1).hexdigest()
+    (tmp_path / digest).write_bytes(PNG_1x1)
+    block = {"type": "image", "data": f"blob:sha256:{digest}", "mimeType": "image/png"}
+    assert linked_images(tmp_path, lambda d: f"/blob/{d}")(block) == (f"/blob/{digest}", "")
+    src, _ = inline_images(tmp_path)(block)
+    assert src == "data:image/png;base64," + base64.b64encode(PNG_1x1).decode()
+
+
+def test_embedded_json_cannot_close_its_script_element() -> None:
+    text = str(script_json({"id": "</script><script>alert(1)</script>", "sep": "\u2028"}))
+    assert "<" not in text and ">" not in text and "\u2028" not in text
+    import json
+
+    assert json.loads(text) == {"id": "</script><script>alert(1)</script>", "sep": "\u2028"}
+
+
+@pytest.mark.parametrize(
+    ("ref", "ok"),
+    [
+        ("proj/a.jsonl", True),
+        ("a.jsonl", True),
+        ("proj/sub/a.jsonl", True),
+        ("proj/a.txt", False),
+        ("../a.jsonl", False),
+        ("proj/../proj/a.jsonl", False),
+        ("/proj/a.jsonl", False),
+        ("proj//a.jsonl", False),
+        ("proj\\a.jsonl", False),
+        ("a/b/c/d.jsonl", False),
+        ("proj/missing.jsonl", False),
+    ],
+)
+def test_resolve_ref(tmp_path: Path, ref: str, ok: bool) -> None:
+    for name in ("proj/a.jsonl", "a.jsonl", "proj/sub/a.jsonl", "proj/a.txt", "a/b/c/d.jsonl"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("{}\n")
+    assert (resolve_ref(tmp_path, ref) is not None) == ok
+
+
+def test_tree_rows_draw_branches_like_omp() -> None:
+    view = build_session_view(SAMPLES / "sessions" / INFRA, linked_images(None, str))
+    drawn = [f"{row.prefix}{row.text}" + (" [leaf]" if row.is_leaf else "") for row in view.rows]
+    assert drawn[0] == "model → anthropic/claude-sonnet-4-5"
+    assert drawn[1].startswith("user: The build box is out of disk again.")
+    assert drawn[2].startswith("├─ assistant → bash")
+    assert drawn[3].startswith("│  bash ✓ df -h")
+    assert any(line.startswith("├─ assistant → bash") for line in drawn[8:])
+    assert drawn[-3] == "└─ $ docker system df"
+    assert drawn[-2] == "   user: Yes, it's docker. What's safe to prune?"
+    assert drawn[-1].startswith("   assistant: Safe: images not used") and drawn[-1].endswith("[leaf]")
+    labelled = [row for row in view.rows if row.label]
+    assert [row.label for row in labelled] == ["root cause"]
+    assert not labelled[0].on_branch  # on an abandoned branch
+    assert sum(row.is_leaf for row in view.rows) == 1
+
+
+def test_session_view_of_odd_files(tmp_path: Path) -> None:
+    """Duplicate ids, parent cycles, unknown types and a corrupt line still give a usable view."""
+    ts = "2025-01-01T00:00:00.000Z"
+    path = write_session(
+        tmp_path / "odd.jsonl",
+        [
+            {"type": "session", "version": 3, "id": "s", "cwd": "/x", "timestamp": ts},
+            {
+                "type": "message",
+                "id": "a",
+                "parentId": "b",
+                "timestamp": ts,
+                "message": {"role": "user", "content": "one", "timestamp": 1},
+            },
+            {
+                "type": "message",
+                "id": "b",
+                "parentId": "a",
+                "timestamp": ts,
+                "message": {"role": "user", "content": "two", "timestamp": 1},
+            },
+            {
+                "type": "message",
+                "id": "b",
+                "parentId": "a",
+                "timestamp": ts,
+                "message": {"role": "martian", "timestamp": 1},
+            },
+            {"type": "future_thing", "id": "c", "parentId": "b", "timestamp": ts, "payload": [1, 2]},
+        ],
+    )
+    with open(path, "ab") as handle:
+        handle.write(b'{"type": "message", "id": "torn\n')
+    view = build_session_view(path, linked_images(None, str))
+    assert [entry.key for entry in view.entries] == ["a", "~1", "b", "c"]
+    assert view.issues and "line 6" in view.issues[0]
+    assert view.leaf_key == "c"
+    assert {entry.kind for entry in view.entries} >= {"user", "unknown"}
+
+
+def test_the_blog_sample_renders_every_kind_of_block() -> None:
+    view = build_session_view(
+        SAMPLES / "sessions" / BLOG, linked_images(SAMPLES / "blobs", lambda d: f"/blob/{d}")
+    )
+    kinds = {block.kind for entry in view.entries for block in entry.blocks}
+    assert {"markdown", "thinking", "toolcall", "image", "output", "code"} <= kinds
+    usage = [entry.usage_text for entry in view.entries if entry.usage_text]
+    assert usage[0] == "in 1.6k · out 310 · cache 0/4.2k · $0.0254"
+    assert view.total_usage.endswith("$0.0354")
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["pagination", "MANUALSCHEDULER", "p99 falls", "ncdu: command", "—", '"items"', "{'path'", "zzz-none"],
+)
+def test_index_search_finds_what_the_cli_search_finds(query: str) -> None:
+    from omp_session.search import search_paths
+    from omp_session.web.catalog import SessionCatalog
+    from omp_session.web.index_search import CatalogSearch
+
+    summaries = SessionCatalog(SAMPLES / "sessions").sessions()
+    found = CatalogSearch()(summaries, query)
+    expected = search_paths([s.path for s in summaries], query)
+    assert {str(item.summary.path) for item in found} == {hit.path for hit in expected}
+    assert sum(len(item.hits) for item in found) == len(expected)
