@@ -264,3 +264,14 @@ def test_large_real_v1_fixture() -> None:
     assert len(context.messages) == 914
     assert context.models == {"default": "anthropic/claude-sonnet-4-5"}
     assert context.thinking_level == "off"
+
+
+def test_v1_ids_are_the_same_on_every_load(tmp_path: Path) -> None:
+    """omp draws random ids for a v1 file on each load; ours are derived from the header."""
+    from omp_session import SessionManager
+
+    source = Path(__file__).parent / "conformance" / "load" / "v1-linear-compaction-index.jsonl"
+    first = [e["id"] for e in SessionManager.open(source, read_only=True).get_entries()]
+    second = [e["id"] for e in SessionManager.open(source, read_only=True).get_entries()]
+    assert first == second and len(set(first)) == len(first)
+    assert all(len(entry_id) == 8 and int(entry_id, 16) >= 0 for entry_id in first)

@@ -9,6 +9,7 @@ Everything here is pure except the clock and the randomness this module owns:
 
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
 import threading
@@ -108,6 +109,27 @@ def new_entry_id(existing: Container[str], *, generator: SnowflakeGenerator | No
         if candidate not in existing:
             return candidate
     return (generator or _DEFAULT_GENERATOR).next_id()
+
+
+class StableEntryIds:
+    """Entry ids derived from a seed and a counter: the same file gets the same ids on every load.
+
+    omp gives a v1 file random ids each time it is loaded (until the migrated file is rewritten),
+    so an id printed by one tool is gone at the next read. Ids from here have omp's shape (8 hex)
+    and are checked against ``existing`` like :func:`new_entry_id`.
+    """
+
+    def __init__(self, seed: str) -> None:
+        self._seed = seed
+        self._counter = 0
+
+    def __call__(self, existing: Container[str]) -> str:
+        while True:
+            self._counter += 1
+            digest = hashlib.sha256(f"{self._seed}\0{self._counter}".encode("utf-8", "surrogatepass"))
+            candidate = digest.hexdigest()[-8:]
+            if candidate not in existing:
+                return candidate
 
 
 # --- timestamps -------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from collections.abc import Callable, Container
 from typing import Any
 
 from .entries import CURRENT_VERSION
+from .ids import StableEntryIds
 
 NewId = Callable[[Container[str]], str]
 
@@ -67,8 +68,11 @@ def migrate_v2_to_v3(records: list[dict[str, Any]]) -> None:
             message["role"] = "custom"
 
 
-def migrate_records(records: list[dict[str, Any]], new_id: NewId) -> int | None:
+def migrate_records(records: list[dict[str, Any]], new_id: NewId | None = None) -> int | None:
     """Migrate ``records`` (header first) to the current version in place.
+
+    ``new_id`` makes the ids a v1 file needs; by default they are derived from the header, so the
+    same file gets the same ids on every load (omp draws random ones, spec §2.2).
 
     Returns the version the file had before migration, or ``None`` when nothing changed (v3 and
     later, including future versions, are loaded as they are).
@@ -79,6 +83,8 @@ def migrate_records(records: list[dict[str, Any]], new_id: NewId) -> int | None:
     if version >= CURRENT_VERSION:
         return None
     if version < 2:
-        migrate_v1_to_v2(records, new_id)
+        header = records[0]
+        seed = f"{header.get('id')}|{header.get('timestamp')}"
+        migrate_v1_to_v2(records, new_id if new_id is not None else StableEntryIds(seed))
     migrate_v2_to_v3(records)
     return version

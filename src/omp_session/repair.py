@@ -151,7 +151,7 @@ def check(path: Path | str) -> list[Problem]:
             Problem("old-version", decoded.line_numbers[0], None, f"version {version}; current is 3")
         )
     records = decoded.records
-    migrate_records(records, new_entry_id)  # in memory only: ids of a v1 file are for reporting
+    migrate_records(records)  # in memory only; stable ids: the same ones every tool shows
     line_of = {position: decoded.line_numbers[position] for position in range(1, len(records))}
     return problems + _entry_problems(records, line_of)
 
@@ -211,7 +211,7 @@ def _plan(path: Path, data: bytes) -> _Plan:
         header_raw: bytes | None = None
     else:
         header_raw = keep_raw[0]
-    migrated_from = migrate_records(records, new_entry_id)
+    migrated_from = migrate_records(records)
     if migrated_from is not None:
         changes.append(f"upgraded from version {migrated_from} to {CURRENT_VERSION}")
         header_raw = None
@@ -318,7 +318,7 @@ def migrate_file(path: Path | str, dry_run: bool = False) -> int | None:
         if not decoded.records or not is_session_header(decoded.records[0]):
             raise CorruptSessionError(path, "the first line is not a session header", 1)
         records = decoded.records
-        old = migrate_records(records, new_entry_id)
+        old = migrate_records(records)
         if old is None or dry_run:
             return old
         storage.rewrite([encode_line(record) for record in records], backup_suffix=f".v{old}.bak")
