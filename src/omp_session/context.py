@@ -151,16 +151,28 @@ def _compaction_message(compaction: Entry, payload: dict[str, Any] | None) -> di
 
 
 def _emit(entries: Sequence[Entry], out: list[dict[str, Any]]) -> None:
+    append = out.append
     for entry in entries:
-        message = entry_to_message(entry)
-        if message is not None:
-            out.append(message)
+        if entry.get("type") == "message":  # the common case of entry_to_message, inlined
+            message = entry.get("message")
+            if isinstance(message, dict):
+                append(message)
+            continue
+        converted = entry_to_message(entry)
+        if converted is not None:
+            append(converted)
 
 
-def context_from_path(path: Sequence[Entry]) -> SessionContext:
-    """Build the context from a root→leaf path (the core of §5, steps 4–8)."""
+def context_from_path(path: Sequence[Entry], state_path: Sequence[Entry] | None = None) -> SessionContext:
+    """Build the context from a root→leaf path (the core of §5, steps 4–8).
+
+    ``state_path`` (default: ``path``) is what the state scan replays: any part of the path that
+    keeps, for every kind of state, the entries that decide it gives the same state (the offset
+    index knows them; see :mod:`omp_session.index_builder`). ``path`` may then also start late:
+    at the first kept entry of the last compaction.
+    """
     context = SessionContext()
-    compaction = _scan_state(path, context)
+    compaction = _scan_state(path if state_path is None else state_path, context)
     messages = context.messages
     if compaction is None:
         _emit(path, messages)

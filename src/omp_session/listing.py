@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .codec import decode_lines
+import orjson
+
+from .codec import BOM, _decode_slow, decode_lines
 from .ids import iso_to_ms
+from .listing_cache import FileKey, ListingCache, Row
 from .loading import is_session_header, read_header
 from .paths import sessions_root
+
+_LISTED = "_listed_file"  # where a listed info keeps the key of the file version it summarises
 
 
 @dataclass
@@ -42,6 +48,17 @@ class SessionInfo:
         out["firstMessage"] = self.first_message
         out["allMessagesText"] = self.all_messages_text
         return out
+
+    if not TYPE_CHECKING:  # (hidden from type checkers: it would make every attribute "exist")
+
+        def __getattr__(self, name: str) -> Any:
+            # Only reached for an attribute that is not set: the fields a listing leaves to be
+            # read from the file on first use (message_count, all_messages_text; _listed_info).
+            listed = self.__dict__.get(_LISTED)
+            if listed is None or name not in ("message_count", "all_messages_text"):
+                raise AttributeError(name)
+            _load_details(self, listed)
+            return self.__dict__[name]
 
 
 def _iso(moment: datetime | None) -> str | None:
@@ -120,13 +137,182 @@ def _sorted_newest_first(infos: list[SessionInfo]) -> list[SessionInfo]:
     return sorted(infos, key=lambda info: info.modified, reverse=True)
 
 
-def list_sessions(directory: Path | str) -> list[SessionInfo]:
-    """Every valid ``*.jsonl`` directly inside ``directory``, newest first (no side effects)."""
+# -- fast listing: cheap summaries, a metadata cache, and the rest on demand -------------------------
+
+
+def _listed_info(path: str, key: tuple[int, ...], mtime: float, row: Sequence[Any]) -> SessionInfo:
+    """A ``SessionInfo`` from a summary ``row`` (the fields of a :class:`Row` after ``valid``);
+    without a counted ``message_count`` and without ``all_messages_text``: those are read from
+    the file when first used (see ``SessionInfo.__getattr__``)."""
+    info = SessionInfo.__new__(SessionInfo)
+    session_id, cwd, title, parent, created, first_message, message_count = row
+    info.path, info.id, info.cwd, info.title = path, session_id, cwd, title
+    info.parent_session_path = parent
+    info.created = datetime.fromtimestamp(created / 1000, timezone.utc) if created is not None else None
+    info.modified = datetime.fromtimestamp(mtime, timezone.utc)
+    info.first_message = first_message
+    if message_count is not None:
+        info.message_count = message_count
+    info.__dict__[_LISTED] = FileKey(*key)
+    return info
+
+
+def _load_details(info: SessionInfo, listed: FileKey) -> None:
+    cache = ListingCache()
     try:
-        paths = [p for p in Path(directory).iterdir() if p.suffix == ".jsonl" and p.is_file()]
+        text = cache.text(info.path, listed) if "message_count" in info.__dict__ else None
+        if text is None:
+            count, text, key = _details(info.path)
+            info.__dict__.setdefault("message_count", count)
+            if key == listed:  # still the file that was listed
+                cache.store_details(info.path, key, count, text)
+        info.__dict__["all_messages_text"] = text
+    finally:
+        cache.close()
+
+
+def _details(path: str) -> tuple[int, str, FileKey | None]:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+            stat = os.fstat(handle.fileno())
+    except OSError:
+        return 0, "", None  # gone since it was listed
+    info = summarize_records(Path(path), decode_lines(data).records, stat.st_mtime)
+    return (info.message_count, info.all_messages_text, FileKey.of(stat)) if info else (0, "", None)
+
+
+def _record(line: bytes) -> dict[str, Any] | None:
+    # One line as decode_lines reads it: the object, or None for a line it skips.
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        if not line.strip():
+            return None
+        try:
+            value = _decode_slow(line)[0]
+        except ValueError:
+            return None
+    return value if type(value) is dict else None
+
+
+_NOT_A_SESSION = Row(False, "", "", None, None, None, "", None)
+_ESCAPE = b"\\u"  # a \u escape can spell any word, so lines holding one are always parsed
+
+
+def _first_user_text(lines: list[bytes]) -> str | None:
+    for line in lines:
+        if b'"user"' in line or _ESCAPE in line:  # a user message must spell its role
+            record = _record(line)
+            message = record.get("message") if record is not None else None
+            is_message = record is not None and record.get("type") == "message"
+            if is_message and isinstance(message, dict) and message.get("role") == "user":
+                return message_text(message)
+    return None
+
+
+def _compaction_title(lines: list[bytes]) -> str | None:
+    for line in reversed(lines):  # the last compaction with a short summary wins
+        if b"compaction" in line or _ESCAPE in line:
+            record = _record(line)
+            summary = record.get("shortSummary") if record is not None else None
+            if record and record.get("type") == "compaction" and isinstance(summary, str):
+                return summary
+    return None
+
+
+def _cheap_row(data: bytes) -> Row:
+    """What ``summarize_records`` gives, without the message count and text (which need every line
+    parsed): the header, the first user message and the title, from as few lines as possible."""
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    if data.startswith(BOM):
+        lines[0] = lines[0][len(BOM) :]
+    start, header = next(
+        ((i, r) for i, line in enumerate(lines) if (r := _record(line)) is not None), (0, None)
+    )
+    if header is None or not is_session_header(header) or not header.get("id"):
+        return _NOT_A_SESSION
+    rest = lines[start + 1 :]
+    title = header.get("title") if isinstance(header.get("title"), str) else None
+    if header.get("title") is None:
+        title = _compaction_title(rest)
+    parent = header.get("parentSession")
+    return Row(
+        valid=True,
+        id=header["id"],
+        cwd=header["cwd"] if isinstance(header.get("cwd"), str) else "",
+        title=title,
+        parent=parent if isinstance(parent, str) else None,
+        created_ms=iso_to_ms(header.get("timestamp")),
+        first_message=_first_user_text(rest) or "(no messages)",
+        message_count=None,
+    )
+
+
+def _read_row(path: str) -> tuple[FileKey, float, Row] | None:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+            stat = os.fstat(handle.fileno())
+    except OSError:
+        return None
+    return FileKey.of(stat), stat.st_mtime, _cheap_row(data)
+
+
+def _list_directory(
+    directory: Path, cached: dict[str, tuple[Any, ...]], fresh: list[tuple[str, FileKey, Row]]
+) -> list[SessionInfo]:
+    """Infos of the ``*.jsonl`` files directly in ``directory``; new summaries go to ``fresh``."""
+    prefix = os.fspath(directory / "x")[:-1]
+    infos: list[SessionInfo] = []
+    try:
+        with os.scandir(directory) as found:
+            names = [e.name for e in found if len(e.name) > 6 and e.name.endswith(".jsonl") and e.is_file()]
     except OSError:
         return []
-    return _sorted_newest_first([info for p in paths if (info := session_info(p)) is not None])
+    for name in names:
+        path = prefix + name
+        try:
+            stat = os.stat(path)
+        except OSError:
+            continue
+        key = (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino)
+        hit = cached.get(path)
+        if hit is not None and hit[:4] == key:  # (size, mtime_ns, ctime_ns, inode, valid, fields...)
+            if hit[4]:
+                infos.append(_listed_info(path, key, stat.st_mtime, hit[5:]))
+            continue
+        read = _read_row(path)
+        if read is None:
+            continue
+        file_key, mtime, row = read
+        fresh.append((path, file_key, row))
+        if row.valid:
+            infos.append(_listed_info(path, file_key, mtime, row[1:]))
+    return infos
+
+
+def list_sessions(directory: Path | str) -> list[SessionInfo]:
+    """Every valid ``*.jsonl`` directly inside ``directory``, newest first (no side effects).
+
+    Summaries come from the metadata cache while a file is unchanged (``listing_cache.py``);
+    ``message_count`` and ``all_messages_text`` of a file not seen before are read when first used.
+    """
+    return _list([Path(directory)], Path(directory))
+
+
+def _list(directories: list[Path], under: Path) -> list[SessionInfo]:
+    cache = ListingCache()
+    try:
+        cached = cache.rows(os.fspath(under))
+        fresh: list[tuple[str, FileKey, Row]] = []
+        infos = [info for directory in directories for info in _list_directory(directory, cached, fresh)]
+        cache.store(fresh)
+    finally:
+        cache.close()
+    return _sorted_newest_first(infos)
 
 
 def list_all_sessions(root: Path | str | None = None) -> list[SessionInfo]:
@@ -139,10 +325,7 @@ def list_all_sessions(root: Path | str | None = None) -> list[SessionInfo]:
         directories = [d for d in base.iterdir() if d.is_dir()]
     except OSError:
         return []
-    infos: list[SessionInfo] = []
-    for directory in directories:
-        infos.extend(list_sessions(directory))
-    return _sorted_newest_first(infos)
+    return _list(directories, base)
 
 
 def find_most_recent_session(directory: Path | str) -> Path | None:

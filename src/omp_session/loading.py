@@ -10,7 +10,7 @@ from typing import Any
 from .blobs import BlobSink
 from .codec import BLANK, DecodedFile, LineIssue, decode_lines
 from .errors import CorruptSessionError
-from .ids import new_entry_id
+from .gcpause import gc_paused
 from .migrate import migrate_records
 from .transform import resolve_blob_refs, sanitize_openai_replay
 
@@ -54,7 +54,8 @@ def is_blank(data: bytes) -> bool:
 
 def parse_session(path: Path, data: bytes, blobs: BlobSink | None) -> LoadedSession:
     """Decode, validate the header, migrate, resolve blobs. Raises ``CorruptSessionError``."""
-    decoded = decode_lines(data)
+    with gc_paused():  # acyclic objects only: see gcpause.py
+        decoded = decode_lines(data)
     first_line = decoded.first_value_line()
     if (
         not decoded.records
@@ -70,7 +71,7 @@ def parse_session(path: Path, data: bytes, blobs: BlobSink | None) -> LoadedSess
             line,
         )
     records = decoded.records
-    migrated_from = migrate_records(records, new_entry_id)
+    migrated_from = migrate_records(records)
     entries = records[1:]
     if blobs is not None and b"blob:sha256:" in data:
         image_urls = b"image_url" in data

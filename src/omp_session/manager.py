@@ -17,13 +17,22 @@ from . import entry_factory as make
 from . import listing
 from .blobs import BlobSink, FileBlobStore
 from .codec import LineIssue, decode_lines
-from .context import SessionContext, context_from_path
+from .context import SessionContext
 from .errors import (
     CorruptSessionError,
     EntryNotFoundError,
     ReadOnlySessionError,
     SessionError,
     SessionNotFoundError,
+)
+from .fast_open import (
+    IndexedOpen,
+    context_at,
+    has_assistant,
+    index_for,
+    open_indexed,
+    remember_index,
+    usage_of,
 )
 from .ids import new_entry_id, new_session_id, now_iso
 from .loading import is_blank, is_session_header, parse_session, read_session_bytes
@@ -32,7 +41,7 @@ from .storage import DurabilityPolicy, Storage
 from .storage.file import FileStorage
 from .storage.memory import MemoryStorage
 from .transform import prepare_for_disk
-from .tree import SessionIndex, SessionTreeNode
+from .tree import SessionTreeNode
 from .usage import UsageStatistics
 
 Entry = dict[str, Any]
@@ -97,13 +106,13 @@ class SessionManager:
         self._header = header
         title = header.get("title")
         self._session_name: str | None = title if isinstance(title, str) else None
-        self._index = SessionIndex(entries)
+        self._index = index_for(entries)  # lazy for a file opened through its offset index
         self._leaf: str | None = None
         if entries:
             last_id = entries[-1].get("id")
             self._leaf = last_id if isinstance(last_id, str) else None
-        self._usage = UsageStatistics.of(entries)
-        self._has_assistant = any(_is_assistant(entry) for entry in entries)
+        self._usage = usage_of(entries)
+        self._has_assistant = has_assistant(entries)
         self._migrated_from = None
 
     # ------------------------------------------------------------------ factories
@@ -152,15 +161,19 @@ class SessionManager:
                 raise SessionNotFoundError(file_path)
             return cls._start_at(file_path, directory, storage)
         data = cls._lock_and_read(storage, file_path, read_only)
-        if is_blank(data):
-            if read_only:
-                raise CorruptSessionError(file_path, "empty session file")
-            return cls._start_at(file_path, directory, storage)
-        try:
-            loaded = parse_session(file_path, data, storage.blobs)
-        except BaseException:
-            storage.close()
-            raise
+        if isinstance(data, IndexedOpen):
+            loaded, read_offset = data
+        else:
+            if is_blank(data):
+                if read_only:
+                    raise CorruptSessionError(file_path, "empty session file")
+                return cls._start_at(file_path, directory, storage)
+            try:
+                loaded = parse_session(file_path, data, storage.blobs)
+            except BaseException:
+                storage.close()
+                raise
+            read_offset = data.rfind(b"\n") + 1
         header = loaded.header
         cwd = header["cwd"] if isinstance(header.get("cwd"), str) else os.getcwd()
         manager = cls(
@@ -175,16 +188,19 @@ class SessionManager:
             read_only=read_only,
         )
         manager._migrated_from = loaded.migrated_from
-        manager._read_offset = data.rfind(b"\n") + 1
+        manager._read_offset = read_offset
+        if not isinstance(data, IndexedOpen):
+            remember_index(file_path, data, loaded, manager.get_usage_statistics())
         return manager
 
     @staticmethod
-    def _lock_and_read(storage: FileStorage, path: Path, read_only: bool) -> bytes:
-        """Take the writer lock (unless read-only), then read: nobody can append in between."""
+    def _lock_and_read(storage: FileStorage, path: Path, read_only: bool) -> bytes | IndexedOpen:
+        """Take the writer lock (unless read-only), then read: nobody can append in between.
+        A large file with a valid offset index is opened through it instead (fast_open.py)."""
         try:
             if not read_only:
                 storage.lock()
-            return storage.read()
+            return open_indexed(path, storage) or storage.read()
         except SessionError:
             storage.close()
             raise
@@ -462,7 +478,7 @@ class SessionManager:
         """The LLM context at the current leaf (O(depth))."""
         if self._leaf is None:
             return SessionContext()
-        return context_from_path(self._index.branch(self._leaf))
+        return context_at(self._index, self._leaf)
 
     def get_usage_statistics(self) -> UsageStatistics:
         """Totals over every branch (a copy, not a live object)."""

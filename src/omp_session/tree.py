@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .gcpause import gc_paused
 from .ids import iso_to_ms
 
 Entry = dict[str, Any]
@@ -173,6 +174,10 @@ class SessionIndex:
 
     def get_tree(self) -> list[SessionTreeNode]:
         """Roots (null, self, unknown or cycle-closing parent) in file order; children by time."""
+        with gc_paused():  # one node per entry, no cycles: see gcpause.py
+            return self._build_tree()
+
+    def _build_tree(self) -> list[SessionTreeNode]:
         nodes: dict[str, SessionTreeNode] = {}
         for indexed_id, indexed in self.by_id.items():
             nodes[indexed_id] = SessionTreeNode(indexed, [], self.labels.get(indexed_id))

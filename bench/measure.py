@@ -1,0 +1,102 @@
+"""Timing helpers and the subprocess runner of the benchmark suite."""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class Timing:
+    """Seconds of each run of one measurement."""
+
+    samples: list[float] = field(default_factory=list)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+    @property
+    def low(self) -> float:
+        return min(self.samples)
+
+    @property
+    def high(self) -> float:
+        return max(self.samples)
+
+    def to_json(self) -> list[float]:
+        return self.samples
+
+
+def timed(action: Callable[[], Any], runs: int, before: Callable[[], Any] | None = None) -> Timing:
+    """Run ``action`` ``runs`` times; ``before`` runs untimed first each time. Garbage left by one
+    run (and the collection it is due for) is dealt with before the next run starts."""
+    timing = Timing()
+    for _ in range(runs):
+        if before is not None:
+            before()
+        gc.collect()
+        start = time.perf_counter()
+        result = action()
+        timing.samples.append(time.perf_counter() - start)
+        del result
+        gc.collect()
+    return timing
+
+
+def in_subprocess(case: str, *args: Any, timeout: float = 900) -> Any:
+    """Run ``bench.worker`` ``case`` in a fresh interpreter (isolated heap, own peak RSS)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.worker", case, json.dumps(args)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"bench case {case} failed:\n{done.stderr[-4000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def machine() -> dict[str, str]:
+    """A description of this machine for RESULTS.md."""
+    import platform
+
+    import orjson
+
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    memory = "unknown"
+    try:
+        kib = int(Path("/proc/meminfo").read_text().split()[1])
+        memory = f"{kib / 2**20:.1f} GiB"
+    except (OSError, ValueError, IndexError):
+        pass
+    return {
+        "CPU": f"{cpu}, {os.cpu_count()} logical cores",
+        "Memory": memory,
+        "OS": platform.platform(),
+        "Python": f"{platform.python_implementation()} {platform.python_version()}",
+        "orjson": orjson.__version__,
+        "Files": "in the page cache (each file is read once before it is timed)",
+    }

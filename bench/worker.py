@@ -1,0 +1,239 @@
+"""One benchmark case per run of ``python -m bench.worker CASE JSON-ARGS`` (a fresh interpreter,
+so heaps and peak RSS do not leak from one case into the next). Prints one JSON line."""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import re
+import resource
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from bench.measure import timed
+from omp_session import SessionManager, offset_index
+from omp_session.listing import list_sessions
+from omp_session.listing_cache import cache_path
+from omp_session.offset_index import drop_index
+
+_MESSAGE = {"role": "user", "content": "a small message of a few words", "timestamp": 1}
+_TAIL_BLOCK = 64 * 1024
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def _parse_paused(path: str) -> list[Any]:
+    data = _read(path)
+    gc.disable()
+    try:
+        return [orjson.loads(line) for line in data.split(b"\n") if line]
+    finally:
+        gc.enable()
+
+
+def _tail_to_compaction(path: str) -> int:
+    # Read backwards in blocks until the last compaction line is found.
+    with open(path, "rb") as handle:
+        end = handle.seek(0, os.SEEK_END)
+        position = end
+        while position > 0:
+            position = max(0, position - _TAIL_BLOCK)
+            block = os.pread(handle.fileno(), min(_TAIL_BLOCK * 2, end - position), position)
+            found = block.rfind(b'"type":"compaction"')
+            if found >= 0:
+                return position + found
+    return -1
+
+
+_LINKS = re.compile(rb'^\{"type":"([^"]*)","id":"([^"]*)","parentId":(null|"[^"]*")', re.M)
+
+
+def floors(path: str, runs: int) -> dict[str, Any]:
+    """What any reader of this file pays: reading it, parsing it, finding its last compaction."""
+    _read(path)  # into the page cache
+    return {
+        "read": timed(lambda: _read(path), runs).to_json(),
+        "parse": timed(lambda: _parse_paused(path), runs).to_json(),
+        "links": timed(lambda: len(_LINKS.findall(_read(path))), runs).to_json(),
+        "tail": timed(lambda: _tail_to_compaction(path), runs).to_json(),
+    }
+
+
+def _open_context(path: str) -> int:
+    manager = SessionManager.open(path)
+    messages = len(manager.build_session_context().messages)
+    manager.close()
+    return messages
+
+
+def open_context(path: str, runs: int, mode: str) -> dict[str, Any]:
+    """``SessionManager.open`` + ``build_session_context``: ``warm`` (offset index present),
+    ``cold`` (no index: a full load that writes it) or ``full`` (the index switched off)."""
+    _read(path)
+    if mode == "full":
+        offset_index.MIN_INDEXED_BYTES = 1 << 62
+    if mode == "warm":
+        _open_context(path)  # make sure the index exists
+    before = (lambda: drop_index(path)) if mode == "cold" else None
+    samples: list[float] = []
+    messages = 0
+    for _ in range(runs):
+        if before is not None:
+            before()
+        gc.collect()
+        start = time.perf_counter()
+        manager = SessionManager.open(path)
+        context = manager.build_session_context()
+        samples.append(time.perf_counter() - start)
+        messages = len(context.messages)
+        manager.close()
+        del manager, context
+        gc.collect()
+    return {"samples": samples, "messages": messages}
+
+
+def appends(directory: str, policy: str, count: int) -> dict[str, Any]:
+    """Per-call seconds of ``append_message`` of a small message, and of one bare ``os.write``."""
+    with SessionManager.create("/bench", directory, durability=policy) as session:  # type: ignore[arg-type]
+        session.append_message(
+            {"role": "assistant", "content": [], "provider": "p", "model": "m", "timestamp": 0}
+        )
+        for _ in range(100):
+            session.append_message(_MESSAGE)  # warm up
+        samples = []
+        for _ in range(count):
+            start = time.perf_counter_ns()
+            session.append_message(_MESSAGE)
+            samples.append((time.perf_counter_ns() - start) / 1e9)
+        line = Path(str(session.get_session_file())).read_bytes().splitlines(keepends=True)[-1]
+    floor_path = Path(directory) / "floor.jsonl"
+    fd = os.open(floor_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        writes = []
+        for _ in range(count):
+            start = time.perf_counter_ns()
+            os.write(fd, line)
+            if policy == "fsync":
+                os.fsync(fd)
+            writes.append((time.perf_counter_ns() - start) / 1e9)
+    finally:
+        os.close(fd)
+    return {"samples": samples, "floor": writes}
+
+
+def first_append(path: str) -> dict[str, Any]:
+    """The first append after a lazy open (it needs every id) and the ones after it."""
+    work = Path(path).with_name("append-copy.jsonl")
+    shutil.copy(path, work)
+    try:
+        SessionManager.open(work, read_only=True).close()  # index it
+        with SessionManager.open(work) as session:
+            start = time.perf_counter()
+            session.append_message(_MESSAGE)
+            first = time.perf_counter() - start
+            later = []
+            for _ in range(200):
+                start = time.perf_counter()
+                session.append_message(_MESSAGE)
+                later.append(time.perf_counter() - start)
+    finally:
+        drop_index(work)
+        work.unlink(missing_ok=True)
+    return {"first": [first], "later": later}
+
+
+def rss(path: str, mode: str) -> dict[str, Any]:
+    """Peak RSS (bytes) of one load of ``path``; ``baseline`` is the interpreter before it."""
+    # For "entries" and "context" the caller has made sure the index exists (another process built
+    # it: building it here would raise this process's peak).
+    baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    if mode == "floor":
+        kept = _parse_paused(path)
+    elif mode == "context":
+        manager = SessionManager.open(path, read_only=True)
+        kept = manager.build_session_context().messages
+    else:
+        if mode == "cold":
+            drop_index(path)
+        manager = SessionManager.open(path, read_only=True)
+        kept = manager.get_entries()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return {"peak": peak, "baseline": baseline, "kept": len(kept), "size": os.path.getsize(path)}
+
+
+def tree(path: str, runs: int) -> dict[str, Any]:
+    """``get_tree`` right after a lazy open (it loads every entry) and on a loaded session."""
+    _open_context(path)
+
+    def opened_tree() -> int:
+        with SessionManager.open(path, read_only=True) as manager:
+            return len(manager.get_tree())
+
+    manager = SessionManager.open(path, read_only=True)
+    manager.get_entries()
+    entries = len(manager.get_entries())
+    return {
+        "open_tree": timed(opened_tree, runs).to_json(),
+        "tree": timed(manager.get_tree, runs).to_json(),
+        "entries": entries,
+    }
+
+
+def search(paths: list[str], query: str, runs: int) -> dict[str, Any]:
+    """``omp_session.search.search_paths`` over ``paths``."""
+    from omp_session.search import search_paths
+
+    for path in paths:
+        _read(path)
+    hits = len(search_paths(paths, query))
+    return {"samples": timed(lambda: search_paths(paths, query), runs).to_json(), "hits": hits}
+
+
+def listing(directory: str, runs: int, mode: str) -> dict[str, Any]:
+    """``list_sessions``: ``cold`` (no cache), ``cold-details`` (no cache, then every field of
+    every session used), ``warm`` (cache filled)."""
+
+    def drop() -> None:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{cache_path()}{suffix}").unlink(missing_ok=True)
+
+    def use_all() -> int:
+        return len([info.to_dict() for info in list_sessions(directory)])
+
+    if mode == "warm":
+        use_all()
+        return {"samples": timed(lambda: list_sessions(directory), runs).to_json()}
+    action = use_all if mode == "cold-details" else (lambda: len(list_sessions(directory)))
+    return {"samples": timed(action, runs, before=drop).to_json(), "count": len(list_sessions(directory))}
+
+
+def listing_floors(directory: str, runs: int) -> dict[str, Any]:
+    """Reading each file's first line and counting its lines; parsing every line of every file."""
+    paths = sorted(str(p) for p in Path(directory).iterdir())
+
+    def headers() -> int:
+        total = 0
+        for path in paths:
+            with open(path, "rb") as handle:
+                orjson.loads(handle.readline())
+                total += handle.read().count(b"\n")
+        return total
+
+    def parse_all() -> int:
+        return sum(len(_parse_paused(path)) for path in paths)
+
+    return {"headers": timed(headers, runs).to_json(), "parse": timed(parse_all, runs).to_json()}
+
+
+if __name__ == "__main__":
+    case, arguments = sys.argv[1], json.loads(sys.argv[2])
+    print(json.dumps(globals()[case](*arguments)))

@@ -1,0 +1,132 @@
+"""Property tests: a session opened through its offset index reads exactly like a full load."""
+
+from __future__ import annotations
+
+import itertools
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from omp_session import SessionManager, offset_index
+from omp_session import manager as manager_module
+from omp_session.offset_index import index_path
+
+from .sessions import full_snapshot, is_lazy, ordered, session_lines, snapshot
+
+SETTINGS = settings(
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+def _write(directory: str, lines: list[bytes]) -> Path:
+    path = Path(directory) / "session.jsonl"
+    path.write_bytes(b"".join(lines))
+    return path
+
+
+@SETTINGS
+@given(lines=session_lines())
+def test_any_session_reads_the_same_through_the_index(
+    lines: list[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        path = _write(directory, lines)
+        expected = full_snapshot(path, monkeypatch)
+        SessionManager.open(path, read_only=True).close()  # a full load that writes the index
+        assert index_path(path).exists()
+        with SessionManager.open(path, read_only=True) as manager:
+            assert snapshot(manager) == expected
+        index_path(path).unlink()  # the index is a cache: without it, nothing changes
+        with SessionManager.open(path, read_only=True) as manager:
+            assert snapshot(manager) == expected
+
+
+@SETTINGS
+@given(lines=session_lines(weird=False))
+def test_well_formed_sessions_are_opened_lazily(lines: list[bytes], monkeypatch: pytest.MonkeyPatch) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        path = _write(directory, lines)
+        expected = full_snapshot(path, monkeypatch)
+        SessionManager.open(path, read_only=True).close()
+        with SessionManager.open(path, read_only=True) as manager:
+            assert is_lazy(manager)
+            assert ordered(manager.build_session_context().to_dict()) == expected["context_order"]
+            assert not manager._index.materialized  # type: ignore[union-attr]  # the context read only a few lines
+            assert snapshot(manager) == expected
+
+
+Operation = tuple[str, int]
+OPERATIONS = st.lists(
+    st.tuples(
+        st.sampled_from(["user", "assistant", "branch", "compact", "label", "reset", "model"]),
+        st.integers(0, 99),
+    ),
+    max_size=10,
+)
+
+
+def _apply(manager: SessionManager, operations: list[Operation], known: list[str]) -> list[dict[str, Any]]:
+    """Run ``operations`` and return the context after each one."""
+    contexts = []
+    for kind, number in operations:
+        target = known[number % len(known)] if known else None
+        if kind == "user":
+            known.append(
+                manager.append_message({"role": "user", "content": f"u{number}", "timestamp": number})
+            )
+        elif kind == "assistant":
+            message = {
+                "role": "assistant",
+                "content": [],
+                "provider": "p",
+                "model": f"m{number}",
+                "timestamp": 1,
+            }
+            known.append(manager.append_message(message))
+        elif kind == "branch" and target is not None:
+            manager.branch(target)
+        elif kind == "compact":
+            known.append(manager.append_compaction(f"s{number}", None, target, number))
+        elif kind == "label" and target is not None:
+            known.append(manager.append_label_change(target, f"L{number}"))
+        elif kind == "reset":
+            manager.reset_leaf()
+        elif kind == "model":
+            known.append(manager.append_model_change(f"p/m{number}", "smol" if number % 2 else None))
+        contexts.append(manager.build_session_context().to_dict())
+    return contexts
+
+
+@SETTINGS
+@given(lines=session_lines(weird=False), operations=OPERATIONS)
+def test_appends_and_branches_after_a_lazy_open(
+    lines: list[bytes], operations: list[Operation], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    counter = itertools.count()
+    monkeypatch.setattr(manager_module, "new_entry_id", lambda existing: f"new{next(counter)}")
+    monkeypatch.setattr(manager_module, "now_iso", lambda: "2025-06-03T00:00:00.000Z")
+    with tempfile.TemporaryDirectory() as directory:
+        lazy_path = _write(directory, lines)
+        full_path = lazy_path.with_name("copy.jsonl")
+        full_path.write_bytes(lazy_path.read_bytes())
+        known = [line.split(b'"id": "')[1].split(b'"')[0].decode() for line in lines[1:]]
+        SessionManager.open(lazy_path, read_only=True).close()
+        with monkeypatch.context() as patch:
+            patch.setattr(offset_index, "MIN_INDEXED_BYTES", 1 << 62)
+            full = SessionManager.open(full_path)
+        with SessionManager.open(lazy_path) as lazy, full:
+            assert is_lazy(lazy)
+            counter = itertools.count()
+            lazy_contexts = _apply(lazy, operations, list(known))
+            counter = itertools.count()
+            full_contexts = _apply(full, operations, list(known))
+            assert ordered(lazy_contexts) == ordered(full_contexts)
+            assert snapshot(lazy) == snapshot(full)
+        # And the grown file, reopened (the index is extended by the appended lines), still agrees.
+        expected = full_snapshot(lazy_path, monkeypatch)
+        with SessionManager.open(lazy_path, read_only=True) as reopened:
+            assert snapshot(reopened) == expected

@@ -1,0 +1,233 @@
+"""The offset index and the lazy open on concrete files: the corpus, damaged or stale indexes,
+appends by others, rewrites, and what the index may never change."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from omp_session import SessionManager, offset_index
+from omp_session.codec import encode_line
+from omp_session.errors import SessionChangedError
+from omp_session.offset_index import index_path, read_index
+
+from .sessions import HEADER, full_snapshot, is_lazy, snapshot
+
+CORPUS = sorted((Path(__file__).parents[1] / "conformance" / "load").glob("*.jsonl"))
+
+
+def _entry(number: int, parent: str | None, **fields: object) -> dict[str, object]:
+    base = {
+        "type": "message",
+        "id": f"e{number}",
+        "parentId": parent,
+        "timestamp": "2025-06-02T14:00:00.000Z",
+    }
+    message = {"role": "user", "content": f"text {number}", "timestamp": number}
+    return {**base, "message": message, **fields}
+
+
+def _session(path: Path, count: int, *, compaction_at: int | None = None) -> Path:
+    lines = [encode_line(HEADER)]
+    parent = None
+    for number in range(count):
+        if number == compaction_at:
+            entry = {
+                "type": "compaction",
+                "id": f"e{number}",
+                "parentId": parent,
+                "timestamp": "2025-06-02T14:00:00.000Z",
+            }
+            entry.update(summary="sum", firstKeptEntryId=f"e{number - 2}", tokensBefore=1)
+        else:
+            entry = _entry(number, parent)
+        lines.append(encode_line(entry))
+        parent = f"e{number}"
+    path.write_bytes(b"".join(lines))
+    return path
+
+
+@pytest.mark.parametrize("source", CORPUS, ids=lambda p: p.stem)
+def test_conformance_corpus_reads_the_same_through_the_index(
+    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / source.name
+    shutil.copy(source, path)
+    expected = full_snapshot(path, monkeypatch)
+    SessionManager.open(path, read_only=True).close()
+    with SessionManager.open(path, read_only=True) as manager:
+        assert snapshot(manager) == expected
+
+
+def test_the_context_of_a_long_session_reads_only_the_tail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _session(tmp_path / "s.jsonl", 500, compaction_at=480)
+    expected = full_snapshot(path, monkeypatch)
+    SessionManager.open(path, read_only=True).close()
+    with SessionManager.open(path, read_only=True) as manager:
+        assert is_lazy(manager)
+        context = manager.build_session_context()
+        store = manager._index._store  # type: ignore[union-attr]
+        assert len(store._cache) < 30  # the kept entries, the compaction and what follows it
+        assert context.to_dict() == expected["context"]
+        assert [m.get("content") for m in context.messages[1:3]] == ["text 478", "text 479"]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda p: p.write_bytes(b"garbage"),
+        lambda p: p.write_bytes(p.read_bytes()[:-10]),
+        lambda p: p.write_bytes(
+            p.read_bytes()[:200] + bytes([p.read_bytes()[200] ^ 1]) + p.read_bytes()[201:]
+        ),
+        lambda p: p.unlink(),
+    ],
+    ids=["garbage", "truncated", "one-bit-flipped", "deleted"],
+)
+def test_a_damaged_or_missing_index_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage
+) -> None:  # type: ignore[no-untyped-def]
+    path = _session(tmp_path / "s.jsonl", 50, compaction_at=40)
+    expected = full_snapshot(path, monkeypatch)
+    SessionManager.open(path, read_only=True).close()
+    damage(index_path(path))
+    with SessionManager.open(path, read_only=True) as manager:
+        assert not is_lazy(manager)
+        assert snapshot(manager) == expected
+    assert read_index(path) is not None  # rebuilt by that full load
+
+
+def test_an_index_for_other_content_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _session(tmp_path / "s.jsonl", 50)
+    SessionManager.open(path, read_only=True).close()
+    data = path.read_bytes()
+    path.write_bytes(data.replace(b"text 17", b"text 71"))  # same size, same mtime second
+    os.utime(path, ns=(os.stat(path).st_atime_ns, os.stat(path).st_mtime_ns))
+    changed = data.replace(b'"e30","parentId":"e29"', b'"e30","parentId":"e28"')
+    path.write_bytes(changed)  # a parent link changed in place, same size
+    expected = full_snapshot(path, monkeypatch)
+    with SessionManager.open(path, read_only=True) as manager:
+        assert snapshot(manager) == expected
+
+
+def test_lines_appended_by_another_writer_extend_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _session(tmp_path / "s.jsonl", 40)
+    SessionManager.open(path, read_only=True).close()
+    covered = read_index(path).covered  # type: ignore[union-attr]
+    with path.open("ab") as handle:  # omp (which does not know the index) appends two entries
+        handle.write(encode_line(_entry(40, "e39")) + encode_line(_entry(41, "e40")))
+    expected = full_snapshot(path, monkeypatch)
+    with SessionManager.open(path, read_only=True) as manager:
+        assert is_lazy(manager)
+        assert snapshot(manager) == expected
+    index = read_index(path)
+    assert index is not None and index.covered == path.stat().st_size > covered and len(index) == 42
+
+
+def test_a_last_line_without_newline_and_a_torn_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _session(tmp_path / "s.jsonl", 20)
+    SessionManager.open(path, read_only=True).close()
+    with path.open("ab") as handle:
+        handle.write(encode_line(_entry(20, "e19")).rstrip(b"\n"))
+    expected = full_snapshot(path, monkeypatch)
+    with SessionManager.open(path, read_only=True) as manager:
+        assert is_lazy(manager) and manager.get_leaf_id() == "e20"
+        assert snapshot(manager) == expected
+    path.write_bytes(path.read_bytes() + b'\n{"type":"mess')
+    expected = full_snapshot(path, monkeypatch)
+    with SessionManager.open(path, read_only=True) as manager:
+        assert snapshot(manager) == expected
+        assert manager.get_load_issues()[-1].reason.startswith("incomplete last line")
+
+
+def test_writing_after_a_lazy_open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _session(tmp_path / "s.jsonl", 60, compaction_at=50)
+    SessionManager.open(path, read_only=True).close()
+    with SessionManager.open(path) as manager:
+        assert is_lazy(manager)
+        first = manager.get_branch()[0]
+        reply = {"role": "assistant", "content": [], "provider": "p", "model": "m", "timestamp": 1}
+        new_id = manager.append_message(reply)
+        assert manager.get_entry(new_id) is not None and manager.get_leaf_id() == new_id
+        assert manager.get_entries()[0] is first  # entries handed out stay the live objects
+        manager.set_session_name("renamed")  # a full rewrite: the file must count as unchanged
+    expected = full_snapshot(path, monkeypatch)
+    assert expected["name"] == "renamed" and expected["leaf"] == new_id
+    with SessionManager.open(path, read_only=True) as manager:
+        assert snapshot(manager) == expected
+
+
+def test_a_read_only_follower_refreshes(tmp_path: Path) -> None:
+    path = _session(tmp_path / "s.jsonl", 30)
+    SessionManager.open(path, read_only=True).close()
+    with SessionManager.open(path, read_only=True) as follower, SessionManager.open(path) as writer:
+        assert is_lazy(follower)
+        added = writer.append_message({"role": "user", "content": "new", "timestamp": 1})
+        assert [entry["id"] for entry in follower.refresh()] == [added]
+        assert follower.get_leaf_id() == added
+        assert follower.build_session_context().messages[-1]["content"] == "new"
+
+
+def test_the_index_lives_in_the_agent_dir_not_beside_the_session(
+    tmp_path: Path, isolated_agent_dir: Path
+) -> None:
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    path = _session(sessions / "s.jsonl", 10)
+    before = sorted(os.listdir(sessions))
+    SessionManager.open(path, read_only=True).close()
+    assert sorted(os.listdir(sessions)) == before
+    assert index_path(path).is_relative_to(isolated_agent_dir) and index_path(path).exists()
+
+
+def test_small_files_get_no_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(offset_index, "MIN_INDEXED_BYTES", 1 << 20)
+    path = _session(tmp_path / "s.jsonl", 10)
+    SessionManager.open(path, read_only=True).close()
+    assert not index_path(path).exists()
+
+
+def test_files_the_index_does_not_model_are_loaded_in_full(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _session(tmp_path / "s.jsonl", 10)
+    with path.open("ab") as handle:  # a duplicate id
+        handle.write(encode_line(_entry(3, "e9")))
+    expected = full_snapshot(path, monkeypatch)
+    SessionManager.open(path, read_only=True).close()
+    assert read_index(path).meta["complex"]  # type: ignore[union-attr]
+    with SessionManager.open(path, read_only=True) as manager:
+        assert not is_lazy(manager)
+        assert snapshot(manager) == expected
+
+
+def test_a_replaced_file_is_still_read_from_what_was_opened(tmp_path: Path) -> None:
+    path = _session(tmp_path / "s.jsonl", 40, compaction_at=30)
+    SessionManager.open(path, read_only=True).close()
+    with SessionManager.open(path, read_only=True) as manager:
+        context = manager.build_session_context().to_dict()
+        replacement = tmp_path / "other.jsonl"
+        _session(replacement, 5)
+        os.replace(replacement, path)  # what a rewrite by another process does
+        assert manager.build_session_context().to_dict() == context
+        assert len(manager.get_entries()) == 40
+
+
+def test_a_file_changed_in_place_under_a_lazy_reader_is_reported(tmp_path: Path) -> None:
+    path = _session(tmp_path / "s.jsonl", 40, compaction_at=35)
+    SessionManager.open(path, read_only=True).close()
+    with SessionManager.open(path, read_only=True) as manager:
+        manager.build_session_context()
+        data = path.read_bytes()
+        with path.open("r+b") as handle:  # overwrite in place: no tool of ours does this
+            handle.write(data.replace(b'"id":"e3"', b'"id":"x3"'))
+        with pytest.raises(SessionChangedError):
+            manager.get_entries()
+    assert read_index(path) is None  # dropped: the next open rebuilds it
