@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import random
 import struct
-import uuid
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,7 +12,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from omp_session import SessionManager, manager
+from omp_session import SessionManager, ids, manager
 from omp_session.ids import SnowflakeGenerator, iso_from_ms
 from omp_session.paths import encode_session_dir_name
 
@@ -51,7 +50,7 @@ def deterministic(clock: Clock, seed: int) -> Iterator[None]:
     with (
         mock.patch.object(manager, "now_iso", lambda ms=None: clock.iso(ms)),
         mock.patch.object(manager, "new_session_id", snowflakes.next_id),
-        mock.patch.object(uuid, "uuid4", lambda: uuid.UUID(int=rng.getrandbits(128), version=4)),
+        mock.patch.object(ids, "random_entry_suffix", lambda: f"{rng.getrandbits(32):08x}"),
     ):
         yield
 

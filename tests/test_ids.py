@@ -6,11 +6,11 @@ import os
 import re
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 
 import pytest
 
+from omp_session import ids
 from omp_session.ids import (
     SNOWFLAKE_EPOCH_MS,
     SnowflakeGenerator,
@@ -138,9 +138,8 @@ class _Everything:
         return True
 
 
-def test_entry_id_is_last_8_hex_of_uuid4(monkeypatch: pytest.MonkeyPatch) -> None:
-    fixed = uuid.UUID("12345678-9abc-4def-8123-456789abcdef")
-    monkeypatch.setattr(uuid, "uuid4", lambda: fixed)
+def test_entry_id_is_32_random_bits_as_8_hex(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ids.os, "urandom", lambda n: bytes.fromhex("89abcdef")[:n])
     assert new_entry_id(set()) == "89abcdef"
 
 
@@ -154,8 +153,8 @@ def test_entry_id_format_and_uniqueness() -> None:
 
 
 def test_entry_id_retries_past_collisions(monkeypatch: pytest.MonkeyPatch) -> None:
-    values = iter(["00000000-0000-4000-8000-0000aaaaaaaa"] * 5 + ["00000000-0000-4000-8000-0000bbbbbbbb"])
-    monkeypatch.setattr(uuid, "uuid4", lambda: uuid.UUID(next(values)))
+    values = iter(["aaaaaaaa"] * 5 + ["bbbbbbbb"])
+    monkeypatch.setattr(ids, "random_entry_suffix", lambda: next(values))
     assert new_entry_id({"aaaaaaaa"}) == "bbbbbbbb"
 
 

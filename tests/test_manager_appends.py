@@ -378,12 +378,11 @@ def test_usage_statistics_of_entries() -> None:
 
 
 def test_entry_ids_avoid_every_existing_id(session: SessionManager, monkeypatch: pytest.MonkeyPatch) -> None:
-    import uuid
+    from omp_session import ids
 
     first = session.append_message(user())
-    fixed = uuid.UUID(int=int(first, 16))  # its last 8 hex digits collide with the first id
-    values = iter([fixed, fixed, uuid.UUID(int=0xABCDEF12)])
-    monkeypatch.setattr(uuid, "uuid4", lambda: next(values))
+    values = iter([first, first, "abcdef12"])  # the first two draws collide with the first id
+    monkeypatch.setattr(ids, "random_entry_suffix", lambda: next(values))
     second = session.append_message(user())
     assert second == "abcdef12" != first
 

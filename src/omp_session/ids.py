@@ -10,11 +10,11 @@ Everything here is pure except the clock and the randomness this module owns:
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import secrets
 import threading
 import time
-import uuid
 from collections.abc import Callable, Container
 
 __all__ = [
@@ -98,14 +98,20 @@ def decode_snowflake(hex_id: str) -> tuple[int, int]:
     return (value >> _SEQ_BITS) + SNOWFLAKE_EPOCH_MS, value & _SEQ_MASK
 
 
+def random_entry_suffix() -> str:
+    """32 random bits as 8 hex digits: what omp takes from the end of a v4 UUID, 6× cheaper."""
+    return os.urandom(4).hex()
+
+
 def new_entry_id(existing: Container[str], *, generator: SnowflakeGenerator | None = None) -> str:
     """Return a fresh entry id that is not in ``existing`` (§1.5).
 
-    13.19.0 takes the *last* 8 hex chars of a random UUIDv4 (32 random bits) and retries up to 100 times
+    13.19.0 takes the *last* 8 hex chars of a random UUIDv4 (32 random bits; we draw the same bits
+    directly) and retries up to 100 times
     against the id index; after 100 collisions it falls back to a full 16-hex Snowflake (unchecked).
     """
     for _ in range(_ENTRY_ID_ATTEMPTS):
-        candidate = str(uuid.uuid4())[-8:]
+        candidate = random_entry_suffix()
         if candidate not in existing:
             return candidate
     return (generator or _DEFAULT_GENERATOR).next_id()
@@ -174,9 +180,21 @@ def iso_from_ms(ms: int) -> str:
     return f"{year_s}-{month:02d}-{day:02d}T{hh:02d}:{mm:02d}:{ss:02d}.{millis:03d}Z"
 
 
+_second_cache: tuple[int, str] = (-1, "")
+
+
 def now_iso(ms: int | None = None) -> str:
     """Current time (or the given Unix ms) as ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (§1.3, 24 chars)."""
-    return iso_from_ms(now_ms() if ms is None else ms)
+    global _second_cache
+    if ms is None:
+        ms = now_ms()
+    second, millis = divmod(ms, 1000)
+    cached_second, prefix = _second_cache
+    if second != cached_second:
+        # Every append stamps its entry: format the date part once per second, not per call.
+        prefix = iso_from_ms(second * 1000)[:-4]
+        _second_cache = (second, prefix)
+    return f"{prefix}{millis:03d}Z"
 
 
 def file_timestamp(iso: str) -> str:

@@ -156,7 +156,7 @@ class FileStorage:
                 data = self._newline_if_torn(self._fd) + data
                 self._tail_checked = True
             _write_all(self._fd, data)
-            self._after_write(self._fd)
+            self._after_write(self._fd, len(data))
         except OSError as exc:
             # A partial write may have left a torn line: check the tail again before the next one.
             self._tail_checked = False
@@ -168,12 +168,17 @@ class FileStorage:
             return b""
         return b"" if os.pread(fd, 1, size - 1) == b"\n" else b"\n"
 
-    def _after_write(self, fd: int) -> None:
+    def _after_write(self, fd: int, written: int) -> None:
         if self.policy == "fsync":
             os.fsync(fd)
         elif self.policy == "batch":
             self._schedule_sync()
-        self._known = FileState.of(os.fstat(fd))
+        if self._known is None:
+            self._known = FileState.of(os.fstat(fd))
+        else:
+            # Our own append: the size grows by what we wrote and the mtime is now unknown (-1), so
+            # the rewrite check compares inode and size only. Saves an fstat on every append.
+            self._known = FileState(self._known.inode, self._known.size + written, -1)
 
     def _schedule_sync(self) -> None:
         with self._sync_lock:
@@ -200,7 +205,10 @@ class FileStorage:
             return
         if self._known is None:
             raise SessionChangedError(self._path, "a file appeared at this path")
-        if current != self._known:
+        known = self._known
+        if known.mtime_ns < 0:
+            current = current._replace(mtime_ns=-1)
+        if current != known:
             if current.inode != self._known.inode:
                 detail = "file was replaced"
             elif current.size != self._known.size:
