@@ -7,12 +7,12 @@ import random
 import struct
 import zlib
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from omp_session import SessionManager, ids, manager
+from omp_session import SessionManager, appends, ids, manager, whole_session
 from omp_session.ids import SnowflakeGenerator, iso_from_ms
 from omp_session.paths import encode_session_dir_name
 
@@ -47,11 +47,14 @@ class Clock:
 def deterministic(clock: Clock, seed: int) -> Iterator[None]:
     rng = random.Random(seed)
     snowflakes = SnowflakeGenerator(start_seq=seed, clock=clock.read)
-    with (
-        mock.patch.object(manager, "now_iso", lambda ms=None: clock.iso(ms)),
-        mock.patch.object(manager, "new_session_id", snowflakes.next_id),
-        mock.patch.object(ids, "random_entry_suffix", lambda: f"{rng.getrandbits(32):08x}"),
-    ):
+    with ExitStack() as stack:
+        # Every module that stamps times or makes session ids imported them by name.
+        for module in (manager, appends, whole_session):
+            stack.enter_context(mock.patch.object(module, "now_iso", lambda ms=None: clock.iso(ms)))
+            if hasattr(module, "new_session_id"):
+                stack.enter_context(mock.patch.object(module, "new_session_id", snowflakes.next_id))
+        suffixes = lambda: f"{rng.getrandbits(32):08x}"  # noqa: E731
+        stack.enter_context(mock.patch.object(ids, "random_entry_suffix", suffixes))
         yield
 
 

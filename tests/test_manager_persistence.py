@@ -468,10 +468,10 @@ def test_read_only_open_of_an_empty_file_raises(tmp_path: Path) -> None:
 
 def test_repr_and_refresh_in_memory(tmp_path: Path) -> None:
     memory = SessionManager.in_memory("/p")
-    memory.append_message(user())
-    assert repr(memory) == f"<SessionManager {memory.get_session_id()} in memory entries=1>"
+    leaf = memory.append_message(user())
+    assert repr(memory) == f"<SessionManager {memory.get_session_id()} in memory leaf={leaf}>"
     assert memory.refresh() == []
     with SessionManager.open(tmp_path / "s.jsonl") as session:
         assert (
-            repr(session) == f"<SessionManager {session.get_session_id()} {tmp_path / 's.jsonl'} entries=0>"
+            repr(session) == f"<SessionManager {session.get_session_id()} {tmp_path / 's.jsonl'} leaf=None>"
         )

@@ -231,3 +231,54 @@ def test_context_after_fork_is_unchanged(named: SessionManager) -> None:
     assert named.build_session_context().to_dict() == before
     assert contents(named.build_session_context().messages) == ["u1", "A:side"]
     named.close()
+
+
+def test_whole_session_operations_refuse_on_a_read_only_session(tmp_path: Path) -> None:
+    from omp_session import ReadOnlySessionError
+
+    with SessionManager.create("/p", tmp_path) as writer:
+        first = writer.append_message({"role": "user", "content": "q", "timestamp": 1})
+        writer.ensure_on_disk()
+        path = writer.get_session_file()
+    assert path is not None
+    before = Path(path).read_bytes()
+    reader = SessionManager.open(path, read_only=True)
+    for attempt in (
+        lambda: reader.create_branched_session(first),
+        reader.fork,
+        reader.new_session,
+        lambda: reader.set_session_name("x"),
+        reader.ensure_on_disk,
+        lambda: reader.append_message({"role": "user", "content": "no", "timestamp": 2}),
+    ):
+        with pytest.raises(ReadOnlySessionError):
+            attempt()
+    assert reader.get_session_file() == path and reader.get_session_name() is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == [Path(path).name]
+    assert Path(path).read_bytes() == before
+
+
+def test_a_failed_fork_leaves_the_session_as_it_was(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+    import os
+
+    from omp_session import PersistenceError
+
+    with SessionManager.create("/p", tmp_path) as session:
+        session.append_message({"role": "user", "content": "q", "timestamp": 1})
+        session.ensure_on_disk()
+        path = session.get_session_file()
+
+        def no_space(*args: object) -> None:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        monkeypatch.setattr(os, "replace", no_space)
+        with pytest.raises(PersistenceError):
+            session.fork()
+        with pytest.raises(PersistenceError):
+            session.set_session_name("new")
+        monkeypatch.undo()
+        assert session.get_session_file() == path and session.get_session_name() is None
+        assert "title" not in session.get_header()
+        session.append_message({"role": "user", "content": "still here", "timestamp": 2})
+    assert [p.name for p in tmp_path.glob("*.jsonl")] == [Path(str(path)).name]

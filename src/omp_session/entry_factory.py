@@ -6,7 +6,7 @@ omp writes as ``null`` (``thinkingLevel``, ``serviceTier``, root ``parentId``) a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from typing import Any
 
 from .entries import CURRENT_VERSION
@@ -124,4 +124,22 @@ def reparent_without_labels(path: Sequence[Entry]) -> list[Entry]:
         if kept and entry.get("parentId") != kept[-1].get("id"):
             entry = {**entry, "parentId": kept[-1].get("id")}
         kept.append(entry)
+    return kept
+
+
+def branched_entries(
+    path: Sequence[Entry], labels: Mapping[str, str], new_id: Callable[[Container[str]], str], timestamp: str
+) -> list[Entry]:
+    """The entries of a branched session (spec §6.5): the path without its labels, re-linked, then
+    one fresh label entry per label whose target is on the path, chained in label-index order."""
+    kept = reparent_without_labels(path)
+    used = {str(entry.get("id")) for entry in kept}
+    on_path = set(used)
+    previous = kept[-1].get("id") if kept else None
+    for target, label in labels.items():
+        if target in on_path:
+            label_id = new_id(used)
+            used.add(label_id)
+            kept.append(typed(label_id, previous, timestamp, "label", targetId=target, label=label))
+            previous = label_id
     return kept
