@@ -114,6 +114,18 @@ def _xdg_omp_dir(
     return candidate if os.path.exists(candidate) else None
 
 
+def _agent_subdir(
+    name: str,
+    xdg_variable: str,
+    env: Env | None,
+    home: StrPath | None,
+    cwd: StrPath | None,
+    platform: str | None,
+) -> Path:
+    xdg = _xdg_omp_dir(xdg_variable, env, home, cwd, platform)
+    return xdg / name if xdg else agent_dir(env, home=home, cwd=cwd) / name
+
+
 def sessions_root(
     env: Env | None = None,
     *,
@@ -122,8 +134,7 @@ def sessions_root(
     platform: str | None = None,
 ) -> Path:
     """``<agent dir>/sessions``, or ``$XDG_DATA_HOME/omp/sessions`` under the XDG rule (§1.1)."""
-    xdg = _xdg_omp_dir("XDG_DATA_HOME", env, home, cwd, platform)
-    return xdg / "sessions" if xdg else agent_dir(env, home=home, cwd=cwd) / "sessions"
+    return _agent_subdir("sessions", "XDG_DATA_HOME", env, home, cwd, platform)
 
 
 def blobs_dir(
@@ -134,8 +145,7 @@ def blobs_dir(
     platform: str | None = None,
 ) -> Path:
     """``<agent dir>/blobs``, or ``$XDG_DATA_HOME/omp/blobs`` under the XDG rule (§1.1)."""
-    xdg = _xdg_omp_dir("XDG_DATA_HOME", env, home, cwd, platform)
-    return xdg / "blobs" if xdg else agent_dir(env, home=home, cwd=cwd) / "blobs"
+    return _agent_subdir("blobs", "XDG_DATA_HOME", env, home, cwd, platform)
 
 
 def terminal_sessions_dir(
@@ -146,8 +156,7 @@ def terminal_sessions_dir(
     platform: str | None = None,
 ) -> Path:
     """``<agent dir>/terminal-sessions``, or ``$XDG_STATE_HOME/omp/terminal-sessions`` (§1.1, §7.8)."""
-    xdg = _xdg_omp_dir("XDG_STATE_HOME", env, home, cwd, platform)
-    return xdg / "terminal-sessions" if xdg else agent_dir(env, home=home, cwd=cwd) / "terminal-sessions"
+    return _agent_subdir("terminal-sessions", "XDG_STATE_HOME", env, home, cwd, platform)
 
 
 # --- per-project directory name (§1.2) --------------------------------------------------------------

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import errno
 import os
-import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +13,7 @@ import pytest
 
 from omp_session import CorruptSessionError, SessionManager, SessionNotFoundError
 from omp_session.repair import check
+from tests.helpers import within
 
 HEADER = (
     b'{"type":"session","version":3,"id":"bad-input","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}\n'
@@ -30,24 +29,6 @@ def _line(entry_id: str, parent: str | None, content: str = "x", role: str = "us
     ).encode()
 
 
-def _within(seconds: float, action: Callable[[], Any]) -> Any:
-    result: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            result["value"] = action()
-        except BaseException as exc:  # re-raised in the test thread
-            result["error"] = exc
-
-    worker = threading.Thread(target=run, daemon=True)
-    worker.start()
-    worker.join(seconds)
-    assert not worker.is_alive(), f"did not finish within {seconds} s"
-    if "error" in result:
-        raise result["error"]
-    return result.get("value")
-
-
 def _write(tmp_path: Path, data: bytes) -> Path:
     path = tmp_path / "input.jsonl"
     path.write_bytes(data)
@@ -56,9 +37,9 @@ def _write(tmp_path: Path, data: bytes) -> Path:
 
 def _open_unchanged(path: Path) -> SessionManager:
     before = path.read_bytes()
-    session: SessionManager = _within(10, lambda: SessionManager.open(path))
-    _within(10, session.build_session_context)
-    _within(10, session.get_tree)
+    session: SessionManager = within(10, lambda: SessionManager.open(path))
+    within(10, session.build_session_context)
+    within(10, session.get_tree)
     assert path.read_bytes() == before
     return session
 
@@ -151,7 +132,7 @@ def test_deeply_nested_json_is_a_malformed_line(tmp_path: Path) -> None:
 def test_a_100_mb_single_line_loads(tmp_path: Path) -> None:
     big = "y" * (100 * 1024 * 1024)
     path = _write(tmp_path, HEADER + _line("a", None, big))
-    session = _within(60, lambda: SessionManager.open(path, read_only=True))
+    session = within(60, lambda: SessionManager.open(path, read_only=True))
     assert len(session.get_entry("a")["message"]["content"]) == len(big)
 
 

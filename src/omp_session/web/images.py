@@ -76,21 +76,33 @@ def _blob_head(path: Path) -> bytes:
         return handle.read(16)
 
 
+NOT_RASTER = "not a PNG, JPEG, GIF or WebP image (not shown)"
+
+
+def _blob_or_inline(block: dict[str, Any], blobs_dir: Path | None) -> tuple[str | None, str] | Path:
+    """The blob file an image block refers to, or the final (src, note) for everything else."""
+    data = block.get("data")
+    if not isinstance(data, str):
+        return None, "image without data"
+    digest = parse_blob_ref(data)
+    if digest is None:
+        return _inline_base64(data)
+    path = blob_file(blobs_dir, digest)
+    if path is None:
+        return None, f"blob sha256:{digest[:12]}… is not in the blob store"
+    return path
+
+
 def linked_images(blobs_dir: Path | None, blob_url: Callable[[str], str]) -> ImageSource:
     """Inline base64 images as ``data:`` URLs and point blob references at ``blob_url(digest)``."""
 
     def source(block: dict[str, Any]) -> tuple[str | None, str]:
-        data = block.get("data")
-        if not isinstance(data, str):
-            return None, "image without data"
-        digest = parse_blob_ref(data)
-        if digest is None:
-            return _inline_base64(data)
-        path = blob_file(blobs_dir, digest)
-        if path is None:
-            return None, f"blob sha256:{digest[:12]}… is not in the blob store"
+        found = _blob_or_inline(block, blobs_dir)
+        if isinstance(found, tuple):
+            return found
+        digest, path = found.name, found
         if sniff_raster_mime(_blob_head(path)) is None:
-            return None, "not a PNG, JPEG, GIF or WebP image (not shown)"
+            return None, NOT_RASTER
         return blob_url(digest), ""
 
     return source
@@ -100,19 +112,13 @@ def inline_images(blobs_dir: Path | None) -> ImageSource:
     """Every image as a ``data:`` URL, blobs read from ``blobs_dir`` (for self-contained exports)."""
 
     def source(block: dict[str, Any]) -> tuple[str | None, str]:
-        data = block.get("data")
-        if not isinstance(data, str):
-            return None, "image without data"
-        digest = parse_blob_ref(data)
-        if digest is None:
-            return _inline_base64(data)
-        path = blob_file(blobs_dir, digest)
-        if path is None:
-            return None, f"blob sha256:{digest[:12]}… is not in the blob store"
-        raw = path.read_bytes()
+        found = _blob_or_inline(block, blobs_dir)
+        if isinstance(found, tuple):
+            return found
+        raw = found.read_bytes()
         mime = sniff_raster_mime(raw[:16])
         if mime is None:
-            return None, "not a PNG, JPEG, GIF or WebP image (not shown)"
+            return None, NOT_RASTER
         return f"data:{mime};base64,{base64.b64encode(raw).decode('ascii')}", ""
 
     return source
