@@ -1,7 +1,7 @@
 PY ?= .venv/bin/python
 VENV_STAMP := .venv/.installed
 
-.PHONY: run test lint bench install clean
+.PHONY: run test lint bench install browser clean
 
 $(VENV_STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv .venv
@@ -15,14 +15,18 @@ install: $(VENV_STAMP)
 run: $(VENV_STAMP)
 	$(PY) -m omp_session.web.run_default --port $(or $(PORT),8765)
 
+## browser: Debian's Chromium for the browser tests (installed once; needs root or sudo)
+browser:
+	bash .ci/install-browser
+
 ## test: the whole test suite (what CI runs)
-test: $(VENV_STAMP)
+test: $(VENV_STAMP) browser
 	$(PY) -m pytest -q -m "not slow" --cov --cov-report=term:skip-covered
 
 ## lint: ruff and mypy --strict
 lint: $(VENV_STAMP)
-	.venv/bin/ruff check src tests bench examples
-	.venv/bin/ruff format --check src tests bench examples
+	.venv/bin/ruff check src tests bench examples samples
+	.venv/bin/ruff format --check src tests bench examples samples
 	.venv/bin/mypy
 
 ## bench: performance benchmarks against measured floors (not part of the tests)
