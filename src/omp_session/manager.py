@@ -362,10 +362,13 @@ class SessionManager(AppendMethods, WholeSessionMethods):
     def refresh(self) -> EntryList:
         """Read entries appended to the file since it was loaded (for read-only followers).
 
-        Only complete lines are read; returns the new entries, which also move the leaf.
+        Only complete lines are read; returns the new entries, which also move the leaf. If the
+        writer replaced the file meanwhile (a full rewrite), it is read again in full.
         """
         if not isinstance(self._storage, FileStorage) or not self._storage.exists():
             return []
+        if self._read_only and self._storage.replaced_since_read():
+            return self._reload()
         data = self._storage.read_from(self._read_offset)
         complete = data[: data.rfind(b"\n") + 1]
         if not complete:
@@ -379,6 +382,17 @@ class SessionManager(AppendMethods, WholeSessionMethods):
             if isinstance(entry.get("id"), str):
                 self._leaf = entry["id"]
         return added
+
+    def _reload(self) -> EntryList:
+        # The writer replaced the file (a migration, rename or repair): read it again in full and
+        # report the entries this reader had not seen.
+        assert isinstance(self._storage, FileStorage)
+        data = self._storage.read()
+        loaded = parse_session(Path(str(self.get_session_file())), data, self._storage.blobs)
+        seen = set(self._index.by_id)
+        self._reset_state(loaded.header, loaded.entries)
+        self._read_offset = data.rfind(b"\n") + 1
+        return [entry for entry in loaded.entries if entry.get("id") not in seen]
 
     def flush(self) -> None:
         """Make every written entry durable (fsync)."""

@@ -85,3 +85,19 @@ def test_rewrite_refuses_when_another_program_appended(session_file: Callable[[]
     assert b'"id":"f1"' in path.read_bytes()
     session.close()
     assert os.path.exists(path)
+
+
+def test_reader_follows_a_writer_across_a_full_rewrite(session_file: Callable[[], Path]) -> None:
+    path = session_file()
+    reader = SessionManager.open(path, read_only=True)
+    with SessionManager.open(path) as writer:
+        first = writer.append_message({"role": "user", "content": "before", "timestamp": 1})
+        assert [e["id"] for e in reader.refresh()] == [first]
+        writer.set_session_name("renamed")  # a full rewrite: a new inode at the same path
+        second = writer.append_message({"role": "user", "content": "after", "timestamp": 2})
+    assert [e["id"] for e in reader.refresh()] == [second]
+    assert reader.get_session_name() == "renamed"
+    assert reader.get_leaf_id() == second
+    assert [e["id"] for e in reader.get_entries()] == [
+        e["id"] for e in SessionManager.open(path, read_only=True).get_entries()
+    ]

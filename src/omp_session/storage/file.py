@@ -103,6 +103,16 @@ class FileStorage:
             self._known = FileState.of(os.fstat(handle.fileno()))
         return data
 
+    def replaced_since_read(self) -> bool:
+        """Whether the file at the path is no longer the one last read (renamed over by a rewrite,
+        or truncated), so following it from an offset would misread it."""
+        try:
+            current = os.stat(self._path)
+        except FileNotFoundError:
+            return True
+        known = self._known
+        return known is None or current.st_ino != known.inode or current.st_size < known.size
+
     def read_from(self, offset: int) -> bytes:
         """Bytes appended after ``offset`` (for readers following a live writer)."""
         with open(self._path, "rb") as handle:
