@@ -16,6 +16,7 @@ from typing import Any
 from . import entry_factory as make
 from . import listing
 from .appends import AppendMethods
+from .artifacts import ArtifactMethods
 from .blobs import BlobSink, FileBlobStore
 from .codec import LineIssue, decode_lines
 from .context import SessionContext
@@ -49,6 +50,7 @@ EntryList = list[Entry]
 InfoList = list[listing.SessionInfo]
 NodeList = list[SessionTreeNode]
 IssueList = list[LineIssue]
+RuleList = list[str]
 Content = str | list[dict[str, Any]]
 
 
@@ -61,7 +63,7 @@ def _default_blobs() -> BlobSink:
     return FileBlobStore(blobs_dir())
 
 
-class SessionManager(AppendMethods, WholeSessionMethods):
+class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
     """One session: a header and a tree of entries, persisted to a JSONL file or kept in memory.
 
     Build one with :meth:`create`, :meth:`open`, :meth:`continue_recent`, :meth:`in_memory` or
@@ -91,6 +93,7 @@ class SessionManager(AppendMethods, WholeSessionMethods):
         self._read_only = read_only
         self._issues = list(issues)
         self._read_offset = 0
+        self._init_artifacts()
         self._reset_state(header, entries)
         self._ensured = ensured_on_disk
         self._flushed = flushed
@@ -329,6 +332,18 @@ class SessionManager(AppendMethods, WholeSessionMethods):
         if self._leaf is None:
             return SessionContext()
         return context_at(self._index, self._leaf)
+
+    def get_injected_ttsr_rules(self) -> RuleList:
+        """TTSR rule names injected along the current branch, first appearance first (§5)."""
+        return self.build_session_context().injected_ttsr_rules if self._leaf is not None else []
+
+    def get_last_model_change_role(self) -> str | None:
+        """``role`` (default ``"default"``) of the nearest ``model_change`` above the leaf (§5)."""
+        for entry in reversed(self.get_branch()):
+            if entry.get("type") == "model_change":
+                role = entry.get("role")
+                return role if isinstance(role, str) else "default"
+        return None
 
     def get_usage_statistics(self) -> UsageStatistics:
         """Totals over every branch (a copy, not a live object)."""

@@ -160,6 +160,13 @@ class WholeSessionMethods:
                 raise
         self._session_name = name
 
+    def rewrite_entries(self) -> None:
+        """Rewrite the whole file from memory, after entries were changed in place (omp's
+        ``rewriteEntries``, used when tool output is pruned). Atomic, as every rewrite."""
+        self._require_writable()
+        if self._storage.exists():
+            self._rewrite_all()
+
     def ensure_on_disk(self) -> None:
         """Write the session now and persist every later entry immediately."""
         self._require_writable()
