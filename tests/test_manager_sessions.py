@@ -282,3 +282,36 @@ def test_a_failed_fork_leaves_the_session_as_it_was(tmp_path: Path, monkeypatch:
         assert "title" not in session.get_header()
         session.append_message({"role": "user", "content": "still here", "timestamp": 2})
     assert [p.name for p in tmp_path.glob("*.jsonl")] == [Path(str(path)).name]
+
+
+def test_move_to_renames_file_and_artifacts_into_the_new_project(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    old_dir = default_session_dir("/work/old", root)
+    with SessionManager.create("/work/old", old_dir) as session:
+        session.append_message(user("q"))
+        session.append_message(assistant("a"))
+        session.save_artifact("log", "bash")
+        old_file = Path(str(session.get_session_file()))
+        session.move_to("/work/new")
+        new_file = Path(str(session.get_session_file()))
+        assert new_file.parent == default_session_dir("/work/new", root) and new_file.name == old_file.name
+        assert not old_file.exists() and not old_file.with_suffix("").exists()
+        assert (new_file.with_suffix("") / "0.bash.log").read_text() == "log"
+        assert session.get_cwd() == "/work/new" and session.get_header()["cwd"] == "/work/new"
+        session.append_message(user("after the move"))
+        session.move_to("/work/new/")  # the same directory: nothing happens
+        assert session.get_session_file() == str(new_file)
+    reloaded = SessionManager.open(new_file, read_only=True)
+    assert reloaded.get_header()["cwd"] == "/work/new"
+    assert contents(reloaded.build_session_context().messages) == ["q", "A:a", "after the move"]
+
+
+def test_move_to_before_anything_was_written_only_changes_the_place(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    with SessionManager.create("/work/old", default_session_dir("/work/old", root)) as session:
+        session.append_message(user("held"))
+        session.move_to("/work/elsewhere")
+        session.append_message(assistant("now written"))
+        path = Path(str(session.get_session_file()))
+    assert path.parent == default_session_dir("/work/elsewhere", root)
+    assert SessionManager.open(path, read_only=True).get_header()["cwd"] == "/work/elsewhere"

@@ -16,7 +16,7 @@ from . import entry_factory as make
 from .errors import EntryNotFoundError, ReadOnlySessionError
 from .ids import new_entry_id, new_session_id, now_iso
 from .lazy_index import LazySessionIndex
-from .paths import session_file_path
+from .paths import default_session_dir, session_file_path
 from .storage import Storage
 from .storage.file import FileStorage
 from .storage.memory import MemoryStorage
@@ -159,6 +159,41 @@ class WholeSessionMethods:
                     self._header["title"] = previous
                 raise
         self._session_name = name
+
+    def move_to(self, new_cwd: str | os.PathLike[str]) -> None:
+        """Move the session to the project directory of ``new_cwd`` (omp's ``moveTo``, §6.6).
+
+        The file and its artifact directory are renamed into the new session directory (the
+        file rename is undone if the artifacts cannot follow), and the header's ``cwd`` becomes
+        the resolved ``new_cwd``. A no-op when the resolved cwd does not change.
+        """
+        self._require_writable()
+        resolved = os.path.abspath(new_cwd)
+        if resolved == os.path.abspath(self._cwd):
+            return
+        storage = self._storage
+        if isinstance(storage, FileStorage):
+            root = Path(self._session_dir).parent  # stay under the same sessions root
+            directory = default_session_dir(resolved, root)
+            self._move_files(storage, directory)
+            self._session_dir = os.fspath(directory)
+        self._cwd = resolved
+        self._header["cwd"] = resolved
+        if storage.exists():
+            self._rewrite_all()
+
+    @staticmethod
+    def _move_files(storage: FileStorage, directory: Path) -> None:
+        old_path = Path(str(storage.path))
+        artifacts = old_path.with_suffix("")
+        target = directory / old_path.name
+        storage.move(target)
+        if artifacts.is_dir():
+            try:
+                os.rename(artifacts, target.with_suffix(""))
+            except OSError:
+                storage.move(old_path)  # keep file and artifacts together
+                raise
 
     def rewrite_entries(self) -> None:
         """Rewrite the whole file from memory, after entries were changed in place (omp's

@@ -103,6 +103,25 @@ class FileStorage:
             self._known = FileState.of(os.fstat(handle.fileno()))
         return data
 
+    def move(self, target: Path) -> None:
+        """Rename the session file to ``target`` (same filesystem). The lock and the append
+        descriptor follow the inode, so no other writer can slip in and no stray file is left at
+        the old path (omp recreates one when an append races its rename, §9 #8a)."""
+        self._ensure_writable()
+        if target.exists():
+            raise PersistenceError(target, FileExistsError(f"{target} already exists"))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if not self._path.exists():  # nothing written yet: only the future place changes
+            self._path = self.path = target
+            return
+        try:
+            os.rename(self._path, target)
+        except OSError as exc:
+            raise PersistenceError(self._path, exc) from exc
+        fsync_directory(target.parent)
+        fsync_directory(self._path.parent)
+        self._path = self.path = target
+
     def replaced_since_read(self) -> bool:
         """Whether the file at the path is no longer the one last read (renamed over by a rewrite,
         or truncated), so following it from an offset would misread it."""
