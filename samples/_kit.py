@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from omp_session import SessionManager, appends, ids, manager, whole_session
+from omp_session import SessionManager, appends, breadcrumbs, ids, manager, whole_session
 from omp_session.ids import SnowflakeGenerator, iso_from_ms
 from omp_session.paths import encode_session_dir_name
 
@@ -53,6 +53,9 @@ def deterministic(clock: Clock, seed: int) -> Iterator[None]:
             stack.enter_context(mock.patch.object(module, "now_iso", lambda ms=None: clock.iso(ms)))
             if hasattr(module, "new_session_id"):
                 stack.enter_context(mock.patch.object(module, "new_session_id", snowflakes.next_id))
+        stack.enter_context(
+            mock.patch.object(breadcrumbs, "terminal_id", lambda *args: None)
+        )  # no ~/.omp writes
         suffixes = lambda: f"{rng.getrandbits(32):08x}"  # noqa: E731
         stack.enter_context(mock.patch.object(ids, "random_entry_suffix", suffixes))
         yield

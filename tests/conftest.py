@@ -15,4 +15,6 @@ def isolated_agent_dir(
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent))
     monkeypatch.delenv("XDG_DATA_HOME", raising=False)
     monkeypatch.delenv("XDG_STATE_HOME", raising=False)
+    for terminal in ("KITTY_WINDOW_ID", "TMUX_PANE", "TERM_SESSION_ID", "WT_SESSION"):
+        monkeypatch.delenv(terminal, raising=False)  # no terminal breadcrumbs unless a test sets one
     yield agent

@@ -18,6 +18,7 @@ from . import listing
 from .appends import AppendMethods
 from .artifacts import ArtifactMethods
 from .blobs import BlobSink, FileBlobStore
+from .breadcrumbs import read_breadcrumb, write_breadcrumb
 from .codec import LineIssue, decode_lines
 from .context import SessionContext
 from .errors import (
@@ -127,6 +128,7 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         directory.mkdir(parents=True, exist_ok=True)
         header, path = cls._new_header_and_path(os.fspath(cwd), directory)
         storage = FileStorage(path, _default_blobs(), policy=durability)
+        write_breadcrumb(os.fspath(cwd), os.fspath(path))
         return cls(cwd=os.fspath(cwd), session_dir=os.fspath(directory), storage=storage, header=header)
 
     @classmethod
@@ -162,6 +164,8 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         )
         manager._migrated_from = loaded.migrated_from
         manager._read_offset = opened.read_offset
+        if not read_only:  # a reader is not "using" the session in this terminal
+            write_breadcrumb(cwd, os.fspath(file_path))
         if opened.data is not None:
             remember_index(file_path, opened.data, loaded, manager.get_usage_statistics())
         return manager
@@ -183,9 +187,10 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         *,
         durability: DurabilityPolicy = "os",
     ) -> SessionManager:
-        """Open the newest valid session of ``cwd`` (by mtime), or create a new one."""
+        """Open this terminal's last session of ``cwd`` (its breadcrumb, §7.8), else the newest valid
+        session by mtime, else create a new one."""
         directory = Path(session_dir) if session_dir is not None else default_session_dir(cwd)
-        recent = listing.find_most_recent_session(directory)
+        recent = read_breadcrumb(os.fspath(cwd), directory) or listing.find_most_recent_session(directory)
         if recent is not None:
             return cls.open(recent, directory, durability=durability)
         return cls.create(cwd, directory, durability=durability)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from . import entry_factory as make
+from .breadcrumbs import write_breadcrumb
 from .errors import EntryNotFoundError, ReadOnlySessionError
 from .ids import new_entry_id, new_session_id, now_iso
 from .lazy_index import LazySessionIndex
@@ -142,6 +143,8 @@ class WholeSessionMethods:
         self._reset_state(header, [])
         self._ensured = False
         self._flushed = False
+        if persistent:
+            write_breadcrumb(self._cwd, os.fspath(new_path))
         return os.fspath(new_path) if persistent else None
 
     def set_session_name(self, name: str) -> None:
@@ -177,6 +180,7 @@ class WholeSessionMethods:
             directory = default_session_dir(resolved, root)
             self._move_files(storage, directory)
             self._session_dir = os.fspath(directory)
+            write_breadcrumb(resolved, os.fspath(directory / Path(str(storage.path)).name))
         self._cwd = resolved
         self._header["cwd"] = resolved
         if storage.exists():
