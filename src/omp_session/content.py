@@ -91,9 +91,7 @@ class MentionedFile:
     path: str
     content: str
     line_count: int | None = None
-    byte_size: int | None = None
     skipped_reason: str | None = None
-    has_image: bool = False
 
 
 def _str(value: Any) -> str:
@@ -171,9 +169,7 @@ def files_of(message: Mapping[str, Any]) -> list[MentionedFile]:
                     path=_str(item.get("path")),
                     content=_str(item.get("content")),
                     line_count=_int_or_none(item.get("lineCount")),
-                    byte_size=_int_or_none(item.get("byteSize")),
                     skipped_reason=reason if isinstance(reason, str) else None,
-                    has_image=isinstance(item.get("image"), dict),
                 )
             )
     return out

@@ -37,6 +37,12 @@ Attribution = Literal["user", "agent"]
 RawEntry = dict[str, Any]
 
 
+def is_assistant_entry(entry: RawEntry) -> bool:
+    """A ``message`` entry holding an assistant message (what makes a new session persist, §7.2)."""
+    message = entry.get("message")
+    return entry.get("type") == "message" and isinstance(message, dict) and message.get("role") == "assistant"
+
+
 class SessionHeader(TypedDict):
     type: Literal["session"]
     version: NotRequired[int]

@@ -71,10 +71,6 @@ class ReadOnlySessionError(SessionError):
         super().__init__(f"{path}: session is open read-only")
 
 
-class CycleError(SessionError):
-    """Raised by strict checks only: parent links form a cycle (walks themselves never hang)."""
-
-
 class SessionNotFoundError(SessionError, FileNotFoundError):
     """A session file that must exist does not."""
 

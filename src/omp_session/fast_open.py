@@ -19,7 +19,7 @@ import orjson
 from . import offset_index
 from .codec import DecodedFile, LineIssue, decode_lines
 from .context import SessionContext, context_from_path
-from .entries import CURRENT_VERSION
+from .entries import CURRENT_VERSION, is_assistant_entry
 from .errors import SessionChangedError
 from .gcpause import gc_paused
 from .index_builder import ComplexSession, IndexBuilder, State, line_spans
@@ -253,7 +253,7 @@ def _open_with(
             store.transform(record, tail)
             lazy.add(record)
             usage.add_entry(record)
-            has_assistant = has_assistant or _is_assistant(record)
+            has_assistant = has_assistant or is_assistant_entry(record)
     # FileStorage.read() records what it read, to refuse rewrites over someone else's changes;
     # we read through our own descriptor, so record the same state it would have.
     storage._known = FileState.of(stat)
@@ -264,11 +264,6 @@ def _open_with(
 
 
 # -- the manager's view of a loaded session ------------------------------------------------------
-
-
-def _is_assistant(entry: Entry) -> bool:
-    message = entry.get("message")
-    return entry.get("type") == "message" and isinstance(message, dict) and message.get("role") == "assistant"
 
 
 def index_for(entries: Sequence[Entry]) -> SessionIndex | LazySessionIndex:
@@ -291,7 +286,7 @@ def has_assistant(entries: Sequence[Entry]) -> bool:
     """Whether any entry is an assistant message (spec §7.2)."""
     if isinstance(entries, LazyEntries):
         return entries.has_assistant
-    return any(_is_assistant(entry) for entry in entries)
+    return any(is_assistant_entry(entry) for entry in entries)
 
 
 def context_at(index: SessionIndex | LazySessionIndex, leaf_id: str) -> SessionContext:

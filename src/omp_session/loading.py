@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .blobs import BlobSink
-from .codec import BLANK, DecodedFile, LineIssue, decode_lines
+from .codec import BLANK, BOM, DecodedFile, LineIssue, decode_line, decode_lines
 from .errors import CorruptSessionError
 from .gcpause import gc_paused
 from .migrate import migrate_records
@@ -52,23 +51,26 @@ def is_blank(data: bytes) -> bool:
     return not data.strip(b" \t\r\n\xef\xbb\xbf")
 
 
+def header_problem_line(decoded: DecodedFile) -> int | None:
+    """``None`` when the first JSON value of the file is a session header (§7.5 step 3), else the
+    line where the header was expected: the first line that holds anything."""
+    records = decoded.records
+    if records and decoded.first_value_line() == decoded.line_numbers[0] and is_session_header(records[0]):
+        return None
+    non_blank = [issue.line for issue in decoded.issues if issue.reason != BLANK]
+    return min(non_blank + decoded.line_numbers[:1], default=1)
+
+
 def parse_session(path: Path, data: bytes, blobs: BlobSink | None) -> LoadedSession:
     """Decode, validate the header, migrate, resolve blobs. Raises ``CorruptSessionError``."""
     with gc_paused():  # acyclic objects only: see gcpause.py
         decoded = decode_lines(data)
-    first_line = decoded.first_value_line()
-    if (
-        not decoded.records
-        or first_line != decoded.line_numbers[0]
-        or not is_session_header(decoded.records[0])
-    ):
-        # Name the first line that holds anything: that is where a header was expected.
-        non_blank = [issue.line for issue in decoded.issues if issue.reason != BLANK]
-        line = min(non_blank + decoded.line_numbers[:1], default=1)
+    bad_line = header_problem_line(decoded)
+    if bad_line is not None:
         raise CorruptSessionError(
             path,
             'the first line is not a session header ({"type":"session","id":"…"}); file left untouched',
-            line,
+            bad_line,
         )
     records = decoded.records
     migrated_from = migrate_records(records)
@@ -97,16 +99,7 @@ def read_header(path: Path, limit: int | None = None) -> dict[str, Any] | None:
     except OSError:
         return None
     try:
-        from .codec import decode_line
-
-        value = decode_line(first.removeprefix(b"\xef\xbb\xbf"))
+        value = decode_line(first.removeprefix(BOM))
     except ValueError:
         return None
     return value if is_session_header(value) else None
-
-
-def file_mtime(path: Path) -> float:
-    try:
-        return os.stat(path).st_mtime
-    except OSError:
-        return 0.0

@@ -21,6 +21,7 @@ from .blobs import BlobSink, FileBlobStore
 from .breadcrumbs import read_breadcrumb, write_breadcrumb
 from .codec import LineIssue, decode_lines
 from .context import SessionContext
+from .entries import is_assistant_entry
 from .errors import (
     EntryNotFoundError,
     ReadOnlySessionError,
@@ -53,11 +54,6 @@ NodeList = list[SessionTreeNode]
 IssueList = list[LineIssue]
 RuleList = list[str]
 Content = str | list[dict[str, Any]]
-
-
-def _is_assistant(entry: Entry) -> bool:
-    message = entry.get("message")
-    return entry.get("type") == "message" and isinstance(message, dict) and message.get("role") == "assistant"
 
 
 def _default_blobs() -> BlobSink:
@@ -251,7 +247,7 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         """Write ``entry`` (not yet in memory) or decide to hold it; raises before memory changes."""
         if self._read_only:
             raise ReadOnlySessionError(self.get_session_file())
-        if not (self._ensured or self._has_assistant or _is_assistant(entry)):
+        if not (self._ensured or self._has_assistant or is_assistant_entry(entry)):
             self._flushed = False  # held in memory until an assistant message exists (§7.2)
             return
         if self._migrated_from is not None or not self._flushed:
@@ -281,7 +277,7 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         self._index.add(entry)
         self._leaf = entry["id"]
         self._usage.add_entry(entry)
-        self._has_assistant = self._has_assistant or _is_assistant(entry)
+        self._has_assistant = self._has_assistant or is_assistant_entry(entry)
         return str(entry["id"])
 
     def _base(self) -> tuple[str, str | None, str]:
@@ -398,7 +394,7 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         for entry in added:
             self._index.add(entry)
             self._usage.add_entry(entry)
-            self._has_assistant = self._has_assistant or _is_assistant(entry)
+            self._has_assistant = self._has_assistant or is_assistant_entry(entry)
             if isinstance(entry.get("id"), str):
                 self._leaf = entry["id"]
         return added

@@ -17,7 +17,7 @@ from .codec import BLANK, BOM, NOT_OBJECT, TORN, DecodedFile, decode_lines, enco
 from .entries import CURRENT_VERSION
 from .errors import CorruptSessionError
 from .ids import new_entry_id, new_session_id, now_iso
-from .loading import is_session_header, read_session_bytes
+from .loading import header_problem_line, is_session_header, read_session_bytes
 from .migrate import header_version, migrate_records
 from .storage.file import FileStorage, fsync_directory
 from .toolcalls import find_unpaired
@@ -142,8 +142,9 @@ def check(path: Path | str) -> list[Problem]:
     data = read_session_bytes(path)
     decoded = decode_lines(data)
     problems = _line_problems(decoded)
-    if not decoded.records or not is_session_header(decoded.records[0]):
-        problems.insert(0, Problem("header", 1, None, "the first line is not a session header"))
+    bad_header = header_problem_line(decoded)
+    if bad_header is not None:  # the same rule as open(): it would refuse this file
+        problems.insert(0, Problem("header", bad_header, None, "the first line is not a session header"))
         return problems
     version = header_version(decoded.records[0])
     if version < CURRENT_VERSION:
@@ -315,8 +316,9 @@ def migrate_file(path: Path | str, dry_run: bool = False) -> int | None:
     try:
         data = storage.read()
         decoded = decode_lines(data)
-        if not decoded.records or not is_session_header(decoded.records[0]):
-            raise CorruptSessionError(path, "the first line is not a session header", 1)
+        bad_header = header_problem_line(decoded)
+        if bad_header is not None:
+            raise CorruptSessionError(path, "the first line is not a session header", bad_header)
         records = decoded.records
         old = migrate_records(records)
         if old is None or dry_run:

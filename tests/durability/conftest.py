@@ -5,7 +5,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -50,8 +50,3 @@ def session_file(tmp_path: Path) -> Callable[[], Path]:
         return Path(path)
 
     return make
-
-
-@pytest.fixture
-def no_leftover_children() -> Iterator[None]:
-    yield

@@ -88,11 +88,14 @@ def test_sigkill_during_migration_rewrite_keeps_old_or_new(tmp_path: Path) -> No
     for attempt in range(30):
         path = tmp_path / f"v1-{attempt}.jsonl"
         shutil.copyfile(V1_FIXTURE, path)
-        acknowledged = kill_after(
-            start_child("append-once", str(path)), 0, rng.choice([0, 0.02, 0.05, 0.08, 0.2])
-        )
+        # Every third child is killed only after it acknowledged its append: then the migrated
+        # file must hold that entry. The others die at random moments, before or during the rewrite.
+        wait_for = 1 if attempt % 3 == 0 else 0
+        delay = 0 if attempt % 3 == 1 else rng.choice([0.02, 0.05, 0.08, 0.2])
+        acknowledged = kill_after(start_child("append-once", str(path)), wait_for, delay)
         data = path.read_bytes()
         if data == original:
+            assert not acknowledged, "an acknowledged append is missing from the file"
             outcomes.add("original")
             continue
         session = SessionManager.open(path, read_only=True)
@@ -103,7 +106,8 @@ def test_sigkill_during_migration_rewrite_keeps_old_or_new(tmp_path: Path) -> No
         if acknowledged:
             assert acknowledged[0] in {e["id"] for e in session.get_entries()}
         outcomes.add("migrated")
-    assert outcomes  # each attempt was one of the two complete states
+    # Children killed at once never get as far as writing; acknowledged ones always did.
+    assert outcomes == {"original", "migrated"}
 
 
 def test_sigkill_during_branched_session_leaves_source_untouched(session_file: Callable[[], Path]) -> None:

@@ -86,7 +86,7 @@ def test_duplicates_and_cycles_are_fixed_keeping_omps_view(tmp_path: Path) -> No
     session = SessionManager.open(path, read_only=True)
     ids = [e["id"] for e in session.get_entries()]
     assert ids[1:] == ["a", "z", "s"] and ids[0] != "a"
-    assert check(path) == [] or {p.kind for p in check(path)} <= {"orphan"}
+    assert check(path) == []
     assert repair(path).changes == []
 
 
@@ -107,3 +107,13 @@ def test_corrupt_header_is_rebuilt_and_the_old_line_kept(tmp_path: Path) -> None
     assert report.sidecar is not None and report.sidecar.read_bytes() == b"garbage header\n"
     session = SessionManager.open(path, read_only=True)
     assert [e["id"] for e in session.get_entries()] == ["a"]
+
+
+def test_check_applies_opens_header_rule(tmp_path: Path) -> None:
+    """A JSON value before the header makes open() refuse the file; check() must say so too."""
+    path = write(tmp_path, b"42\n" + HEADER + entry("a", None))
+    problem = check(path)[0]
+    assert (problem.kind, problem.line) == ("header", 1)
+    report = repair(path)  # the stray value goes to the sidecar; the header is first again
+    assert report.sidecar is not None and report.sidecar.read_bytes() == b"42\n"
+    assert check(path) == []
