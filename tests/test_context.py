@@ -176,12 +176,6 @@ def test_orphan_leaf_gives_only_its_chain() -> None:
     assert contents(build_session_context(entries).messages) == ["alone"]
 
 
-def test_by_id_index_is_used_for_lookups() -> None:
-    entries = tree_entries()
-    by_id = {e["id"]: e for e in entries}
-    assert contents(build_session_context(entries, "a2", by_id).messages) == ["u1", "A:a1", "u2", "A:a2"]
-
-
 def test_duplicate_ids_later_wins_in_the_default_index() -> None:
     entries = [msg("x", None, user("first")), msg("y", None, user("root2")), msg("x", "y", user("second"))]
     assert contents(build_session_context(entries, "x").messages) == ["root2", "second"]

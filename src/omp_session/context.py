@@ -6,7 +6,7 @@ prepends per step, which is O(depth²), §9 #24).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -190,11 +190,7 @@ def context_from_path(path: Sequence[Entry], state_path: Sequence[Entry] | None 
     return context
 
 
-def build_session_context(
-    entries: Sequence[Entry],
-    leaf_id: str | None = UNSET,
-    by_id: Mapping[str, Entry] | None = None,
-) -> SessionContext:
+def build_session_context(entries: Sequence[Entry], leaf_id: str | None = UNSET) -> SessionContext:
     """Build the LLM context of ``entries`` at ``leaf_id`` (spec §5).
 
     ``leaf_id=None`` gives the empty context; an unset, empty or unknown leaf falls back to the last
@@ -206,19 +202,9 @@ def build_session_context(
     if leaf_id is None:
         return SessionContext()
     index = SessionIndex(entries)
-    if by_id is not None:
-        index.by_id = dict(by_id)
     leaf = index.get(leaf_id) if isinstance(leaf_id, str) else None
     if leaf is None:
         if not entries:
             return SessionContext()
         leaf = entries[-1]
-    path: list[Entry] = []
-    node: Entry | None = leaf
-    seen: set[int] = set()
-    while node is not None and id(node) not in seen:
-        seen.add(id(node))
-        path.append(node)
-        node = index.parent_of(node)
-    path.reverse()
-    return context_from_path(path)
+    return context_from_path(index.path_to(leaf))

@@ -157,7 +157,10 @@ class SessionIndex:
 
     def branch(self, from_id: str | None) -> list[Entry]:
         """Root→node path ending at ``from_id``; ``[]`` for an unknown or empty id. O(depth)."""
-        node = self.get(from_id)
+        return self.path_to(self.get(from_id))
+
+    def path_to(self, node: Entry | None) -> list[Entry]:
+        """Root→``node`` path (``node`` need not be indexed, e.g. an entry without an id)."""
         path: list[Entry] = []
         limit = len(self.by_id)
         while node is not None and len(path) <= limit:
