@@ -47,6 +47,7 @@ from .usage import UsageStatistics
 from .whole_session import ForkResult, WholeSessionMethods
 
 Entry = dict[str, Any]
+StrPath = str | os.PathLike[str]
 # Aliases: inside the class body ``list`` names the ``SessionManager.list`` factory.
 EntryList = list[Entry]
 InfoList = list[listing.SessionInfo]
@@ -54,6 +55,11 @@ NodeList = list[SessionTreeNode]
 IssueList = list[LineIssue]
 RuleList = list[str]
 Content = str | list[dict[str, Any]]
+
+
+def _session_dir_for(cwd: StrPath, session_dir: StrPath | None) -> Path:
+    """An explicit session directory as given, else omp's per-project directory for ``cwd`` (§1.2)."""
+    return Path(session_dir) if session_dir is not None else default_session_dir(cwd)
 
 
 def _default_blobs() -> BlobSink:
@@ -120,7 +126,7 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         durability: DurabilityPolicy = "os",
     ) -> SessionManager:
         """A new persistent session; its file is first written with the first assistant message."""
-        directory = Path(session_dir) if session_dir is not None else default_session_dir(cwd)
+        directory = _session_dir_for(cwd, session_dir)
         directory.mkdir(parents=True, exist_ok=True)
         header, path = cls._new_header_and_path(os.fspath(cwd), directory)
         storage = FileStorage(path, _default_blobs(), policy=durability)
@@ -185,7 +191,7 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
     ) -> SessionManager:
         """Open this terminal's last session of ``cwd`` (its breadcrumb, §7.8), else the newest valid
         session by mtime, else create a new one."""
-        directory = Path(session_dir) if session_dir is not None else default_session_dir(cwd)
+        directory = _session_dir_for(cwd, session_dir)
         recent = read_breadcrumb(os.fspath(cwd), directory) or listing.find_most_recent_session(directory)
         if recent is not None:
             return cls.open(recent, directory, durability=durability)
@@ -214,7 +220,7 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
             raise SessionNotFoundError(source)
         blobs = _default_blobs()
         loaded = parse_session(source, read_session_bytes(source), blobs)
-        directory = Path(session_dir) if session_dir is not None else default_session_dir(cwd)
+        directory = _session_dir_for(cwd, session_dir)
         directory.mkdir(parents=True, exist_ok=True)
         session_id, timestamp = new_session_id(), now_iso()
         header = make.fork_from_header(session_id, timestamp, os.fspath(cwd), loaded.header)
@@ -233,7 +239,7 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
     @classmethod
     def list(cls, cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None = None) -> InfoList:
         """Sessions of ``cwd`` (or of ``session_dir``), newest first."""
-        directory = Path(session_dir) if session_dir is not None else default_session_dir(cwd)
+        directory = _session_dir_for(cwd, session_dir)
         return listing.list_sessions(directory)
 
     @classmethod
