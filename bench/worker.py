@@ -17,10 +17,11 @@ from typing import Any
 import orjson
 
 from bench.measure import timed
-from omp_session import SessionManager, offset_index
-from omp_session.listing import list_sessions
-from omp_session.listing_cache import cache_path
-from omp_session.offset_index import drop_index
+from omp_session import SessionManager
+from omp_session.store import offset_index
+from omp_session.store.offset_index import drop_index
+from omp_session.tools.listing import list_sessions
+from omp_session.tools.listing_cache import cache_path
 
 _MESSAGE = {"role": "user", "content": "a small message of a few words", "timestamp": 1}
 _TAIL_BLOCK = 64 * 1024
@@ -189,8 +190,8 @@ def tree(path: str, runs: int) -> dict[str, Any]:
 
 
 def search(paths: list[str], query: str, runs: int) -> dict[str, Any]:
-    """``omp_session.search.search_paths`` over ``paths``."""
-    from omp_session.search import search_paths
+    """``omp_session.tools.search.search_paths`` over ``paths``."""
+    from omp_session.tools.search import search_paths
 
     for path in paths:
         _read(path)

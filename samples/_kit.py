@@ -12,9 +12,13 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from omp_session import SessionManager, appends, breadcrumbs, ids, manager, whole_session
-from omp_session.ids import SnowflakeGenerator, iso_from_ms
-from omp_session.paths import encode_session_dir_name
+from omp_session import SessionManager
+from omp_session.format import ids
+from omp_session.format.ids import SnowflakeGenerator, iso_from_ms
+from omp_session.manager import appends, whole_session
+from omp_session.manager import session_manager as manager
+from omp_session.store import breadcrumbs
+from omp_session.store.paths import encode_session_dir_name
 
 HERE = Path(__file__).resolve().parent
 HOME = "/home/ada"

@@ -27,7 +27,7 @@ from _kit import DAY_MS, HERE, START_MS, Clock, deterministic
 from other_projects import blog_session, infra_session, plan_session, quick_question_session
 from shop_api import flaky_test_session, invoices_fork, pagination_session
 
-from omp_session.ids import iso_to_ms
+from omp_session.format.ids import iso_to_ms
 
 
 def generate(out: Path) -> list[Path]:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from omp_session import SessionManager
-from omp_session.tree import SessionTreeNode
+from omp_session.model.tree import SessionTreeNode
 
 PROBE = {"role": "user", "content": "probe", "timestamp": 1700000000000}
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from omp_session import SessionManager
-from omp_session.breadcrumbs import read_breadcrumb, terminal_id, write_breadcrumb
+from omp_session.store.breadcrumbs import read_breadcrumb, terminal_id, write_breadcrumb
 
 
 class _NotATty:

@@ -1,4 +1,4 @@
-"""omp_session.codec: lenient JSONL reading (spec §7.5) and JS-identical writing (§1.7)."""
+"""omp_session.format.codec: lenient JSONL reading (spec §7.5) and JS-identical writing (§1.7)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from omp_session.codec import (
+from omp_session.format.codec import (
     BLANK,
     INVALID_UTF8,
     MALFORMED,

@@ -1,4 +1,4 @@
-"""omp_session.context: build_session_context (spec §5), checklist items 1–14, 38, 54, 59–63."""
+"""omp_session.model.context: build_session_context (spec §5), checklist items 1–14, 38, 54, 59–63."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ from typing import Any
 import pytest
 
 from omp_session import SessionManager
-from omp_session.context import (
+from omp_session.format.ids import iso_to_ms
+from omp_session.model.context import (
     UNSET,
     SessionContext,
     build_session_context,
     context_from_path,
     entry_to_message,
 )
-from omp_session.ids import iso_to_ms
 from tests.helpers import TS, assistant, contents, entry, msg, user
 
 EMPTY = {

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from omp_session import CorruptSessionError, SessionManager
-from omp_session.codec import NOT_OBJECT
+from omp_session.format.codec import NOT_OBJECT
 from tests.helpers import contents, ids, read_lines, user, within
 
 DEVIATIONS = Path(__file__).parent / "conformance" / "deviations"

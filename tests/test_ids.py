@@ -1,4 +1,4 @@
-"""Tests of omp_session.ids: Snowflake session ids, entry ids and JS-compatible timestamps (§1.3–§1.5)."""
+"""Tests of omp_session.format.ids: Snowflake session ids, entry ids, JS-compatible timestamps (§1.3–§1.5)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from omp_session import ids
-from omp_session.ids import (
+from omp_session.format import ids
+from omp_session.format.ids import (
     SNOWFLAKE_EPOCH_MS,
     SnowflakeGenerator,
     decode_snowflake,

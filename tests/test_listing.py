@@ -1,4 +1,4 @@
-"""omp_session.listing and the listing factories (spec §6.9; checklist 21–27, 58)."""
+"""omp_session.tools.listing and the listing factories (spec §6.9; checklist 21–27, 58)."""
 
 from __future__ import annotations
 
@@ -10,15 +10,15 @@ from typing import Any
 import pytest
 
 from omp_session import SessionInfo, SessionManager
-from omp_session.codec import encode_line
-from omp_session.listing import (
+from omp_session.format.codec import encode_line
+from omp_session.store.paths import legacy_encode
+from omp_session.tools.listing import (
     find_most_recent_session,
     list_all_sessions,
     list_sessions,
     message_text,
     session_info,
 )
-from omp_session.paths import legacy_encode
 from tests.helpers import HEADER, assistant, entry, msg, user, write_session
 
 

@@ -1,4 +1,4 @@
-"""Tests for omp_session.llm (agent → LLM messages) and omp_session.prompt_format (reference §4.3)."""
+"""Tests for omp_session.model.llm (agent → LLM messages) and model.prompt_format (reference §4.3)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from omp_session.llm import (
+from omp_session.model.llm import (
     BRANCH_SUMMARY_PREAMBLE,
     COMPACTION_SUMMARY_PREAMBLE,
     convert_to_llm,
     format_output_meta,
 )
-from omp_session.prompt_format import format_prompt_content
+from omp_session.model.prompt_format import format_prompt_content
 
 TS = 1_700_000_000_000
 IMAGE_A = {"type": "image", "data": "QUFB", "mimeType": "image/png"}

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from omp_session import EntryNotFoundError, SessionError, SessionManager, UsageStatistics
-from omp_session.ids import iso_to_ms
+from omp_session.format.ids import iso_to_ms
 from tests.helpers import assistant, contents, ids, read_lines, usage, user
 
 ENTRY_ID = re.compile(r"^[0-9a-f]{8}$")
@@ -378,7 +378,7 @@ def test_usage_statistics_of_entries() -> None:
 
 
 def test_entry_ids_avoid_every_existing_id(session: SessionManager, monkeypatch: pytest.MonkeyPatch) -> None:
-    from omp_session import ids
+    from omp_session.format import ids
 
     first = session.append_message(user())
     values = iter([first, first, "abcdef12"])  # the first two draws collide with the first id

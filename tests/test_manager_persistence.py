@@ -17,8 +17,8 @@ from omp_session import (
     SessionManager,
     SessionNotFoundError,
 )
-from omp_session.codec import TORN, encode_line
-from omp_session.loading import load_session
+from omp_session.format.codec import TORN, encode_line
+from omp_session.store.loading import load_session
 from tests.helpers import HEADER, assistant, entry, ids, msg, read_lines, user, write_session
 
 CORPUS = Path(__file__).parent / "conformance" / "load"

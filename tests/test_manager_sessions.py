@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from omp_session import CorruptSessionError, SessionManager, SessionNotFoundError
-from omp_session.codec import encode_line
-from omp_session.paths import default_session_dir
+from omp_session.format.codec import encode_line
+from omp_session.store.paths import default_session_dir
 from tests.helpers import assistant, contents, ids, read_lines, user
 
 CORPUS = Path(__file__).parent / "conformance" / "load"

@@ -1,4 +1,4 @@
-"""omp_session.migrate: v1 → v2 → v3 (spec §2.2), checklist items 40, 41 and 64."""
+"""omp_session.format.migrate: v1 → v2 → v3 (spec §2.2), checklist items 40, 41 and 64."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from omp_session.context import build_session_context
-from omp_session.ids import new_entry_id
-from omp_session.loading import load_session
-from omp_session.migrate import header_version, migrate_records, migrate_v1_to_v2, migrate_v2_to_v3
+from omp_session.format.ids import new_entry_id
+from omp_session.format.migrate import header_version, migrate_records, migrate_v1_to_v2, migrate_v2_to_v3
+from omp_session.model.context import build_session_context
+from omp_session.store.loading import load_session
 from tests.helpers import jsonl
 
 CORPUS = Path(__file__).parent / "conformance" / "load"

@@ -1,4 +1,4 @@
-"""Tests of omp_session.paths: base dirs (§1.1), directory names and migration (§1.2), file names (§1.3).
+"""Tests of omp_session.store.paths: base dirs (§1.1), directory names, migration (§1.2), file names (§1.3).
 
 Every test injects env/home/tmp/cwd, so nothing depends on (or touches) the real user's directories.
 """
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from omp_session import paths
-from omp_session.paths import (
+from omp_session.store import paths
+from omp_session.store.paths import (
     agent_dir,
     blobs_dir,
     config_root,
@@ -404,7 +404,7 @@ def test_failures_are_swallowed_and_logged(
         raise PermissionError(13, "denied")
 
     monkeypatch.setattr(os, "rename", refuse)
-    with caplog.at_level(logging.WARNING, logger="omp_session.paths"):
+    with caplog.at_level(logging.WARNING, logger="omp_session.store.paths"):
         target = lay.session_dir(cwd)
     assert target.is_dir()
     assert (lay.root / f"--{legacy_encode(cwd)}--" / "s.jsonl").read_text() == "old"
@@ -427,7 +427,7 @@ def test_partial_merge_leaves_old_dir_with_unmoved_files(
         real(src, dst)
 
     monkeypatch.setattr(paths, "_rename_noreplace", flaky)
-    with caplog.at_level(logging.WARNING, logger="omp_session.paths"):
+    with caplog.at_level(logging.WARNING, logger="omp_session.store.paths"):
         lay.session_dir(cwd)
     assert _tree(lay.root / "-tmp-p") == {"keep.jsonl": "new", "a.jsonl": "a"}
     assert _tree(old) == {"stuck.jsonl": "stuck"}

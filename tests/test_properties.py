@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from omp_session import SessionManager
-from omp_session.codec import decode_line, encode_json, js_number
-from omp_session.context import build_session_context
-from omp_session.ids import iso_to_ms
-from omp_session.tree import SessionIndex
+from omp_session.format.codec import decode_line, encode_json, js_number
+from omp_session.format.ids import iso_to_ms
+from omp_session.model.context import build_session_context
+from omp_session.model.tree import SessionIndex
 from tests.helpers import within
 
 Entry = dict[str, Any]

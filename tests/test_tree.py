@@ -1,4 +1,4 @@
-"""omp_session.tree (spec §6.4) and tree navigation through SessionManager (checklist 49–53)."""
+"""omp_session.model.tree (spec §6.4) and tree navigation through SessionManager (checklist 49–53)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from omp_session import EntryNotFoundError, SessionError, SessionManager
-from omp_session.tree import SessionIndex, SessionTreeNode
+from omp_session.model.tree import SessionIndex, SessionTreeNode
 from tests.helpers import assistant, entry, ids, user, within
 
 

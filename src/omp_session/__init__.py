@@ -9,8 +9,7 @@
 
 from __future__ import annotations
 
-from .context import SessionContext, build_session_context
-from .errors import (
+from omp_session.errors import (
     CorruptSessionError,
     EntryNotFoundError,
     PersistenceError,
@@ -20,11 +19,12 @@ from .errors import (
     SessionLockedError,
     SessionNotFoundError,
 )
-from .listing import SessionInfo
-from .llm import convert_to_llm
-from .manager import ForkResult, SessionManager
-from .tree import SessionTreeNode
-from .usage import UsageStatistics
+from omp_session.manager.session_manager import ForkResult, SessionManager
+from omp_session.model.context import SessionContext, build_session_context
+from omp_session.model.llm import convert_to_llm
+from omp_session.model.tree import SessionTreeNode
+from omp_session.model.usage import UsageStatistics
+from omp_session.tools.listing import SessionInfo
 
 __version__ = "0.1.0"
 

@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from omp_session.cli import main
-from omp_session.loading import load_session
-from omp_session.tree import SessionIndex
+from omp_session.model.tree import SessionIndex
+from omp_session.store.loading import load_session
 
 from .conftest import Store, run
 from .sessions import agent_session
@@ -78,7 +78,7 @@ def test_list_current_project_all_and_json(
 
 def test_list_a_project_by_cwd(store: Store, tmp_path: Path) -> None:
     path, _ids = agent_session(store.root / "-elsewhere")
-    from omp_session.resolve import project_dir
+    from omp_session.tools.resolve import project_dir
 
     project = project_dir(tmp_path, store.root)
     project.mkdir()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from omp_session.errors import EntryNotFoundError, SessionNotFoundError
-from omp_session.resolve import (
+from omp_session.tools.resolve import (
     AmbiguousEntryError,
     AmbiguousSessionError,
     NoMatchingSessionError,

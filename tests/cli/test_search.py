@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from omp_session.search import SearchHit, compile_query, search_paths, search_sessions, snippet_of
+from omp_session.tools.search import SearchHit, compile_query, search_paths, search_sessions, snippet_of
 
 from .conftest import CORPUS
 from .sessions import agent_session

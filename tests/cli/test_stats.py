@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from omp_session import SessionManager
-from omp_session.stats import collect_stats, session_stats
+from omp_session.tools.stats import collect_stats, session_stats
 
 from .conftest import CORPUS
 from .sessions import USAGE, agent_session, assistant, text

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from omp_session.errors import EntryNotFoundError
-from omp_session.resolve import AmbiguousEntryError
-from omp_session.transcript import build_items, load_transcript
+from omp_session.tools.resolve import AmbiguousEntryError
+from omp_session.tools.transcript import build_items, load_transcript
 
 from .conftest import CORPUS
 from .sessions import agent_session

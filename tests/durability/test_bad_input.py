@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from omp_session import CorruptSessionError, SessionManager, SessionNotFoundError
-from omp_session.repair import check
+from omp_session.tools.repair import check
 from tests.helpers import within
 
 HEADER = (

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from omp_session import SessionManager
-from omp_session.codec import decode_lines
+from omp_session.format.codec import decode_lines
 
 from .conftest import REPO, kill_after, start_child
 

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from omp_session import SessionError, SessionManager
-from omp_session.codec import decode_lines
-from omp_session.repair import check, repair
+from omp_session.format.codec import decode_lines
+from omp_session.tools.repair import check, repair
 
 CORPUS = Path(__file__).resolve().parents[1] / "conformance" / "load"
 SEEDS = [

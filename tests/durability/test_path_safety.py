@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from omp_session import SessionManager
-from omp_session.paths import default_session_dir, is_within, safe_child, session_file_path
+from omp_session.store.paths import default_session_dir, is_within, safe_child, session_file_path
 
 
 @pytest.mark.parametrize(

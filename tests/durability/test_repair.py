@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from omp_session import SessionManager
-from omp_session.repair import check, migrate_file, repair
+from omp_session.tools.repair import check, migrate_file, repair
 
 HEADER = b'{"type":"session","version":3,"id":"r","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}\n'
 V1 = Path(__file__).resolve().parents[1] / "conformance" / "load" / "v1-linear-compaction-index.jsonl"

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from omp_session import offset_index
+from omp_session.store import offset_index
 
 
 @pytest.fixture(autouse=True)

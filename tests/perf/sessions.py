@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from hypothesis import strategies as st
 
-from omp_session import SessionManager, offset_index
-from omp_session.tree import SessionTreeNode
+from omp_session import SessionManager
+from omp_session.model.tree import SessionTreeNode
+from omp_session.store import offset_index
 
 Entry = dict[str, Any]
 HEADER = {
@@ -182,6 +183,6 @@ def open_lazily(path: Path, *, read_only: bool = True) -> SessionManager:
 
 
 def is_lazy(manager: SessionManager) -> bool:
-    from omp_session.lazy_index import LazySessionIndex
+    from omp_session.store.lazy_index import LazySessionIndex
 
     return isinstance(manager._index, LazySessionIndex)

@@ -11,9 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from omp_session import SessionManager, offset_index
-from omp_session import manager as manager_module
-from omp_session.offset_index import index_path
+from omp_session import SessionManager
+from omp_session.manager import session_manager as manager_module
+from omp_session.store import offset_index
+from omp_session.store.offset_index import index_path
 
 from .sessions import full_snapshot, is_lazy, ordered, session_lines, snapshot
 

@@ -13,9 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from omp_session import SessionManager, listing
-from omp_session.listing import list_all_sessions, list_sessions, session_info
-from omp_session.listing_cache import ListingCache, cache_path
+from omp_session import SessionManager
+from omp_session.tools import listing
+from omp_session.tools.listing import list_all_sessions, list_sessions, session_info
+from omp_session.tools.listing_cache import ListingCache, cache_path
 
 from .sessions import session_lines
 

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from omp_session import SessionManager, offset_index
-from omp_session.codec import encode_line
+from omp_session import SessionManager
 from omp_session.errors import SessionChangedError
-from omp_session.offset_index import index_path, read_index
+from omp_session.format.codec import encode_line
+from omp_session.store import offset_index
+from omp_session.store.offset_index import index_path, read_index
 
 from .sessions import HEADER, full_snapshot, is_lazy, snapshot
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import uvicorn
 
-from omp_session.codec import encode_line
+from omp_session.format.codec import encode_line
 from omp_session.web import create_app
 
 REPO = Path(__file__).resolve().parents[2]

@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 from omp_session import SessionManager
 from omp_session.export.html import export_html
-from omp_session.loading import load_session
+from omp_session.store.loading import load_session
 
 from .conftest import Viewer
 from .support import BLOG, FLAKY, PAGINATION, screenshot
@@ -164,8 +164,8 @@ def test_images_render_from_the_blob_store_and_inline(page: Any, viewer: Viewer)
 
 
 def test_context_at_every_node_matches_build_session_context(page: Any, viewer: Viewer) -> None:
-    from omp_session.context import build_session_context, entry_to_message
-    from omp_session.tree import SessionIndex
+    from omp_session.model.context import build_session_context, entry_to_message
+    from omp_session.model.tree import SessionIndex
 
     for ref in (
         FLAKY,

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from omp_session.codec import encode_line
+from omp_session.format.codec import encode_line
 
 from .support import PAGINATION, PNG_1x1, copy_samples, running_viewer, snapshot, write_session
 

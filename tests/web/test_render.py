@@ -181,7 +181,7 @@ def test_the_blog_sample_renders_every_kind_of_block() -> None:
     ["pagination", "MANUALSCHEDULER", "p99 falls", "ncdu: command", "—", '"items"', "{'path'", "zzz-none"],
 )
 def test_index_search_finds_what_the_cli_search_finds(query: str) -> None:
-    from omp_session.search import search_paths
+    from omp_session.tools.search import search_paths
     from omp_session.web.catalog import SessionCatalog
     from omp_session.web.index_search import CatalogSearch
 

@@ -8,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from omp_session.blobs import parse_blob_ref
-from omp_session.loading import load_session
-from omp_session.tree import SessionIndex
+from omp_session.model.tree import SessionIndex
+from omp_session.store.blobs import parse_blob_ref
+from omp_session.store.loading import load_session
 from omp_session.web.catalog import SessionCatalog
 
 from .support import FORK, PAGINATION, SAMPLES

@@ -13,20 +13,20 @@ from typing import Any
 
 import click
 
-from .. import __version__
-from ..errors import SessionError
-from ..paths import sessions_root
-from ._common import CliError, CliState
-from .context import context
-from .edit import fork, label
-from .export import export
-from .listing import list_command
-from .maintenance import check, migrate, repair
-from .search import search
-from .serve import serve
-from .show import show
-from .stats import stats
-from .tree import tree
+from omp_session import __version__
+from omp_session.cli._common import CliError, CliState
+from omp_session.cli.context import context
+from omp_session.cli.edit import fork, label
+from omp_session.cli.export import export
+from omp_session.cli.listing import list_command
+from omp_session.cli.maintenance import check, migrate, repair
+from omp_session.cli.search import search
+from omp_session.cli.serve import serve
+from omp_session.cli.show import show
+from omp_session.cli.stats import stats
+from omp_session.cli.tree import tree
+from omp_session.errors import SessionError
+from omp_session.store.paths import sessions_root
 
 __all__ = ["main"]
 

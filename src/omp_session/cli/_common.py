@@ -14,8 +14,8 @@ import click
 from click.shell_completion import CompletionItem
 from rich.console import Console
 
-from ..paths import blobs_dir, sessions_root
-from ..resolve import iter_session_files, project_dir, resolve_session, session_candidates
+from omp_session.store.paths import blobs_dir, sessions_root
+from omp_session.tools.resolve import iter_session_files, project_dir, resolve_session, session_candidates
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import click
 
-from ..blobs import FileBlobStore
-from ..context import context_from_path
-from ..llm import convert_to_llm
-from ..loading import load_session
-from ..resolve import resolve_entry_id
-from ..transcript import default_leaf
-from ..tree import SessionIndex
-from ._common import emit_json, leaf_option, session_argument, state
+from omp_session.cli._common import emit_json, leaf_option, session_argument, state
+from omp_session.model.context import context_from_path
+from omp_session.model.llm import convert_to_llm
+from omp_session.model.tree import SessionIndex
+from omp_session.store.blobs import FileBlobStore
+from omp_session.store.loading import load_session
+from omp_session.tools.resolve import resolve_entry_id
+from omp_session.tools.transcript import default_leaf
 
 
 @click.command(

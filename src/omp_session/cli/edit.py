@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..operations import fork_session, set_label
-from ._common import session_argument, state
+from omp_session.cli._common import session_argument, state
+from omp_session.tools.operations import fork_session, set_label
 
 
 @click.command(

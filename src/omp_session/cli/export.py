@@ -6,16 +6,16 @@ from pathlib import Path
 
 import click
 
-from ..export.files import write_atomically
-from ..export.jsonl import export_jsonl
-from ..export.markdown import export_markdown
-from ._common import CliError, leaf_option, session_argument, state
+from omp_session.cli._common import CliError, leaf_option, session_argument, state
+from omp_session.export.files import write_atomically
+from omp_session.export.jsonl import export_jsonl
+from omp_session.export.markdown import export_markdown
 
 
 def _html(path: Path, leaf_id: str | None) -> str:
     try:
         # Imported here: the HTML exporter (templates, viewer assets) ships separately.
-        from ..export.html import export_html  # type: ignore[import-not-found, unused-ignore]
+        from omp_session.export.html import export_html  # type: ignore[import-not-found, unused-ignore]
     except ImportError as exc:
         raise CliError(f"HTML export is not available in this installation ({exc})") from None
     return str(export_html(path, leaf_id))

@@ -10,9 +10,9 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from ..listing import SessionInfo, list_all_sessions, list_sessions
-from ..summary import one_line
-from ._common import console, emit_json, human_size, json_option, state
+from omp_session.cli._common import console, emit_json, human_size, json_option, state
+from omp_session.tools.listing import SessionInfo, list_all_sessions, list_sessions
+from omp_session.tools.summary import one_line
 
 
 def _size(info: SessionInfo) -> int:

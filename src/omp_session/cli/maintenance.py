@@ -7,11 +7,18 @@ from typing import Any
 
 import click
 
-from ..errors import SessionError
-from ..repair import Problem, migrate_file
-from ..repair import check as check_file
-from ..repair import repair as repair_file
-from ._common import EXIT_PROBLEMS, emit_json, json_option, require_one, session_argument, state
+from omp_session.cli._common import (
+    EXIT_PROBLEMS,
+    emit_json,
+    json_option,
+    require_one,
+    session_argument,
+    state,
+)
+from omp_session.errors import SessionError
+from omp_session.tools.repair import Problem, migrate_file
+from omp_session.tools.repair import check as check_file
+from omp_session.tools.repair import repair as repair_file
 
 
 def _problem_line(path: Path, problem: Problem) -> str:

@@ -10,8 +10,8 @@ import click
 from rich.progress import Progress
 from rich.text import Text
 
-from ..search import SearchHit, compile_query, search_sessions
-from ._common import console, emit_json, is_terminal, json_option, state
+from omp_session.cli._common import console, emit_json, is_terminal, json_option, state
+from omp_session.tools.search import SearchHit, compile_query, search_sessions
 
 #: Below this many files the scan is quick and a progress bar would only flicker.
 PROGRESS_MIN_FILES = 20

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from ..paths import blobs_dir as configured_blobs_dir
-from ._common import CliError, state
+from omp_session.cli._common import CliError, state
+from omp_session.store.paths import blobs_dir as configured_blobs_dir
 
 EPILOG = """\b
 Examples:
@@ -47,7 +47,7 @@ def serve(
 
     Nothing is ever written; the server binds to 127.0.0.1 unless --host says otherwise.
     """
-    from ..web.server import serve as run_server  # the web stack loads only for this command
+    from omp_session.web.server import serve as run_server  # the web stack loads only for this command
 
     root = directory if directory is not None else state(ctx).root
     if not root.is_dir():

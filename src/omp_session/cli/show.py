@@ -1,4 +1,4 @@
-"""``omp-session show``: a transcript in the terminal, rendered from :mod:`omp_session.transcript`."""
+"""``omp-session show``: a transcript in the terminal, rendered from :mod:`omp_session.tools.transcript`."""
 
 from __future__ import annotations
 
@@ -12,11 +12,19 @@ from rich.panel import Panel
 from rich.rule import Rule
 from rich.text import Text
 
-from ..content import Execution, Part, ToolCall
-from ..summary import display_time
-from ..transcript import Branch, Transcript, TranscriptItem, load_transcript
-from ._common import console, emit_json, is_terminal, json_option, leaf_option, session_argument, state
-from ._common import human_size as _human_size
+from omp_session.cli._common import (
+    console,
+    emit_json,
+    is_terminal,
+    json_option,
+    leaf_option,
+    session_argument,
+    state,
+)
+from omp_session.cli._common import human_size as _human_size
+from omp_session.tools.content import Execution, Part, ToolCall
+from omp_session.tools.summary import display_time
+from omp_session.tools.transcript import Branch, Transcript, TranscriptItem, load_transcript
 
 #: Lines of tool output, command output and file content shown before folding (``--full`` shows all).
 PREVIEW_LINES = 8

@@ -9,9 +9,9 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from ..stats import SessionStats, StatsReport, Totals, collect_stats
-from ..summary import one_line
-from ._common import CliError, console, emit_json, json_option, session_argument, state
+from omp_session.cli._common import CliError, console, emit_json, json_option, session_argument, state
+from omp_session.tools.stats import SessionStats, StatsReport, Totals, collect_stats
+from omp_session.tools.summary import one_line
 
 _COLUMNS = ("Entries", "Msgs", "Input", "Output", "Cache read", "Cache write", "Cost")
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import click
 from rich.text import Text
 
-from ..loading import load_session
-from ..transcript import default_leaf
-from ..tree import SessionIndex
-from ..tree_view import TreeLine, tree_lines
-from ._common import console, emit_json, json_option, session_argument, state
+from omp_session.cli._common import console, emit_json, json_option, session_argument, state
+from omp_session.model.tree import SessionIndex
+from omp_session.store.loading import load_session
+from omp_session.tools.transcript import default_leaf
+from omp_session.tools.tree_view import TreeLine, tree_lines
 
 _KIND_STYLES = {
     "user": "green",

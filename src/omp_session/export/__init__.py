@@ -6,7 +6,7 @@ demand by its callers, so the Markdown and JSONL exporters work without its temp
 
 from __future__ import annotations
 
-from .jsonl import export_jsonl
-from .markdown import export_markdown, render_markdown
+from omp_session.export.jsonl import export_jsonl
+from omp_session.export.markdown import export_markdown, render_markdown
 
 __all__ = ["export_jsonl", "export_markdown", "render_markdown"]

@@ -7,9 +7,9 @@ import errno
 import os
 from pathlib import Path
 
-from ..errors import PersistenceError, SessionError
-from ..ids import new_session_id
-from ..storage.file import fsync_directory
+from omp_session.errors import PersistenceError, SessionError
+from omp_session.format.ids import new_session_id
+from omp_session.store.file import fsync_directory
 
 __all__ = ["TargetExistsError", "write_atomically"]
 

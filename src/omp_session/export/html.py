@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import EntryNotFoundError
-from ..paths import blobs_dir as default_blobs_dir
-from ..web.images import inline_images
-from ..web.render import render_export
-from ..web.view import build_session_view
+from omp_session.errors import EntryNotFoundError
+from omp_session.store.paths import blobs_dir as default_blobs_dir
+from omp_session.web.images import inline_images
+from omp_session.web.render import render_export
+from omp_session.web.view import build_session_view
 
 __all__ = ["blobs_dir_for", "export_html"]
 

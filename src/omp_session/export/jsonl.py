@@ -16,16 +16,16 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .. import entry_factory as make
-from ..codec import encode_line
-from ..errors import EntryNotFoundError, SessionError
-from ..ids import new_entry_id, new_session_id, now_iso
-from ..loading import load_session
-from ..paths import session_file_path
-from ..resolve import resolve_entry_id
-from ..transcript import default_leaf
-from ..tree import SessionIndex
-from .files import write_atomically
+from omp_session.errors import EntryNotFoundError, SessionError
+from omp_session.export.files import write_atomically
+from omp_session.format import entry_factory as make
+from omp_session.format.codec import encode_line
+from omp_session.format.ids import new_entry_id, new_session_id, now_iso
+from omp_session.model.tree import SessionIndex
+from omp_session.store.loading import load_session
+from omp_session.store.paths import session_file_path
+from omp_session.tools.resolve import resolve_entry_id
+from omp_session.tools.transcript import default_leaf
 
 Entry = dict[str, Any]
 

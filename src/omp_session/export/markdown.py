@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..content import Execution, Part, ToolCall
-from ..summary import display_time
-from ..transcript import Transcript, TranscriptItem, load_transcript
+from omp_session.tools.content import Execution, Part, ToolCall
+from omp_session.tools.summary import display_time
+from omp_session.tools.transcript import Transcript, TranscriptItem, load_transcript
 
 __all__ = ["export_markdown", "fence", "render_markdown"]
 

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from .app import DEFAULT_ALLOWED_HOSTS, ViewerConfig, create_app, default_blobs_dir
-from .server import serve
+from omp_session.web.app import DEFAULT_ALLOWED_HOSTS, ViewerConfig, create_app, default_blobs_dir
+from omp_session.web.server import serve
 
 __all__ = ["DEFAULT_ALLOWED_HOSTS", "ViewerConfig", "create_app", "default_blobs_dir", "serve"]

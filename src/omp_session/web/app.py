@@ -30,12 +30,12 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from ..errors import SessionError
-from .catalog import SessionCatalog
-from .images import blob_file, inline_images, linked_images, sniff_raster_mime
-from .index_search import CatalogSearch
-from .index_view import build_index
-from .render import (
+from omp_session.errors import SessionError
+from omp_session.web.catalog import SessionCatalog
+from omp_session.web.images import blob_file, inline_images, linked_images, sniff_raster_mime
+from omp_session.web.index_search import CatalogSearch
+from omp_session.web.index_view import build_index
+from omp_session.web.render import (
     STATIC_FILES,
     render_export,
     render_index,
@@ -43,8 +43,8 @@ from .render import (
     render_session_page,
     static_file,
 )
-from .security import SecurityHeadersMiddleware
-from .view import SessionView, build_session_view
+from omp_session.web.security import SecurityHeadersMiddleware
+from omp_session.web.view import SessionView, build_session_view
 
 __all__ = ["DEFAULT_ALLOWED_HOSTS", "ViewerConfig", "create_app", "default_blobs_dir"]
 

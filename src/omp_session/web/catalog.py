@@ -15,11 +15,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..codec import decode_lines
-from ..ids import iso_to_ms
-from ..listing import summarize_records
-from ..paths import is_within, validate_name
-from ..usage import UsageStatistics
+from omp_session.format.codec import decode_lines
+from omp_session.format.ids import iso_to_ms
+from omp_session.model.usage import UsageStatistics
+from omp_session.store.paths import is_within, validate_name
+from omp_session.tools.listing import summarize_records
 
 __all__ = ["SessionCatalog", "SessionSummary", "resolve_ref"]
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..context import entry_to_message
-from ..usage import UsageStatistics
-from . import blocks as b
-from .format import clock_time, one_line, usage_line
-from .images import ImageSource
-from .markdown import highlight_code, lexer_for_path
+from omp_session.model.context import entry_to_message
+from omp_session.model.usage import UsageStatistics
+from omp_session.web import blocks as b
+from omp_session.web.format import clock_time, one_line, usage_line
+from omp_session.web.images import ImageSource
+from omp_session.web.markdown import highlight_code, lexer_for_path
 
 __all__ = ["EntryView", "ToolCalls", "entry_view"]
 

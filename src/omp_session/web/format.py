@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from ..usage import UsageStatistics
+from omp_session.model.usage import UsageStatistics
 
 __all__ = ["clock_time", "date_time", "format_cost", "format_size", "format_tokens", "one_line", "usage_line"]
 

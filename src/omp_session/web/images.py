@@ -15,8 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..blobs import FileBlobStore, parse_blob_ref
-from ..paths import is_within
+from omp_session.store.blobs import FileBlobStore, parse_blob_ref
+from omp_session.store.paths import is_within
 
 __all__ = ["ImageSource", "blob_file", "inline_images", "linked_images", "sniff_raster_mime"]
 

@@ -1,6 +1,6 @@
-"""The index's search box: the CLI's full-text search (:mod:`omp_session.search`) over the catalog.
+"""The index's search box: the CLI's full-text search (:mod:`omp_session.tools.search`) over the catalog.
 
-Each session is searched with :func:`omp_session.search.search_entries`, so the box finds exactly
+Each session is searched with :func:`omp_session.tools.search.search_entries`, so the box finds exactly
 what ``omp-session search`` finds. Two shortcuts keep it usable over thousands of sessions: a file
 whose raw bytes cannot contain the query is not parsed (only for plain queries, see
 :func:`_plain_needle`), and results are cached per file version and query.
@@ -13,10 +13,10 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from ..errors import SessionError
-from ..loading import parse_session
-from ..search import SearchHit, compile_query, search_entries
-from .catalog import SessionSummary
+from omp_session.errors import SessionError
+from omp_session.store.loading import parse_session
+from omp_session.tools.search import SearchHit, compile_query, search_entries
+from omp_session.web.catalog import SessionSummary
 
 __all__ = ["CatalogSearch", "SessionHits"]
 

@@ -6,10 +6,10 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..search import SearchHit
-from .catalog import SessionSummary
-from .format import date_time, format_cost, format_size, one_line
-from .index_search import SessionHits
+from omp_session.tools.search import SearchHit
+from omp_session.web.catalog import SessionSummary
+from omp_session.web.format import date_time, format_cost, format_size, one_line
+from omp_session.web.index_search import SessionHits
 
 __all__ = ["IndexPage", "build_index"]
 

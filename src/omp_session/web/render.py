@@ -15,9 +15,9 @@ from importlib import resources
 from jinja2 import Environment, PackageLoader
 from markupsafe import Markup
 
-from .index_view import IndexPage
-from .markdown import pygments_css
-from .view import SessionView
+from omp_session.web.index_view import IndexPage
+from omp_session.web.markdown import pygments_css
+from omp_session.web.view import SessionView
 
 __all__ = ["render_export", "render_index", "render_session_body", "render_session_page", "static_file"]
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..loading import read_header
-from ..paths import blobs_dir, sessions_root
-from .server import serve
+from omp_session.store.loading import read_header
+from omp_session.store.paths import blobs_dir, sessions_root
+from omp_session.web.server import serve
 
 __all__ = ["choose_root", "has_sessions", "main"]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import uvicorn
 
-from .app import DEFAULT_ALLOWED_HOSTS, create_app
+from omp_session.web.app import DEFAULT_ALLOWED_HOSTS, create_app
 
 __all__ = ["allowed_hosts_for", "serve", "viewer_url"]
 

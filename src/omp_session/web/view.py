@@ -14,12 +14,12 @@ from typing import Any
 
 from markupsafe import Markup
 
-from ..loading import LoadedSession, load_session
-from ..tree import SessionIndex, SessionTreeNode
-from ..usage import UsageStatistics
-from .entry_views import EntryView, ToolCalls, entry_view
-from .format import date_time, format_size, one_line, usage_line
-from .images import ImageSource
+from omp_session.model.tree import SessionIndex, SessionTreeNode
+from omp_session.model.usage import UsageStatistics
+from omp_session.store.loading import LoadedSession, load_session
+from omp_session.web.entry_views import EntryView, ToolCalls, entry_view
+from omp_session.web.format import date_time, format_size, one_line, usage_line
+from omp_session.web.images import ImageSource
 
 __all__ = ["SessionView", "TreeRow", "build_session_view", "script_json"]
 

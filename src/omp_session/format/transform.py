@@ -1,0 +1,163 @@
+"""The persistence transform (spec §7.4) and its inverse on load (§7.5 step 6).
+
+What is written differs from what is in memory: over-long strings are truncated, large images
+move to the blob store, streaming scratch fields are dropped. In-memory entries are never modified
+here (copy-on-write). Most lines need none of this, so the encoded line is checked first and only
+lines that can be affected are walked.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+
+from omp_session.format.codec import encode_json
+from omp_session.store.blobs import BLOB_PREFIX, BlobSink, blob_ref, parse_blob_ref
+
+MAX_STRING_UNITS = 500_000
+TRUNCATION_NOTICE = "\n\n[Session persistence truncated large content]"
+MIN_EXTERNAL_IMAGE_CHARS = 1024
+_SIGNATURE_KEYS = frozenset({"thinkingSignature", "thoughtSignature", "textSignature"})
+_DROPPED_KEYS = frozenset({"partialJson", "jsonlEvents"})
+_MARKERS = (b'"image"', b'"image_url"', b'"partialJson"', b'"jsonlEvents"')
+
+
+def js_length(text: str) -> int:
+    """Length in UTF-16 code units, as JavaScript's ``String.length``."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def truncate_js(text: str) -> str:
+    """Cut ``text`` to 500 000 UTF-16 units including the notice (no dangling high surrogate)."""
+    keep = MAX_STRING_UNITS - len(TRUNCATION_NOTICE)
+    units = text.encode("utf-16-le", "surrogatepass")[: keep * 2]
+    if len(units) >= 2 and 0xD800 <= int.from_bytes(units[-2:], "little") <= 0xDBFF:
+        units = units[:-2]
+    return units.decode("utf-16-le", "surrogatepass") + TRUNCATION_NOTICE
+
+
+class _Transformer:
+    def __init__(self, sink: BlobSink) -> None:
+        self.sink = sink
+
+    def value(self, value: Any, key: str | None, in_content: bool) -> tuple[Any, bool]:
+        if isinstance(value, str):
+            return self.string(value, key)
+        if isinstance(value, dict):
+            replaced = False
+            if in_content and value.get("type") == "image":
+                image = self.image(value)
+                replaced, value = image is not value, image
+            new, changed = self.mapping(value)
+            return new, changed or replaced
+        if isinstance(value, list):
+            changed = False
+            items = []
+            for item in value:
+                new, item_changed = self.value(item, None, key == "content")
+                changed = changed or item_changed
+                items.append(new)
+            return (items, True) if changed else (value, False)
+        return value, False
+
+    def string(self, text: str, key: str | None) -> tuple[str, bool]:
+        if key == "image_url" and text.startswith("data:image/") and ";base64," in text:
+            return blob_ref(self.sink.put(text.encode("utf-8", "surrogatepass"))), True
+        if len(text) > MAX_STRING_UNITS // 2 and js_length(text) > MAX_STRING_UNITS:
+            return ("" if key in _SIGNATURE_KEYS else truncate_js(text)), True
+        return text, False
+
+    def image(self, block: dict[str, Any]) -> dict[str, Any]:
+        data = block.get("data")
+        if not isinstance(data, str) or data.startswith(BLOB_PREFIX) or len(data) < MIN_EXTERNAL_IMAGE_CHARS:
+            return block
+        try:
+            raw = base64.b64decode(data, validate=False)
+        except (binascii.Error, ValueError):
+            return block
+        return {**block, "data": blob_ref(self.sink.put(raw))}
+
+    def mapping(self, mapping: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+        out: dict[str, Any] = {}
+        changed = shrunk = False
+        for key, item in mapping.items():
+            if key in _DROPPED_KEYS:
+                changed = shrunk = True
+                continue
+            new, item_changed = self.value(item, key, False)
+            changed = changed or item_changed
+            shrunk = shrunk or (item_changed and isinstance(item, str))
+            out[key] = new
+        # Steps 1/2 changed this object: keep a text's lineCount consistent with its new content.
+        if shrunk and isinstance(out.get("content"), str) and isinstance(out.get("lineCount"), int | float):
+            out["lineCount"] = out["content"].count("\n") + 1
+        return (out, True) if changed else (mapping, False)
+
+
+def prepare_for_disk(entry: dict[str, Any], sink: BlobSink) -> bytes:
+    """The exact line (with ``\\n``) that is written for ``entry``; ``entry`` is not modified."""
+    line = encode_json(entry)
+    if len(line) > MAX_STRING_UNITS or any(marker in line for marker in _MARKERS):
+        transformed, _changed = _Transformer(sink).value(entry, None, False)
+        line = encode_json(transformed)
+    return line + b"\n"
+
+
+# -- load side ----------------------------------------------------------------------------------
+
+
+def _resolve_content(content: Any, sink: BlobSink) -> None:
+    if not isinstance(content, list):
+        return
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "image":
+            digest = parse_blob_ref(block.get("data"))
+            data = sink.get(digest) if digest else None
+            if data is not None:
+                block["data"] = base64.b64encode(data).decode("ascii")
+
+
+def _resolve_image_urls(value: Any, sink: BlobSink) -> None:
+    stack = [value]
+    while stack:
+        current = stack.pop()
+        items = current.items() if isinstance(current, dict) else enumerate(current)
+        for key, item in items:
+            if isinstance(item, dict | list):
+                stack.append(item)
+            elif key == "image_url":
+                digest = parse_blob_ref(item)
+                data = sink.get(digest) if digest else None
+                if data is not None:
+                    current[key] = data.decode("utf-8", "surrogatepass")
+
+
+def resolve_blob_refs(entry: dict[str, Any], sink: BlobSink, *, image_urls: bool = True) -> None:
+    """Put blob bytes back where omp resolves them on load (in place, §7.5 step 6).
+
+    Only ``message.content`` and ``custom_message.content`` image blocks and ``image_url`` strings
+    are resolved, as in omp; a missing blob leaves the reference in place.
+    """
+    if entry.get("type") == "message" and isinstance(entry.get("message"), dict):
+        _resolve_content(entry["message"].get("content"), sink)
+    elif entry.get("type") == "custom_message":
+        _resolve_content(entry.get("content"), sink)
+    if image_urls:
+        _resolve_image_urls(entry, sink)
+
+
+def sanitize_openai_replay(entry: dict[str, Any]) -> None:
+    """Drop OpenAI Responses replay metadata from an assistant message in place (§6.6)."""
+    message = entry.get("message")
+    if entry.get("type") != "message" or not isinstance(message, dict) or message.get("role") != "assistant":
+        return
+    payload = message.get("providerPayload")
+    if not isinstance(payload, dict) or payload.get("type") != "openaiResponsesHistory":
+        return
+    del message["providerPayload"]
+    for block in message.get("content") or ():
+        if isinstance(block, dict) and block.get("type") == "thinking":
+            block.pop("thinkingSignature", None)

@@ -1,0 +1,214 @@
+"""The in-memory index of a session: entries by id, children, labels, leaf, cycle-safe walks.
+
+Rules where omp hangs or is inconsistent (spec §6.4, §9 #9–10), chosen here and documented in
+docs/durability.md:
+
+* **Duplicate ids**: as in omp, the id index keeps the *last* entry with an id; ``get_entries()``
+  still returns every line.
+* **Parent cycles**: in every cycle of parent links, the member that appears first in file order is
+  treated as a root (its parent link is ignored by walks and by the tree). A self-parent is the
+  one-member case, which omp already treats as a root in ``getTree``. Every walk is therefore
+  bounded by the number of entries and never hangs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from omp_session.format.ids import iso_to_ms
+from omp_session.gcpause import gc_paused
+
+Entry = dict[str, Any]
+
+
+@dataclass
+class SessionTreeNode:
+    """One node of :meth:`SessionIndex.get_tree`: the entry, its sorted children and its label."""
+
+    entry: Entry
+    children: list[SessionTreeNode] = field(default_factory=list)
+    label: str | None = None
+
+    def walk(self) -> Iterator[tuple[SessionTreeNode, int]]:
+        """Pre-order ``(node, depth)`` pairs without recursion (trees can be 100k deep).
+
+        A node already on the current path is not entered again: with duplicate ids one node can
+        hang under several parents, which could otherwise form a loop.
+        """
+        on_path: set[int] = set()
+        stack: list[tuple[SessionTreeNode, int, bool]] = [(self, 0, True)]
+        while stack:
+            node, depth, entering = stack.pop()
+            if not entering:
+                on_path.discard(id(node))
+                continue
+            if id(node) in on_path:
+                continue
+            yield node, depth
+            on_path.add(id(node))
+            stack.append((node, depth, False))
+            stack.extend((child, depth + 1, True) for child in reversed(node.children))
+
+
+def _entry_id(entry: Entry) -> str | None:
+    value = entry.get("id")
+    return value if isinstance(value, str) else None
+
+
+def _parent_id(entry: Entry) -> str | None:
+    value = entry.get("parentId")
+    return value if isinstance(value, str) and value else None
+
+
+class SessionIndex:
+    """Entries in file order plus the indices every read needs; appends are O(1)."""
+
+    def __init__(self, entries: Iterable[Entry] = ()) -> None:
+        self.entries: list[Entry] = []
+        self.by_id: dict[str, Entry] = {}
+        self.labels: dict[str, str] = {}
+        self._children: dict[str, list[str]] = {}
+        self._has_duplicates = False
+        self._cycle_roots: set[str] | None = set()
+        self._awaited: set[str] = set()  # parent ids named before an entry with that id arrived
+        for entry in entries:
+            self.add(entry)
+
+    # -- building ------------------------------------------------------------------------------
+
+    def add(self, entry: Entry) -> None:
+        """Index one entry appended at the end of the file."""
+        self.entries.append(entry)
+        entry_id = _entry_id(entry)
+        if entry_id is not None:
+            if entry_id in self.by_id:
+                self._has_duplicates = True
+                self._cycle_roots = None  # a replaced parent link may close a cycle
+            elif entry_id in self._children:
+                self._cycle_roots = None  # earlier entries named this id as parent: may close a cycle
+            elif entry_id in self._awaited:
+                self._cycle_roots = None  # an earlier entry's forward parent link may close a cycle
+            self.by_id[entry_id] = entry
+            parent = _parent_id(entry)
+            if parent is not None and parent not in self.by_id:
+                self._awaited.add(parent)
+            if parent is not None and not self._has_duplicates:
+                self._children.setdefault(parent, []).append(entry_id)
+                if parent == entry_id and self._cycle_roots is not None:
+                    self._cycle_roots.add(entry_id)
+            elif parent is not None and self._cycle_roots is not None:
+                self._cycle_roots = None
+        if entry.get("type") == "label":
+            self._apply_label(entry)
+
+    def _apply_label(self, entry: Entry) -> None:
+        target = entry.get("targetId")
+        if not isinstance(target, str):
+            return
+        label = entry.get("label")
+        if isinstance(label, str) and label:
+            self.labels[target] = label  # like a JS Map: re-setting keeps the insertion position
+        else:
+            self.labels.pop(target, None)
+
+    # -- cycles --------------------------------------------------------------------------------
+
+    def cycle_roots(self) -> set[str]:
+        """Ids whose parent link is ignored because it closes a cycle (see module docstring)."""
+        if self._cycle_roots is None:
+            self._cycle_roots = self._find_cycle_roots()
+        return self._cycle_roots
+
+    def _find_cycle_roots(self) -> set[str]:
+        # Parent links form a functional graph: colour each walk and stop at anything seen.
+        order = {entry_id: position for position, entry_id in enumerate(self.by_id)}
+        state: dict[str, int] = {}
+        roots: set[str] = set()
+        for walk_number, start in enumerate(self.by_id, start=1):
+            if start in state:
+                continue
+            trail: list[str] = []
+            current: str | None = start
+            while current is not None and current in self.by_id and current not in state:
+                state[current] = walk_number
+                trail.append(current)
+                current = _parent_id(self.by_id[current])
+            if current is not None and state.get(current) == walk_number:
+                cycle = trail[trail.index(current) :]
+                roots.add(min(cycle, key=order.__getitem__))
+        return roots
+
+    def parent_of(self, entry: Entry) -> Entry | None:
+        """The parent entry, or ``None`` for roots (null, unknown, self or cycle-closing parent)."""
+        parent = _parent_id(entry)
+        if parent is None:
+            return None
+        entry_id = _entry_id(entry)
+        if entry_id is not None and entry_id in self.cycle_roots():
+            return None
+        return self.by_id.get(parent)
+
+    # -- reads ---------------------------------------------------------------------------------
+
+    def get(self, entry_id: str | None) -> Entry | None:
+        return self.by_id.get(entry_id) if entry_id else None
+
+    def branch(self, from_id: str | None) -> list[Entry]:
+        """Root→node path ending at ``from_id``; ``[]`` for an unknown or empty id. O(depth)."""
+        return self.path_to(self.get(from_id))
+
+    def path_to(self, node: Entry | None) -> list[Entry]:
+        """Root→``node`` path (``node`` need not be indexed, e.g. an entry without an id)."""
+        path: list[Entry] = []
+        limit = len(self.by_id)
+        while node is not None and len(path) <= limit:
+            path.append(node)
+            node = self.parent_of(node)
+        path.reverse()
+        return path
+
+    def children(self, parent_id: str) -> list[Entry]:
+        """Entries whose ``parentId`` is ``parent_id``, in file order of first appearance."""
+        if self._has_duplicates:
+            return [e for e in self.by_id.values() if e.get("parentId") == parent_id]
+        return [self.by_id[child] for child in self._children.get(parent_id, ())]
+
+    def get_tree(self) -> list[SessionTreeNode]:
+        """Roots (null, self, unknown or cycle-closing parent) in file order; children by time."""
+        with gc_paused():  # one node per entry, no cycles: see gcpause.py
+            return self._build_tree()
+
+    def _build_tree(self) -> list[SessionTreeNode]:
+        nodes: dict[str, SessionTreeNode] = {}
+        for indexed_id, indexed in self.by_id.items():
+            nodes[indexed_id] = SessionTreeNode(indexed, [], self.labels.get(indexed_id))
+        roots: list[SessionTreeNode] = []
+        cycle_roots = self.cycle_roots()
+        for entry in self.entries:
+            entry_id: str | None = _entry_id(entry)
+            # omp attaches the node of a duplicated id once per occurrence (§6.4).
+            node = nodes[entry_id] if entry_id is not None else SessionTreeNode(entry)
+            parent = _parent_id(entry)
+            if parent is None or parent == entry_id or entry_id in cycle_roots or parent not in nodes:
+                roots.append(node)
+            else:
+                nodes[parent].children.append(node)
+        for node in nodes.values():
+            if len(node.children) > 1:
+                _sort_by_timestamp(node.children)
+        return roots
+
+
+def _sort_by_timestamp(children: list[SessionTreeNode]) -> None:
+    # Stable sort by Date.parse(timestamp). An unparseable timestamp keeps its place next to the
+    # sibling before it (JS compares NaN as "equal", leaving the order implementation-defined).
+    keys: list[float] = []
+    previous = float("-inf")
+    for child in children:
+        ms = iso_to_ms(child.entry.get("timestamp"))
+        previous = float(ms) if ms is not None else previous
+        keys.append(previous)
+    order = sorted(range(len(children)), key=keys.__getitem__)
+    children[:] = [children[i] for i in order]

@@ -1,0 +1,90 @@
+"""Tool-output artifacts and blobs of a session (spec §6.7).
+
+Artifacts live in ``<session file minus .jsonl>/``, named ``<n>.<tool type>.log`` with ``n``
+counting up from the highest existing number. In-memory sessions keep them in a dict (ids "0",
+"1", …), as omp does. Names built from arguments go through ``paths.safe_child``, so a tool type
+can never steer a write outside the artifact directory.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import NamedTuple
+
+from omp_session.store import Storage
+from omp_session.store.blobs import FileBlobStore, blob_ref
+from omp_session.store.paths import blobs_dir, safe_child
+
+_NUMBERED = re.compile(r"^(\d+)\..*\.log$")
+
+
+class ArtifactSlot(NamedTuple):
+    id: str
+    path: Path
+
+
+class BlobInfo(NamedTuple):
+    hash: str
+    path: Path
+    ref: str
+
+
+class ArtifactMethods:
+    """Mixin for the manager: needs only its storage."""
+
+    _storage: Storage
+    #: Next artifact number per artifact directory (a fork or branch moves to a new one).
+    _next_artifact: dict[str, int]
+    _memory_artifacts: dict[str, str]
+
+    def _init_artifacts(self) -> None:
+        self._next_artifact = {}
+        self._memory_artifacts = {}
+
+    def get_artifacts_dir(self) -> str | None:
+        """``<session file minus .jsonl>``, or ``None`` for an in-memory session."""
+        path = self._storage.path
+        return os.fspath(path.with_suffix("")) if path is not None else None
+
+    def allocate_artifact_path(self, tool_type: str) -> ArtifactSlot | None:
+        """Reserve the next ``<n>.<tool_type>.log`` (the directory is created); ``None`` in memory."""
+        directory = self.get_artifacts_dir()
+        if directory is None:
+            return None
+        root = Path(directory)
+        root.mkdir(parents=True, exist_ok=True)
+        if directory not in self._next_artifact:  # scan once, then count on (§6.7)
+            numbers = [int(m.group(1)) for p in root.iterdir() if (m := _NUMBERED.match(p.name))]
+            self._next_artifact[directory] = max(numbers, default=-1) + 1
+        number = self._next_artifact[directory]
+        path = safe_child(root, f"{number}.{tool_type}.log")
+        self._next_artifact[directory] = number + 1
+        return ArtifactSlot(str(number), path)
+
+    def save_artifact(self, content: str, tool_type: str) -> str:
+        """Store ``content`` as the next artifact and return its id."""
+        slot = self.allocate_artifact_path(tool_type)
+        if slot is None:
+            artifact_id = str(len(self._memory_artifacts))
+            self._memory_artifacts[artifact_id] = content
+            return artifact_id
+        slot.path.write_text(content, encoding="utf-8")
+        return slot.id
+
+    def get_artifact_path(self, artifact_id: str) -> str | None:
+        """The first file of the artifact directory named ``<id>.…``, or ``None``."""
+        directory = self.get_artifacts_dir()
+        if directory is None or not os.path.isdir(directory):
+            return None
+        for name in sorted(os.listdir(directory)):
+            if name.startswith(f"{artifact_id}."):
+                return os.path.join(directory, name)
+        return None
+
+    def put_blob(self, data: bytes) -> BlobInfo:
+        """Store ``data`` in the global content-addressed blob store (written atomically)."""
+        store = FileBlobStore(blobs_dir())
+        digest = store.put(data)
+        return BlobInfo(digest, store.path_of(digest), blob_ref(digest))

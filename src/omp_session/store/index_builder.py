@@ -1,0 +1,226 @@
+"""Building the offset index (see :mod:`omp_session.store.offset_index`) from decoded records.
+
+For every entry the builder records where its line is, its parent's *position* and the
+"context state" of the path that ends at it: which entries a replay of ``_scan_state``
+(:mod:`omp_session.model.context`) needs to give the same thinking level, models, rules, MCP selection,
+service tier, mode and last compaction as a replay of the whole path. That lets the context of
+any leaf be built from a handful of lines plus the lines after the last compaction.
+
+The model is exact only for files whose parent links all point backwards at unique ids. Anything
+else (a duplicate id, a parent named before its entry appears, a value ``_scan_state`` would fail
+on) marks the index *complex* and the session is loaded in full, as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, NamedTuple
+
+import orjson
+
+from omp_session.model.usage import UsageStatistics
+
+Entry = dict[str, Any]
+ModelSlot = tuple[Any, int, int]  # (role key, first setter, last setter; -1 for "default")
+
+
+class ComplexSession(Exception):
+    """The file has a shape the index does not model; load it in full instead."""
+
+
+class State(NamedTuple):
+    """Positions (-1: none) of the entries the context state of a path depends on."""
+
+    thinking: int = -1
+    service_tier: int = -1
+    mcp: int = -1
+    mode: int = -1
+    compaction: int = -1
+    models: tuple[ModelSlot, ...] = ()
+    ttsr: tuple[int, ...] = ()  # entries that added at least one new rule, in path order
+    rules: tuple[Any, ...] = ()  # the rules seen so far (to find the next contributor)
+
+    def positions(self) -> list[int]:
+        """Every position this state names (the ``"default"`` model's last setter is separate)."""
+        found = [self.thinking, self.service_tier, self.mcp, self.mode, self.compaction, *self.ttsr]
+        for _key, first, last in self.models:
+            found.extend((first, last))
+        return [position for position in found if position >= 0]
+
+    def to_json(self) -> bytes:
+        try:
+            return orjson.dumps([*self[:5], [list(slot) for slot in self.models], self.ttsr, self.rules])
+        except TypeError as exc:  # a key or rule orjson cannot write exactly (huge integer)
+            raise ComplexSession(f"state not serialisable: {exc}") from None
+
+    @classmethod
+    def from_json(cls, data: bytes) -> State:
+        thinking, tier, mcp, mode, compaction, models, ttsr, rules = orjson.loads(data)
+        slots = tuple((key, first, last) for key, first, last in models)
+        return cls(thinking, tier, mcp, mode, compaction, slots, tuple(ttsr), tuple(rules))
+
+
+EMPTY_STATE = State()
+
+
+def _with_model(state: State, key: Any, position: int, is_default: bool) -> State:
+    # Dict semantics of _scan_state: the first setter fixes the key's place, the last its value.
+    try:
+        hash(key)
+    except TypeError:
+        raise ComplexSession("unhashable model role") from None
+    for index, (known, first, _last) in enumerate(state.models):
+        if known == key:
+            if is_default:
+                return state  # the "default" value lives in the defaults column
+            slots = list(state.models)
+            slots[index] = (known, first, position)
+            return state._replace(models=tuple(slots))
+    return state._replace(models=(*state.models, (key, position, -1 if is_default else position)))
+
+
+def _with_rules(state: State, entry: Entry, position: int) -> State:
+    try:
+        names = list(entry.get("injectedRules") or ())
+        new: list[Any] = []
+        for name in names:
+            hash(name)
+            if name not in state.rules and name not in new:
+                new.append(name)
+    except TypeError:
+        raise ComplexSession("ttsr rules that _scan_state cannot read") from None
+    if not new:
+        return state
+    return state._replace(ttsr=(*state.ttsr, position), rules=(*state.rules, *new))
+
+
+class IndexBuilder:
+    """Accumulates the columns of an offset index; ``add`` one entry at a time in file order."""
+
+    def __init__(self, usage: UsageStatistics | None = None) -> None:
+        """``usage``: the totals over every entry when the caller has them already (then entries
+        added are not counted again); ``None`` counts them from the entries."""
+        self.offsets: list[int] = []
+        self.lengths: list[int] = []
+        self.parents: list[int] = []
+        self.state_ids: list[int] = []
+        self.defaults: list[int] = []
+        self.ids: list[str | None] = []  # the id of each entry (None: none that is a string)
+        self.id_sizes: list[int] = []  # bytes of each id written as JSON
+        self.states: list[State] = [EMPTY_STATE]
+        self._state_numbers: dict[State, int] = {EMPTY_STATE: 0}
+        self.id_positions: dict[str, int] = {}
+        self.dangling: set[str] = set()  # parent ids named before any entry had them
+        self.labels: list[int] = []
+        self.kept: dict[int, int] = {}  # compaction position -> position of its first kept entry
+        self._count_usage = usage is None
+        self.usage = usage if usage is not None else UsageStatistics()
+        self.has_assistant = False
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def state_number(self, state: State) -> int:
+        number = self._state_numbers.get(state)
+        if number is None:
+            number = self._state_numbers[state] = len(self.states)
+            self.states.append(state)
+        return number
+
+    def _parent_position(self, entry_id: str | None, parent: Any) -> int:
+        if not isinstance(parent, str) or not parent or parent == entry_id:
+            return -1  # a root (null, empty, non-string or self parent), as SessionIndex walks it
+        position = self.id_positions.get(parent, -1)
+        if position < 0:
+            self.dangling.add(parent)
+        return position
+
+    def add(self, entry: Entry, offset: int, length: int) -> None:
+        """Index one entry whose line starts at ``offset`` and is ``length`` bytes (no newline)."""
+        position = len(self.offsets)
+        raw_id = entry.get("id")
+        entry_id = raw_id if isinstance(raw_id, str) else None
+        if entry_id is not None and (entry_id in self.id_positions or entry_id in self.dangling):
+            raise ComplexSession("duplicate id or a parent named before its entry")
+        parent = self._parent_position(entry_id, entry.get("parentId"))
+        if parent >= 0:
+            number, default = self.state_ids[parent], self.defaults[parent]
+        else:
+            number, default = 0, -1
+        before = self.states[number]
+        state, default = self._apply(entry, position, before, default)
+        if state is not before:  # most entries change nothing: no need to hash the state
+            number = self.state_number(state)
+        if entry_id is not None:
+            self.id_positions[entry_id] = position
+        self.ids.append(entry_id)
+        self.id_sizes.append(_json_size(entry_id))
+        self.offsets.append(offset)
+        self.lengths.append(length)
+        self.parents.append(parent)
+        self.state_ids.append(number)
+        self.defaults.append(default)
+        if self._count_usage:
+            self.usage.add_entry(entry)
+
+    def _apply(self, entry: Entry, position: int, state: State, default: int) -> tuple[State, int]:
+        """The state after ``entry`` (mirrors ``context._scan_state`` branch for branch)."""
+        kind = entry.get("type")
+        if kind == "message":
+            message = entry.get("message")
+            if isinstance(message, dict) and message.get("role") == "assistant":
+                self.has_assistant = True
+                return _with_model(state, "default", position, True), position
+        elif kind == "thinking_level_change":
+            state = state._replace(thinking=position)
+        elif kind == "model_change":
+            if entry.get("model"):
+                role = entry.get("role")
+                key = role if role is not None else "default"
+                is_default = isinstance(key, str) and key == "default"
+                state = _with_model(state, key, position, is_default)
+                default = position if is_default else default
+        elif kind == "service_tier_change":
+            state = state._replace(service_tier=position)
+        elif kind == "compaction":
+            kept = entry.get("firstKeptEntryId")
+            self.kept[position] = self.id_positions.get(kept, -1) if isinstance(kept, str) else -1
+            state = state._replace(compaction=position)
+        elif kind == "ttsr_injection":
+            state = _with_rules(state, entry, position)
+        elif kind == "mcp_tool_selection":
+            try:
+                list(entry.get("selectedToolNames") or ())
+            except TypeError:
+                raise ComplexSession("MCP selection that _scan_state cannot read") from None
+            state = state._replace(mcp=position)
+        elif kind == "mode_change":
+            state = state._replace(mode=position)
+        elif kind == "label":
+            self.labels.append(position)
+        return state, default
+
+
+def _json_size(entry_id: str | None) -> int:
+    # Bytes of the id as orjson writes it (the id column is one orjson.dumps of all ids).
+    if entry_id is None:
+        return 4  # null
+    if entry_id.isascii() and entry_id.isprintable() and '"' not in entry_id and "\\" not in entry_id:
+        return len(entry_id) + 2  # as is, between quotes
+    try:
+        return len(orjson.dumps(entry_id))
+    except TypeError:
+        raise ComplexSession("id orjson cannot write (lone surrogate)") from None
+
+
+def line_spans(data: bytes, line_numbers: Sequence[int], start_line: int = 1) -> Iterator[tuple[int, int]]:
+    """``(offset, length)`` of each of ``line_numbers`` (ascending, 1-based from ``start_line``)
+    in ``data``; a line without a final newline ends at the end of ``data``."""
+    position, line = 0, start_line
+    find = data.find
+    for wanted in line_numbers:
+        while line < wanted:
+            position = find(b"\n", position) + 1
+            line += 1
+        end = find(b"\n", position)
+        yield position, (end if end >= 0 else len(data)) - position

@@ -1,0 +1,283 @@
+"""A :class:`~omp_session.model.tree.SessionIndex` look-alike over an indexed file, loading lazily.
+
+Positions ``0 … n-1`` are the entries of the offset index (read through a
+:class:`~omp_session.store.lazy_store.LazyStore`); entries added afterwards (a complete last line that
+lacks its newline, appends, refreshes) get the positions after them. Reads that need every entry
+(``entries``, ``get_tree``, ``children``) first *materialize* a plain ``SessionIndex`` over all of
+them, reusing the entry objects already handed out, and delegate to it from then on.
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_left
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, overload
+
+from omp_session.gcpause import gc_paused
+from omp_session.model.context import SessionContext, context_from_path
+from omp_session.model.tree import SessionIndex, SessionTreeNode
+from omp_session.model.usage import UsageStatistics
+from omp_session.store.lazy_store import LazyStore
+
+Entry = dict[str, Any]
+
+
+def _apply_label(labels: dict[str, str], entry: Entry) -> None:
+    # SessionIndex._apply_label: a JS Map, re-setting keeps the insertion position.
+    target = entry.get("targetId")
+    if not isinstance(target, str):
+        return
+    label = entry.get("label")
+    if isinstance(label, str) and label:
+        labels[target] = label
+    else:
+        labels.pop(target, None)
+
+
+class LazySessionIndex:
+    """Same reads and ``add`` as ``SessionIndex``; the leaf's context needs only a few lines."""
+
+    def __init__(self, store: LazyStore) -> None:
+        self._store = store
+        self._size = len(store)
+        self._full: SessionIndex | None = None
+        self._extra: list[Entry] = []
+        self._extra_parents: list[int] = []
+        self._extra_ids: dict[str, int] = {}
+        self._awaited: set[str] = set(store.index.meta["dangling"])
+        self._labels: dict[str, str] | None = None
+        self._kept = {int(c): int(k) for c, k in store.index.meta["kept"]}
+        self._ids = _LazyIds(self)
+
+    @property
+    def materialized(self) -> bool:
+        return self._full is not None
+
+    def _materialize(self) -> SessionIndex:
+        if self._full is None:
+            with gc_paused():
+                entries = self._store.all_entries()
+                entries.extend(self._extra)
+                self._full = SessionIndex(entries)
+            self._store.close()
+            self._extra, self._extra_parents, self._extra_ids = [], [], {}
+        return self._full
+
+    # -- the SessionIndex surface -----------------------------------------------------------
+
+    @property
+    def entries(self) -> list[Entry]:
+        return self._materialize().entries
+
+    @property
+    def by_id(self) -> Mapping[str, Entry]:
+        return self._full.by_id if self._full is not None else self._ids
+
+    @property
+    def labels(self) -> dict[str, str]:
+        if self._full is not None:
+            return self._full.labels
+        if self._labels is None:
+            labels: dict[str, str] = {}
+            for entry in self._store.entries(self._store.index.meta["labels"]):
+                _apply_label(labels, entry)
+            for entry in self._extra:
+                if entry.get("type") == "label":
+                    _apply_label(labels, entry)
+            self._labels = labels
+        return self._labels
+
+    def add(self, entry: Entry) -> None:
+        """Index one entry appended at the end of the file."""
+        if self._full is not None:
+            self._full.add(entry)
+            return
+        raw_id, parent = entry.get("id"), entry.get("parentId")
+        entry_id = raw_id if isinstance(raw_id, str) else None
+        if entry_id is not None and (self._find(entry_id) is not None or entry_id in self._awaited):
+            self._materialize().add(entry)  # a duplicate or forward link: SessionIndex's rules apply
+            return
+        parent_position = -1
+        if isinstance(parent, str) and parent and parent != entry_id:
+            found = self._find(parent)
+            if found is None:
+                self._awaited.add(parent)
+            else:
+                parent_position = found
+        if entry_id is not None:
+            self._extra_ids[entry_id] = self._size + len(self._extra)
+        self._extra.append(entry)
+        self._extra_parents.append(parent_position)
+        if self._labels is not None and entry.get("type") == "label":
+            _apply_label(self._labels, entry)
+
+    def get(self, entry_id: str | None) -> Entry | None:
+        if self._full is not None:
+            return self._full.get(entry_id)
+        position = self._find(entry_id) if entry_id else None
+        return None if position is None else self._entry_at(position)
+
+    def branch(self, from_id: str | None) -> list[Entry]:
+        """Root→node path ending at ``from_id``; ``[]`` for an unknown or empty id."""
+        if self._full is not None:
+            return self._full.branch(from_id)
+        position = self._find(from_id) if from_id else None
+        return [] if position is None else self._entries_at(self._walk(position, 0))
+
+    def children(self, parent_id: str) -> list[Entry]:
+        return self._materialize().children(parent_id)
+
+    def get_tree(self) -> list[SessionTreeNode]:
+        return self._materialize().get_tree()
+
+    def parent_of(self, entry: Entry) -> Entry | None:
+        return self._materialize().parent_of(entry)
+
+    def cycle_roots(self) -> set[str]:
+        return self._materialize().cycle_roots()
+
+    # -- positions ----------------------------------------------------------------------------
+
+    def _find(self, entry_id: Any) -> int | None:
+        if not isinstance(entry_id, str):
+            return None
+        found = self._extra_ids.get(entry_id)
+        return found if found is not None else self._store.position_of(entry_id)
+
+    def has_id(self, entry_id: object) -> bool:
+        if self._full is not None:
+            return entry_id in self._full.by_id
+        return self._find(entry_id) is not None
+
+    def _entry_at(self, position: int) -> Entry:
+        if position >= self._size:
+            return self._extra[position - self._size]
+        return self._store.entry(position)
+
+    def _entries_at(self, positions: Sequence[int]) -> list[Entry]:
+        # ``positions`` ascending: the indexed ones are read together, then the added ones.
+        size = self._size
+        split = bisect_left(positions, size)
+        found = self._store.entries(positions[:split])
+        found.extend(self._extra[p - size] for p in positions[split:])
+        return found
+
+    def _walk(self, position: int, lower: int) -> list[int]:
+        """Ancestors-or-self of ``position`` down to position ``lower``, root first."""
+        size, parents, extra_parents = self._size, self._store.index.parents, self._extra_parents
+        if 0 <= lower < position < size and parents[lower + 1 : position + 1] == array(
+            "i", range(lower, position)
+        ):
+            return list(range(lower, position + 1))  # a linear stretch: every parent the entry before
+        path: list[int] = []
+        while position >= lower and position >= 0:
+            path.append(position)
+            position = extra_parents[position - size] if position >= size else parents[position]
+        path.reverse()
+        return path
+
+    # -- context ------------------------------------------------------------------------------
+
+    def context(self, leaf_id: str | None) -> SessionContext:
+        """``context_from_path(branch(leaf_id))``, reading only the lines it depends on.
+
+        The state is replayed over the entries the index names for the path's state (see
+        :mod:`omp_session.store.index_builder`) and the messages come from the path between the first
+        kept entry of the last compaction and the leaf; entries added since the index was written
+        are part of both. ``context_from_path`` gives the same result for these as for the path.
+        """
+        if self._full is not None:
+            return context_from_path(self._full.branch(leaf_id))
+        position = self._find(leaf_id) if leaf_id else None
+        if position is None:
+            return context_from_path([])
+        with gc_paused():  # until the context is built: its objects are all acyclic
+            state, path = self._context_positions(position)
+            path_entries = self._entries_at(path)
+            state_entries = [self._entry_at(p) for p in self._read(state)]
+            return context_from_path(path_entries, state_entries)
+
+    def _context_positions(self, position: int) -> tuple[list[int], list[int]]:
+        """(positions the state replay needs, positions of the path it emits from), ascending."""
+        size = self._size
+        added = self._walk(position, size) if position >= size else []
+        file_leaf = self._extra_parents[added[0] - size] if added else position
+        state = set(added)
+        lower = size
+        if file_leaf >= 0:
+            index = self._store.index
+            state.update(index.context_positions(file_leaf))
+            compaction = index.state(file_leaf).compaction
+            kept = self._kept.get(compaction, -1)
+            lower = 0 if compaction < 0 else (kept if kept >= 0 else compaction)
+        for added_position in reversed(added):  # the last compaction among the added entries wins
+            entry = self._extra[added_position - size]
+            if entry.get("type") == "compaction":
+                kept_position = self._find(entry.get("firstKeptEntryId"))
+                lower = kept_position if kept_position is not None and kept_position < size else size
+                break
+        walk = self._walk(file_leaf, lower) if file_leaf >= 0 and lower <= file_leaf else []
+        return sorted(state), walk + added
+
+    def _read(self, positions: list[int]) -> list[int]:
+        # Read the indexed positions not decoded yet in one go; return ``positions``.
+        self._store.entries([p for p in positions if p < self._size])
+        return positions
+
+
+class _LazyIds(Mapping[str, Entry]):
+    """``by_id`` of a lazy index: membership and lookups without loading every entry."""
+
+    def __init__(self, owner: LazySessionIndex) -> None:
+        self._owner = owner
+
+    def __contains__(self, key: object) -> bool:
+        return self._owner.has_id(key)
+
+    def __getitem__(self, key: str) -> Entry:
+        owner = self._owner
+        if owner.materialized or not isinstance(key, str):
+            return owner._materialize().by_id[key]
+        position = owner._find(key)
+        if position is None:
+            raise KeyError(key)
+        return owner._entry_at(position)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._owner._materialize().by_id)
+
+    def __len__(self) -> int:
+        return len(self._owner._materialize().by_id)
+
+
+class LazyEntries(Sequence[Entry]):
+    """What ``LoadedSession.entries`` holds for a lazily opened file: the lazy index, the usage
+    totals and the assistant flag, without reading the entries; indexing reads one line."""
+
+    def __init__(self, index: LazySessionIndex, usage: UsageStatistics, has_assistant: bool) -> None:
+        self.lazy_index = index
+        self.usage = usage
+        self.has_assistant = has_assistant
+
+    def __len__(self) -> int:
+        owner = self.lazy_index
+        return len(owner.entries) if owner.materialized else owner._size + len(owner._extra)
+
+    @overload
+    def __getitem__(self, item: int) -> Entry: ...
+
+    @overload
+    def __getitem__(self, item: slice) -> Sequence[Entry]: ...
+
+    def __getitem__(self, item: int | slice) -> Entry | Sequence[Entry]:
+        owner = self.lazy_index
+        if isinstance(item, slice) or owner.materialized:
+            return owner.entries[item]
+        position = item + len(self) if item < 0 else item
+        if not 0 <= position < len(self):
+            raise IndexError(item)
+        return owner._entry_at(position)
+
+    def __iter__(self) -> Iterator[Entry]:
+        return iter(self.lazy_index.entries)

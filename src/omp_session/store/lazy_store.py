@@ -1,0 +1,289 @@
+"""Reading the entries of an indexed session file on demand, line by line.
+
+A :class:`LazyStore` keeps a descriptor of the session file open (so a rename over the path, as a
+rewrite does, never changes what it reads) and decodes an entry the first time it is asked for,
+exactly as :func:`omp_session.store.loading.parse_session` would have: same decoder, same blob
+resolution and OpenAI-replay sanitising, same objects handed out on every later request.
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from bisect import bisect_right
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from omp_session.errors import SessionChangedError
+from omp_session.format.codec import _decode_slow
+from omp_session.format.transform import resolve_blob_refs, sanitize_openai_replay
+from omp_session.gcpause import gc_paused
+from omp_session.store.blobs import BlobSink
+from omp_session.store.offset_index import OffsetIndex, drop_index
+
+Entry = dict[str, Any]
+_BLOB = b"blob:sha256:"
+_OPENAI = b"openaiResponsesHistory"
+_ESCAPE = b"\\u"  # a \\u escape can spell either marker, so such lines are always transformed
+#: Gaps up to this size between wanted lines are read rather than skipped with another pread.
+_READ_THROUGH = 256 * 1024
+_CHUNK = 2 << 20
+
+
+class StaleIndex(Exception):
+    """A line read through the index is not what the index says: the index cannot be used."""
+
+
+class Markers:
+    """Which load-side transforms the file needs (the same whole-file tests as parse_session)."""
+
+    def __init__(self, blob: bool, image_url: bool, openai: bool) -> None:
+        self.blob, self.image_url, self.openai = blob, image_url, openai
+
+    @classmethod
+    def of(cls, data: bytes, end: int | None = None) -> Markers:
+        """The markers found in ``data[:end]`` (without copying it)."""
+        stop = len(data) if end is None else end
+        return cls(
+            data.find(_BLOB, 0, stop) >= 0,
+            data.find(b"image_url", 0, stop) >= 0,
+            data.find(_OPENAI, 0, stop) >= 0,
+        )
+
+    def merged(self, other: Markers) -> Markers:
+        return Markers(
+            self.blob or other.blob, self.image_url or other.image_url, self.openai or other.openai
+        )
+
+    def to_list(self) -> list[bool]:
+        return [self.blob, self.image_url, self.openai]
+
+
+def marked_lines(
+    data: bytes, begin: int, end: int, offsets: Sequence[int], lengths: Sequence[int], shift: int
+) -> list[int]:
+    """Positions of the lines in ``data[begin:end]`` that hold a transform marker or a ``\\u``
+    escape (only those can need ``LazyStore.transform``); line ``p`` starts at byte
+    ``offsets[p] - shift`` of ``data``."""
+    hits: list[int] = []
+    for marker in (_BLOB, _OPENAI, _ESCAPE):
+        at = data.find(marker, begin, end)
+        while at >= 0:
+            hits.append(at + shift)
+            at = data.find(marker, at + 1, end)
+    found = set()
+    for hit in hits:
+        position = bisect_right(offsets, hit) - 1
+        if position >= 0 and hit < offsets[position] + lengths[position]:
+            found.add(position)
+    return sorted(found)
+
+
+class LazyStore:
+    """The entries of the indexed part of one session file, decoded on first use."""
+
+    def __init__(
+        self, path: Path, fd: int, index: OffsetIndex, blobs: BlobSink | None, markers: Markers
+    ) -> None:
+        self.path = path
+        self.fd = fd
+        self.index = index
+        self.blobs = blobs
+        self.markers = markers
+        self._cache: dict[int, Entry] = {}
+        self._positions: dict[str, int] | None = None
+        self._known: dict[str, int] = {}  # ids of the entries decoded so far
+        needed = (markers.blob and blobs is not None) or markers.openai
+        self._marked = frozenset(index.meta.get("marked", ())) if needed else frozenset()
+        self._closer = weakref.finalize(self, os.close, fd)
+        if len(index):
+            last_id = orjson.loads(index.id_bytes(len(index) - 1))
+            if isinstance(last_id, str):
+                self._known[last_id] = len(index) - 1  # the leaf after a load: found without the id map
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def close(self) -> None:
+        self._closer()
+
+    # -- ids ---------------------------------------------------------------------------------
+
+    def position_of(self, entry_id: str) -> int | None:
+        """Position of the entry with ``entry_id`` (ids are unique in an indexed file)."""
+        if self._positions is None:
+            known = self._known.get(entry_id)
+            if known is not None:
+                return known
+            ids = self.index.all_ids()
+            positions = dict(zip(ids, range(len(ids)), strict=True))
+            positions.pop(None, None)
+            self._positions = positions
+        return self._positions.get(entry_id)
+
+    def __contains__(self, entry_id: object) -> bool:
+        return isinstance(entry_id, str) and self.position_of(entry_id) is not None
+
+    # -- decoding ----------------------------------------------------------------------------
+
+    def transform(self, entry: Entry, line: bytes) -> None:
+        """What parse_session does to every entry after decoding (in place).
+
+        The file-level markers decide as in parse_session; a line without the marker (or a
+        ``\\u`` escape that could spell it) has nothing the transform would change.
+        """
+        markers = self.markers
+        if markers.blob and self.blobs is not None and (_BLOB in line or _ESCAPE in line):
+            resolve_blob_refs(entry, self.blobs, image_urls=markers.image_url)
+        if markers.openai and (_OPENAI in line or _ESCAPE in line):
+            sanitize_openai_replay(entry)
+
+    def _check_links(self, value: Entry, position: int) -> None:
+        # The line has the id and parent the index recorded (a few lines: compare encoded ids).
+        index = self.index
+        entry_id = value.get("id")
+        try:
+            encoded = orjson.dumps(entry_id if isinstance(entry_id, str) else None)
+            parent = index.parents[position]
+            same = encoded == index.id_bytes(position) and (
+                parent < 0 or orjson.dumps(value.get("parentId")) == index.id_bytes(parent)
+            )
+        except TypeError:  # an id orjson cannot write: never indexed, so the file changed
+            same = False
+        if not same:
+            raise StaleIndex(f"entry {position} is not linked as the index says")
+
+    def _spans(self, positions: Sequence[int]) -> Iterator[Sequence[int]]:
+        """Sorted ``positions`` in groups read with one ``pread`` each: lines close together."""
+        offsets = self.index.offsets
+        if len(positions) > 64 and len(positions) * 2 > positions[-1] - positions[0]:
+            # Dense (a long stretch of a path): cut by size only, by bisection rather than per line.
+            start = 0
+            while start < len(positions):
+                limit = offsets[positions[start]] + _CHUNK
+                stop = bisect_right(positions, limit, lo=start + 1, key=offsets.__getitem__)
+                yield positions[start:stop]
+                start = stop
+            return
+        lengths = self.index.lengths
+        group: list[int] = []
+        end = 0
+        for position in positions:
+            far = offsets[position] - end > _READ_THROUGH
+            if group and (far or offsets[position] - offsets[group[0]] > _CHUNK):
+                yield group
+                group = []
+            group.append(position)
+            end = offsets[position] + lengths[position]
+        if group:
+            yield group
+
+    def _lines(self, group: Sequence[int]) -> list[bytes]:
+        """The line of each position of ``group`` (ascending), read with one ``pread``."""
+        offsets, lengths = self.index.offsets, self.index.lengths
+        start = offsets[group[0]] - 1  # the newline before the first line
+        stop = offsets[group[-1]] + lengths[group[-1]] + 1  # ... and after the last
+        data = os.pread(self.fd, stop - start, start)
+        if len(data) != stop - start or data[0] != 10 or data[-1] != 10:
+            raise StaleIndex("the file does not have the lines the index says")
+        if group[-1] - group[0] + 1 == len(group):  # consecutive entries: one split, if no other line
+            lines = data.split(b"\n")  # starts and ends with an empty part (the outer newlines)
+            if len(lines) == len(group) + 2:
+                return lines[1:-1]
+        found = []
+        for position in group:
+            begin = offsets[position] - start
+            end = begin + lengths[position]
+            if data[begin - 1] != 10 or data[end] != 10:
+                raise StaleIndex(f"entry {position} is not a whole line")
+            found.append(data[begin:end])
+        return found
+
+    def _decode(self, line: bytes, position: int) -> Entry:
+        try:
+            value = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            try:
+                value = _decode_slow(line)[0]
+            except ValueError:
+                raise StaleIndex(f"entry {position} is not JSON") from None
+        if type(value) is not dict:
+            raise StaleIndex(f"entry {position} is not an object")
+        return value
+
+    def _read_few(self, group: Sequence[int], out: dict[int, Entry], ordered: list[Entry] | None) -> None:
+        """Decode the lines of ``group`` into ``out`` (and ``ordered``), checking each one's links."""
+        for position, line in zip(group, self._lines(group), strict=True):
+            value = self._decode(line, position)
+            self._check_links(value, position)
+            if isinstance(entry_id := value.get("id"), str):
+                self._known[entry_id] = position
+            if position in self._marked:
+                self.transform(value, line)
+            out[position] = value
+            if ordered is not None:
+                ordered.append(value)
+
+    def _read_many(
+        self, group: Sequence[int], out: dict[int, Entry], ids: list[Any], ordered: list[Entry] | None
+    ) -> None:
+        """``_read_few`` for many lines: the links are checked against the decoded id column
+        (each object right after it is built, while it is in the CPU cache)."""
+        marked, loads = self._marked, orjson.loads
+        parents = list(self.index.parents[group[0] : group[-1] + 1])  # list items are cheaper
+        first = group[0]
+        for position, line in zip(group, self._lines(group), strict=True):
+            try:
+                value = loads(line)
+            except orjson.JSONDecodeError:
+                value = self._decode(line, position)
+            if type(value) is not dict:
+                raise StaleIndex(f"entry {position} is not an object")
+            if (entry_id := value.get("id")) != ids[position] and (
+                isinstance(entry_id, str) or ids[position] is not None
+            ):
+                raise StaleIndex(f"entry {position} has another id")
+            if (parent := parents[position - first]) >= 0 and value.get("parentId") != ids[parent]:
+                raise StaleIndex(f"entry {position} has another parent")
+            if marked and position in marked:
+                self.transform(value, line)
+            out[position] = value
+            if ordered is not None:
+                ordered.append(value)
+
+    def entries(self, positions: Sequence[int]) -> list[Entry]:
+        """The entries at ``positions`` (ascending), decoding those not seen before."""
+        cache = self._cache
+        missing = [position for position in positions if position not in cache] if cache else positions
+        ordered: list[Entry] | None = [] if missing is positions else None  # nothing cached yet
+        if missing:
+            try:
+                # Many lines: compare with the decoded id column rather than line by line.
+                ids = self.index.all_ids() if len(missing) * 16 > len(self.index) else None
+                with gc_paused():
+                    for group in self._spans(missing):
+                        if ids is None:
+                            self._read_few(group, cache, ordered)
+                        else:
+                            self._read_many(group, cache, ids, ordered)
+            except (StaleIndex, OSError) as exc:
+                self._give_up(exc)
+        return ordered if ordered is not None else [cache[position] for position in positions]
+
+    def entry(self, position: int) -> Entry:
+        found = self._cache.get(position)
+        return found if found is not None else self.entries([position])[0]
+
+    def all_entries(self) -> list[Entry]:
+        """Every indexed entry in file order (the cache is handed over and emptied)."""
+        entries = self.entries(range(len(self.index)))
+        self._cache = {}
+        return entries
+
+    def _give_up(self, exc: BaseException) -> None:
+        # The file changed under us in place (appends never do this): the index is useless now.
+        drop_index(self.path)
+        raise SessionChangedError(self.path, f"changed while being read ({exc})") from exc

@@ -1,0 +1,43 @@
+"""In-memory storage: the same write path as a file, nothing on disk (spec §7.7)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from omp_session.store.blobs import BlobSink, MemoryBlobStore
+
+
+class MemoryStorage:
+    """Keeps the session's bytes in a buffer; blobs in a dict."""
+
+    path: Path | None = None
+
+    def __init__(self, blobs: BlobSink | None = None) -> None:
+        self.blobs: BlobSink = blobs if blobs is not None else MemoryBlobStore()
+        self._buffer = bytearray()
+        self._written = False
+        self.backups: dict[str, bytes] = {}
+
+    def exists(self) -> bool:
+        return self._written
+
+    def read(self) -> bytes:
+        return bytes(self._buffer)
+
+    def append(self, data: bytes) -> None:
+        self._buffer += data
+        self._written = True
+
+    def rewrite(self, chunks: Iterable[bytes], *, backup_suffix: str | None = None) -> None:
+        new = b"".join(chunks)
+        if backup_suffix is not None and self._written:
+            self.backups[backup_suffix] = bytes(self._buffer)
+        self._buffer = bytearray(new)
+        self._written = True
+
+    def flush(self) -> None:
+        return None
+
+    def close(self) -> None:
+        return None

@@ -1,0 +1,252 @@
+"""The offset index of a session file: where each entry's line is, and what its context needs.
+
+**What it is.** A cache file, one per session, in ``<agent dir>/cache/offsets/`` (named by a hash
+of the session's absolute path, so session directories hold only what omp writes and listings never
+see it). For every entry it records the byte offset and length of its line, its id, its parent's
+position and its *context state* (see :mod:`omp_session.store.index_builder`), plus the load issues, the
+usage totals, the label entries and the header's place. With it, ``SessionManager.open`` builds the
+context of the leaf from the few lines it needs instead of parsing the whole file.
+
+**Trust.** The index covers the file up to the last newline it saw (``covered``). It is used only
+if the file still has at least ``covered`` bytes and the same header line and the same bytes at 18
+sampled places of the covered part (start, 16 evenly spaced blocks, the last 64 KiB); bytes
+appended since are indexed on open (that is what makes it append-only). Every line read through
+it is checked again (it sits between newlines, decodes to an object and has the recorded id).
+Anything else (missing, truncated, corrupt, another format) and the file is loaded in full and the
+index rebuilt. Deleting it changes no result, only the time ``open`` takes.
+
+Layout: ``MAGIC``, a 4-byte length and a JSON meta object, the binary columns named in the meta,
+and a CRC-32 of everything after the magic.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import secrets
+import sys
+import zlib
+from array import array
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from itertools import accumulate
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from omp_session.format.codec import LineIssue
+from omp_session.store.index_builder import IndexBuilder, State
+from omp_session.store.paths import agent_dir
+
+MAGIC = b"OMPIDX\x00\x01"
+FORMAT_VERSION = 3
+#: Files smaller than this are simply read in full (the index would save little).
+MIN_INDEXED_BYTES = 256 * 1024
+_SAMPLE = 4096
+_TAIL_SAMPLE = 65536
+# Only the offsets need 64 bits (they come first, so every column stays aligned).
+_COLUMNS = (("offsets", "q"), ("lengths", "I"), ("parents", "i"), ("state_ids", "I"), ("defaults", "i"))
+
+
+def index_path(session_path: Path | str) -> Path:
+    """Where the index of ``session_path`` lives (under the agent dir, keyed by absolute path)."""
+    key = hashlib.blake2b(os.fsencode(os.path.abspath(session_path)), digest_size=16).hexdigest()
+    return agent_dir() / "cache" / "offsets" / f"{key}.idx"
+
+
+def fingerprint(read: Callable[[int, int], bytes], covered: int, header_line: bytes) -> str:
+    """A hash of the header line and of sampled blocks of the first ``covered`` bytes;
+    ``read(size, offset)`` reads the file (``os.pread`` with a descriptor, or a slice)."""
+    digest = hashlib.blake2b(header_line, digest_size=16)
+    digest.update(covered.to_bytes(8, "little"))
+    starts = [0, *(covered * k // 17 for k in range(1, 17)), max(0, covered - _TAIL_SAMPLE)]
+    for start in starts:
+        size = min(_TAIL_SAMPLE if start == starts[-1] else _SAMPLE, covered - start)
+        block = read(size, start)
+        if len(block) != size:
+            return ""  # the file is shorter than the index says
+        digest.update(block)
+    return digest.hexdigest()
+
+
+@dataclass
+class OffsetIndex:
+    """The decoded index of one session file (columns as sequences of ints)."""
+
+    meta: dict[str, Any]
+    offsets: Sequence[int]
+    lengths: Sequence[int]
+    parents: Sequence[int]
+    state_ids: Sequence[int]
+    defaults: Sequence[int]
+    id_ends: Sequence[int]
+    id_blob: bytes
+    state_ends: Sequence[int]
+    state_blob: bytes
+    _states: dict[int, State] = field(default_factory=dict)
+
+    # -- meta accessors --------------------------------------------------------------------------
+
+    @property
+    def covered(self) -> int:
+        return int(self.meta["covered"])
+
+    @property
+    def lines(self) -> int:
+        return int(self.meta["lines"])
+
+    @property
+    def header_span(self) -> tuple[int, int]:
+        offset, length = self.meta["header"]
+        return int(offset), int(length)
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def issues(self) -> list[LineIssue]:
+        return [LineIssue(*issue) for issue in self.meta["issues"]]
+
+    # -- per-entry lookups -----------------------------------------------------------------------
+
+    def id_bytes(self, position: int) -> bytes:
+        start = self.id_ends[position - 1] + 1 if position else 0
+        return self.id_blob[start : self.id_ends[position]]
+
+    def state(self, position: int) -> State:
+        number = self.state_ids[position]
+        state = self._states.get(number)
+        if state is None:
+            start = self.state_ends[number - 1] + 1 if number else 0
+            state = self._states[number] = State.from_json(self.state_blob[start : self.state_ends[number]])
+        return state
+
+    def context_positions(self, position: int) -> list[int]:
+        """Entries a context replay at ``position`` needs besides the path after the compaction."""
+        found = self.state(position).positions()
+        if self.defaults[position] >= 0:
+            found.append(self.defaults[position])
+        return found
+
+    def all_ids(self) -> list[Any]:
+        """Every entry's id in position order (``None`` where an entry has no string id)."""
+        if not self.id_blob:
+            return []
+        return list(orjson.loads(b"[" + self.id_blob + b"]"))
+
+    # -- (de)serialisation -----------------------------------------------------------------------
+
+    @classmethod
+    def from_builder(cls, builder: IndexBuilder, meta: dict[str, Any]) -> OffsetIndex:
+        """Freeze ``builder`` (plus file-level ``meta``) into an index."""
+        id_blob = orjson.dumps(builder.ids)[1:-1]  # the ids as JSON, separated by commas
+        state_parts = [state.to_json() for state in builder.states]
+        meta = {
+            **meta,
+            "labels": builder.labels,
+            "kept": [[c, k] for c, k in builder.kept.items()],
+            "dangling": sorted(builder.dangling),
+            # As text from the stdlib: totals can be huge integers or infinite, which orjson mangles.
+            "usage": json.dumps(builder.usage.to_dict()),
+            "has_assistant": builder.has_assistant,
+        }
+        return cls(
+            meta,
+            array("q", builder.offsets),
+            array("I", builder.lengths),
+            array("i", builder.parents),
+            array("I", builder.state_ids),
+            array("i", builder.defaults),
+            _ends_of_sizes(builder.id_sizes),
+            id_blob,
+            _ends(state_parts),
+            b"\n".join(state_parts),
+        )
+
+    def to_bytes(self) -> bytes:
+        sections = [array(code, getattr(self, name)).tobytes() for name, code in _COLUMNS]
+        sections += [array("I", self.id_ends).tobytes(), array("I", self.state_ends).tobytes()]
+        sections += [self.id_blob, self.state_blob]
+        meta = {**self.meta, "format": FORMAT_VERSION, "byteorder": sys.byteorder}
+        meta["sections"] = [len(section) for section in sections]
+        meta_bytes = _dumps_meta(meta, len(MAGIC) + 4)
+        body = len(meta_bytes).to_bytes(4, "little") + meta_bytes + b"".join(sections)
+        return MAGIC + body + zlib.crc32(body).to_bytes(4, "little")
+
+    @classmethod
+    def from_bytes(cls, raw: bytes) -> OffsetIndex | None:
+        """Decode an index file; ``None`` for anything damaged or of another format."""
+        if len(raw) < 16 or not raw.startswith(MAGIC):
+            return None
+        body = memoryview(raw)[len(MAGIC) : -4]
+        if zlib.crc32(body) != int.from_bytes(raw[-4:], "little"):
+            return None
+        meta_length = int.from_bytes(body[:4], "little")
+        try:
+            meta = orjson.loads(body[4 : 4 + meta_length])
+            sizes = meta["sections"]
+            if meta.get("format") != FORMAT_VERSION or meta.get("byteorder") != sys.byteorder:
+                return None
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            return None
+        position, parts = 4 + meta_length, []
+        for size in sizes:
+            parts.append(body[position : position + size])
+            position += size
+        if len(parts) != len(_COLUMNS) + 4 or position != len(body):
+            return None
+        offsets, lengths = parts[0].cast("q"), parts[1].cast("I")
+        parents, state_ids, defaults = parts[2].cast("i"), parts[3].cast("I"), parts[4].cast("i")
+        id_ends, state_ends = parts[5].cast("I"), parts[6].cast("I")
+        id_blob, state_blob = parts[7].tobytes(), parts[8].tobytes()
+        return cls(
+            meta, offsets, lengths, parents, state_ids, defaults, id_ends, id_blob, state_ends, state_blob
+        )
+
+
+def _ends(parts: Sequence[bytes]) -> array[int]:
+    # End offset of each part in b"\n".join(parts).
+    return _ends_of_sizes([len(part) for part in parts])
+
+
+def _ends_of_sizes(sizes: Sequence[int]) -> array[int]:
+    # End offsets of parts of these sizes, joined with a one-byte separator.
+    ends = accumulate(sizes, lambda end, size: end + size + 1, initial=-1)
+    next(ends)  # the initial -1
+    return array("I", ends)
+
+
+def _dumps_meta(meta: dict[str, Any], prefix: int) -> bytes:
+    # Padded with spaces (valid JSON) so that the columns after it are 8-byte aligned.
+    data = orjson.dumps(meta)
+    return data + b" " * (-(prefix + len(data)) % 8)
+
+
+def read_index(session_path: Path | str) -> OffsetIndex | None:
+    """The stored index of ``session_path``, or ``None`` if there is none usable."""
+    try:
+        raw = index_path(session_path).read_bytes()
+    except OSError:
+        return None
+    return OffsetIndex.from_bytes(raw)
+
+
+def write_index(session_path: Path | str, index: OffsetIndex) -> None:
+    """Store ``index`` atomically (temp file + rename); failures are ignored: it is only a cache."""
+    target = index_path(session_path)
+    temp = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
+    with contextlib.suppress(OSError):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            temp.write_bytes(index.to_bytes())
+            os.replace(temp, target)
+        finally:
+            temp.unlink(missing_ok=True)
+
+
+def drop_index(session_path: Path | str) -> None:
+    """Delete the stored index of ``session_path`` (if any)."""
+    with contextlib.suppress(OSError):
+        index_path(session_path).unlink()

@@ -1,0 +1,77 @@
+"""Reading a session file for ``SessionManager.open``: lock, read, validate, migrate (spec §7.5).
+
+Kept apart from the manager so that the façade only composes: this module decides what an
+``open`` finds on disk, and never writes a user's file.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from omp_session.errors import CorruptSessionError, SessionError, SessionNotFoundError
+from omp_session.store import DurabilityPolicy
+from omp_session.store.blobs import BlobSink
+from omp_session.store.fast_open import IndexedOpen, open_indexed
+from omp_session.store.file import FileStorage
+from omp_session.store.loading import LoadedSession, is_blank, parse_session
+
+
+@dataclass
+class OpenedFile:
+    """What ``open`` found. ``loaded is None`` means: nothing to lose, start a new session there."""
+
+    path: Path
+    storage: FileStorage
+    loaded: LoadedSession | None = None
+    #: Offset after the last complete line (where ``refresh`` continues).
+    read_offset: int = 0
+    #: The bytes read in full (``None`` when the offset index served the open).
+    data: bytes | None = None
+
+
+def open_file(path: Path, blobs: BlobSink, *, read_only: bool, durability: DurabilityPolicy) -> OpenedFile:
+    """Lock (unless ``read_only``) and read ``path``; raise ``SessionError``s for unusable files.
+
+    A missing, empty or whitespace-only file gives ``loaded=None`` (read-only: an error instead).
+    On an error the storage is closed again, so no lock is left behind.
+    """
+    if path.is_dir():
+        raise CorruptSessionError(path, "is a directory, not a session file")
+    storage = FileStorage(path, blobs, policy=durability, read_only=read_only)
+    if not path.exists():
+        if read_only:
+            raise SessionNotFoundError(path)
+        return OpenedFile(path, storage)
+    try:
+        found = _lock_and_read(storage, path, read_only)
+        if isinstance(found, IndexedOpen):
+            return OpenedFile(path, storage, found.loaded, found.read_offset)
+        if is_blank(found):
+            if read_only:
+                raise CorruptSessionError(path, "empty session file")
+            return OpenedFile(path, storage)
+        loaded = parse_session(path, found, storage.blobs)
+    except BaseException:
+        storage.close()
+        raise
+    return OpenedFile(path, storage, loaded, found.rfind(b"\n") + 1, found)
+
+
+def _lock_and_read(storage: FileStorage, path: Path, read_only: bool) -> bytes | IndexedOpen:
+    """Take the writer lock, then read: nobody can append in between. A large file with a valid
+    offset index is opened through it instead (fast_open.py)."""
+    try:
+        if not read_only:
+            storage.lock()
+        return open_indexed(path, storage) or storage.read()
+    except SessionError:
+        raise
+    except OSError as exc:
+        raise CorruptSessionError(path, f"cannot be opened: {exc.strerror or exc}") from exc
+
+
+def absolute(path: str | os.PathLike[str]) -> Path:
+    """``path`` made absolute without resolving symlinks (omp keeps the path it was given)."""
+    return Path(os.path.abspath(path))

@@ -1,0 +1,67 @@
+"""Small write operations on a session file, each one ``SessionManager`` call behind an open/close.
+
+They are what ``omp-session fork`` and ``omp-session label`` run. Opening for writing takes the
+session's writer lock, so they fail with ``SessionLockedError`` instead of racing another
+omp-session writer.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from omp_session.errors import SessionError, SessionNotFoundError
+from omp_session.manager.session_manager import SessionManager
+from omp_session.store.loading import load_session
+from omp_session.tools.resolve import resolve_entry_id
+
+__all__ = ["fork_session", "set_label"]
+
+
+def _open_existing(path: Path | str) -> tuple[SessionManager, int | None]:
+    """The session opened for writing, and the version it was migrated from (``None``: current).
+
+    SessionManager.open would start a new session at a missing path (as omp does); an explicit
+    command on a file that is not there is a mistake, so reading it first reports that.
+    """
+    if not Path(path).exists():
+        raise SessionNotFoundError(path)
+    migrated_from = load_session(path).migrated_from
+    return SessionManager.open(path), migrated_from
+
+
+def _ids(session: SessionManager) -> dict[str, Any]:
+    return {e["id"]: e for e in session.get_entries() if isinstance(e.get("id"), str)}
+
+
+def fork_session(path: Path | str, leaf_id: str | None = None) -> Path:
+    """A new session file next to ``path`` holding the branch to ``leaf_id`` (default: the leaf).
+
+    ``createBranchedSession`` semantics (spec §6.5): fresh session id, ``parentSession`` = the
+    source path, the path's entries with their ids, labels of kept entries re-created. The source
+    file is not modified. ``leaf_id`` may be a unique id prefix.
+    """
+    session, migrated_from = _open_existing(path)
+    with session:
+        ids = _ids(session)
+        leaf = (
+            resolve_entry_id(ids, leaf_id, migrated_from=migrated_from) if leaf_id else session.get_leaf_id()
+        )
+        if leaf is None:
+            raise SessionError(f"{path}: the session has no entries to fork")
+        new_path = session.create_branched_session(leaf)
+    if new_path is None:  # only in-memory sessions return None
+        raise SessionError(f"{path}: the branched session was not written")
+    return Path(new_path)
+
+
+def set_label(path: Path | str, entry_id: str, label: str | None) -> tuple[str, str]:
+    """Set (or with ``None`` clear) the label of an entry; returns ``(target id, label entry id)``.
+
+    As in omp the label entry is appended after the current leaf. ``entry_id`` may be a unique
+    id prefix.
+    """
+    session, migrated_from = _open_existing(path)
+    with session:
+        target = resolve_entry_id(_ids(session), entry_id, migrated_from=migrated_from)
+        return target, session.append_label_change(target, label)

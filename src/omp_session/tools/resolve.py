@@ -1,0 +1,221 @@
+"""Turning what a user types into a session file or an entry id.
+
+A SESSION argument is an existing file path, a session id, or a unique prefix of one, matched the
+way omp's ``resolveResumableSession`` does (spec §6.9): case-insensitively against the header id,
+the file base name, or the part of the base name after its last ``_``. The sessions of the
+project directory of ``cwd`` are searched first, then every project under the sessions root.
+
+Unlike omp, which silently takes the newest match, an ambiguous prefix raises
+:class:`AmbiguousSessionError` listing the candidates: opening the wrong session is worse than
+asking for two more characters.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from omp_session.errors import EntryNotFoundError, SessionError, SessionNotFoundError
+from omp_session.store.loading import read_header
+from omp_session.store.paths import encode_session_dir_name, home_dir, sessions_root, temp_root
+
+__all__ = [
+    "AmbiguousEntryError",
+    "AmbiguousSessionError",
+    "NoMatchingSessionError",
+    "SessionCandidate",
+    "UnstableEntryIdError",
+    "iter_session_files",
+    "project_dir",
+    "resolve_entry_id",
+    "resolve_session",
+    "session_candidates",
+]
+
+#: How many candidates an ambiguity error names before saying "and N more".
+_SHOWN_CANDIDATES = 5
+
+
+@dataclass(frozen=True)
+class SessionCandidate:
+    """A session file found while resolving: its path, header id and mtime."""
+
+    path: Path
+    id: str
+    mtime: float
+
+    def matches(self, query: str) -> bool:
+        """omp's rule: a case-insensitive prefix of the id, the base name or the part after ``_``."""
+        needle = query.lower()
+        base = self.path.name.removesuffix(".jsonl").lower()
+        tail = base.rsplit("_", 1)[-1]
+        return any(name.startswith(needle) for name in (self.id.lower(), base, tail))
+
+
+class AmbiguousSessionError(SessionError):
+    """A session prefix matches more than one session; ``candidates`` are newest first."""
+
+    def __init__(self, query: str, candidates: list[SessionCandidate]) -> None:
+        self.query = query
+        self.candidates = candidates
+        shown = ", ".join(f"{c.id} ({c.path.name})" for c in candidates[:_SHOWN_CANDIDATES])
+        more = len(candidates) - _SHOWN_CANDIDATES
+        extra = f" and {more} more" if more > 0 else ""
+        super().__init__(
+            f"session prefix {query!r} is ambiguous: {len(candidates)} sessions match: {shown}{extra}; "
+            "type more characters"
+        )
+
+
+class NoMatchingSessionError(SessionNotFoundError):
+    """No session file, id, file name or prefix matches what was typed."""
+
+    def __init__(self, query: str, root: Path) -> None:
+        super().__init__(query)
+        self.query = query
+        self.args = (f"no session matches {query!r} (as a path, id, file name or prefix under {root})",)
+
+
+class AmbiguousEntryError(SessionError):
+    """An entry id prefix matches more than one entry of a session."""
+
+    def __init__(self, query: str, candidates: list[str]) -> None:
+        self.query = query
+        self.candidates = candidates
+        shown = ", ".join(candidates[:_SHOWN_CANDIDATES])
+        more = len(candidates) - _SHOWN_CANDIDATES
+        extra = f" and {more} more" if more > 0 else ""
+        super().__init__(f"entry id prefix {query!r} is ambiguous: matches {shown}{extra}")
+
+
+def project_dir(cwd: str | os.PathLike[str], root: Path | None = None) -> Path:
+    """The session directory omp uses for ``cwd`` under ``root`` (§1.2), computed without side effects.
+
+    Unlike :func:`omp_session.store.paths.default_session_dir` nothing is created or migrated: a reader
+    must not change the store it reads.
+    """
+    base = root if root is not None else sessions_root()
+    return base / encode_session_dir_name(cwd, home_dir(), temp_root())
+
+
+def iter_session_files(root: Path | None = None, directory: Path | None = None) -> Iterator[Path]:
+    """Every ``*.jsonl`` file of one project ``directory``, or of every project under ``root``.
+
+    Files are yielded whether or not they hold a valid header (``check`` wants the broken ones
+    too); sub-agent sessions inside artifact directories are not included, as in ``list``.
+    """
+    if directory is not None:
+        directories = [directory]
+    else:
+        base = root if root is not None else sessions_root()
+        try:
+            directories = sorted(d for d in base.iterdir() if d.is_dir())
+        except OSError:
+            return
+    for folder in directories:
+        try:
+            files = sorted(p for p in folder.iterdir() if p.suffix == ".jsonl" and p.is_file())
+        except OSError:
+            continue
+        yield from files
+
+
+def session_candidates(files: Iterable[Path]) -> list[SessionCandidate]:
+    """Valid sessions among ``files`` (first line a session header), newest mtime first."""
+    found: list[SessionCandidate] = []
+    for path in files:
+        header = read_header(path)
+        if header is None:
+            continue
+        try:
+            mtime = path.stat().st_mtime
+        except OSError:
+            continue
+        found.append(SessionCandidate(path, str(header["id"]), mtime))
+    found.sort(key=lambda candidate: candidate.mtime, reverse=True)
+    return found
+
+
+def _pick(query: str, candidates: list[SessionCandidate]) -> Path | None:
+    """The one candidate ``query`` names; an exact id wins over longer ids it prefixes."""
+    exact = [c for c in candidates if c.id.lower() == query.lower()]
+    if len({c.path for c in exact}) == 1:
+        return exact[0].path
+    matches = exact or [c for c in candidates if c.matches(query)]
+    if not matches:
+        return None
+    if len({c.path for c in matches}) > 1:
+        raise AmbiguousSessionError(query, matches)
+    return matches[0].path
+
+
+def _looks_like_path(text: str) -> bool:
+    return os.sep in text or "/" in text or text.endswith(".jsonl") or text.startswith(("~", "."))
+
+
+def resolve_session(
+    query: str | os.PathLike[str],
+    root: Path | None = None,
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+) -> Path:
+    """The session file ``query`` names: an existing path, a session id or a unique prefix.
+
+    Raises :class:`SessionNotFoundError` when nothing matches and :class:`AmbiguousSessionError`
+    when a prefix matches several sessions.
+
+    >>> resolve_session("/no/such/file.jsonl")
+    Traceback (most recent call last):
+    ...
+    omp_session.errors.SessionNotFoundError: /no/such/file.jsonl: no such session file
+    """
+    text = os.fspath(query)
+    path = Path(text).expanduser()
+    if path.exists():
+        return path
+    if not text or _looks_like_path(text):
+        raise SessionNotFoundError(path)
+    base = root if root is not None else sessions_root()
+    local_dir = project_dir(cwd if cwd is not None else os.getcwd(), base)
+    local = _pick(text, session_candidates(iter_session_files(directory=local_dir)))
+    if local is not None:
+        return local
+    found = _pick(text, session_candidates(iter_session_files(base)))
+    if found is None:
+        raise NoMatchingSessionError(text, base)
+    return found
+
+
+class UnstableEntryIdError(EntryNotFoundError):
+    """An entry id was not found in a version 1 file, whose ids are invented at every load (§2.2)."""
+
+    def __init__(self, entry_id: str) -> None:
+        super().__init__(entry_id)
+        self.args = (
+            f"Entry {entry_id} not found: this is a version 1 file, whose entry ids are made up anew "
+            "each time it is read; migrate it to version 3 (omp-session migrate) to give them stable ids",
+        )
+
+
+def resolve_entry_id(
+    entries_by_id: Mapping[str, Any], query: str, *, migrated_from: int | None = None
+) -> str:
+    """The entry id ``query`` names: an exact id, or a unique (case-insensitive) id prefix.
+
+    Raises :class:`EntryNotFoundError` (:class:`UnstableEntryIdError` when ``migrated_from`` says
+    the file was version 1) or :class:`AmbiguousEntryError`.
+    """
+    if query in entries_by_id:
+        return query
+    needle = query.lower()
+    matches = (
+        [entry_id for entry_id in entries_by_id if entry_id.lower().startswith(needle)] if needle else []
+    )
+    if not matches:
+        raise UnstableEntryIdError(query) if migrated_from == 1 else EntryNotFoundError(query)
+    if len(matches) > 1:
+        raise AmbiguousEntryError(query, matches)
+    return matches[0]

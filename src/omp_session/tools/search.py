@@ -1,0 +1,213 @@
+"""Full-text search over the messages of sessions, aware of the tree.
+
+Every entry that carries conversation text is searched: user, developer and assistant text and
+thinking, tool-call arguments, tool results, bash/python commands and output, file mentions,
+custom messages, compaction and branch summaries. Each hit says which session and entry it is
+in, whether that entry is on the session's current branch (the path to the leaf omp resumes
+from) or on an abandoned branch, which branch tip it leads to, and gives a one-line snippet with
+the match position so a caller can highlight it.
+
+>>> import re
+>>> snippet_of("one two three", re.search("two", "one two three"), width=3)
+('…ne two th…', 4, 7)
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from omp_session.errors import SessionError
+from omp_session.model.tree import SessionIndex
+from omp_session.store.loading import load_session
+from omp_session.tools.transcript import default_leaf
+
+Entry = dict[str, Any]
+Progress = Callable[[int, int, Path], None]
+
+__all__ = [
+    "SearchHit",
+    "compile_query",
+    "entry_text",
+    "search_entries",
+    "search_paths",
+    "search_sessions",
+    "snippet_of",
+]
+
+_WHITESPACE = re.compile(r"\s+")
+
+#: Characters of context on each side of a match in a snippet.
+SNIPPET_CONTEXT = 40
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One entry that matches. ``match_start``/``match_end`` index into ``snippet``."""
+
+    path: str
+    session_id: str
+    entry_id: str
+    role: str
+    timestamp: str | None
+    on_current_branch: bool
+    #: The tip of a branch through this entry: the current leaf, or the newest abandoned tip.
+    branch_leaf_id: str | None
+    snippet: str
+    match_start: int
+    match_end: int
+    #: How many times the query occurs in this entry.
+    matches: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def compile_query(query: str, *, regex: bool = False, case_sensitive: bool = False) -> re.Pattern[str]:
+    """The pattern for ``query``: literal text unless ``regex``; ``re.error`` for a bad regex."""
+    flags = 0 if case_sensitive else re.IGNORECASE
+    return re.compile(query if regex else re.escape(query), flags)
+
+
+def _texts(content: Any) -> Iterator[str]:
+    if isinstance(content, str):
+        yield content
+        return
+    for block in content if isinstance(content, list) else ():
+        if not isinstance(block, dict):
+            continue
+        for key in ("text", "thinking"):
+            if isinstance(block.get(key), str):
+                yield block[key]
+        if block.get("type") == "toolCall":
+            yield f"{block.get('name')} {block.get('arguments')}"
+
+
+def _message_texts(message: dict[str, Any]) -> Iterator[str]:
+    yield from _texts(message.get("content"))
+    for key in ("command", "code", "output", "summary"):
+        if isinstance(message.get(key), str):
+            yield message[key]
+    files = message.get("files")
+    for item in files if isinstance(files, list) else ():
+        if isinstance(item, dict):
+            yield from (item[k] for k in ("path", "content") if isinstance(item.get(k), str))
+
+
+def entry_text(entry: Entry) -> tuple[str, str] | None:
+    """``(role, searchable text)`` of an entry, or ``None`` for entries without conversation text."""
+    kind = entry.get("type")
+    message = entry.get("message")
+    if kind == "message" and isinstance(message, dict):
+        role = message.get("role")
+        return (role if isinstance(role, str) else "message"), "\n".join(_message_texts(message))
+    if kind == "custom_message":
+        return "custom", "\n".join(_texts(entry.get("content")))
+    if kind in ("compaction", "branch_summary") and isinstance(entry.get("summary"), str):
+        return str(kind), entry["summary"]
+    return None
+
+
+def _squeeze(text: str) -> str:
+    return _WHITESPACE.sub(" ", text)
+
+
+def snippet_of(text: str, match: re.Match[str], width: int = SNIPPET_CONTEXT) -> tuple[str, int, int]:
+    """A one-line excerpt around ``match`` and the match's start and end inside it.
+
+    Runs of whitespace (line breaks included) become one space; ``…`` marks cut ends.
+    """
+    start, end = match.span()
+    left, right = max(start - width, 0), min(end + width, len(text))
+    before = ("…" if left > 0 else "") + _squeeze(text[left:start]).lstrip()
+    found = _squeeze(text[start:end])
+    after = _squeeze(text[end:right]).rstrip() + ("…" if right < len(text) else "")
+    return before + found + after, len(before), len(before) + len(found)
+
+
+def _branch_tips(index: SessionIndex, current: str | None) -> dict[str, str]:
+    """For every entry id, a leaf below it: the current leaf on its path, else the newest tip."""
+    tips: dict[str, str] = {}
+    order: list[Any] = []
+    for root in index.get_tree():
+        order.extend(node for node, _depth in root.walk())
+    for node in reversed(order):  # children before parents
+        entry_id = node.entry.get("id")
+        if not isinstance(entry_id, str) or entry_id in tips:
+            continue
+        below = [tips[c.entry.get("id")] for c in node.children if c.entry.get("id") in tips]
+        tips[entry_id] = below[-1] if below else entry_id  # children are sorted oldest first
+    for entry in index.branch(current):
+        tips[str(entry.get("id"))] = str(current)
+    return tips
+
+
+def search_entries(
+    path: Path | str, session_id: str, entries: Sequence[Entry], pattern: re.Pattern[str]
+) -> list[SearchHit]:
+    """Hits of ``pattern`` in one session's entries (file order)."""
+    index = SessionIndex(entries)
+    current = default_leaf(entries)
+    on_path = {str(e.get("id")) for e in index.branch(current)}
+    tips: dict[str, str] | None = None
+    hits: list[SearchHit] = []
+    for entry in entries:
+        found = entry_text(entry)
+        match = pattern.search(found[1]) if found else None
+        if found is None or match is None or not isinstance(entry.get("id"), str):
+            continue
+        if tips is None:  # only walk the tree for sessions that match
+            tips = _branch_tips(index, current)
+        entry_id = str(entry["id"])
+        snippet, start, end = snippet_of(found[1], match)
+        timestamp = entry.get("timestamp")
+        hits.append(
+            SearchHit(
+                path=os.fspath(path),
+                session_id=session_id,
+                entry_id=entry_id,
+                role=found[0],
+                timestamp=timestamp if isinstance(timestamp, str) else None,
+                on_current_branch=entry_id in on_path,
+                branch_leaf_id=tips.get(entry_id),
+                snippet=snippet,
+                match_start=start,
+                match_end=end,
+                matches=sum(1 for _ in pattern.finditer(found[1])),
+            )
+        )
+    return hits
+
+
+def search_sessions(
+    paths: Sequence[Path | str],
+    pattern: re.Pattern[str],
+    *,
+    progress: Progress | None = None,
+    errors: list[tuple[str, str]] | None = None,
+) -> Iterator[SearchHit]:
+    """Search every session of ``paths`` in order, yielding hits as they are found.
+
+    ``progress(done, total, path)`` is called after each file; files that cannot be read are
+    appended to ``errors`` as ``(path, reason)`` (and otherwise skipped silently).
+    """
+    for done, raw in enumerate(paths, start=1):
+        path = Path(raw)
+        try:
+            loaded = load_session(path)
+        except (SessionError, OSError) as exc:
+            if errors is not None:
+                errors.append((os.fspath(path), str(exc)))
+        else:
+            yield from search_entries(path, str(loaded.header.get("id")), loaded.entries, pattern)
+        if progress is not None:
+            progress(done, len(paths), path)
+
+
+def search_paths(paths: Iterable[Path | str], query: str, *, regex: bool = False) -> list[SearchHit]:
+    """Convenience: every hit of ``query`` (literal unless ``regex``, case-insensitive) in ``paths``."""
+    return list(search_sessions(list(paths), compile_query(query, regex=regex)))
