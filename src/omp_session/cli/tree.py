@@ -6,9 +6,7 @@ import click
 from rich.text import Text
 
 from omp_session.cli._common import console, emit_json, json_option, session_argument, state
-from omp_session.model.tree import SessionIndex
-from omp_session.store.loading import load_session
-from omp_session.tools.transcript import default_leaf
+from omp_session.tools.reading import read_session
 from omp_session.tools.tree_view import TreeLine, tree_lines
 
 _KIND_STYLES = {
@@ -52,9 +50,8 @@ def tree(ctx: click.Context, session: str, full: bool, as_json: bool) -> None:
     Labels are shown in brackets, the leaf (where omp resumes) is marked, and long runs without
     user messages, labels or summaries are folded unless --full is given.
     """
-    loaded = load_session(state(ctx).resolve(session))
-    index = SessionIndex(loaded.entries)
-    lines = tree_lines(index, default_leaf(loaded.entries), full=full)
+    with read_session(state(ctx).resolve(session)) as opened:
+        lines = tree_lines(opened, full=full)
     if as_json:
         emit_json([line.to_dict() for line in lines])
         return

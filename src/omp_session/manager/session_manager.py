@@ -141,13 +141,18 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         *,
         read_only: bool = False,
         durability: DurabilityPolicy = "os",
+        blobs: BlobSink | None = None,
     ) -> SessionManager:
         """Open a session file. A missing or blank file starts a new session at that path (its header
         is written at once, as omp does); a file with a bad header raises ``CorruptSessionError`` and
-        is never modified. ``read_only=True`` never writes and takes no lock."""
+        is never modified. ``read_only=True`` never writes the session and takes no lock (it may write
+        the offset-index cache of a large file, docs/performance.md); a missing or blank file is then
+        an error. ``blobs`` is the blob store image references are resolved from (default: omp's;
+        :class:`~omp_session.store.blobs.UnresolvedBlobs` keeps the references as they are)."""
         file_path = absolute(path)
         directory = os.fspath(session_dir) if session_dir is not None else os.fspath(file_path.parent)
-        opened = open_file(file_path, _default_blobs(), read_only=read_only, durability=durability)
+        sink = blobs if blobs is not None else _default_blobs()
+        opened = open_file(file_path, sink, read_only=read_only, durability=durability)
         loaded = opened.loaded
         if loaded is None:
             return cls._start_at(file_path, directory, opened.storage)
@@ -314,6 +319,11 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
     def get_tree(self) -> NodeList:
         return self._index.get_tree()
 
+    def get_parent(self, entry: Entry) -> Entry | None:
+        """The parent of ``entry`` as the tree sees it: ``None`` for a root (no, unknown, own or
+        cycle-closing parent; docs/durability.md)."""
+        return self._index.parent_of(entry)
+
     def get_children(self, parent_id: str) -> EntryList:
         return self._index.children(parent_id)
 
@@ -371,6 +381,11 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
 
     def get_session_name(self) -> str | None:
         return self._session_name
+
+    def get_migrated_from(self) -> int | None:
+        """The format version the file had when it was opened, if it was migrated in memory and not
+        yet written back (``None`` otherwise). Version 1 files get new entry ids at every load."""
+        return self._migrated_from
 
     def get_load_issues(self) -> IssueList:
         """Lines skipped or read leniently when the file was loaded."""

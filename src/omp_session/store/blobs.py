@@ -12,6 +12,8 @@ import re
 from pathlib import Path
 from typing import Protocol
 
+from omp_session.errors import SessionError
+
 BLOB_PREFIX = "blob:sha256:"
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
@@ -69,6 +71,17 @@ class FileBlobStore:
             return self.path_of(digest).read_bytes()
         except (OSError, ValueError):
             return None
+
+
+class UnresolvedBlobs:
+    """A blob store that holds nothing: a read-only session opened with it keeps every
+    ``blob:sha256:`` reference as written (the viewer links them instead of inlining the bytes)."""
+
+    def put(self, data: bytes) -> str:
+        raise SessionError("this session was opened to read only; it cannot store blobs")
+
+    def get(self, digest: str) -> bytes | None:
+        return None
 
 
 class MemoryBlobStore:

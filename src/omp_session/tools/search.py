@@ -22,9 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from omp_session.errors import SessionError
-from omp_session.model.tree import SessionIndex
-from omp_session.store.loading import load_session
-from omp_session.tools.transcript import default_leaf
+from omp_session.manager import SessionManager
+from omp_session.tools.reading import read_session
 
 Entry = dict[str, Any]
 Progress = Callable[[int, int, Path], None]
@@ -33,8 +32,8 @@ __all__ = [
     "SearchHit",
     "compile_query",
     "entry_text",
-    "search_entries",
     "search_paths",
+    "search_session",
     "search_sessions",
     "snippet_of",
 ]
@@ -129,11 +128,11 @@ def snippet_of(text: str, match: re.Match[str], width: int = SNIPPET_CONTEXT) ->
     return before + found + after, len(before), len(before) + len(found)
 
 
-def _branch_tips(index: SessionIndex, current: str | None) -> dict[str, str]:
+def _branch_tips(session: SessionManager, current: str | None) -> dict[str, str]:
     """For every entry id, a leaf below it: the current leaf on its path, else the newest tip."""
     tips: dict[str, str] = {}
     order: list[Any] = []
-    for root in index.get_tree():
+    for root in session.get_tree():
         order.extend(node for node, _depth in root.walk())
     for node in reversed(order):  # children before parents
         entry_id = node.entry.get("id")
@@ -141,27 +140,29 @@ def _branch_tips(index: SessionIndex, current: str | None) -> dict[str, str]:
             continue
         below = [tips[c.entry.get("id")] for c in node.children if c.entry.get("id") in tips]
         tips[entry_id] = below[-1] if below else entry_id  # children are sorted oldest first
-    for entry in index.branch(current):
+    for entry in session.get_branch(current):
         tips[str(entry.get("id"))] = str(current)
     return tips
 
 
-def search_entries(
-    path: Path | str, session_id: str, entries: Sequence[Entry], pattern: re.Pattern[str]
+def search_session(
+    session: SessionManager, pattern: re.Pattern[str], path: Path | str | None = None
 ) -> list[SearchHit]:
-    """Hits of ``pattern`` in one session's entries (file order)."""
-    index = SessionIndex(entries)
-    current = default_leaf(entries)
-    on_path = {str(e.get("id")) for e in index.branch(current)}
+    """Hits of ``pattern`` in one open session (file order); ``path`` names the file in the hits
+    (default: the session's file)."""
+    path = path if path is not None else session.get_session_file() or ""
+    session_id = session.get_session_id()
+    current = session.get_leaf_id()
+    on_path = {str(e.get("id")) for e in session.get_branch(current)}
     tips: dict[str, str] | None = None
     hits: list[SearchHit] = []
-    for entry in entries:
+    for entry in session.get_entries():
         found = entry_text(entry)
         match = pattern.search(found[1]) if found else None
         if found is None or match is None or not isinstance(entry.get("id"), str):
             continue
         if tips is None:  # only walk the tree for sessions that match
-            tips = _branch_tips(index, current)
+            tips = _branch_tips(session, current)
         entry_id = str(entry["id"])
         snippet, start, end = snippet_of(found[1], match)
         timestamp = entry.get("timestamp")
@@ -198,12 +199,13 @@ def search_sessions(
     for done, raw in enumerate(paths, start=1):
         path = Path(raw)
         try:
-            loaded = load_session(path)
+            with read_session(path) as session:
+                hits = search_session(session, pattern, path)
         except (SessionError, OSError) as exc:
             if errors is not None:
                 errors.append((os.fspath(path), str(exc)))
         else:
-            yield from search_entries(path, str(loaded.header.get("id")), loaded.entries, pattern)
+            yield from hits
         if progress is not None:
             progress(done, len(paths), path)
 

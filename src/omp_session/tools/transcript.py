@@ -11,7 +11,7 @@ The model is plain dataclasses (``to_dict()`` gives JSON for ``show --json`` and
 * labels are attached to the entry they name; label entries themselves are not items.
 
 Building never fails on odd data: missing fields become empty strings, unknown shapes become
-``other``/``event`` items, so any file ``load_session`` accepts can be shown.
+``other``/``event`` items, so any file ``SessionManager.open`` accepts can be shown.
 """
 
 from __future__ import annotations
@@ -22,8 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from omp_session.model.tree import SessionIndex
-from omp_session.store.loading import LoadedSession, load_session
+from omp_session.manager import SessionManager
 from omp_session.tools.content import (
     Execution,
     MentionedFile,
@@ -36,7 +35,7 @@ from omp_session.tools.content import (
     files_of,
     tool_result_of,
 )
-from omp_session.tools.resolve import resolve_entry_id
+from omp_session.tools.reading import read_session, resolve_entry
 from omp_session.tools.summary import event_text
 
 Entry = dict[str, Any]
@@ -53,7 +52,6 @@ __all__ = [
     "build_items",
     "content_parts",
     "content_text",
-    "default_leaf",
     "leaf_ids",
     "load_transcript",
     "session_transcript",
@@ -223,18 +221,10 @@ class Transcript:
         return asdict(self)
 
 
-def default_leaf(entries: Sequence[Entry]) -> str | None:
-    """The leaf after loading (spec §6.4): the last entry in file order that has an id."""
-    for entry in reversed(entries):
-        if isinstance(entry.get("id"), str):
-            return str(entry["id"])
-    return None
-
-
-def leaf_ids(index: SessionIndex) -> list[str]:
+def leaf_ids(session: SessionManager) -> list[str]:
     """Ids of every entry without children (the tips of all branches), in tree order."""
     leaves: list[str] = []
-    for root in index.get_tree():
+    for root in session.get_tree():
         for node, _depth in root.walk():
             entry_id = node.entry.get("id")
             if not node.children and isinstance(entry_id, str) and entry_id not in leaves:
@@ -242,42 +232,38 @@ def leaf_ids(index: SessionIndex) -> list[str]:
     return leaves
 
 
-def _branches(index: SessionIndex, current: str | None, all_branches: bool) -> list[Branch]:
+def _branches(session: SessionManager, current: str | None, all_branches: bool) -> list[Branch]:
+    labels = session.get_labels()
     if not all_branches:
-        return [Branch(current, True, None, build_items(index.branch(current), index.labels))]
-    order = ([current] if current else []) + [leaf for leaf in leaf_ids(index) if leaf != current]
+        return [Branch(current, True, None, build_items(session.get_branch(current), labels))]
+    order = ([current] if current else []) + [leaf for leaf in leaf_ids(session) if leaf != current]
     shown: set[str] = set()
     branches: list[Branch] = []
     for leaf in order:
-        path = index.branch(leaf)
+        path = session.get_branch(leaf)
         start = next((i for i, e in enumerate(path) if e.get("id") not in shown), len(path))
         joins_at = path[start - 1].get("id") if start > 0 else None
         fresh = path[start:]
         shown.update(str(e.get("id")) for e in fresh)
-        branches.append(Branch(leaf, leaf == current, joins_at, build_items(fresh, index.labels)))
+        branches.append(Branch(leaf, leaf == current, joins_at, build_items(fresh, labels)))
     return branches
 
 
 def session_transcript(
-    loaded: LoadedSession, path: Path | str, *, leaf_id: str | None = None, all_branches: bool = False
+    session: SessionManager, *, leaf_id: str | None = None, all_branches: bool = False
 ) -> Transcript:
-    """The transcript of an already loaded session (see :func:`load_transcript`)."""
-    index = SessionIndex(loaded.entries)
-    leaf = (
-        resolve_entry_id(index.by_id, leaf_id, migrated_from=loaded.migrated_from)
-        if leaf_id is not None
-        else default_leaf(loaded.entries)
-    )
-    header = loaded.header
+    """The transcript of an open session (see :func:`load_transcript`)."""
+    leaf = resolve_entry(session, leaf_id) if leaf_id is not None else session.get_leaf_id()
+    header = session.get_header()
     title = header.get("title")
     return Transcript(
-        path=os.fspath(path),
-        session_id=str(header.get("id")),
+        path=session.get_session_file() or "",
+        session_id=session.get_session_id(),
         title=title if isinstance(title, str) else None,
         cwd=_str(header.get("cwd")),
         created=header.get("timestamp") if isinstance(header.get("timestamp"), str) else None,
         leaf_id=leaf,
-        branches=_branches(index, leaf, all_branches),
+        branches=_branches(session, leaf, all_branches),
     )
 
 
@@ -290,4 +276,7 @@ def load_transcript(
     ``all_branches`` every branch is included, the current one first, each later one only from
     where it leaves the branches already shown.
     """
-    return session_transcript(load_session(path), path, leaf_id=leaf_id, all_branches=all_branches)
+    with read_session(path) as session:
+        transcript = session_transcript(session, leaf_id=leaf_id, all_branches=all_branches)
+    transcript.path = os.fspath(path)  # as the caller named it, not made absolute
+    return transcript

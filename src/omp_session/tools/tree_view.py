@@ -23,8 +23,11 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from omp_session.model.tree import SessionIndex, SessionTreeNode
+from omp_session.manager import SessionManager
+from omp_session.model.tree import SessionTreeNode
 from omp_session.tools.summary import entry_summary, one_line
+
+Entry = dict[str, Any]
 
 __all__ = ["FOLD_MIN", "TreeLine", "render_tree_line", "tree_lines"]
 
@@ -64,12 +67,11 @@ def render_tree_line(line: TreeLine) -> str:
 
 
 class _Builder:
-    def __init__(self, index: SessionIndex, leaf_id: str | None, full: bool, text_limit: int | None) -> None:
-        self.index = index
+    def __init__(self, current: list[Entry], leaf_id: str | None, full: bool, text_limit: int | None) -> None:
         self.leaf_id = leaf_id
         self.full = full
         self.text_limit = text_limit
-        self.current = {str(e.get("id")) for e in index.branch(leaf_id)} if leaf_id else set()
+        self.current = {str(e.get("id")) for e in current}
         self.seen: set[int] = set()
         self.lines: list[TreeLine] = []
 
@@ -159,11 +161,13 @@ class _Builder:
 
 
 def tree_lines(
-    index: SessionIndex, leaf_id: str | None, *, full: bool = False, text_limit: int | None = 200
+    session: SessionManager, *, full: bool = False, text_limit: int | None = 200
 ) -> list[TreeLine]:
-    """Every entry of ``index`` as a :class:`TreeLine`, in tree order (children by time).
+    """Every entry of ``session`` as a :class:`TreeLine`, in tree order (children by time).
 
-    ``leaf_id`` is marked and its path flagged ``on_current_branch``; ``full`` disables folding;
-    ``text_limit`` cuts each summary (``None``: never).
+    The session's leaf is marked and its path flagged ``on_current_branch``; ``full`` disables
+    folding; ``text_limit`` cuts each summary (``None``: never).
     """
-    return _Builder(index, leaf_id, full, text_limit).build(index.get_tree())
+    leaf = session.get_leaf_id()
+    current = session.get_branch(leaf) if leaf is not None else []
+    return _Builder(current, leaf, full, text_limit).build(session.get_tree())

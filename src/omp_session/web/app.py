@@ -31,20 +31,20 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route
 
 from omp_session.errors import SessionError
-from omp_session.web.catalog import SessionCatalog
-from omp_session.web.images import blob_file, inline_images, linked_images, sniff_raster_mime
-from omp_session.web.index_search import CatalogSearch
-from omp_session.web.index_view import build_index
-from omp_session.web.render import (
+from omp_session.rendering.images import blob_file, inline_images, linked_images, sniff_raster_mime
+from omp_session.rendering.page import (
     STATIC_FILES,
+    environment,
     render_export,
-    render_index,
     render_session_body,
     render_session_page,
     static_file,
 )
+from omp_session.rendering.view import SessionView, build_session_view
+from omp_session.web.catalog import SessionCatalog
+from omp_session.web.index_search import CatalogSearch
+from omp_session.web.index_view import IndexPage, build_index
 from omp_session.web.security import SecurityHeadersMiddleware
-from omp_session.web.view import SessionView, build_session_view
 
 __all__ = ["DEFAULT_ALLOWED_HOSTS", "ViewerConfig", "create_app", "default_blobs_dir"]
 
@@ -179,6 +179,11 @@ class _Viewer:
         if name not in STATIC_FILES:
             return _not_found()
         return Response(static_file(name), media_type=STATIC_FILES[name] + "; charset=utf-8")
+
+
+def render_index(page: IndexPage, root: str) -> str:
+    """The index page (sessions by project, search results), from the shared templates."""
+    return environment().get_template("index.html").render(page=page, root=root)
 
 
 def _not_found() -> Response:

@@ -6,9 +6,9 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from omp_session.rendering.format import date_time, format_cost, format_size, one_line
 from omp_session.tools.search import SearchHit
 from omp_session.web.catalog import SessionSummary
-from omp_session.web.format import date_time, format_cost, format_size, one_line
 from omp_session.web.index_search import SessionHits
 
 __all__ = ["IndexPage", "build_index"]

@@ -12,8 +12,8 @@ from typing import Any
 
 from markupsafe import Markup
 
-from omp_session.web.images import ImageSource
-from omp_session.web.markdown import highlight_code, lexer_for_path, render_markdown
+from omp_session.rendering.images import ImageSource
+from omp_session.rendering.markdown import highlight_code, lexer_for_path, render_markdown
 
 __all__ = ["Block", "assistant_blocks", "content_blocks", "json_block", "output_block", "summarize_args"]
 

@@ -11,10 +11,10 @@ from typing import Any
 
 from omp_session.model.context import entry_to_message
 from omp_session.model.usage import UsageStatistics
-from omp_session.web import blocks as b
-from omp_session.web.format import clock_time, one_line, usage_line
-from omp_session.web.images import ImageSource
-from omp_session.web.markdown import highlight_code, lexer_for_path
+from omp_session.rendering import blocks as b
+from omp_session.rendering.format import clock_time, one_line, usage_line
+from omp_session.rendering.images import ImageSource
+from omp_session.rendering.markdown import highlight_code, lexer_for_path
 
 __all__ = ["EntryView", "ToolCalls", "entry_view"]
 
