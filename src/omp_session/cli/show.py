@@ -23,6 +23,7 @@ from omp_session.cli._common import (
 )
 from omp_session.cli._common import human_size as _human_size
 from omp_session.tools.content import Execution, Part, ToolCall
+from omp_session.tools.entry_kinds import EntryKind
 from omp_session.tools.summary import display_time
 from omp_session.tools.transcript import Branch, Transcript, TranscriptItem, load_transcript
 
@@ -137,7 +138,7 @@ def _execution(run: Execution, options: _Options) -> Iterator[RenderableType]:
 
 
 def _summary_panel(item: TranscriptItem) -> Panel:
-    if item.kind == "compaction":
+    if item.kind == EntryKind.COMPACTION:
         tokens = item.meta.get("tokensBefore")
         title = "compaction summary" + (f" · {tokens} tokens before" if tokens is not None else "")
         style = "yellow"
@@ -160,7 +161,7 @@ def _item(item: TranscriptItem, options: _Options, date: list[str]) -> Iterator[
             yield Text(f"· {item.title} ({item.entry_id})", style="dim")
         return
     yield Text("")
-    if item.kind in ("compaction", "branch_summary"):
+    if item.kind in (EntryKind.COMPACTION, EntryKind.BRANCH_SUMMARY):
         yield _summary_panel(item)
         return
     name = {"tool_result": "tool result", "file_mention": "files", "other": "message"}.get(

@@ -6,14 +6,16 @@ import click
 from rich.text import Text
 
 from omp_session.cli._common import console, emit_json, json_option, session_argument, state
+from omp_session.tools.entry_kinds import EntryKind
 from omp_session.tools.reading import read_session
+from omp_session.tools.summary import TREE_KINDS
 from omp_session.tools.tree_view import TreeLine, tree_lines
 
 _KIND_STYLES = {
     "user": "green",
     "assistant": "blue",
-    "compaction": "yellow",
-    "branch summary": "magenta",
+    TREE_KINDS[EntryKind.COMPACTION]: "yellow",
+    TREE_KINDS[EntryKind.BRANCH_SUMMARY]: "magenta",
     "event": "dim",
 }
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from omp_session.tools.content import Execution, Part, ToolCall
+from omp_session.tools.entry_kinds import EntryKind
 from omp_session.tools.summary import display_time
 from omp_session.tools.transcript import Transcript, TranscriptItem, load_transcript
 
@@ -29,8 +30,8 @@ _HEADINGS = {
     "python": "Python",
     "file_mention": "Files",
     "custom": "Custom message",
-    "compaction": "Compaction summary",
-    "branch_summary": "Branch summary",
+    EntryKind.COMPACTION: "Compaction summary",
+    EntryKind.BRANCH_SUMMARY: "Branch summary",
     "other": "Message",
 }
 
@@ -131,7 +132,7 @@ def _heading(item: TranscriptItem) -> str:
         facts.append(f"`{item.entry_id}`")
     if item.label:
         facts.append(f"label **{item.label}**")
-    if item.kind == "compaction" and "tokensBefore" in item.meta:
+    if item.kind == EntryKind.COMPACTION and "tokensBefore" in item.meta:
         facts.append(f"{item.meta['tokensBefore']} tokens before")
     if item.kind == "custom" and item.meta.get("display") is False:
         facts.append("not displayed to the user")

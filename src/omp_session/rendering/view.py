@@ -20,6 +20,7 @@ from omp_session.model.usage import UsageStatistics
 from omp_session.rendering.entry_views import EntryView, ToolCalls, entry_view
 from omp_session.rendering.format import date_time, format_size, one_line, usage_line
 from omp_session.rendering.images import ImageSource
+from omp_session.tools.entry_kinds import EntryKind, classify
 from omp_session.tools.reading import read_session
 
 __all__ = ["SessionView", "TreeRow", "build_session_view", "script_json"]
@@ -147,8 +148,10 @@ def _client_data(
     rows = []
     for entry, view in zip(entries, views, strict=True):
         parent = session.get_parent(entry)
-        kept = entry.get("firstKeptEntryId") if view.type == "compaction" else None
-        preserve = entry.get("preserveData") if view.type == "compaction" else None
+        found = classify(entry)
+        compaction = found.kind == EntryKind.COMPACTION and not found.is_message
+        kept = entry.get("firstKeptEntryId") if compaction else None
+        preserve = entry.get("preserveData") if compaction else None
         remote = isinstance(preserve, dict) and _is_remote(preserve)
         usage = view.usage
         rows.append(

@@ -23,6 +23,7 @@ __all__ = [
     "content_text",
     "execution_of",
     "files_of",
+    "message_text",
     "tool_result_of",
 ]
 
@@ -133,6 +134,21 @@ def content_parts(content: Any) -> list[Part]:
             )
             parts.append(Part("tool_call", tool_call=call))
     return parts
+
+
+def message_text(message: Mapping[str, Any]) -> str:
+    """The text of a message on one line, omp's rule (``extractTextFromContent``, spec §6.9): string
+    content as is, else its ``text`` blocks joined by a single space. The one owner of this rule:
+    listing, summaries and the views all use it."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    blocks = content if isinstance(content, list) else ()
+    return " ".join(
+        b["text"]
+        for b in blocks
+        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+    )
 
 
 def content_text(content: Any) -> str:

@@ -15,6 +15,7 @@ from omp_session.format.codec import BOM, _decode_slow, decode_lines
 from omp_session.format.ids import iso_to_ms
 from omp_session.store.loading import is_session_header, read_header
 from omp_session.store.paths import sessions_root
+from omp_session.tools.content import message_text
 from omp_session.tools.listing_cache import FileKey, ListingCache, Row
 
 _LISTED = "_listed_file"  # where a listed info keeps the key of the file version it summarises
@@ -67,17 +68,6 @@ def _iso(moment: datetime | None) -> str | None:
     return (
         moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
     )
-
-
-def message_text(message: dict[str, Any]) -> str:
-    """String content, or the text blocks joined by a single space."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
-        return " ".join(t for t in texts if isinstance(t, str))
-    return ""
 
 
 def summarize_records(path: Path, records: list[dict[str, Any]], mtime: float) -> SessionInfo | None:

@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from omp_session.errors import SessionError
+from omp_session.format.codec import encode_json
 from omp_session.manager import SessionManager
+from omp_session.tools.entry_kinds import EntryKind, classify
 from omp_session.tools.reading import read_session
 
 Entry = dict[str, Any]
@@ -66,10 +68,25 @@ class SearchHit:
         return asdict(self)
 
 
+_JSON_PUNCTUATION = re.compile(r"([:,])\s*")
+
+
+def _literal(query: str) -> str:
+    """``query`` as a literal pattern, except that after a ``:`` or ``,`` any run of whitespace
+    (none included) matches: ``"command": "grep`` finds the tool arguments omp wrote as
+    ``"command":"grep``, and the other way round."""
+    pieces = _JSON_PUNCTUATION.split(query)
+    pattern = []
+    for position, piece in enumerate(pieces):
+        pattern.append(re.escape(piece) + (r"\s*" if position % 2 else ""))
+    return "".join(pattern)
+
+
 def compile_query(query: str, *, regex: bool = False, case_sensitive: bool = False) -> re.Pattern[str]:
-    """The pattern for ``query``: literal text unless ``regex``; ``re.error`` for a bad regex."""
+    """The pattern for ``query``: literal text (see :func:`_literal`) unless ``regex``; ``re.error``
+    for a bad regex."""
     flags = 0 if case_sensitive else re.IGNORECASE
-    return re.compile(query if regex else re.escape(query), flags)
+    return re.compile(query if regex else _literal(query), flags)
 
 
 def _texts(content: Any) -> Iterator[str]:
@@ -83,10 +100,11 @@ def _texts(content: Any) -> Iterator[str]:
             if isinstance(block.get(key), str):
                 yield block[key]
         if block.get("type") == "toolCall":
-            yield f"{block.get('name')} {block.get('arguments')}"
+            # The arguments as JSON, exactly as omp wrote them to the file (issue 13 #4).
+            yield f"{block.get('name')} {encode_json(block.get('arguments')).decode('utf-8')}"
 
 
-def _message_texts(message: dict[str, Any]) -> Iterator[str]:
+def _message_texts(message: Mapping[str, Any]) -> Iterator[str]:
     yield from _texts(message.get("content"))
     for key in ("command", "code", "output", "summary"):
         if isinstance(message.get(key), str):
@@ -99,15 +117,15 @@ def _message_texts(message: dict[str, Any]) -> Iterator[str]:
 
 def entry_text(entry: Entry) -> tuple[str, str] | None:
     """``(role, searchable text)`` of an entry, or ``None`` for entries without conversation text."""
-    kind = entry.get("type")
-    message = entry.get("message")
-    if kind == "message" and isinstance(message, dict):
-        role = message.get("role")
-        return (role if isinstance(role, str) else "message"), "\n".join(_message_texts(message))
-    if kind == "custom_message":
+    found = classify(entry)
+    if found.is_message:
+        return found.role or "message", "\n".join(_message_texts(found.fields))
+    if found.kind == EntryKind.CUSTOM_MESSAGE:
         return "custom", "\n".join(_texts(entry.get("content")))
-    if kind in ("compaction", "branch_summary") and isinstance(entry.get("summary"), str):
-        return str(kind), entry["summary"]
+    if found.kind in (EntryKind.COMPACTION, EntryKind.BRANCH_SUMMARY) and isinstance(
+        entry.get("summary"), str
+    ):
+        return str(entry.get("type")), entry["summary"]
     return None
 
 

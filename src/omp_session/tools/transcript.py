@@ -35,6 +35,7 @@ from omp_session.tools.content import (
     files_of,
     tool_result_of,
 )
+from omp_session.tools.entry_kinds import Classified, EntryKind, classify
 from omp_session.tools.reading import read_session, resolve_entry
 from omp_session.tools.summary import event_text
 
@@ -101,54 +102,49 @@ def _assistant_item(item: TranscriptItem, message: Mapping[str, Any]) -> None:
     item.meta = _pick_meta(message, "usage", "stopReason", "errorMessage", "duration", "ttft")
 
 
-def _message_item(item: TranscriptItem, message: Mapping[str, Any]) -> None:
-    """Fill ``item`` from a stored message (any role)."""
-    role = message.get("role")
-    if role in ("user", "developer", "assistant"):
-        item.kind = str(role)
-        item.parts = content_parts(message.get("content"))
-        if role == "assistant":
-            _assistant_item(item, message)
+def _fill(item: TranscriptItem, found: Classified) -> None:
+    """Fill ``item`` from a classified entry that is not a state change, label or tool result."""
+    kind, fields = found.kind, found.fields
+    if kind in (EntryKind.USER, EntryKind.DEVELOPER, EntryKind.ASSISTANT):
+        item.kind = kind.value
+        item.parts = content_parts(fields.get("content"))
+        if kind == EntryKind.ASSISTANT:
+            _assistant_item(item, fields)
         else:
-            item.meta = _pick_meta(message, "attribution", "synthetic")
-    elif role in ("bashExecution", "pythonExecution"):
-        item.kind = "bash" if role == "bashExecution" else "python"
-        item.execution = execution_of(message, item.kind)
-    elif role == "fileMention":
-        item.kind, item.files = "file_mention", files_of(message)
-    elif role in ("custom", "hookMessage"):
-        item.kind, item.title = "custom", _str(message.get("customType"))
-        item.parts = content_parts(message.get("content"))
-        item.meta = _pick_meta(message, "display", "attribution")
-    elif role in ("branchSummary", "compactionSummary"):
-        item.kind = "branch_summary" if role == "branchSummary" else "compaction"
-        item.summary = _str(message.get("summary"))
-        item.meta = _pick_meta(message, "fromId", "shortSummary", "tokensBefore")
-    else:
-        item.kind, item.title = "other", f"message with role {role!r}"
-        item.parts = content_parts(message.get("content"))
+            item.meta = _pick_meta(fields, "attribution", "synthetic")
+    elif kind in (EntryKind.BASH, EntryKind.PYTHON):
+        item.kind = kind.value
+        item.execution = execution_of(fields, item.kind)
+    elif kind == EntryKind.FILE_MENTION:
+        item.kind, item.files = kind.value, files_of(fields)
+    elif kind == EntryKind.CUSTOM_MESSAGE:
+        item.kind, item.title = kind.value, _str(fields.get("customType"))
+        item.parts = content_parts(fields.get("content"))
+        item.meta = _pick_meta(fields, "display", "attribution")
+    elif kind in (EntryKind.COMPACTION, EntryKind.BRANCH_SUMMARY):
+        item.kind, item.summary = kind.value, _str(fields.get("summary"))
+        keys = ("fromId", "shortSummary", "tokensBefore") if found.is_message else _SUMMARY_META[kind]
+        item.meta = _pick_meta(fields, *keys)
+    elif kind == EntryKind.UNKNOWN_MESSAGE and found.is_message:
+        item.kind, item.title = "other", f"message with role {fields.get('role')!r}"
+        item.parts = content_parts(fields.get("content"))
+
+
+_SUMMARY_META = {
+    EntryKind.COMPACTION: ("shortSummary", "tokensBefore", "firstKeptEntryId"),
+    EntryKind.BRANCH_SUMMARY: ("fromId",),
+}
 
 
 def _entry_item(entry: Entry, labels: Mapping[str, str]) -> TranscriptItem | None:
-    kind = entry.get("type")
+    found = classify(entry)
+    if found.kind == EntryKind.LABEL:
+        return None
     entry_id = entry.get("id") if isinstance(entry.get("id"), str) else None
     timestamp = entry.get("timestamp") if isinstance(entry.get("timestamp"), str) else None
     item = TranscriptItem("event", entry_id, timestamp, labels.get(entry_id) if entry_id else None)
-    if kind == "message" and isinstance(entry.get("message"), dict):
-        _message_item(item, entry["message"])
-    elif kind == "custom_message":
-        item.kind, item.title = "custom", _str(entry.get("customType"))
-        item.parts = content_parts(entry.get("content"))
-        item.meta = _pick_meta(entry, "display", "attribution")
-    elif kind == "compaction":
-        item.kind, item.summary = "compaction", _str(entry.get("summary"))
-        item.meta = _pick_meta(entry, "shortSummary", "tokensBefore", "firstKeptEntryId")
-    elif kind == "branch_summary":
-        item.kind, item.summary = "branch_summary", _str(entry.get("summary"))
-        item.meta = _pick_meta(entry, "fromId")
-    elif kind == "label":
-        return None
-    else:
+    _fill(item, found)
+    if item.kind == "event":
         item.title = event_text(entry)
     return item
 
@@ -163,13 +159,10 @@ def build_items(path: Sequence[Entry], labels: Mapping[str, str] | None = None) 
     items: list[TranscriptItem] = []
     open_calls: dict[str, ToolCall] = {}
     for entry in path:
-        message = entry.get("message")
-        if (
-            entry.get("type") == "message"
-            and isinstance(message, dict)
-            and message.get("role") == "toolResult"
-        ):
-            result = tool_result_of(entry.get("id") if isinstance(entry.get("id"), str) else None, message)
+        found = classify(entry)
+        if found.kind == EntryKind.TOOL_RESULT:
+            entry_id = entry.get("id") if isinstance(entry.get("id"), str) else None
+            result = tool_result_of(entry_id, found.fields)
             call = open_calls.pop(result.tool_call_id, None)
             if call is not None:
                 call.result = result

@@ -25,7 +25,7 @@ from typing import Any
 
 from omp_session.manager import SessionManager
 from omp_session.model.tree import SessionTreeNode
-from omp_session.tools.summary import entry_summary, one_line
+from omp_session.tools.summary import TREE_KINDS, entry_summary, one_line
 
 Entry = dict[str, Any]
 
@@ -34,7 +34,7 @@ __all__ = ["FOLD_MIN", "TreeLine", "render_tree_line", "tree_lines"]
 #: The shortest stretch worth folding (folding two lines into one saves nothing).
 FOLD_MIN = 3
 
-_LANDMARKS = frozenset({"user", "compaction", "branch summary"})
+_LANDMARKS = frozenset({"user", *TREE_KINDS.values()})
 
 
 @dataclass(frozen=True)
