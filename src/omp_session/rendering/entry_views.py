@@ -6,7 +6,7 @@ roles are shown as JSON rather than dropped, so the viewer never hides what is i
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -21,8 +21,18 @@ from omp_session.tools.entry_kinds import EntryKind, classify, model_of_change, 
 __all__ = ["EntryView", "ToolCalls", "entry_view"]
 
 Entry = dict[str, Any]
-#: Tool calls seen so far by call id (calls come before their results in file order).
-ToolCalls = dict[str, dict[str, Any]]
+
+
+class ToolCalls(dict[str, dict[str, Any]]):
+    """Tool calls seen so far by call id (calls come before their results in file order), and the
+    ``details`` of every tool result by call id when the caller knows them in advance: an edit's
+    call is drawn with the diff (and the file's line numbers) its result reports."""
+
+    def __init__(self, results: Mapping[str, Any] | None = None) -> None:
+        super().__init__()
+        self.results: Mapping[str, Any] = results or {}
+
+
 Builder = Callable[[str, Entry, ImageSource, ToolCalls], "EntryView"]
 
 
@@ -108,7 +118,7 @@ def _assistant(key: str, message: Entry, images: ImageSource, calls: ToolCalls) 
     if tools:
         tree += " → " + ", ".join(tools[:4]) + ("…" if len(tools) > 4 else "")
     view = EntryView(key, "message", "assistant", "Assistant", tree)
-    view.blocks = b.assistant_blocks(content, images)
+    view.blocks = b.assistant_blocks(content, images, calls.results)
     model = message.get("model")
     if isinstance(model, str):
         view.badges.append(model)

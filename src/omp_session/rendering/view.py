@@ -184,6 +184,17 @@ def _text(header: Entry, key: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _result_details(entries: list[Entry]) -> dict[str, Any]:
+    """``details`` of every tool result by its call id (for drawing calls with their results' diffs)."""
+    details: dict[str, Any] = {}
+    for entry in entries:
+        found = classify(entry)
+        call_id = found.fields.get("toolCallId")
+        if found.kind == EntryKind.TOOL_RESULT and isinstance(call_id, str) and "details" in found.fields:
+            details[call_id] = found.fields["details"]
+    return details
+
+
 def _total_usage(totals: UsageStatistics) -> str:
     return usage_line(totals) if totals != UsageStatistics() else ""
 
@@ -195,7 +206,7 @@ def session_view(
     leaf when absent or unknown)."""
     entries = session.get_entries()
     keys = _keys(session, entries)
-    calls: ToolCalls = {}
+    calls = ToolCalls(_result_details(entries))
     views = [entry_view(keys[id(entry)], entry, images, calls) for entry in entries]
     by_key = {view.key: view for view in views}
     leaf_entry = entries[-1] if entries else None

@@ -12,6 +12,7 @@ from typing import Any
 
 from omp_session.model.llm import format_output_meta
 from omp_session.store.blobs import parse_blob_ref
+from omp_session.tools.tool_display import ToolCallDisplay, tool_call_display
 
 __all__ = [
     "Execution",
@@ -39,6 +40,8 @@ class ToolResult:
     is_error: bool
     #: The output was pruned from the context later (``prunedAt``), though the text is still here.
     pruned: bool = False
+    #: The tool's structured ``details`` (an edit's diff, a sub-agent's usage, …), as stored.
+    details: Any = None
 
     @property
     def text(self) -> str:
@@ -54,6 +57,11 @@ class ToolCall:
     arguments: Any
     intent: str | None = None
     result: ToolResult | None = None
+
+    def display(self) -> ToolCallDisplay:
+        """How to show this call: an edit as a diff (numbered from its result when it has one), a
+        write as the file, a command as a command, other arguments with their line breaks."""
+        return tool_call_display(self.name, self.arguments, self.result.details if self.result else None)
 
 
 @dataclass
@@ -199,4 +207,5 @@ def tool_result_of(entry_id: str | None, message: Mapping[str, Any]) -> ToolResu
         parts=content_parts(message.get("content")),
         is_error=bool(message.get("isError")),
         pruned=message.get("prunedAt") is not None,
+        details=message.get("details"),
     )
