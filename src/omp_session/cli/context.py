@@ -18,8 +18,9 @@ from omp_session.tools.reading import session_context
 @click.option(
     "--llm", is_flag=True, help="Print the LLM messages (convertToLlm) instead of the agent context."
 )
+@click.option("--json", "as_json", is_flag=True, help="Accepted for symmetry: the output is always JSON.")
 @click.pass_context
-def context(ctx: click.Context, session: str, leaf_id: str | None, llm: bool) -> None:
+def context(ctx: click.Context, session: str, leaf_id: str | None, llm: bool, as_json: bool) -> None:
     """Print the built context of SESSION at its leaf as JSON.
 
     Without --llm: omp's SessionContext (agent messages, thinking level, models, …). With --llm:

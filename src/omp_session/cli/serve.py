@@ -54,6 +54,8 @@ def serve(
         raise CliError(f"{root}: no such directory")
     if port == 0:
         port = _free_port(host)
+    elif not _can_bind(host, port):  # say so in one line, before the URL and not as a uvicorn traceback
+        raise CliError(f"port {port} on {host} is already in use; pick another with --port (0: any free one)")
     run_server(
         root,
         blobs if blobs is not None else _blobs_for(root),
@@ -62,6 +64,18 @@ def serve(
         open_browser=open_browser,
         announce=lambda line: click.echo(line, err=True),
     )
+
+
+def _can_bind(host: str, port: int) -> bool:
+    import socket
+
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return False
+    return True
 
 
 def _free_port(host: str) -> int:

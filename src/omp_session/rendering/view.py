@@ -22,6 +22,7 @@ from omp_session.rendering.format import date_time, format_size, one_line, usage
 from omp_session.rendering.images import ImageSource
 from omp_session.tools.entry_kinds import EntryKind, classify
 from omp_session.tools.reading import read_session
+from omp_session.tools.summary import first_prompt
 
 __all__ = ["SessionView", "TreeRow", "build_session_view", "script_json"]
 
@@ -214,7 +215,9 @@ def session_view(
     rows = _tree_rows(session.get_tree(), by_key, keys, _branch_keys(session, keys, leaf_entry), leaf)
     chosen = selected if selected in by_key else leaf
     header = session.get_header()
-    first_user = next((v.tree_text.removeprefix("user: ") for v in views if v.kind == "user"), "")
+    first_user = first_prompt(
+        v.tree_text.removeprefix("user: ") for v in views if v.tree_text.startswith("user: ")
+    )
     return SessionView(
         title=_text(header, "title") or one_line(first_user, 120) or path.name,
         session_id=str(header.get("id")),

@@ -7,7 +7,7 @@ EntrySummary(kind='user', text='hello world')
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
@@ -15,9 +15,20 @@ from omp_session.format.ids import iso_to_ms
 from omp_session.tools.content import message_text
 from omp_session.tools.entry_kinds import EntryKind, classify, model_of_change
 
-__all__ = ["EntrySummary", "display_time", "entry_summary", "event_text", "message_text", "one_line"]
+__all__ = [
+    "EntrySummary",
+    "display_time",
+    "entry_summary",
+    "event_text",
+    "first_prompt",
+    "is_slash_command",
+    "message_text",
+    "one_line",
+]
 
 _SPACES = re.compile(r"\s+")
+#: ``/mode``, ``/model sonnet``, ``/skill:review``: a command to the agent, not a prompt.
+_SLASH_COMMAND = re.compile(r"^/[A-Za-z][\w-]*(:[\w-]+)?(\s|$)")
 
 
 class EntrySummary(NamedTuple):
@@ -36,6 +47,26 @@ def one_line(text: str, limit: int | None = None) -> str:
     if limit is not None and len(flat) > limit:
         return flat[: max(limit - 1, 0)].rstrip() + "…"
     return flat
+
+
+def is_slash_command(text: str) -> bool:
+    """True for a message that is a slash command (``/mode``) rather than a prompt; a path such as
+    ``/etc/hosts is broken`` is a prompt."""
+    return bool(_SLASH_COMMAND.match(text.strip()))
+
+
+def first_prompt(texts: Iterable[str]) -> str:
+    """The first real prompt of a session for its title: the first non-empty user text that is not
+    a slash command (issue 13 #7: a session opened with ``/mode`` was titled "/mode"), else the
+    first non-empty one, else ``""``."""
+    fallback = ""
+    for text in texts:
+        if not text.strip():
+            continue
+        if not is_slash_command(text):
+            return text
+        fallback = fallback or text
+    return fallback
 
 
 def display_time(iso: str | None) -> str:

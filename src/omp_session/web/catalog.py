@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -19,7 +20,9 @@ from omp_session.format.codec import decode_lines
 from omp_session.format.ids import iso_to_ms
 from omp_session.model.usage import UsageStatistics
 from omp_session.store.paths import is_within, validate_name
+from omp_session.tools.content import message_text
 from omp_session.tools.listing import summarize_records
+from omp_session.tools.summary import first_prompt
 
 __all__ = ["SessionCatalog", "SessionSummary", "resolve_ref"]
 
@@ -75,6 +78,13 @@ def _last_activity(records: list[dict[str, Any]]) -> datetime | None:
     return datetime.fromtimestamp(max(stamps) / 1000, timezone.utc) if stamps else None
 
 
+def _user_texts(records: list[dict[str, Any]]) -> Iterator[str]:
+    for record in records[1:]:
+        message = record.get("message")
+        if record.get("type") == "message" and isinstance(message, dict) and message.get("role") == "user":
+            yield message_text(message)
+
+
 def summarize_file(root: Path, path: Path, data: bytes, mtime_ns: int) -> SessionSummary | None:
     """Summarise one session file (``None`` if it has no valid header)."""
     records = decode_lines(data).records
@@ -83,7 +93,7 @@ def summarize_file(root: Path, path: Path, data: bytes, mtime_ns: int) -> Sessio
         return None
     ref = path.relative_to(root).as_posix()
     project = ref.rsplit("/", 1)[0] if "/" in ref else ""
-    title = info.title or info.first_message
+    title = info.title or first_prompt(_user_texts(records)) or info.first_message
     return SessionSummary(
         ref=ref,
         project=project,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -36,6 +37,7 @@ class ProjectGroup:
     project: str
     cwd: str
     rows: list[SessionRow] = field(default_factory=list)
+    hint: str = ""
 
 
 @dataclass
@@ -43,6 +45,8 @@ class ProjectLink:
     project: str
     cwd: str
     count: int
+    #: The project's directory name, shown when another project has the same cwd (issue 13 #7).
+    hint: str = ""
 
 
 @dataclass
@@ -84,6 +88,10 @@ def _projects(summaries: list[SessionSummary]) -> list[ProjectLink]:
     for summary in summaries:  # newest first: the first session seen names the project's cwd
         link = links.setdefault(summary.project, ProjectLink(summary.project, summary.cwd or "(root)", 0))
         link.count += 1
+    by_cwd = Counter(link.cwd for link in links.values())
+    for link in links.values():
+        if by_cwd[link.cwd] > 1:
+            link.hint = link.project or "(root)"
     return list(links.values())
 
 
@@ -103,13 +111,18 @@ def build_index(
     pages = max(1, math.ceil(len(found) / PAGE_SIZE))
     page = min(max(page, 1), pages)
     groups: dict[str, ProjectGroup] = {}
+    links = _projects(summaries)
+    hints = {link.project: link.hint for link in links}
     for item in found[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]:
         summary = item.summary
-        group = groups.setdefault(summary.project, ProjectGroup(summary.project, summary.cwd or "(root)"))
+        group = groups.setdefault(
+            summary.project,
+            ProjectGroup(summary.project, summary.cwd or "(root)", hint=hints.get(summary.project, "")),
+        )
         group.rows.append(_row(summary, item.hits))
     return IndexPage(
         groups=list(groups.values()),
-        projects=_projects(summaries),
+        projects=links,
         total=len(summaries),
         matched=len(found),
         page=page,
