@@ -40,3 +40,93 @@ def test_a_write_is_the_file_and_bash_a_command(page: Any, viewer: Viewer) -> No
     assert (command.text_content() or "").startswith("for i in $(seq ")
     write.scroll_into_view_if_needed()
     screenshot(page, "toolcall-write-and-command")
+
+
+def _cursor(page: Any) -> str:
+    return str(page.evaluate("document.querySelector('#transcript .entry.cursor')?.getAttribute('data-key')"))
+
+
+SHOWN_KEYS = """(selector) => [...document.querySelectorAll('#transcript ' + selector)]
+    .filter(e => !e.closest('details.compacted:not([open])')).map(e => e.getAttribute('data-key'))"""
+
+
+def test_keyboard_moves_between_entries_and_prompts(page: Any, viewer: Viewer) -> None:
+    open_session(page, viewer, FLAKY)
+    keys = page.evaluate(SHOWN_KEYS, ".entry")
+    prompts = page.evaluate(SHOWN_KEYS, ".entry.k-user")
+    assert len(keys) > 3 and len(prompts) >= 2
+    page.keyboard.press("j")
+    assert _cursor(page) == keys[0]
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    assert _cursor(page) == keys[2]
+    page.keyboard.press("k")
+    assert _cursor(page) == keys[1]
+    page.keyboard.press("]")
+    landed = _cursor(page)
+    assert landed == next(key for key in prompts if keys.index(key) > 1)
+    page.keyboard.press("[")
+    earlier = [key for key in prompts if keys.index(key) < keys.index(landed)]
+    assert _cursor(page) == (earlier[-1] if earlier else prompts[0])
+    assert page.evaluate("document.querySelector('.entry.cursor').getBoundingClientRect().top") < 200
+    page.keyboard.press("/")
+    assert page.evaluate("document.activeElement.id") == "site-search"
+    page.keyboard.press("Escape")
+    page.keyboard.press("t")
+    assert page.evaluate("document.activeElement.id") == "tree-filter"
+    screenshot(page, "keyboard-cursor")
+
+
+def test_the_tree_filters_by_text_and_label(page: Any, viewer: Viewer) -> None:
+    open_session(page, viewer, PAGINATION)
+    rows = page.locator(".tree .row")
+    total = rows.count()
+    page.locator("#tree-filter").fill("keyset pagination")  # a label
+    visible = page.locator(".tree .row:visible")
+    assert 0 < visible.count() < total
+    assert all("keyset pagination" in text.lower() for text in visible.all_text_contents())
+    page.locator("#tree-filter").fill("")
+    assert page.locator(".tree .row:visible").count() == total
+    assert page.evaluate("getComputedStyle(document.querySelector('.tree-panel')).resize") == "horizontal"
+    screenshot(page, "tree-filter")
+
+
+def test_times_are_local_with_utc_on_hover(browser: Any, viewer: Viewer) -> None:
+    context = browser.new_context(timezone_id="Asia/Tokyo", viewport={"width": 1360, "height": 900})
+    page = context.new_page()
+    try:
+        open_session(page, viewer, PAGINATION)
+        stamp = page.locator("#transcript time[datetime]").first
+        iso = stamp.get_attribute("datetime")
+        assert iso == "2025-06-02T09:32:01.000Z" or iso.startswith("2025-06-02T09:3")
+        hours = (int(iso[11:13]) + 9) % 24  # Tokyo is UTC+9, no daylight saving
+        assert (stamp.text_content() or "").startswith(f"{hours:02d}:{iso[14:16]}")
+        assert (stamp.get_attribute("title") or "").startswith(f"UTC {iso[:10]} {iso[11:19]}")
+        created = page.locator(".facts time").first
+        assert "UTC" not in (created.text_content() or "")
+    finally:
+        context.close()
+
+
+def test_dark_mode_follows_the_system(browser: Any, viewer: Viewer) -> None:
+    context = browser.new_context(color_scheme="dark", viewport={"width": 1360, "height": 900})
+    page = context.new_page()
+    try:
+        open_session(page, viewer, PAGINATION)
+        background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        assert background == "rgb(13, 17, 23)"
+        edit = page.locator("#transcript details.toolcall:visible", has_text="edit").first
+        edit.locator("> summary").click()
+        screenshot(page, "session-dark")
+        page.goto(viewer.url + "/")
+        assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(13, 17, 23)"
+        screenshot(page, "index-dark")
+    finally:
+        context.close()
+    light = browser.new_context(color_scheme="light")
+    page = light.new_page()
+    try:
+        open_session(page, viewer, PAGINATION)
+        assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(246, 247, 249)"
+    finally:
+        light.close()

@@ -63,6 +63,7 @@ class SessionView:
     total_usage: str
     issues: list[str] = field(default_factory=list)
     data_json: Markup = field(default_factory=Markup)
+    created_iso: str = ""
 
 
 def script_json(value: Any) -> Markup:
@@ -223,6 +224,7 @@ def session_view(
         session_id=str(header.get("id")),
         cwd=_text(header, "cwd") or "",
         created=date_time(_text(header, "timestamp")),
+        created_iso=_text(header, "timestamp") or "",
         file_name=path.name,
         size=format_size(path.stat().st_size),
         parent_session=_text(header, "parentSession"),

@@ -183,7 +183,7 @@ class _Viewer:
 
 def render_index(page: IndexPage, root: str) -> str:
     """The index page (sessions by project, search results), from the shared templates."""
-    return environment().get_template("index.html").render(page=page, root=root)
+    return environment().get_template("index.html").render(page=page, root=root, use_js=True)
 
 
 def _not_found() -> Response:

@@ -158,6 +158,7 @@
     state.selected = key;
     markTree(key, path);
     updateBar(key, path, sent);
+    if (observer) followTranscript();
   }
 
   /* The newest leaf below `key` (last child in file order at every step), for deep links. */
@@ -232,6 +233,7 @@
         document.getElementById("session-root").replaceChildren(template.content);
         state = load();
         select(following ? state.leaf : previous);
+        wire();
         if (following && nearBottom) window.scrollTo(0, document.body.scrollHeight);
         var badge = document.getElementById("live");
         if (badge) {
@@ -258,13 +260,132 @@
     setInterval(poll, interval);
   }
 
+  /* Times are written in UTC; show them in the reader's zone, with the UTC time on hover. */
+  function localTimes(root) {
+    (root || document).querySelectorAll("time[datetime]").forEach(function (el) {
+      var iso = el.getAttribute("datetime");
+      var moment = new Date(iso);
+      if (!iso || isNaN(moment.getTime())) return;
+      var pad = function (n) { return (n < 10 ? "0" : "") + n; };
+      var clock = pad(moment.getHours()) + ":" + pad(moment.getMinutes()) + ":" + pad(moment.getSeconds());
+      var day = moment.getFullYear() + "-" + pad(moment.getMonth() + 1) + "-" + pad(moment.getDate());
+      el.textContent = el.getAttribute("data-format") === "date" ? day + " " + clock.slice(0, 5) : clock;
+      el.title = "UTC " + moment.toISOString().replace("T", " ").replace(/\.\d+Z$/, "") + " · local " + day + " " + clock;
+      el.classList.add("local");
+    });
+  }
+
+  /* Keyboard: j/k next/previous entry, ]/[ next/previous user prompt, / search, t tree (issue 13 #5). */
+  var cursor = null;
+  function visibleEntries(selector) {
+    return Array.prototype.filter.call(
+      document.querySelectorAll("#transcript " + selector),
+      function (el) { return !el.closest("details.compacted:not([open])"); }
+    );
+  }
+  function step(selector, direction) {
+    var list = visibleEntries(selector);
+    if (!list.length) return;
+    var index = -1;
+    if (cursor && document.contains(cursor)) {
+      var all = visibleEntries(".entry");
+      var at = all.indexOf(cursor);
+      /* the next/previous match relative to the cursor, even when the cursor is another kind */
+      for (var i = 0; i < list.length; i++) {
+        var position = all.indexOf(list[i]);
+        if (direction > 0 && position > at) { index = i; break; }
+        if (direction < 0 && position < at) index = i;
+      }
+      if (index < 0) index = direction > 0 ? list.length - 1 : 0;
+    } else {
+      index = direction > 0 ? 0 : list.length - 1;
+    }
+    if (cursor) cursor.classList.remove("cursor");
+    cursor = list[index];
+    cursor.classList.add("cursor");
+    cursor.scrollIntoView({ block: "start" });
+  }
+  function onKey(event) {
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    var target = event.target;
+    var typing = target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA" || target.isContentEditable);
+    if (typing) {
+      if (event.key === "Escape") target.blur();
+      return;
+    }
+    var search = document.getElementById("site-search") || document.querySelector(".search input[name=q]");
+    var filter = document.getElementById("tree-filter");
+    switch (event.key) {
+      case "j": step(".entry", 1); break;
+      case "k": step(".entry", -1); break;
+      case "]": step(".entry.k-user", 1); break;
+      case "[": step(".entry.k-user", -1); break;
+      case "/": if (search) search.focus(); else return; break;
+      case "t":
+        if (!filter) return;
+        filter.focus();
+        var selectedRow = document.querySelector(".tree .row.sel");
+        if (selectedRow) selectedRow.scrollIntoView({ block: "center" });
+        break;
+      case "?": var help = document.getElementById("keys-help"); if (help) help.hidden = !help.hidden; break;
+      default: return;
+    }
+    event.preventDefault();
+  }
+
+  /* The tree filter: rows whose text or label holds the query stay, the rest hide (issue 13 #3). */
+  function filterTree() {
+    var filter = document.getElementById("tree-filter");
+    if (!filter) return;
+    var query = filter.value.trim().toLowerCase();
+    state.rows.forEach(function (row) {
+      row.hidden = query !== "" && (row.textContent || "").toLowerCase().indexOf(query) < 0;
+    });
+  }
+
+  /* The tree follows the transcript: the row of the entry at the top of the view is marked. */
+  var observer = null;
+  function followTranscript() {
+    if (!window.IntersectionObserver) return;
+    if (observer) observer.disconnect();
+    observer = new IntersectionObserver(function (changes) {
+      changes.forEach(function (change) {
+        if (!change.isIntersecting) return;
+        var key = change.target.getAttribute("data-key");
+        var row = state.rows.get(key);
+        if (!row) return;
+        state.rows.forEach(function (other) { other.classList.remove("seen"); });
+        row.classList.add("seen");
+        var panel = row.closest(".tree-panel");
+        if (panel) {
+          var top = row.offsetTop - panel.scrollTop;
+          if (top < 0 || top > panel.clientHeight - 20) panel.scrollTop = row.offsetTop - panel.clientHeight / 3;
+        }
+      });
+    }, { rootMargin: "-100px 0px -70% 0px" });
+    document.querySelectorAll("#transcript .entry").forEach(function (el) { observer.observe(el); });
+  }
+
+  function wire() {
+    localTimes(document);
+    var filter = document.getElementById("tree-filter");
+    if (filter) {
+      filter.hidden = false;
+      filter.addEventListener("input", filterTree);
+    }
+    followTranscript();
+  }
+
   function start() {
+    document.addEventListener("keydown", onKey);
+    localTimes(document);
     state = load();
     if (!state) return;
     if (!location.hash) select(state.initial);
     fromHash();
     if (!state.selected) select(state.initial);
     window.addEventListener("hashchange", fromHash);
+    wire();
     startLive();
     document.documentElement.classList.add("ready");
   }
