@@ -15,17 +15,10 @@ from omp_session.tools.listing import SessionInfo, list_all_sessions, list_sessi
 from omp_session.tools.summary import one_line
 
 
-def _size(info: SessionInfo) -> int:
-    try:
-        return os.stat(info.path).st_size
-    except OSError:
-        return 0
-
-
 def _row_json(info: SessionInfo) -> dict[str, Any]:
     data = info.to_dict()
     data.pop("allMessagesText", None)  # the whole conversation: too big for a listing
-    data["size"] = _size(info)
+    data["size"] = info.size
     return data
 
 
@@ -41,8 +34,9 @@ def _table(infos: list[SessionInfo], show_cwd: bool) -> Table:
         table.add_column("Cwd", ratio=2, no_wrap=True, overflow="ellipsis")
     for info in infos:
         modified = datetime.fromtimestamp(info.modified.timestamp()).strftime("%Y-%m-%d %H:%M")
-        title = Text(one_line(info.title), style="bold") if info.title else Text(one_line(info.first_message))
-        row: list[Any] = [modified, info.id[:8], title, str(info.message_count), human_size(_size(info))]
+        shown = info.first_prompt or info.first_message  # a leading /mode is not what the session is about
+        title = Text(one_line(info.title), style="bold") if info.title else Text(one_line(shown))
+        row: list[Any] = [modified, info.id[:8], title, str(info.message_count), human_size(info.size)]
         if show_cwd:
             row.append(info.cwd)
         table.add_row(*row)
