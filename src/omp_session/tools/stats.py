@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from omp_session.errors import SessionError
 from omp_session.manager import SessionManager
@@ -177,7 +177,7 @@ def _copy_key(entry: Entry) -> tuple[str, Any, Any] | None:
     return (entry_id, entry.get("timestamp"), entry.get("type")) if isinstance(entry_id, str) else None
 
 
-def _parents(loaded: Sequence[_Read]) -> dict[int, int]:
+def _parents(loaded: Sequence[ReadSession]) -> dict[int, int]:
     """Position of each session's listed parent (``parentSession`` is a path or an id, §9 #14)."""
     by_name: dict[str, int] = {}
     for position, session in enumerate(loaded):
@@ -193,20 +193,42 @@ def _parents(loaded: Sequence[_Read]) -> dict[int, int]:
     return parents
 
 
-def _combined(loaded: Sequence[_Read]) -> tuple[Totals, int]:
+class ReadSession(Protocol):
+    """What fork-aware counting needs of a session: its file, header and entries."""
+
+    @property
+    def path(self) -> Path: ...
+    @property
+    def header(self) -> Entry: ...
+    @property
+    def entries(self) -> list[Entry]: ...
+
+
+def counted_once(loaded: Sequence[ReadSession]) -> Iterator[tuple[int, Entry | None]]:
+    """Every entry of ``loaded`` (oldest session first) as ``(session position, entry)``, with
+    ``None`` in place of an entry that is a copy made by a fork (see the module docstring): what
+    every cross-session total counts, so a forked conversation is paid for once."""
     parents = _parents(loaded)
     ids = [{e.get("id") for e in session.entries} for session in loaded]
-    total, copies = Totals(), 0
     seen: set[tuple[str, Any, Any]] = set()
     for position, session in enumerate(loaded):
         parent = parents.get(position)
         for entry in session.entries:
             key = _copy_key(entry)
             if key is not None and (key in seen or (parent is not None and key[0] in ids[parent])):
-                copies += 1
+                yield position, None
                 continue
             if key is not None:
                 seen.add(key)
+            yield position, entry
+
+
+def _combined(loaded: Sequence[_Read]) -> tuple[Totals, int]:
+    total, copies = Totals(), 0
+    for _position, entry in counted_once(loaded):
+        if entry is None:
+            copies += 1
+        else:
             total.add(entry)
     return total, copies
 
