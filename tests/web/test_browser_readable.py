@@ -130,3 +130,25 @@ def test_dark_mode_follows_the_system(browser: Any, viewer: Viewer) -> None:
         assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(246, 247, 249)"
     finally:
         light.close()
+
+
+def test_the_usage_page_charts_cost_and_tokens(strict_page: Any, viewer: Viewer) -> None:
+    page = strict_page  # the real Content-Security-Policy: the charts need no script, no style attribute
+    page.goto(viewer.url + "/")
+    page.locator("a.button", has_text="Usage").click()
+    page.wait_for_selector("#cost-chart")
+    bars = page.locator("#cost-chart g.bar")
+    assert bars.count() >= 7  # one per day of the samples
+    tips = page.locator("#cost-chart rect title").all_text_contents()
+    assert any("anthropic/claude-sonnet-4-5" in tip for tip in tips)
+    assert page.locator("#cost-chart rect").first.bounding_box()["height"] > 0
+    projects = page.locator("#project-chart li .hlabel").all_text_contents()
+    assert "/home/ada/projects/shop-api" in projects
+    widths = page.evaluate(
+        "[...document.querySelectorAll('#project-chart rect')].map(r => r.getBBox().width)"
+    )
+    assert widths[0] == 100 and all(0 <= width <= 100 for width in widths)
+    screenshot(page, "usage", full_page=True)
+    page.goto(viewer.url + "/usage?since=2025-06-03&until=2025-06-04")
+    assert page.locator("#cost-chart g.bar").count() == 2
+    assert page.locator("#cost-chart g.bar text").all_text_contents() == ["06-03", "06-04"]

@@ -30,7 +30,7 @@ from omp_session.tools.summary import first_prompt
 
 Entry = dict[str, Any]
 
-__all__ = ["VIEWS", "UsageReport", "UsageRow", "UsageSpend", "collect_spend", "usage_report"]
+__all__ = ["VIEWS", "UsageReport", "UsageRow", "UsageSpend", "collect_spend", "report_of", "usage_report"]
 
 #: The report views, each grouping spend by one key.
 VIEWS = ("daily", "monthly", "session", "model", "project")
@@ -234,19 +234,18 @@ def _as_usage_dict(usage: UsageStatistics) -> dict[str, Any]:
     return data
 
 
-def usage_report(
-    paths: Iterable[Path | str],
-    view: str = "daily",
+def report_of(
+    spend: Sequence[UsageSpend],
+    view: str,
+    copies: int = 0,
+    skipped: list[tuple[str, str]] | None = None,
     *,
     since: date | None = None,
     until: date | None = None,
 ) -> UsageReport:
-    """The ``view`` report (see :data:`VIEWS`) of the sessions in ``paths``, restricted to entries
-    dated ``since``..``until`` (inclusive, UTC days) when given."""
+    """Group already collected ``spend`` into the ``view`` report (several views share one read)."""
     if view not in VIEWS:
         raise ValueError(f"unknown usage view {view!r}; one of {', '.join(VIEWS)}")
-    skipped: list[tuple[str, str]] = []
-    spend, copies = collect_spend(paths, skipped)
     rows: dict[str, UsageRow] = {}
     total = UsageRow("total")
     for item in spend:
@@ -266,4 +265,20 @@ def usage_report(
     ordered = sorted(rows.values(), key=lambda row: row.key)
     if view in ("session", "model", "project"):
         ordered.sort(key=lambda row: row.usage.cost, reverse=True)
-    return UsageReport(view, ordered, total, copies, skipped)
+    return UsageReport(view, ordered, total, copies, list(skipped or []))
+
+
+def usage_report(
+    paths: Iterable[Path | str],
+    view: str = "daily",
+    *,
+    since: date | None = None,
+    until: date | None = None,
+) -> UsageReport:
+    """The ``view`` report (see :data:`VIEWS`) of the sessions in ``paths``, restricted to entries
+    dated ``since``..``until`` (inclusive, UTC days) when given."""
+    if view not in VIEWS:
+        raise ValueError(f"unknown usage view {view!r}; one of {', '.join(VIEWS)}")
+    skipped: list[tuple[str, str]] = []
+    spend, copies = collect_spend(paths, skipped)
+    return report_of(spend, view, copies, skipped, since=since, until=until)

@@ -7,6 +7,7 @@ Routes (all GET; nothing here writes a file):
 * ``/api/version/<ref>``       ``{"version": …}`` that changes when the file does (live updates)
 * ``/api/body/<ref>``          the re-rendered part of the session page
 * ``/export/<ref>``            the self-contained HTML export, as a download
+* ``/usage``                   usage charts and tables (``?since=YYYY-MM-DD&until=…``)
 * ``/blob/<sha256>``           an image from the blob store (PNG, JPEG, GIF or WebP only)
 * ``/static/<name>``           the stylesheet and the page script
 
@@ -21,6 +22,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 
 from starlette.applications import Starlette
@@ -45,6 +47,7 @@ from omp_session.web.catalog import SessionCatalog
 from omp_session.web.index_search import CatalogSearch
 from omp_session.web.index_view import IndexPage, build_index
 from omp_session.web.security import SecurityHeadersMiddleware
+from omp_session.web.usage_view import build_usage_page
 
 __all__ = ["DEFAULT_ALLOWED_HOSTS", "ViewerConfig", "create_app", "default_blobs_dir"]
 
@@ -150,6 +153,12 @@ class _Viewer:
             render_session_body(view, self._parent_ref(view)), headers={"Cache-Control": "no-store"}
         )
 
+    def usage(self, request: Request) -> Response:
+        since, until = _day(request.query_params.get("since")), _day(request.query_params.get("until"))
+        paths = [summary.path for summary in self.catalog.sessions()]
+        page = build_usage_page(paths, since, until)
+        return HTMLResponse(environment().get_template("usage.html").render(u=page))
+
     def export(self, request: Request) -> Response:
         path = self._locate(request)
         if path is None:
@@ -179,6 +188,13 @@ class _Viewer:
         if name not in STATIC_FILES:
             return _not_found()
         return Response(static_file(name), media_type=STATIC_FILES[name] + "; charset=utf-8")
+
+
+def _day(text: str | None) -> date | None:
+    try:
+        return date.fromisoformat(text) if text else None
+    except ValueError:
+        return None
 
 
 def render_index(page: IndexPage, root: str) -> str:
@@ -212,6 +228,7 @@ def create_app(
         Route("/api/version/{ref:path}", viewer.version),
         Route("/api/body/{ref:path}", viewer.body),
         Route("/export/{ref:path}", viewer.export),
+        Route("/usage", viewer.usage),
         Route("/blob/{digest}", viewer.blob),
         Route("/static/{name}", viewer.static),
     ]
