@@ -152,3 +152,27 @@ def test_the_usage_page_charts_cost_and_tokens(strict_page: Any, viewer: Viewer)
     page.goto(viewer.url + "/usage?since=2025-06-03&until=2025-06-04")
     assert page.locator("#cost-chart g.bar").count() == 2
     assert page.locator("#cost-chart g.bar text").all_text_contents() == ["06-03", "06-04"]
+
+
+def test_every_search_hit_is_reachable_and_lands_marked(page: Any, viewer: Viewer) -> None:
+    page.goto(viewer.url + "/?q=passed")
+    row = page.locator("table.sessions tbody tr", has_text="returns every order").first
+    more = row.locator("details.more-hits")
+    assert more.locator("summary").inner_text() == "2 more hits in this session"
+    more.locator("summary").click()
+    links = more.locator("li a")
+    assert links.count() == 2
+    screenshot(page, "search-every-hit")
+    links.last.click()
+    page.wait_for_selector(".entry.target mark.found")
+    target = page.locator("#transcript .entry.target")
+    marks = target.locator("mark.found")
+    assert marks.first.inner_text().lower() == "passed" and marks.first.is_visible()
+    # The hit sits in a tool result's output: the collapsed block holding it was opened.
+    assert page.evaluate(
+        "[...document.querySelectorAll('mark.found')].every(m => { for (let e = m; e; e = e.parentElement)"
+        " if (e.tagName === 'DETAILS' && !e.open) return false; return true; })"
+    )
+    bars_bottom = page.evaluate("document.getElementById('branch-bar').getBoundingClientRect().bottom")
+    assert marks.first.bounding_box()["y"] >= bars_bottom  # not hidden under the sticky bars
+    screenshot(page, "search-landed")

@@ -30,6 +30,8 @@ class SessionRow:
     snippet: tuple[str, str, str] | None
     hit_entry: str | None
     hit_count: int
+    #: Every further hit, so each one is reachable: ``(entry id, role, snippet parts)``.
+    more: list[tuple[str, str, tuple[str, str, str]]] = field(default_factory=list)
 
 
 @dataclass
@@ -80,6 +82,7 @@ def _row(summary: SessionSummary, hits: list[SearchHit] | None) -> SessionRow:
         snippet=_snippet(first) if first else None,
         hit_entry=first.entry_id if first else None,
         hit_count=sum(hit.matches for hit in hits) if hits else 0,
+        more=[(hit.entry_id, hit.role, _snippet(hit)) for hit in (hits or [])[1:]],
     )
 
 

@@ -176,6 +176,51 @@
     return pathTo(state.selected).some(function (item) { return item.key === key; });
   }
 
+  /* The search term of the link that brought the reader here (?q=…), marked in the target entry
+     (issue 13 #4): collapsed blocks holding it are opened, and the first mark is scrolled to. */
+  function searchTerm() {
+    var match = /[?&]q=([^&#]*)/.exec(location.search);
+    if (!match) return "";
+    try { return decodeURIComponent(match[1].replace(/\+/g, " ")).trim(); } catch (e) { return ""; }
+  }
+
+  function markTerm(root, term) {
+    var needle = term.toLowerCase().replace(/\s+/g, " ");
+    var walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    var hits = [];
+    var node;
+    while ((node = walker.nextNode())) {
+      if (node.parentNode && node.parentNode.closest && node.parentNode.closest("mark.found")) continue;
+      if (node.nodeValue.toLowerCase().indexOf(needle) >= 0) hits.push(node);
+    }
+    var marks = [];
+    hits.forEach(function (text) {
+      var value = text.nodeValue;
+      var lower = value.toLowerCase();
+      var at = lower.indexOf(needle);
+      var fragment = document.createDocumentFragment();
+      var from = 0;
+      while (at >= 0) {
+        fragment.appendChild(document.createTextNode(value.slice(from, at)));
+        var mark = document.createElement("mark");
+        mark.className = "found";
+        mark.textContent = value.slice(at, at + needle.length);
+        fragment.appendChild(mark);
+        marks.push(mark);
+        from = at + needle.length;
+        at = lower.indexOf(needle, from);
+      }
+      fragment.appendChild(document.createTextNode(value.slice(from)));
+      text.parentNode.replaceChild(fragment, text);
+    });
+    marks.forEach(function (mark) {
+      for (var up = mark.parentElement; up && up !== root.parentElement; up = up.parentElement) {
+        if (up.tagName === "DETAILS") up.open = true;
+      }
+    });
+    return marks;
+  }
+
   function highlight(key, block) {
     document.querySelectorAll(".entry.target").forEach(function (el) { el.classList.remove("target"); });
     var el = state.elements.get(key);
@@ -183,7 +228,9 @@
       el.classList.add("target");
       var group = el.closest("details.compacted");
       if (group) group.open = true;
-      el.scrollIntoView({ block: block || "center" });
+      var term = searchTerm();
+      var marks = term ? markTerm(el, term) : [];
+      (marks.length ? marks[0] : el).scrollIntoView({ block: block || "center" });
     }
     var row = state.rows.get(key);
     if (row) row.scrollIntoView({ block: "nearest" });
