@@ -22,7 +22,12 @@ from omp_session.rendering.view import SessionView
 
 __all__ = ["environment", "render_export", "render_session_body", "render_session_page", "static_file"]
 
-STATIC_FILES = {"viewer.css": "text/css", "viewer.js": "text/javascript", "highlight.css": "text/css"}
+STATIC_FILES = {
+    "viewer.css": "text/css",
+    "viewer.js": "text/javascript",
+    "windowed.js": "text/javascript",
+    "highlight.css": "text/css",
+}
 
 
 @functools.lru_cache(maxsize=1)

@@ -8,6 +8,7 @@ path into the transcript. That keeps the exported file self-contained and clicks
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -94,11 +95,21 @@ def _branch_keys(session: SessionManager, keys: dict[int, str], leaf: Entry | No
 Frame = tuple[SessionTreeNode, str, str]
 
 
-def _frames(children: list[SessionTreeNode], continuation: str) -> list[Frame]:
-    """``(child, row prefix, prefix below it)``: an only child keeps the column, siblings branch."""
+def _frames(
+    children: list[SessionTreeNode], continuation: str, *, last_keeps_column: bool = False
+) -> list[Frame]:
+    """``(child, row prefix, prefix below it)``: an only child keeps the column, siblings branch.
+
+    With ``last_keeps_column`` the newest child also keeps the column and only the others branch off
+    (``├─``): a long conversation with many abandoned side branches then stays in one column instead
+    of moving right at every fork (the windowed view of big sessions, issue 13 #2/#3)."""
     if len(children) == 1:
         return [(children[0], continuation, continuation)]
     last = len(children) - 1
+    if last_keeps_column:
+        return [(child, continuation + "├─ ", continuation + "│  ") for child in children[:last]] + [
+            (children[last], continuation, continuation)
+        ]
     return [
         (
             child,
@@ -116,25 +127,41 @@ def _tree_rows(
     branch: set[str],
     leaf: str | None,
 ) -> list[TreeRow]:
+    def describe(key: str, _entry: Entry) -> tuple[str, str]:
+        view = views.get(key)
+        return (view.kind, view.tree_text) if view else ("unknown", "?")
+
+    return tree_rows(roots, describe, keys, branch, leaf)
+
+
+def tree_rows(
+    roots: list[SessionTreeNode],
+    describe: Callable[[str, Entry], tuple[str, str]],
+    keys: dict[int, str],
+    branch: set[str],
+    leaf: str | None,
+    *,
+    last_keeps_column: bool = False,
+) -> list[TreeRow]:
     """Rows in pre-order, drawn as omp's /tree draws them, so a long linear conversation does not
-    drift to the right (iterative: trees can be 100k entries deep)."""
+    drift to the right (iterative: trees can be 100k entries deep). ``describe(key, entry)`` gives
+    a row's kind and text; ``last_keeps_column``: see :func:`_frames`."""
     rows: list[TreeRow] = []
     seen: set[int] = set()
-    stack = list(reversed(_frames(roots, ""))) if roots else []
+    stack = list(reversed(_frames(roots, "", last_keeps_column=last_keeps_column))) if roots else []
     while stack:
         node, prefix, continuation = stack.pop()
         if id(node) in seen:
             continue  # duplicated ids can attach one node twice (spec §6.4)
         seen.add(id(node))
         key = keys.get(id(node.entry), "")
-        view = views.get(key)
         shown = prefix if len(prefix) <= _MAX_PREFIX else "…" + prefix[-_MAX_PREFIX:]
-        kind, text = (view.kind, view.tree_text) if view else ("unknown", "?")
+        kind, text = describe(key, node.entry)
         rows.append(
             TreeRow(key, shown, kind, text, node.label, key in branch, key == leaf, not node.children)
         )
         if node.children:
-            stack.extend(reversed(_frames(node.children, continuation)))
+            stack.extend(reversed(_frames(node.children, continuation, last_keeps_column=last_keeps_column)))
     return rows
 
 

@@ -6,6 +6,8 @@ Routes (all GET; nothing here writes a file):
 * ``/session/<ref>``           one session: tree panel and transcript
 * ``/api/version/<ref>``       ``{"version": …}`` that changes when the file does (live updates)
 * ``/api/body/<ref>``          the re-rendered part of the session page
+* ``/api/window/<ref>``        a window of a big session's transcript (see :mod:`.windowed`)
+* ``/api/rows/<ref>``          rows of a big session's tree
 * ``/export/<ref>``            the self-contained HTML export, as a download
 * ``/usage``                   usage charts and tables (``?since=YYYY-MM-DD&until=…``)
 * ``/blob/<sha256>``           an image from the blob store (PNG, JPEG, GIF or WebP only)
@@ -42,18 +44,20 @@ from omp_session.rendering.page import (
     render_session_page,
     static_file,
 )
-from omp_session.rendering.view import SessionView, build_session_view
+from omp_session.rendering.view import SessionView, build_session_view, script_json
 from omp_session.web.catalog import SessionCatalog
 from omp_session.web.index_search import CatalogSearch
 from omp_session.web.index_view import IndexPage, build_index
 from omp_session.web.security import SecurityHeadersMiddleware
 from omp_session.web.usage_view import build_usage_page
+from omp_session.web.windowed import WINDOWED_BYTES, WindowedSession, open_windowed
 
 __all__ = ["DEFAULT_ALLOWED_HOSTS", "ViewerConfig", "create_app", "default_blobs_dir"]
 
 DEFAULT_ALLOWED_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 _DIGEST = re.compile(r"^[0-9a-f]{64}$")
 _VIEW_CACHE_SIZE = 8
+_WINDOWED_CACHE_SIZE = 2
 
 
 def default_blobs_dir(sessions_root: Path) -> Path:
@@ -69,6 +73,8 @@ class ViewerConfig:
     blobs_dir: Path | None = None
     poll_ms: int = 2000
     allowed_hosts: Sequence[str] = DEFAULT_ALLOWED_HOSTS
+    #: Session files larger than this are shown a window at a time (issue 13 #2).
+    windowed_bytes: int = WINDOWED_BYTES
 
 
 class _Viewer:
@@ -82,6 +88,8 @@ class _Viewer:
         self.catalog = SessionCatalog(self.root)
         self.search = CatalogSearch()
         self._views: OrderedDict[tuple[str, str], SessionView] = OrderedDict()
+        self._windowed: OrderedDict[tuple[str, str], WindowedSession] = OrderedDict()
+        self.windowed_bytes = config.windowed_bytes
         self._lock = threading.Lock()
 
     # -- helpers -------------------------------------------------------------------------------
@@ -108,6 +116,74 @@ class _Viewer:
                 self._views.popitem(last=False)
         return view
 
+    def _windowed_view(self, path: Path, version: str) -> WindowedSession:
+        key = (str(path), version)
+        with self._lock:
+            if key in self._windowed:
+                self._windowed.move_to_end(key)
+                return self._windowed[key]
+        images = linked_images(self.blobs, lambda digest: f"/blob/{digest}")
+        view = open_windowed(path, images)
+        with self._lock:
+            self._windowed[key] = view
+            while len(self._windowed) > _WINDOWED_CACHE_SIZE:
+                self._windowed.popitem(last=False)
+        return view
+
+    def _is_big(self, path: Path) -> bool:
+        return path.stat().st_size > self.windowed_bytes
+
+    def _windowed_page(self, path: Path, ref: str, version: str) -> str:
+        view = self._windowed_view(path, version)
+        data, first_html = view.page_data()
+        return (
+            environment()
+            .get_template("session_windowed.html")
+            .render(
+                f=view.facts(),
+                ref=ref,
+                version=version,
+                poll_ms=self.poll_ms,
+                row_count=len(view.rows),
+                first_html=first_html,
+                data_json=script_json(data),
+                use_js=True,
+                extra_js="windowed.js",
+            )
+        )
+
+    def window(self, request: Request) -> Response:
+        path = self._locate(request)
+        if path is None:
+            return _not_found()
+        try:
+            view = self._windowed_view(path, self._version(path))
+        except (SessionError, OSError) as exc:
+            return PlainTextResponse(f"cannot read this session: {exc}", status_code=422)
+        params = request.query_params
+        target = params.get("target")
+        at = params.get("at") or (view.newest_leaf_under(target) if target else None)
+        reply = view.window(
+            at,
+            start=_int(params.get("start")),
+            end=_int(params.get("end")),
+            around=target,
+            after=params.get("after"),
+        )
+        return JSONResponse(reply, headers={"Cache-Control": "no-store"})
+
+    def rows(self, request: Request) -> Response:
+        path = self._locate(request)
+        if path is None:
+            return _not_found()
+        try:
+            view = self._windowed_view(path, self._version(path))
+        except (SessionError, OSError) as exc:
+            return PlainTextResponse(f"cannot read this session: {exc}", status_code=422)
+        start = _int(request.query_params.get("start")) or 0
+        count = _int(request.query_params.get("count")) or 200
+        return JSONResponse(view.rows_slice(start, count), headers={"Cache-Control": "no-store"})
+
     def _parent_ref(self, view: SessionView) -> str | None:
         return self.catalog.parent_ref(view.parent_session) if view.parent_session else None
 
@@ -127,12 +203,14 @@ class _Viewer:
         path = self._locate(request)
         if path is None:
             return _not_found()
+        ref = str(request.path_params["ref"])
         try:
             version = self._version(path)
+            if self._is_big(path):
+                return HTMLResponse(self._windowed_page(path, ref, version))
             view = self._view(path, version)
         except (SessionError, OSError) as exc:
             return PlainTextResponse(f"cannot read this session: {exc}", status_code=422)
-        ref = str(request.path_params["ref"])
         return HTMLResponse(render_session_page(view, ref, self._parent_ref(view), version, self.poll_ms))
 
     def version(self, request: Request) -> Response:
@@ -190,6 +268,13 @@ class _Viewer:
         return Response(static_file(name), media_type=STATIC_FILES[name] + "; charset=utf-8")
 
 
+def _int(text: str | None) -> int | None:
+    try:
+        return int(text) if text is not None and text != "" else None
+    except ValueError:
+        return None
+
+
 def _day(text: str | None) -> date | None:
     try:
         return date.fromisoformat(text) if text else None
@@ -212,6 +297,7 @@ def create_app(
     *,
     poll_ms: int = 2000,
     allowed_hosts: Sequence[str] = DEFAULT_ALLOWED_HOSTS,
+    windowed_bytes: int = WINDOWED_BYTES,
 ) -> Starlette:
     """The viewer application for ``sessions_root`` (blobs default to ``<root>/../blobs``).
 
@@ -219,7 +305,11 @@ def create_app(
     the viewer through DNS rebinding.
     """
     config = ViewerConfig(
-        Path(sessions_root), Path(blobs_dir) if blobs_dir is not None else None, poll_ms, tuple(allowed_hosts)
+        Path(sessions_root),
+        Path(blobs_dir) if blobs_dir is not None else None,
+        poll_ms,
+        tuple(allowed_hosts),
+        windowed_bytes,
     )
     viewer = _Viewer(config)
     routes = [
@@ -227,6 +317,8 @@ def create_app(
         Route("/session/{ref:path}", viewer.session),
         Route("/api/version/{ref:path}", viewer.version),
         Route("/api/body/{ref:path}", viewer.body),
+        Route("/api/window/{ref:path}", viewer.window),
+        Route("/api/rows/{ref:path}", viewer.rows),
         Route("/export/{ref:path}", viewer.export),
         Route("/usage", viewer.usage),
         Route("/blob/{digest}", viewer.blob),

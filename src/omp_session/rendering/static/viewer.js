@@ -322,6 +322,8 @@
     });
   }
 
+  window.ompLocalTimes = localTimes; /* used by windowed.js for the windows it fetches */
+
   /* Keyboard: j/k next/previous entry, ]/[ next/previous user prompt, / search, t tree (issue 13 #5). */
   var cursor = null;
   function visibleEntries(selector) {
