@@ -128,12 +128,14 @@ def classify(entry: Mapping[str, Any]) -> Classified:
     entry_type = entry.get("type")
     if entry_type == "message":
         message = entry.get("message")
-        if not isinstance(message, Mapping):
+        # ``type(...) is dict`` first: entries are plain dicts, and the ABC check is slow at 50k rows.
+        if type(message) is not dict and not isinstance(message, Mapping):
             return Classified(EntryKind.UNKNOWN_MESSAGE, entry)
         role = message.get("role")
-        kind = _ROLES.get(role) if isinstance(role, str) else None
-        return Classified(kind or EntryKind.UNKNOWN_MESSAGE, message, role if isinstance(role, str) else "")
-    kind = _ENTRY_TYPES.get(entry_type) if isinstance(entry_type, str) else None
+        if type(role) is not str:
+            return Classified(EntryKind.UNKNOWN_MESSAGE, message, "")
+        return Classified(_ROLES.get(role, EntryKind.UNKNOWN_MESSAGE), message, role)
+    kind = _ENTRY_TYPES.get(entry_type) if type(entry_type) is str else None
     return Classified(kind or EntryKind.UNKNOWN, entry)
 
 
