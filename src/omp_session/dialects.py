@@ -73,6 +73,19 @@ class ContextRules:
     #: ``custom_message`` types never sent to the model (§3.5).
     hidden_custom_types: tuple[str, ...] = ()
 
+    @property
+    def needs_full_path(self) -> bool:
+        """Whether the context needs every entry of the path (not only the state the offset index
+        precomputes for 13.19's rules)."""
+        return (
+            self.sticky_default_model
+            or self.reset_boundaries
+            or self.strip_dangling_tool_calls
+            or self.drop_failed_turns
+            or self.service_tier_by_family
+            or self.provider_replay
+        )
+
 
 @dataclass(frozen=True)
 class UsageRules:
@@ -128,6 +141,8 @@ class Dialect:
     new_session_materializes: bool
     #: ``append_mcp_tool_selection`` exists (13.19 only).
     mcp_tool_selection: bool
+    #: ``move_to`` records the former paths in the header's ``previousSessionFiles`` (§2.10).
+    records_previous_files: bool
     context: ContextRules
     usage: UsageRules
     listing: ListingRules
@@ -165,6 +180,7 @@ OMP_13_19 = Dialect(
     rewrite_after_malformed=False,
     new_session_materializes=False,
     mcp_tool_selection=True,
+    records_previous_files=False,
     context=ContextRules(
         sticky_default_model=False,
         reset_boundaries=False,
@@ -235,6 +251,7 @@ OMP_18_2 = Dialect(
     rewrite_after_malformed=True,
     new_session_materializes=True,
     mcp_tool_selection=False,
+    records_previous_files=True,
     context=ContextRules(
         sticky_default_model=True,
         reset_boundaries=True,

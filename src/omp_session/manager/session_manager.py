@@ -13,6 +13,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from omp_session.dialects import Dialect, DialectChoice, auto_dialect, explicit_dialect
 from omp_session.errors import (
     EntryNotFoundError,
     ReadOnlySessionError,
@@ -20,10 +21,14 @@ from omp_session.errors import (
 )
 from omp_session.format import entry_factory as make
 from omp_session.format.codec import LineIssue, decode_lines
-from omp_session.format.entries import is_assistant_entry
-from omp_session.format.ids import new_entry_id, new_session_id, now_iso
+from omp_session.format.codec import BLANK
+from omp_session.format.entries import CURRENT_VERSION, is_assistant_entry
+from omp_session.format.ids import new_entry_id, now_iso
+from omp_session.format.title_slot import TitleSlot
 from omp_session.format.transform import prepare_for_disk
 from omp_session.manager.appends import AppendMethods
+from omp_session.manager.omp18_api import Omp18Methods, fork_entries
+from omp_session.manager.titles import TitleMethods
 from omp_session.manager.whole_session import ForkResult, WholeSessionMethods
 from omp_session.model.context import SessionContext
 from omp_session.model.tree import SessionTreeNode
@@ -44,6 +49,7 @@ from omp_session.store.loading import is_session_header, parse_session, read_ses
 from omp_session.store.memory import MemoryStorage
 from omp_session.store.opening import absolute, open_file
 from omp_session.store.paths import blobs_dir, default_session_dir, session_file_path
+from omp_session.store.slot_files import directory_has_slot_files
 from omp_session.tools import listing
 
 Entry = dict[str, Any]
@@ -66,7 +72,28 @@ def _default_blobs() -> BlobSink:
     return FileBlobStore(blobs_dir())
 
 
-class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
+def _dialect_for_new(choice: DialectChoice, directory: Path | None) -> tuple[Dialect, bool]:
+    """``(dialect, layout_locked)`` for a new session file in ``directory``.
+
+    Explicit (argument or ``OMP_SESSION_DIALECT``): that dialect, writing as its omp does. Auto:
+    omp 18's rules and slot only when the store already holds omp 18 slot files, so an omp 13.19
+    sharing the store is never handed a file it would overwrite (docs/compatibility.md).
+    """
+    explicit = explicit_dialect(choice)
+    if explicit is not None:
+        return explicit, False
+    return auto_dialect(directory is not None and directory_has_slot_files(directory)), True
+
+
+def _dialect_for_file(choice: DialectChoice, has_slot: bool) -> tuple[Dialect, bool]:
+    """``(dialect, layout_locked)`` for an existing file; auto keeps its layout, slot or not."""
+    explicit = explicit_dialect(choice)
+    if explicit is not None:
+        return explicit, False
+    return auto_dialect(has_slot), True
+
+
+class SessionManager(AppendMethods, Omp18Methods, TitleMethods, WholeSessionMethods, ArtifactMethods):
     """One session: a header and a tree of entries, persisted to a JSONL file or kept in memory.
 
     Build one with :meth:`create`, :meth:`open`, :meth:`continue_recent`, :meth:`in_memory` or
@@ -89,6 +116,9 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         migrated_from: int | None = None,
         issues: Sequence[LineIssue] = (),
         read_only: bool = False,
+        dialect: Dialect | None = None,
+        layout_locked: bool = True,
+        title_slot: TitleSlot | None = None,
     ) -> None:
         self._cwd = cwd
         self._session_dir = session_dir
@@ -96,16 +126,34 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         self._read_only = read_only
         self._issues = list(issues)
         self._read_offset = 0
+        self._dialect = dialect if dialect is not None else auto_dialect(title_slot is not None)
+        #: Auto mode: never add or remove the title slot of an existing file.
+        self._layout_locked = layout_locked
+        self._sealed = False
+        self._hold_writes = False
+        self._title_revision = 0
         self._init_artifacts()
-        self._reset_state(header, entries)
+        self._reset_state(header, entries, title_slot)
         self._ensured = ensured_on_disk
         self._flushed = flushed
         self._migrated_from = migrated_from
+        #: omp 18: the first write after a load with malformed lines rewrites the file (§5.4).
+        self._rewrite_pending = self._dialect.rewrite_after_malformed and any(
+            issue.skipped and issue.reason != BLANK for issue in issues
+        )
 
-    def _reset_state(self, header: Entry, entries: Sequence[Entry]) -> None:
+    def _reset_state(self, header: Entry, entries: Sequence[Entry], title_slot: TitleSlot | None = None) -> None:
         self._header = header
         title = header.get("title")
         self._session_name: str | None = title if isinstance(title, str) else None
+        source = header.get("titleSource")
+        self._title_source: str | None = source if source in ("auto", "user") else None
+        timestamp = header.get("timestamp")
+        self._title_updated_at = title_slot.updated_at if title_slot else str(timestamp or "")
+        self._has_slot = title_slot is not None
+        directories = header.get("additionalDirectories")
+        self._additional_directories: list[str] = list(directories) if isinstance(directories, list) else []
+        self._rewrite_pending = False
         self._index = index_for(entries)  # lazy for a file opened through its offset index
         self._leaf: str | None = None
         if entries:
@@ -114,6 +162,11 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         self._usage = usage_of(entries)
         self._has_assistant = has_assistant(entries)
         self._migrated_from = None
+
+    @property
+    def dialect(self) -> Dialect:
+        """The omp version whose rules this session follows (see :mod:`omp_session.dialects`)."""
+        return self._dialect
 
     # ------------------------------------------------------------------ factories
 
@@ -124,14 +177,25 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         session_dir: str | os.PathLike[str] | None = None,
         *,
         durability: DurabilityPolicy = "os",
+        dialect: DialectChoice = None,
     ) -> SessionManager:
         """A new persistent session; its file is first written with the first assistant message."""
         directory = _session_dir_for(cwd, session_dir)
         directory.mkdir(parents=True, exist_ok=True)
-        header, path = cls._new_header_and_path(os.fspath(cwd), directory)
+        chosen, locked = _dialect_for_new(dialect, directory)
+        header, path = cls._new_header_and_path(os.fspath(cwd), directory, dialect=chosen)
         storage = FileStorage(path, _default_blobs(), policy=durability)
         write_breadcrumb(os.fspath(cwd), os.fspath(path))
-        return cls(cwd=os.fspath(cwd), session_dir=os.fspath(directory), storage=storage, header=header)
+        manager = cls(
+            cwd=os.fspath(cwd),
+            session_dir=os.fspath(directory),
+            storage=storage,
+            header=header,
+            dialect=chosen,
+            layout_locked=locked,
+        )
+        manager._has_slot = locked and chosen.title_slot  # auto: the store already has slot files
+        return manager
 
     @classmethod
     def open(
@@ -141,17 +205,26 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         *,
         read_only: bool = False,
         durability: DurabilityPolicy = "os",
+        dialect: DialectChoice = None,
+        throw_if_missing: bool = False,
     ) -> SessionManager:
         """Open a session file. A missing or blank file starts a new session at that path (its header
         is written at once, as omp does); a file with a bad header raises ``CorruptSessionError`` and
         is never modified. ``read_only=True`` never writes and takes no lock."""
         file_path = absolute(path)
         directory = os.fspath(session_dir) if session_dir is not None else os.fspath(file_path.parent)
+        if throw_if_missing and not file_path.exists():
+            raise SessionNotFoundError(file_path)
         opened = open_file(file_path, _default_blobs(), read_only=read_only, durability=durability)
         loaded = opened.loaded
         if loaded is None:
-            return cls._start_at(file_path, directory, opened.storage)
+            if throw_if_missing:
+                opened.storage.close()
+                raise SessionNotFoundError(file_path)
+            chosen, locked = _dialect_for_new(dialect, file_path.parent)
+            return cls._start_at(file_path, directory, opened.storage, chosen, locked)
         header = loaded.header
+        chosen, locked = _dialect_for_file(dialect, loaded.title_slot is not None)
         cwd = header["cwd"] if isinstance(header.get("cwd"), str) else os.getcwd()
         manager = cls(
             cwd=cwd,
@@ -163,21 +236,37 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
             flushed=True,
             issues=loaded.issues,
             read_only=read_only,
+            dialect=chosen,
+            layout_locked=locked,
+            title_slot=loaded.title_slot,
         )
         manager._migrated_from = loaded.migrated_from
         manager._read_offset = opened.read_offset
         if not read_only:  # a reader is not "using" the session in this terminal
             write_breadcrumb(cwd, os.fspath(file_path))
         if opened.data is not None:
-            remember_index(file_path, opened.data, loaded, manager.get_usage_statistics())
+            remember_index(file_path, opened.data, loaded, manager._usage.copy())
         return manager
 
     @classmethod
-    def _start_at(cls, path: Path, directory: str, storage: FileStorage) -> SessionManager:
-        # Nothing to lose: a missing, empty or whitespace-only file gets a fresh header at once.
+    def _start_at(
+        cls, path: Path, directory: str, storage: FileStorage, dialect: Dialect, layout_locked: bool
+    ) -> SessionManager:
+        # Nothing to lose: a missing, empty, whitespace-only or slot-only file gets a fresh header
+        # at once.
         cwd = os.getcwd()
-        header = make.header(new_session_id(), now_iso(), cwd)
-        manager = cls(cwd=cwd, session_dir=directory, storage=storage, header=header, ensured_on_disk=True)
+        header = make.ordered(dialect.headers.new, type="session", version=CURRENT_VERSION,
+                              id=dialect.new_session_id(), timestamp=now_iso(), cwd=cwd)
+        manager = cls(
+            cwd=cwd,
+            session_dir=directory,
+            storage=storage,
+            header=header,
+            ensured_on_disk=True,
+            dialect=dialect,
+            layout_locked=layout_locked,
+        )
+        manager._has_slot = layout_locked and dialect.title_slot
         manager._rewrite_all()
         return manager
 
@@ -188,21 +277,26 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         session_dir: str | os.PathLike[str] | None = None,
         *,
         durability: DurabilityPolicy = "os",
+        dialect: DialectChoice = None,
     ) -> SessionManager:
         """Open this terminal's last session of ``cwd`` (its breadcrumb, §7.8), else the newest valid
         session by mtime, else create a new one."""
         directory = _session_dir_for(cwd, session_dir)
         recent = read_breadcrumb(os.fspath(cwd), directory) or listing.find_most_recent_session(directory)
         if recent is not None:
-            return cls.open(recent, directory, durability=durability)
-        return cls.create(cwd, directory, durability=durability)
+            return cls.open(recent, directory, durability=durability, dialect=dialect)
+        return cls.create(cwd, directory, durability=durability, dialect=dialect)
 
     @classmethod
-    def in_memory(cls, cwd: str | os.PathLike[str] | None = None) -> SessionManager:
+    def in_memory(cls, cwd: str | os.PathLike[str] | None = None, *, dialect: DialectChoice = None) -> SessionManager:
         """A session that never touches the disk (not even blobs)."""
         cwd_text = os.fspath(cwd) if cwd is not None else os.getcwd()
-        header = make.header(new_session_id(), now_iso(), cwd_text)
-        return cls(cwd=cwd_text, session_dir="", storage=MemoryStorage(), header=header)
+        chosen, locked = _dialect_for_new(dialect, None)
+        header = make.ordered(chosen.headers.new, type="session", version=CURRENT_VERSION,
+                              id=chosen.new_session_id(), timestamp=now_iso(), cwd=cwd_text)
+        return cls(
+            cwd=cwd_text, session_dir="", storage=MemoryStorage(), header=header, dialect=chosen, layout_locked=locked
+        )
 
     @classmethod
     def fork_from(
@@ -210,10 +304,16 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         source_path: str | os.PathLike[str],
         cwd: str | os.PathLike[str],
         session_dir: str | os.PathLike[str] | None = None,
+        *,
+        dialect: DialectChoice = None,
+        reset_inherited_cost: bool = False,
+        repair_interrupted_tail: bool = False,
     ) -> SessionManager:
         """A new session holding a copy of every entry of ``source_path`` (written at once).
 
         Unlike omp (§9 #19) a missing or corrupt source raises instead of yielding an empty session.
+        omp 18 options: ``reset_inherited_cost`` zeroes the cost of every copied usage (tokens
+        kept); ``repair_interrupted_tail`` closes tool calls left without a result.
         """
         source = Path(source_path)
         if not source.exists():
@@ -222,30 +322,42 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         loaded = parse_session(source, read_session_bytes(source), blobs)
         directory = _session_dir_for(cwd, session_dir)
         directory.mkdir(parents=True, exist_ok=True)
-        session_id, timestamp = new_session_id(), now_iso()
-        header = make.fork_from_header(session_id, timestamp, os.fspath(cwd), loaded.header)
+        chosen, locked = _dialect_for_new(dialect, directory)
+        timestamp = now_iso()
+        session_id = chosen.new_session_id()
+        header = make.fork_from_header(chosen.headers.fork_from, session_id, timestamp, os.fspath(cwd), loaded.header)
+        entries = fork_entries(loaded.entries, reset_inherited_cost, repair_interrupted_tail)
         storage = FileStorage(session_file_path(directory, timestamp, session_id), blobs)
         manager = cls(
             cwd=os.fspath(cwd),
             session_dir=os.fspath(directory),
             storage=storage,
             header=header,
-            entries=loaded.entries,
+            entries=entries,
             ensured_on_disk=True,
+            dialect=chosen,
+            layout_locked=locked,
         )
+        manager._has_slot = locked and chosen.title_slot
         manager._rewrite_all()
         return manager
 
     @classmethod
-    def list(cls, cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None = None) -> InfoList:
+    def list(
+        cls,
+        cwd: str | os.PathLike[str],
+        session_dir: str | os.PathLike[str] | None = None,
+        *,
+        dialect: DialectChoice = None,
+    ) -> InfoList:
         """Sessions of ``cwd`` (or of ``session_dir``), newest first."""
         directory = _session_dir_for(cwd, session_dir)
-        return listing.list_sessions(directory)
+        return listing.list_sessions(directory, explicit_dialect(dialect))
 
     @classmethod
-    def list_all(cls) -> InfoList:
+    def list_all(cls, *, dialect: DialectChoice = None) -> InfoList:
         """Sessions of every project under the sessions root, newest first."""
-        return listing.list_all_sessions()
+        return listing.list_all_sessions(dialect=explicit_dialect(dialect))
 
     # ------------------------------------------------------------------ persistence
 
@@ -253,16 +365,20 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         """Write ``entry`` (not yet in memory) or decide to hold it; raises before memory changes."""
         if self._read_only:
             raise ReadOnlySessionError(self.get_session_file())
+        if self._hold_writes:
+            return  # inside append_entries_atomically: written by its one rewrite
         if not (self._ensured or self._has_assistant or is_assistant_entry(entry)):
             self._flushed = False  # held in memory until an assistant message exists (§7.2)
             return
-        if self._migrated_from is not None or not self._flushed:
+        if self._migrated_from is not None or not self._flushed or self._rewrite_pending:
             self._rewrite_all(extra=entry)
             return
         self._storage.append(prepare_for_disk(entry, self._storage.blobs))
 
     def _lines(self, extra: Entry | None) -> Iterator[bytes]:
         blobs = self._storage.blobs
+        if self._writes_slot():
+            yield self._slot_line()
         yield prepare_for_disk(self._header, blobs)
         for entry in self._index.entries:
             yield prepare_for_disk(entry, blobs)
@@ -274,11 +390,18 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         if self._read_only:
             raise ReadOnlySessionError(self.get_session_file())
         backup = f".v{self._migrated_from}.bak" if self._migrated_from is not None else None
+        if backup is None and self._rewrite_pending:
+            backup = ".malformed.bak"  # omp 18 drops malformed lines; we keep the old file beside
+        with_slot = self._writes_slot()
         self._storage.rewrite(self._lines(extra), backup_suffix=backup)
+        self._has_slot = with_slot
         self._flushed = True
         self._migrated_from = None
+        self._rewrite_pending = False
 
     def _append(self, entry: Entry) -> str:
+        if self._sealed:
+            return str(entry["id"])  # omp 18: appends after seal() are dropped
         self._persist(entry)
         self._index.add(entry)
         self._leaf = entry["id"]
@@ -337,8 +460,8 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
     def build_session_context(self) -> SessionContext:
         """The LLM context at the current leaf (O(depth))."""
         if self._leaf is None:
-            return SessionContext()
-        return context_at(self._index, self._leaf)
+            return SessionContext(rules=self._dialect.context)
+        return context_at(self._index, self._leaf, self._dialect.context)
 
     def get_injected_ttsr_rules(self) -> RuleList:
         """TTSR rule names injected along the current branch, first appearance first (§5)."""
@@ -353,8 +476,8 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         return None
 
     def get_usage_statistics(self) -> UsageStatistics:
-        """Totals over every branch (a copy, not a live object)."""
-        return self._usage.copy()
+        """Totals over every branch (a copy, not a live object), as this dialect reports them."""
+        return self._usage.reported(self._dialect.usage)
 
     def get_session_id(self) -> str:
         return str(self._header.get("id"))
@@ -412,7 +535,7 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         data = self._storage.read()
         loaded = parse_session(Path(str(self.get_session_file())), data, self._storage.blobs)
         seen = set(self._index.by_id)
-        self._reset_state(loaded.header, loaded.entries)
+        self._reset_state(loaded.header, loaded.entries, loaded.title_slot)
         self._read_offset = data.rfind(b"\n") + 1
         return [entry for entry in loaded.entries if entry.get("id") not in seen]
 

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple, cast
 
 import orjson
 
+from omp_session.dialects import OMP_13_19, ContextRules
 from omp_session.errors import SessionChangedError
 from omp_session.format.codec import DecodedFile, LineIssue, decode_lines
 from omp_session.format.entries import CURRENT_VERSION, is_assistant_entry
@@ -295,8 +296,13 @@ def has_assistant(entries: Sequence[Entry]) -> bool:
     return any(is_assistant_entry(entry) for entry in entries)
 
 
-def context_at(index: SessionIndex | LazySessionIndex, leaf_id: str) -> SessionContext:
-    """``context_from_path(index.branch(leaf_id))``, reading as little as possible."""
-    if isinstance(index, LazySessionIndex):
+def context_at(
+    index: SessionIndex | LazySessionIndex, leaf_id: str, rules: ContextRules = OMP_13_19.context
+) -> SessionContext:
+    """``context_from_path(index.branch(leaf_id))``, reading as little as possible.
+
+    The offset index precomputes the state scan of rules that only replay state; other rules
+    (omp 18's reset boundaries and filters) read the whole path."""
+    if isinstance(index, LazySessionIndex) and not rules.needs_full_path:
         return index.context(leaf_id)
-    return context_from_path(index.branch(leaf_id))
+    return context_from_path(index.branch(leaf_id), rules=rules)

@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from omp_session.format.codec import BOM, _decode_slow, decode_lines
+from omp_session.dialects import Dialect
 from omp_session.format.ids import iso_to_ms
+from omp_session.format.title_slot import fold_into_header, slot_from_value
 from omp_session.store.loading import is_session_header, read_header
 from omp_session.store.paths import sessions_root
 from omp_session.tools.listing_cache import FileKey, ListingCache, Row
@@ -34,6 +36,9 @@ class SessionInfo:
     message_count: int
     first_message: str
     all_messages_text: str
+    #: omp 18 listings only: the file's size in bytes and the state of its last message.
+    size: int | None = None
+    status: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """omp's camelCase JSON shape (dates as ISO strings; absent optional keys omitted)."""
@@ -47,6 +52,10 @@ class SessionInfo:
         out["messageCount"] = self.message_count
         out["firstMessage"] = self.first_message
         out["allMessagesText"] = self.all_messages_text
+        if self.size is not None:
+            out["size"] = self.size
+        if self.status is not None:
+            out["status"] = self.status
         return out
 
     if not TYPE_CHECKING:  # (hidden from type checkers: it would make every attribute "exist")
@@ -80,8 +89,24 @@ def message_text(message: dict[str, Any]) -> str:
     return ""
 
 
+def fold_slot_record(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``records`` without a leading omp 18 title slot, which is folded into the header after it
+    (a copy of the header; the slot wins, omp18-differences §1.3)."""
+    slot = slot_from_value(records[0]) if records else None
+    if slot is None:
+        return records
+    rest = records[1:]
+    if rest and is_session_header(rest[0]):
+        header = dict(rest[0])
+        fold_into_header(header, slot)
+        rest = [header, *rest[1:]]
+    return rest
+
+
 def summarize_records(path: Path, records: list[dict[str, Any]], mtime: float) -> SessionInfo | None:
-    """A ``SessionInfo`` from decoded records (header first), or ``None`` if not a session."""
+    """A ``SessionInfo`` from decoded records (header first, after an omp 18 title slot if any),
+    or ``None`` if not a session."""
+    records = fold_slot_record(records)
     if not records or not is_session_header(records[0]) or not records[0].get("id"):
         return None
     header = records[0]
@@ -232,6 +257,13 @@ def _cheap_row(data: bytes) -> Row:
     start, header = next(
         ((i, r) for i, line in enumerate(lines) if (r := _record(line)) is not None), (0, None)
     )
+    slot = slot_from_value(header) if start == 0 and header is not None else None
+    if slot is not None:  # omp 18's title slot: the header is the next record, the slot wins
+        start, header = next(
+            ((i, r) for i, line in enumerate(lines[1:], 1) if (r := _record(line)) is not None), (0, None)
+        )
+        if header is not None and is_session_header(header):
+            fold_into_header(header, slot)
     if header is None or not is_session_header(header) or not header.get("id"):
         return _NOT_A_SESSION
     rest = lines[start + 1 :]
@@ -294,12 +326,17 @@ def _list_directory(
     return infos
 
 
-def list_sessions(directory: Path | str) -> list[SessionInfo]:
+def list_sessions(directory: Path | str, dialect: Dialect | None = None) -> list[SessionInfo]:
     """Every valid ``*.jsonl`` directly inside ``directory``, newest first (no side effects).
 
     Summaries come from the metadata cache while a file is unchanged (``listing_cache.py``);
     ``message_count`` and ``all_messages_text`` of a file not seen before are read when first used.
+    A dialect whose listing reads a prefix (omp 18) lists as that omp does (``listing18.py``).
     """
+    if dialect is not None and dialect.listing.prefix_bytes is not None:
+        from omp_session.tools.listing18 import list_directories
+
+        return list_directories([Path(directory)], dialect.listing.prefix_bytes)
     return _list([Path(directory)], Path(directory))
 
 
@@ -315,7 +352,7 @@ def _list(directories: list[Path], under: Path) -> list[SessionInfo]:
     return _sorted_newest_first(infos)
 
 
-def list_all_sessions(root: Path | str | None = None) -> list[SessionInfo]:
+def list_all_sessions(root: Path | str | None = None, dialect: Dialect | None = None) -> list[SessionInfo]:
     """Sessions of every project directory under the sessions root (XDG-aware, unlike omp §9 #16).
 
     Only project directories are scanned, not sub-agent sessions inside artifact directories.
@@ -325,6 +362,10 @@ def list_all_sessions(root: Path | str | None = None) -> list[SessionInfo]:
         directories = [d for d in base.iterdir() if d.is_dir()]
     except OSError:
         return []
+    if dialect is not None and dialect.listing.prefix_bytes is not None:
+        from omp_session.tools.listing18 import list_directories
+
+        return list_directories(directories, dialect.listing.prefix_bytes)
     return _list(directories, base)
 
 

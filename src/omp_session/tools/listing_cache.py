@@ -19,7 +19,8 @@ from typing import Any, NamedTuple
 
 from omp_session.store.paths import agent_dir
 
-SCHEMA_VERSION = 1
+# 2: rows of files that start with an omp 18 title slot (version 1 listed them as not sessions).
+SCHEMA_VERSION = 2
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
     path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, ino INTEGER,
