@@ -17,7 +17,7 @@ from typing import Any
 
 from omp_session import SessionManager
 from omp_session.errors import CorruptSessionError, SessionNotFoundError, UnsupportedByDialectError
-from omp_session.format.title_slot import parsed_slot_dict
+from omp_session.format.title_slot import TitleSlot, encode_slot, parsed_slot_dict
 from omp_session.manager.omp18_api import peek_session_init
 from tests.conformance_harness import PROBE, blob_names, lines_raw, tree_flat, tree_return
 
@@ -186,7 +186,9 @@ def _add_workspace(m: SessionManager, a: dict[str, Any]) -> str | None:
 
 _OPS: dict[str, Callable[[SessionManager, dict[str, Any]], Any]] = {
     "appendMessage": lambda m, a: m.append_message(a["message"]),
-    "appendThinkingLevelChange": lambda m, a: m.append_thinking_level_change(a.get("level"), a.get("configured")),
+    "appendThinkingLevelChange": lambda m, a: m.append_thinking_level_change(
+        a.get("level"), a.get("configured")
+    ),
     "appendModelChange": lambda m, a: m.append_model_change(
         a["model"], a.get("role"), a.get("resolvedModelIsFallback", False)
     ),
@@ -231,7 +233,14 @@ _OPS: dict[str, Callable[[SessionManager, dict[str, Any]], Any]] = {
     "getTree": lambda m, a: tree_return(m),
     "getUsageStatistics": lambda m, a: m.get_usage_statistics().to_dict(),
     "getLastModelChangeRole": lambda m, a: m.get_last_model_change_role(),
-    "buildSessionContext": lambda m, a: m.build_session_context().to_dict(),
+    "buildSessionContext": lambda m, a: m.build_session_context(
+        transcript=bool((a.get("options") or {}).get("transcript")),
+        collapse_compacted_history=bool((a.get("options") or {}).get("collapseCompactedHistory")),
+        keep_dangling_tool_calls=bool((a.get("options") or {}).get("keepDanglingToolCalls")),
+    ).to_dict(),
+    "serializeTitleSlot": lambda m, a: encode_slot(
+        TitleSlot(a.get("title") or "", a["updatedAt"], a.get("source"))
+    ).decode("utf-8"),
     "discardEntryDurably": lambda m, a: m.discard_entry_durably(a["entryId"]),
     "addWorkspaceDirectory": _add_workspace,
     "removeWorkspaceDirectory": lambda m, a: m.remove_workspace_directory(a["directory"]),
@@ -247,16 +256,21 @@ _OPS: dict[str, Callable[[SessionManager, dict[str, Any]], Any]] = {
 
 def _fork(m: SessionManager) -> dict[str, Any] | None:
     result = m.fork()
-    return None if result is None else {"oldSessionFile": result.old_session_file, "newSessionFile": result.new_session_file}
+    return (
+        None
+        if result is None
+        else {"oldSessionFile": result.old_session_file, "newSessionFile": result.new_session_file}
+    )
 
 
 def _batch(m: SessionManager, a: dict[str, Any]) -> list[Any]:
     def run() -> list[Any]:
         out = []
         for step in a["ops"]:
-            name = {"appendCustomEntry": "append_custom_entry", "appendResetBoundary": "append_reset_boundary"}.get(
-                step["op"], step["op"]
-            )
+            name = {
+                "appendCustomEntry": "append_custom_entry",
+                "appendResetBoundary": "append_reset_boundary",
+            }.get(step["op"], step["op"])
             method = getattr(m, name)
             out.append(method(*step.get("args", [])))
         return out
@@ -279,15 +293,24 @@ def run_ops_case(ops: list[dict[str, Any]], directory: Path, agent_dir: Path) ->
         result: Any = None
         try:
             if name in ("create", "open", "inMemory", "forkFrom"):
-                if current is not None:
-                    current.close()
-                    current = None
+                previous = current
+                if (
+                    previous is not None
+                    and name == "open"
+                    and previous.get_session_file() == os.path.abspath(args["file"])
+                ):
+                    # omp has no writer lock; ours would refuse a second manager on the same file
+                    previous.close()
+                    previous = current = None
                 if name == "create":
                     current = SessionManager.create(args["cwd"], args.get("dir"), dialect="18")
                     result = current.get_session_file()
                 elif name == "open":
                     current = SessionManager.open(
-                        args["file"], args.get("dir"), dialect="18", throw_if_missing=bool(args.get("throwIfMissing"))
+                        args["file"],
+                        args.get("dir"),
+                        dialect="18",
+                        throw_if_missing=bool(args.get("throwIfMissing")),
                     )
                     result = current.get_session_file()
                 elif name == "forkFrom":
@@ -302,6 +325,8 @@ def run_ops_case(ops: list[dict[str, Any]], directory: Path, agent_dir: Path) ->
                     result = current.get_session_file()
                 else:
                     current = SessionManager.in_memory(args.get("cwd"), dialect="18")
+                if previous is not None and previous is not current:
+                    previous.close()
             elif name == "list":
                 found = SessionManager.list(args["cwd"], args.get("dir"), dialect="18")
                 result = [info.to_dict() for info in found]
@@ -311,7 +336,9 @@ def run_ops_case(ops: list[dict[str, Any]], directory: Path, agent_dir: Path) ->
             elif name == "readFile":
                 result = read_file(args.get("file") or (current.get_session_file() if current else None))
             elif name == "readTitleSlot":
-                result = read_title_slot(args.get("file") or (current.get_session_file() if current else None))
+                result = read_title_slot(
+                    args.get("file") or (current.get_session_file() if current else None)
+                )
             elif name == "listDir":
                 result = sorted(os.listdir(args["dir"]))
             elif name == "peekSessionInit":
@@ -336,6 +363,8 @@ def run_ops_case(ops: list[dict[str, Any]], directory: Path, agent_dir: Path) ->
                 result = _OPS[name](current, args)
             else:
                 result = {"__error__": f"no method {name}", "__error_name__": "Error"}
+        except UnsupportedByDialectError:
+            result = {"__error__": f"no method {name}", "__error_name__": "Error"}
         except Exception as exc:  # the reference harness records every throw the same way
             result = oracle_error(exc)
         returns.append(result)

@@ -30,7 +30,10 @@ ENV_VAR = "OMP_SESSION_DIALECT"
 _CONTROL_CHARS = re.compile("[\u0000-\u001f\u007f-\u009f]")
 _SPACE_RUNS = re.compile(" +")
 #: What JavaScript's ``String.prototype.trim`` removes (WhiteSpace and LineTerminator).
-_JS_TRIM = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_JS_TRIM = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
 
 
 def keep_title(name: str) -> str:
@@ -70,6 +73,9 @@ class ContextRules:
     provider_replay: bool
     #: A service tier is kept per provider family (``{"openai": "flex"}``), not as written.
     service_tier_by_family: bool = False
+    #: ``custom_message`` entries are normalised (type, display, attribution) and dropped when
+    #: their content cannot be sent (§2.9, §3.5).
+    normalize_custom_messages: bool = False
     #: ``custom_message`` types never sent to the model (§3.5).
     hidden_custom_types: tuple[str, ...] = ()
 
@@ -103,6 +109,16 @@ class ListingRules:
     prefix_bytes: int | None
     #: ``size`` and ``status`` are part of a listed session.
     size_and_status: bool
+
+
+@dataclass(frozen=True)
+class PersistRules:
+    """What the persistence transform changes on the way to disk (spec §7.4, omp18-differences §5.5)."""
+
+    #: Streaming scratch keys never written (omp 18 persists ``partialJson``).
+    dropped_keys: frozenset[str]
+    #: Externalised images also get a typed sidecar ``<sha256>.<ext>`` in the blob store.
+    image_extensions: bool
 
 
 @dataclass(frozen=True)
@@ -146,6 +162,7 @@ class Dialect:
     context: ContextRules
     usage: UsageRules
     listing: ListingRules
+    persist: PersistRules
     aliases: tuple[str, ...] = field(default=())
 
     def __repr__(self) -> str:
@@ -196,6 +213,7 @@ OMP_13_19 = Dialect(
         counts_model_usage=False,
     ),
     listing=ListingRules(prefix_bytes=None, size_and_status=False),
+    persist=PersistRules(dropped_keys=frozenset({"partialJson", "jsonlEvents"}), image_extensions=False),
     aliases=("13", "13.19", "13.19.0", "omp13"),
 )
 
@@ -262,6 +280,7 @@ OMP_18_2 = Dialect(
         compaction_summary_fields=("shortSummary", "tokensBefore", "tokensAfter", "method", "warning"),
         provider_replay=True,
         service_tier_by_family=True,
+        normalize_custom_messages=True,
         hidden_custom_types=("prewalk-plan", "vibe-mode-context"),
     ),
     usage=UsageRules(
@@ -280,6 +299,7 @@ OMP_18_2 = Dialect(
         counts_model_usage=True,
     ),
     listing=ListingRules(prefix_bytes=4096, size_and_status=True),
+    persist=PersistRules(dropped_keys=frozenset({"jsonlEvents"}), image_extensions=True),
     aliases=("18", "18.2", "18.2.3", "omp18"),
 )
 
@@ -332,6 +352,7 @@ __all__ = [
     "DialectChoice",
     "HeaderOrders",
     "ListingRules",
+    "PersistRules",
     "UnknownDialectError",
     "UsageRules",
     "auto_dialect",

@@ -49,7 +49,9 @@ class AppendMethods:
             )
         )
 
-    def append_model_change(self, model: str, role: str | None = None, resolved_model_is_fallback: bool = False) -> str:
+    def append_model_change(
+        self, model: str, role: str | None = None, resolved_model_is_fallback: bool = False
+    ) -> str:
         """omp 18 always writes ``resolvedModelIsFallback`` (``false`` by default)."""
         explicit = self._dialect.explicit_model_fields
         flag = resolved_model_is_fallback if explicit or resolved_model_is_fallback else make.OMIT
@@ -142,7 +144,9 @@ class AppendMethods:
         }
         order = self._dialect.compaction_keys
         fields = {key: values[key] for key in order}
-        fields.update({key: value for key, value in values.items() if key not in order and value is not make.OMIT})
+        fields.update(
+            {key: value for key, value in values.items() if key not in order and value is not make.OMIT}
+        )
         return self._append(make.typed(*self._base(), "compaction", **fields))
 
     def append_custom_entry(self, custom_type: str, data: Any = None) -> str:

@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from omp_session.dialects import Dialect
-from omp_session.errors import EntryNotFoundError
+from omp_session.errors import EntryNotFoundError, SessionError
 from omp_session.format import entry_factory as make
 from omp_session.format.ids import iso_to_ms, new_entry_id, now_iso, now_ms
 from omp_session.format.title_slot import TitleSlot
+from omp_session.model.tree import SessionIndex
 from omp_session.model.usage import _usage_of
 from omp_session.store import Storage
 from omp_session.store.lazy_index import LazySessionIndex
-from omp_session.model.tree import SessionIndex
 
 Entry = dict[str, Any]
 _UNSET: Any = object()
@@ -58,7 +58,8 @@ def _repair_interrupted_tail(entries: list[Entry]) -> None:
     index = SessionIndex(entries)
     branch = index.path_to(entries[-1])
     assistant = next(
-        (e["message"] for e in reversed(branch) if e.get("type") == "message" and _role(e) == "assistant"), None
+        (e["message"] for e in reversed(branch) if e.get("type") == "message" and _role(e) == "assistant"),
+        None,
     )
     if assistant is None or not isinstance(assistant.get("content"), list):
         return
@@ -76,6 +77,10 @@ def _repair_interrupted_tail(entries: list[Entry]) -> None:
 def _role(entry: Entry) -> Any:
     message = entry.get("message")
     return message.get("role") if entry.get("type") == "message" and isinstance(message, dict) else None
+
+
+class WorkspaceError(SessionError, ValueError):
+    """A workspace directory that cannot be added."""
 
 
 def fork_entries(entries: Sequence[Entry], reset_cost: bool, repair_tail: bool) -> list[Entry]:
@@ -123,6 +128,7 @@ class Omp18Methods:
     _hold_writes: bool
 
     if TYPE_CHECKING:  # provided by SessionManager and the other mixins
+
         def _append(self, entry: Entry) -> str:
             raise NotImplementedError
 
@@ -141,7 +147,9 @@ class Omp18Methods:
         def get_branch(self, from_id: str | None = None) -> list[Entry]:
             raise NotImplementedError
 
-        def _reset_state(self, header: Entry, entries: Sequence[Entry], title_slot: TitleSlot | None = None) -> None:
+        def _reset_state(
+            self, header: Entry, entries: Sequence[Entry], title_slot: TitleSlot | None = None
+        ) -> None:
             raise NotImplementedError
 
     # -- appends ---------------------------------------------------------------------------------
@@ -150,7 +158,7 @@ class Omp18Methods:
         """The ``/clear`` marker: the model context starts after the last one (§2.2, §3.3)."""
         return self._append(make.typed(*self._base(), "reset_boundary"))
 
-    def append_credential_pin(self, provider: str, hash: str) -> str:  # noqa: A002 (omp's name)
+    def append_credential_pin(self, provider: str, hash: str) -> str:
         """Record which account served ``provider`` (``hash`` is opaque to the store, §2.4)."""
         return self._append(make.typed(*self._base(), "credential_pin", provider=provider, hash=hash))
 
@@ -162,7 +170,10 @@ class Omp18Methods:
         pins: dict[str, dict[str, Any]] = {}
         for entry in self.get_branch():
             if entry.get("type") == "credential_pin":
-                pins[entry.get("provider")] = {"hash": entry.get("hash"), "lastUsedAt": iso_to_ms(entry.get("timestamp"))}
+                pins[str(entry.get("provider"))] = {
+                    "hash": entry.get("hash"),
+                    "lastUsedAt": iso_to_ms(entry.get("timestamp")),
+                }
             elif _role(entry) == "assistant":
                 pin = pins.get(entry["message"].get("provider"))
                 stamp = entry["message"].get("timestamp")
@@ -293,7 +304,11 @@ class Omp18Methods:
             raise
 
     def _current_slot(self) -> TitleSlot | None:
-        return TitleSlot(self._session_name or "", self._title_updated_at, self._title_source) if self._has_slot else None
+        return (
+            TitleSlot(self._session_name or "", self._title_updated_at, self._title_source)
+            if self._has_slot
+            else None
+        )
 
     # -- state -----------------------------------------------------------------------------------
 
@@ -359,20 +374,23 @@ class Omp18Methods:
         return self.get_additional_directories()
 
     def add_workspace_directory(self, directory: str) -> str | None:
-        """Add one root; returns it resolved, or ``None`` when it is the cwd or already present."""
+        """Add one root; returns it resolved, or ``None`` when already present. The cwd itself is
+        refused (``WorkspaceError``), as in omp 18."""
         resolved = os.path.abspath(os.path.join(os.path.abspath(self._cwd), directory))
-        if resolved == os.path.abspath(self._cwd) or resolved in self._additional_directories:
+        if resolved == os.path.abspath(self._cwd):
+            raise WorkspaceError("The current working directory is already the primary workspace root.")
+        if resolved in self._additional_directories:
             return None
         self.set_additional_directories([*self._additional_directories, resolved])
         return resolved
 
-    def remove_workspace_directory(self, directory: str) -> bool:
-        """Remove one root; ``False`` when it was not there."""
+    def remove_workspace_directory(self, directory: str) -> str | None:
+        """Remove one root; returns it resolved, or ``None`` when it was not there."""
         resolved = os.path.abspath(os.path.join(os.path.abspath(self._cwd), directory))
         if resolved not in self._additional_directories:
-            return False
+            return None
         self.set_additional_directories([d for d in self._additional_directories if d != resolved])
-        return True
+        return resolved
 
     def get_recorded_cwd(self) -> str | None:
         """The cwd the header records (omp 18 may run in another one when it does not exist)."""

@@ -20,8 +20,7 @@ from omp_session.errors import (
     SessionNotFoundError,
 )
 from omp_session.format import entry_factory as make
-from omp_session.format.codec import LineIssue, decode_lines
-from omp_session.format.codec import BLANK
+from omp_session.format.codec import BLANK, LineIssue, decode_lines
 from omp_session.format.entries import CURRENT_VERSION, is_assistant_entry
 from omp_session.format.ids import new_entry_id, now_iso
 from omp_session.format.title_slot import TitleSlot
@@ -31,6 +30,7 @@ from omp_session.manager.omp18_api import Omp18Methods, fork_entries
 from omp_session.manager.titles import TitleMethods
 from omp_session.manager.whole_session import ForkResult, WholeSessionMethods
 from omp_session.model.context import SessionContext
+from omp_session.model.transcript_context import transcript_from_path
 from omp_session.model.tree import SessionTreeNode
 from omp_session.model.usage import UsageStatistics
 from omp_session.store import DurabilityPolicy, Storage
@@ -142,7 +142,9 @@ class SessionManager(AppendMethods, Omp18Methods, TitleMethods, WholeSessionMeth
             issue.skipped and issue.reason != BLANK for issue in issues
         )
 
-    def _reset_state(self, header: Entry, entries: Sequence[Entry], title_slot: TitleSlot | None = None) -> None:
+    def _reset_state(
+        self, header: Entry, entries: Sequence[Entry], title_slot: TitleSlot | None = None
+    ) -> None:
         self._header = header
         title = header.get("title")
         self._session_name: str | None = title if isinstance(title, str) else None
@@ -255,8 +257,14 @@ class SessionManager(AppendMethods, Omp18Methods, TitleMethods, WholeSessionMeth
         # Nothing to lose: a missing, empty, whitespace-only or slot-only file gets a fresh header
         # at once.
         cwd = os.getcwd()
-        header = make.ordered(dialect.headers.new, type="session", version=CURRENT_VERSION,
-                              id=dialect.new_session_id(), timestamp=now_iso(), cwd=cwd)
+        header = make.ordered(
+            dialect.headers.new,
+            type="session",
+            version=CURRENT_VERSION,
+            id=dialect.new_session_id(),
+            timestamp=now_iso(),
+            cwd=cwd,
+        )
         manager = cls(
             cwd=cwd,
             session_dir=directory,
@@ -288,14 +296,27 @@ class SessionManager(AppendMethods, Omp18Methods, TitleMethods, WholeSessionMeth
         return cls.create(cwd, directory, durability=durability, dialect=dialect)
 
     @classmethod
-    def in_memory(cls, cwd: str | os.PathLike[str] | None = None, *, dialect: DialectChoice = None) -> SessionManager:
+    def in_memory(
+        cls, cwd: str | os.PathLike[str] | None = None, *, dialect: DialectChoice = None
+    ) -> SessionManager:
         """A session that never touches the disk (not even blobs)."""
         cwd_text = os.fspath(cwd) if cwd is not None else os.getcwd()
         chosen, locked = _dialect_for_new(dialect, None)
-        header = make.ordered(chosen.headers.new, type="session", version=CURRENT_VERSION,
-                              id=chosen.new_session_id(), timestamp=now_iso(), cwd=cwd_text)
+        header = make.ordered(
+            chosen.headers.new,
+            type="session",
+            version=CURRENT_VERSION,
+            id=chosen.new_session_id(),
+            timestamp=now_iso(),
+            cwd=cwd_text,
+        )
         return cls(
-            cwd=cwd_text, session_dir="", storage=MemoryStorage(), header=header, dialect=chosen, layout_locked=locked
+            cwd=cwd_text,
+            session_dir="",
+            storage=MemoryStorage(),
+            header=header,
+            dialect=chosen,
+            layout_locked=locked,
         )
 
     @classmethod
@@ -325,7 +346,9 @@ class SessionManager(AppendMethods, Omp18Methods, TitleMethods, WholeSessionMeth
         chosen, locked = _dialect_for_new(dialect, directory)
         timestamp = now_iso()
         session_id = chosen.new_session_id()
-        header = make.fork_from_header(chosen.headers.fork_from, session_id, timestamp, os.fspath(cwd), loaded.header)
+        header = make.fork_from_header(
+            chosen.headers.fork_from, session_id, timestamp, os.fspath(cwd), loaded.header
+        )
         entries = fork_entries(loaded.entries, reset_inherited_cost, repair_interrupted_tail)
         storage = FileStorage(session_file_path(directory, timestamp, session_id), blobs)
         manager = cls(
@@ -373,17 +396,20 @@ class SessionManager(AppendMethods, Omp18Methods, TitleMethods, WholeSessionMeth
         if self._migrated_from is not None or not self._flushed or self._rewrite_pending:
             self._rewrite_all(extra=entry)
             return
-        self._storage.append(prepare_for_disk(entry, self._storage.blobs))
+        self._storage.append(self._disk_line(entry))
+
+    def _disk_line(self, entry: Entry) -> bytes:
+        """The line written for ``entry`` (the dialect's persistence transform)."""
+        return prepare_for_disk(entry, self._storage.blobs, self._dialect.persist)
 
     def _lines(self, extra: Entry | None) -> Iterator[bytes]:
-        blobs = self._storage.blobs
         if self._writes_slot():
             yield self._slot_line()
-        yield prepare_for_disk(self._header, blobs)
+        yield self._disk_line(self._header)
         for entry in self._index.entries:
-            yield prepare_for_disk(entry, blobs)
+            yield self._disk_line(entry)
         if extra is not None:
-            yield prepare_for_disk(extra, blobs)
+            yield self._disk_line(extra)
 
     def _rewrite_all(self, extra: Entry | None = None) -> None:
         """Atomically replace the file with header + every entry (+ ``extra``)."""
@@ -457,11 +483,30 @@ class SessionManager(AppendMethods, Omp18Methods, TitleMethods, WholeSessionMeth
         """Move the leaf before the first entry; the next append starts a new root."""
         self._leaf = None
 
-    def build_session_context(self) -> SessionContext:
-        """The LLM context at the current leaf (O(depth))."""
+    def build_session_context(
+        self,
+        *,
+        transcript: bool = False,
+        collapse_compacted_history: bool = False,
+        keep_dangling_tool_calls: bool = False,
+    ) -> SessionContext:
+        """The LLM context at the current leaf (O(depth)).
+
+        ``transcript=True`` builds omp 18's display transcript instead (every entry, compactions
+        inline; ``collapse_compacted_history`` shows only the latest compacted tail), see
+        :mod:`omp_session.model.transcript_context`.
+        """
+        rules = self._dialect.context
         if self._leaf is None:
-            return SessionContext(rules=self._dialect.context)
-        return context_at(self._index, self._leaf, self._dialect.context)
+            return SessionContext(rules=rules)
+        if transcript:
+            return transcript_from_path(
+                self._index.branch(self._leaf),
+                SessionContext(rules=rules),
+                collapse_compacted_history=collapse_compacted_history,
+                keep_dangling_tool_calls=keep_dangling_tool_calls,
+            )
+        return context_at(self._index, self._leaf, rules)
 
     def get_injected_ttsr_rules(self) -> RuleList:
         """TTSR rule names injected along the current branch, first appearance first (§5)."""

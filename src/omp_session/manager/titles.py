@@ -16,7 +16,6 @@ from omp_session.errors import ReadOnlySessionError
 from omp_session.format import entry_factory as make
 from omp_session.format.ids import new_entry_id, now_iso
 from omp_session.format.title_slot import TitleSlot, encode_slot
-from omp_session.format.transform import prepare_for_disk
 from omp_session.model.tree import SessionIndex
 from omp_session.store import Storage
 from omp_session.store.file import FileStorage
@@ -49,10 +48,14 @@ class TitleMethods:
     _rewrite_pending: bool
 
     if TYPE_CHECKING:  # provided by SessionManager and the other mixins
+
         def _rewrite_all(self, extra: Entry | None = None) -> None:
             raise NotImplementedError
 
         def _persist(self, entry: Entry) -> None:
+            raise NotImplementedError
+
+        def _disk_line(self, entry: Entry) -> bytes:
             raise NotImplementedError
 
         def get_session_file(self) -> str | None:
@@ -134,7 +137,7 @@ class TitleMethods:
         if not (self._ensured or self._has_assistant) or not isinstance(storage, FileStorage):
             self._persist(entry)  # not materialised yet (or in memory): memory only
         elif self._is_current() and self._has_slot and storage.exists():
-            storage.append(prepare_for_disk(entry, storage.blobs))
+            storage.append(self._disk_line(entry))
             storage.overwrite_title_slot(self._slot_line())
         else:
             self._rewrite_all(extra=entry)

@@ -115,7 +115,9 @@ class WholeSessionMethods:
             storage: Storage = MemoryStorage(blobs)
         else:
             storage = FileStorage(path, blobs, policy=self._storage.policy)
-        lines = (prepare_for_disk(item, blobs) for item in (header, *entries))
+        lines: Iterator[bytes] = (
+            prepare_for_disk(item, blobs, self._dialect.persist) for item in (header, *entries)
+        )
         if self._writes_slot():
             lines = _prefixed(self._slot_line(), lines)
         try:

@@ -51,12 +51,17 @@ class SessionContext:
     has_persisted_mcp_tool_selection: bool = False
     #: omp 18: the configured thinking selector of the latest change (``None`` when unknown).
     configured_thinking_level: str | None = None
+    #: omp 18 transcript mode only: which assistant turns a cache miss is explained for.
+    cache_miss_explained_at: list[bool] | None = None
     #: The dialect rules that built this context (they decide the JSON shape).
     rules: ContextRules = field(default=OMP_13_19.context, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """omp's ``SessionContext`` JSON: absent optional keys are omitted, as JS drops undefined."""
-        out: dict[str, Any] = {"messages": self.messages, "thinkingLevel": self.thinking_level}
+        out: dict[str, Any] = {"messages": self.messages}
+        if self.cache_miss_explained_at is not None:
+            out["cacheMissExplainedAt"] = self.cache_miss_explained_at
+        out["thinkingLevel"] = self.thinking_level
         if self.rules.configured_thinking_level and self.configured_thinking_level is not None:
             out["configuredThinkingLevel"] = self.configured_thinking_level
         out["models"] = self.models
@@ -106,13 +111,11 @@ def _scan_state(path: Sequence[Entry], context: SessionContext) -> Entry | None:
         kind = entry.get("type")
         if kind == "message":
             message = entry.get("message")
-            if isinstance(message, dict) and message.get("role") == "assistant":
-                # omp 13.19.0: the assistant overrides an explicit default model (§5 step 4);
-                # omp 18: only until an explicit default is on the path (omp18-differences §3.2).
-                if not explicit_default:
-                    context.models["default"] = (
-                        f"{_js_str(message.get('provider'))}/{_js_str(message.get('model'))}"
-                    )
+            # omp 13.19.0: the assistant overrides an explicit default model (§5 step 4);
+            # omp 18: only until an explicit default is on the path (omp18-differences §3.2).
+            if isinstance(message, dict) and message.get("role") == "assistant" and not explicit_default:
+                provider, name = _js_str(message.get("provider")), _js_str(message.get("model"))
+                context.models["default"] = f"{provider}/{name}"
         elif kind == "thinking_level_change":
             level = entry.get("thinkingLevel")
             context.thinking_level = level if level is not None else "off"
@@ -121,8 +124,8 @@ def _scan_state(path: Sequence[Entry], context: SessionContext) -> Entry | None:
         elif kind == "model_change":
             model = entry.get("model")
             if model:
-                role = entry.get("role")
-                role = role if role is not None else "default"
+                given = entry.get("role")
+                role = given if given is not None else "default"
                 context.models[role] = model
                 explicit_default = explicit_default or (dialect.sticky_default_model and role == "default")
         elif kind == "service_tier_change":
@@ -152,19 +155,24 @@ def _js_str(value: Any) -> str:
     return str(value)
 
 
-def entry_to_message(entry: Entry, rules: ContextRules = OMP_13_19.context) -> dict[str, Any] | None:
-    """The agent message an entry contributes to the context, or ``None`` (§5 step 5)."""
+def entry_to_message(
+    entry: Entry, rules: ContextRules = OMP_13_19.context, *, for_model: bool = True
+) -> dict[str, Any] | None:
+    """The agent message an entry contributes to the context, or ``None`` (§5 step 5).
+
+    ``for_model=False`` (omp 18's display transcript) keeps what only the model is spared."""
     kind = entry.get("type")
     if kind == "message":
         message = entry.get("message")
         if not isinstance(message, dict):
             return None
-        if rules.drop_failed_turns and message.get("role") == "assistant" and skipped_assistant(message):
+        dropped = rules.drop_failed_turns and for_model
+        if dropped and message.get("role") == "assistant" and skipped_assistant(message):
             return None
         return message
     if kind == "custom_message":
-        if rules.drop_failed_turns:
-            return custom_message_18(entry, rules)
+        if rules.normalize_custom_messages:
+            return custom_message_18(entry, rules, for_model=for_model)
         out = {"role": "custom"}
         for key in ("customType", "content", "display", "details", "attribution"):
             if key in entry:
@@ -194,7 +202,9 @@ def _remote_history(compaction: Entry) -> dict[str, Any] | None:
     return {"type": "openaiResponsesHistory", "provider": provider, "items": history}
 
 
-def _compaction_message(compaction: Entry, payload: dict[str, Any] | None, rules: ContextRules) -> dict[str, Any]:
+def _compaction_message(
+    compaction: Entry, payload: dict[str, Any] | None, rules: ContextRules
+) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "compactionSummary", "summary": compaction.get("summary")}
     for key in rules.compaction_summary_fields:
         if key in compaction:
@@ -289,4 +299,3 @@ def build_session_context(
             return SessionContext(rules=rules)
         leaf = entries[-1]
     return context_from_path(index.path_to(leaf), rules=rules)
-

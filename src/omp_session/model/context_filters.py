@@ -46,10 +46,13 @@ def skipped_assistant(message: Message) -> bool:
     return not (isinstance(content, list) and any(_block_counts(block) for block in content))
 
 
-def custom_message_18(entry: dict[str, Any], rules: ContextRules) -> Message | None:
+def custom_message_18(
+    entry: dict[str, Any], rules: ContextRules, *, for_model: bool = True
+) -> Message | None:
     """A ``custom_message`` entry as omp 18 replays it, or ``None`` when it is not sent."""
     content = entry.get("content")
-    if entry.get("customType") in rules.hidden_custom_types or not isinstance(content, str | list):
+    hidden = for_model and entry.get("customType") in rules.hidden_custom_types
+    if hidden or not isinstance(content, str | list):
         return None
     custom_type = entry.get("customType")
     out: Message = {
@@ -74,11 +77,12 @@ def _is_dangling(block: Any, paired: set[Any]) -> bool:
     return isinstance(block, dict) and block.get("type") == "toolCall" and block.get("id") not in paired
 
 
-def strip_dangling_tool_calls(messages: list[Message]) -> None:
+def strip_dangling_tool_calls(messages: list[Message], *, keep_empty: bool = False) -> None:
     """Remove tool calls without a result from every assistant turn, in place.
 
     A turn that loses a call also loses its ``redactedThinking`` blocks and its thinking
-    signatures (a modified signed turn would be rejected), and disappears if nothing is left.
+    signatures (a modified signed turn would be rejected), and disappears if nothing is left;
+    with ``keep_empty`` (the display transcript) it stays, marked with ``strippedToolCalls``.
     """
     paired = _tool_result_ids(messages)
     for i in range(len(messages) - 1, -1, -1):
@@ -86,7 +90,8 @@ def strip_dangling_tool_calls(messages: list[Message]) -> None:
         content = message.get("content")
         if message.get("role") != "assistant" or not isinstance(content, list):
             continue
-        if not any(_is_dangling(block, paired) for block in content):
+        stripped = sum(1 for block in content if _is_dangling(block, paired))
+        if not stripped:
             continue
         kept = [
             _unsigned(block)
@@ -94,7 +99,9 @@ def strip_dangling_tool_calls(messages: list[Message]) -> None:
             if not _is_dangling(block, paired)
             and not (isinstance(block, dict) and block.get("type") == "redactedThinking")
         ]
-        if kept:
+        if keep_empty:
+            messages[i] = {**message, "content": kept, "strippedToolCalls": stripped}
+        elif kept:
             messages[i] = {**message, "content": kept}
         else:
             del messages[i]
@@ -116,9 +123,9 @@ def drop_failed_turns(messages: list[Message]) -> None:
         if message.get("role") != "assistant" or message.get("stopReason") not in ("aborted", "error"):
             continue
         following = messages[i + 1] if i + 1 < len(messages) else None
-        if following is not None and following.get("role") == "custom":
-            if following.get("customType") == _INTERRUPTED_THINKING:
-                continue
+        interrupted_thinking = following is not None and following.get("customType") == _INTERRUPTED_THINKING
+        if interrupted_thinking and following is not None and following.get("role") == "custom":
+            continue
         content = message.get("content")
         calls = {
             block.get("id")

@@ -335,7 +335,11 @@ class FileStorage:
             raise PersistenceError(self._path, exc) from exc
         try:
             current = os.pread(fd, len(slot_line), 0)
-            if len(current) != len(slot_line) or not current.endswith(b"\n") or parse_slot_line(current[:-1]) is None:
+            if (
+                len(current) != len(slot_line)
+                or not current.endswith(b"\n")
+                or parse_slot_line(current[:-1]) is None
+            ):
                 raise SessionChangedError(self._path, "the first line is not a title slot of the same size")
             if os.pwrite(fd, slot_line, 0) != len(slot_line):
                 raise OSError("short write of the title slot")

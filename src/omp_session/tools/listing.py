@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from omp_session.format.codec import BOM, _decode_slow, decode_lines
 from omp_session.dialects import Dialect
+from omp_session.format.codec import BOM, _decode_slow, decode_lines
 from omp_session.format.ids import iso_to_ms
 from omp_session.format.title_slot import fold_into_header, slot_from_value
 from omp_session.store.loading import is_session_header, read_header

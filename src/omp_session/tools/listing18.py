@@ -110,7 +110,9 @@ def _status_of(message: dict[str, Any]) -> str:
         if stop == "length":
             return "interrupted"
         content = message.get("content")
-        calls = isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "toolCall" for b in content)
+        calls = isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") == "toolCall" for b in content
+        )
         return "interrupted" if calls else "complete"
     return {"toolResult": "interrupted", "user": "pending"}.get(str(role), "unknown")
 
@@ -123,8 +125,14 @@ def _header_and_title(records: list[dict[str, Any]], text: str) -> tuple[dict[st
     slot = slot_from_value(first) if first is not None and first.get("type") == "title" else None
     if first is not None and first.get("type") == "title" and isinstance(first.get("title"), str):
         override = first["title"] if first["title"].strip() else None
-    candidate = records[1 if slot is not None or (first or {}).get("type") == "title" else 0] if records else None
-    if isinstance(candidate, dict) and candidate.get("type") == "session" and isinstance(candidate.get("id"), str):
+    candidate = (
+        records[1 if slot is not None or (first or {}).get("type") == "title" else 0] if records else None
+    )
+    if (
+        isinstance(candidate, dict)
+        and candidate.get("type") == "session"
+        and isinstance(candidate.get("id"), str)
+    ):
         return candidate, override
     lines = [line.strip() for line in text.replace("\r\n", "\n").split("\n") if line.strip()]
     if lines and _string_property(lines[0], "type") == "title":
@@ -134,7 +142,9 @@ def _header_and_title(records: list[dict[str, Any]], text: str) -> tuple[dict[st
     if not lines or _string_property(lines[0], "type") != "session" or not _string_property(lines[0], "id"):
         return None, override
     line = lines[0]
-    header = {key: _string_property(line, key) for key in ("id", "cwd", "title", "parentSession", "timestamp")}
+    header = {
+        key: _string_property(line, key) for key in ("id", "cwd", "title", "parentSession", "timestamp")
+    }
     return {"type": "session", **{k: v for k, v in header.items() if v is not None}}, override
 
 

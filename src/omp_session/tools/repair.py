@@ -303,6 +303,9 @@ class _NoBlobs:
     def get(self, digest: str) -> bytes | None:
         return None
 
+    def put_sidecar(self, digest: str, extension: str) -> None:
+        raise RuntimeError("repair never externalises blobs")
+
 
 def migrate_file(path: Path | str, dry_run: bool = False) -> int | None:
     """Upgrade ``path`` to version 3 in place (backup ``<name>.v<old>.bak``); returns the old version.
