@@ -15,11 +15,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from omp_session.dialects import OMP_18_2
 from omp_session.format.codec import decode_lines
 from omp_session.format.ids import iso_to_ms
 from omp_session.model.usage import UsageStatistics
 from omp_session.store.paths import is_within, validate_name
-from omp_session.tools.listing import summarize_records
+from omp_session.tools.listing import fold_slot_record, summarize_records
 
 __all__ = ["SessionCatalog", "SessionSummary", "resolve_ref"]
 
@@ -77,7 +78,7 @@ def _last_activity(records: list[dict[str, Any]]) -> datetime | None:
 
 def summarize_file(root: Path, path: Path, data: bytes, mtime_ns: int) -> SessionSummary | None:
     """Summarise one session file (``None`` if it has no valid header)."""
-    records = decode_lines(data).records
+    records = fold_slot_record(decode_lines(data).records)  # an omp 18 title slot wins
     info = summarize_records(path, records, mtime_ns / 1e9)
     if info is None:
         return None
@@ -98,7 +99,8 @@ def summarize_file(root: Path, path: Path, data: bytes, mtime_ns: int) -> Sessio
         mtime_ns=mtime_ns,
         message_count=info.message_count,
         size=len(data),
-        cost=UsageStatistics.of(records[1:]).cost,
+        # omp 18's total: model_usage spend included (none in a 13.19 file)
+        cost=UsageStatistics.of(records[1:]).reported(OMP_18_2.usage).cost,
         parent_session=info.parent_session_path,
     )
 
