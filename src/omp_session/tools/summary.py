@@ -78,6 +78,15 @@ def event_text(entry: Mapping[str, Any]) -> str:
         return f"MCP tools: {_names(entry.get('selectedToolNames'))}"
     if kind == "ttsr_injection":
         return f"rules injected: {_names(entry.get('injectedRules'))}"
+    if kind == "reset_boundary":
+        return "/clear: the model context starts after this"
+    if kind == "title_change":
+        return f"title → {_str(entry.get('title'))}"
+    if kind == "model_usage":
+        model = f"{_str(entry.get('provider'))}/{_str(entry.get('model'))}"
+        return (
+            f"model usage: {_str(entry.get('purpose'))} · {model} {usage_text(entry.get('usage'))}".rstrip()
+        )
     if kind == "credential_pin":
         digest = _str(entry.get("hash"))
         return f"credential pinned for {_str(entry.get('provider'))} ({digest[:8]}…)"
