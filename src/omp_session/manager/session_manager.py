@@ -252,7 +252,7 @@ class SessionManager(AppendMethods, Omp18Methods, TitleMethods, WholeSessionMeth
 
     @classmethod
     def _start_at(
-        cls, path: Path, directory: str, storage: FileStorage, dialect: Dialect, layout_locked: bool
+        cls, path: Path, directory: str, storage: Storage, dialect: Dialect, layout_locked: bool
     ) -> SessionManager:
         # Nothing to lose: a missing, empty, whitespace-only or slot-only file gets a fresh header
         # at once.
@@ -375,7 +375,7 @@ class SessionManager(AppendMethods, Omp18Methods, TitleMethods, WholeSessionMeth
     ) -> InfoList:
         """Sessions of ``cwd`` (or of ``session_dir``), newest first."""
         directory = _session_dir_for(cwd, session_dir)
-        return listing.list_sessions(directory, explicit_dialect(dialect))
+        return listing.list_sessions(directory, dialect=explicit_dialect(dialect))
 
     @classmethod
     def list_all(cls, *, dialect: DialectChoice = None) -> InfoList:
@@ -555,7 +555,7 @@ class SessionManager(AppendMethods, Omp18Methods, TitleMethods, WholeSessionMeth
         Only complete lines are read; returns the new entries, which also move the leaf. If the
         writer replaced the file meanwhile (a full rewrite), it is read again in full.
         """
-        if not isinstance(self._storage, FileStorage) or not self._storage.exists():
+        if not self._persistent or not self._storage.exists():
             return []
         if self._read_only and self._storage.replaced_since_read():
             return self._reload()
@@ -576,7 +576,6 @@ class SessionManager(AppendMethods, Omp18Methods, TitleMethods, WholeSessionMeth
     def _reload(self) -> EntryList:
         # The writer replaced the file (a migration, rename or repair): read it again in full and
         # report the entries this reader had not seen.
-        assert isinstance(self._storage, FileStorage)
         data = self._storage.read()
         loaded = parse_session(Path(str(self.get_session_file())), data, self._storage.blobs)
         seen = set(self._index.by_id)

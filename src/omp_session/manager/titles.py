@@ -18,7 +18,6 @@ from omp_session.format.ids import new_entry_id, now_iso
 from omp_session.format.title_slot import TitleSlot, encode_slot
 from omp_session.model.tree import SessionIndex
 from omp_session.store import Storage
-from omp_session.store.file import FileStorage
 from omp_session.store.lazy_index import LazySessionIndex
 
 Entry = dict[str, Any]
@@ -92,8 +91,8 @@ class TitleMethods:
         omp 18 rules (dialect 18): the name is cleaned (controls → spaces, runs collapsed,
         trimmed); an empty result, an automatic name after a user's, or a sealed session return
         ``False``. A ``title_change`` entry is appended and the slot rewritten in place, atomically
-        and durably (:meth:`FileStorage.overwrite_title_slot`). omp 13.19 rules: the name goes
-        verbatim into the header and the file is rewritten at once if it exists.
+        and durably (``Storage.overwrite_title_slot``; for files ``store/file.py``). omp 13.19
+        rules: the name goes verbatim into the header and the file is rewritten at once if it exists.
         """
         if self._read_only:
             raise ReadOnlySessionError(self.get_session_file())
@@ -134,8 +133,8 @@ class TitleMethods:
 
     def _persist_title_change(self, entry: Entry) -> None:
         storage = self._storage
-        if not (self._ensured or self._has_assistant) or not isinstance(storage, FileStorage):
-            self._persist(entry)  # not materialised yet (or in memory): memory only
+        if not (self._ensured or self._has_assistant):
+            self._persist(entry)  # not materialised yet: memory only
         elif self._is_current() and self._has_slot and storage.exists():
             storage.append(self._disk_line(entry))
             storage.overwrite_title_slot(self._slot_line())

@@ -179,7 +179,7 @@ def scan_session_file(path: Path, prefix_bytes: int = 4096) -> SessionInfo | Non
     first = first or _first_display_message(text) or ""
     title = None if override is None else (override if override is not ... else header.get("title"))
     created = iso_to_ms(header.get("timestamp"))
-    info = SessionInfo(
+    return SessionInfo(
         path=os.fspath(path),
         id=str(header["id"]),
         cwd=header["cwd"] if isinstance(header.get("cwd"), str) else "",
@@ -190,25 +190,19 @@ def scan_session_file(path: Path, prefix_bytes: int = 4096) -> SessionInfo | Non
         message_count=max(count, _count_message_markers(text)),
         first_message=first or "(no messages)",
         all_messages_text=" ".join(texts) if texts else first,
+        size=stat.st_size,
+        status=session_status(suffix),
     )
-    info.size = stat.st_size
-    info.status = session_status(suffix)
-    return info
 
 
-def list_directories(directories: list[Path], prefix_bytes: int = 4096) -> list[SessionInfo]:
-    """Every session file directly in ``directories``, sorted as omp 18 sorts: mtime, then
-    created, then path, each descending."""
+def list_files(files: list[Path], prefix_bytes: int = 4096) -> list[SessionInfo]:
+    """The sessions among ``files``, sorted as omp 18 sorts: mtime, then created, then path, each
+    descending."""
     infos = []
-    for directory in directories:
-        try:
-            names = sorted(entry.path for entry in os.scandir(directory) if entry.name.endswith(".jsonl"))
-        except OSError:
-            continue
-        for name in names:
-            info = scan_session_file(Path(name), prefix_bytes)
-            if info is not None:
-                infos.append(info)
+    for path in files:
+        info = scan_session_file(path, prefix_bytes)
+        if info is not None:
+            infos.append(info)
     infos.sort(key=lambda i: i.path, reverse=True)
     infos.sort(key=lambda i: i.created.timestamp() if i.created else float("-inf"), reverse=True)
     infos.sort(key=lambda i: i.modified, reverse=True)
