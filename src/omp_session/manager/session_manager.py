@@ -26,7 +26,7 @@ from omp_session.format.ids import new_entry_id, now_iso
 from omp_session.format.title_slot import TitleSlot
 from omp_session.format.transform import prepare_for_disk
 from omp_session.manager.appends import AppendMethods
-from omp_session.manager.omp18_api import Omp18Methods, fork_entries
+from omp_session.manager.omp18_api import Omp18Methods, fork_entries, peek_session_init
 from omp_session.manager.titles import TitleMethods
 from omp_session.manager.whole_session import ForkResult, WholeSessionMethods
 from omp_session.model.context import SessionContext
@@ -294,6 +294,52 @@ class SessionManager(AppendMethods, Omp18Methods, TitleMethods, WholeSessionMeth
         if recent is not None:
             return cls.open(recent, directory, durability=durability, dialect=dialect)
         return cls.create(cwd, directory, durability=durability, dialect=dialect)
+
+    @classmethod
+    def create_empty_session_file(
+        cls,
+        cwd: str | os.PathLike[str],
+        session_dir: str | os.PathLike[str] | None = None,
+        *,
+        dialect: DialectChoice = None,
+    ) -> str:
+        """Write a new session file holding only its header (behind an untitled title slot when
+        the session is written as omp 18's) and return its path (omp 18 ``createEmptySessionFile``;
+        the header's cwd is resolved)."""
+        directory = _session_dir_for(cwd, session_dir)
+        directory.mkdir(parents=True, exist_ok=True)
+        chosen, locked = _dialect_for_new(dialect, directory)
+        timestamp, session_id = now_iso(), chosen.new_session_id()
+        header = make.ordered(
+            ("type", "version", "id", "timestamp", "cwd"),
+            type="session",
+            version=CURRENT_VERSION,
+            id=session_id,
+            timestamp=timestamp,
+            cwd=os.path.abspath(cwd),
+        )
+        path = session_file_path(directory, timestamp, session_id)
+        manager = cls(
+            cwd=os.path.abspath(cwd),
+            session_dir=os.fspath(directory),
+            storage=FileStorage(path, _default_blobs()),
+            header=header,
+            ensured_on_disk=True,
+            dialect=chosen,
+            layout_locked=locked,
+        )
+        manager._has_slot = locked and chosen.title_slot
+        try:
+            manager._rewrite_all()
+        finally:
+            manager.close()
+        return os.fspath(path)
+
+    @staticmethod
+    def peek_session_init(path: str | os.PathLike[str]) -> dict[str, Any]:
+        """``{cwd, init}`` of a session file without opening it for writing: the header's cwd and
+        the **last** ``session_init`` entry in file order (omp 18 ``peekSessionInit``)."""
+        return peek_session_init(path)
 
     @classmethod
     def in_memory(
