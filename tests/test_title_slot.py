@@ -127,3 +127,16 @@ def test_slot_files_are_detected_in_a_store(tmp_path: Path) -> None:
     assert starts_with_slot(str(current.get_session_file()))
     current.close()
     assert directory_has_slot_files(tmp_path / "a")
+
+
+def test_a_read_only_follower_sees_an_in_place_rename(tmp_path: Path) -> None:
+    writer = _materialized(tmp_path)
+    path = Path(str(writer.get_session_file()))
+    follower = SessionManager.open(path, read_only=True)
+    assert follower.get_session_name() is None
+    writer.set_session_name("Renamed live", "user")
+    added = follower.refresh()
+    assert [entry["type"] for entry in added] == ["title_change"]
+    assert follower.get_session_name() == "Renamed live" and follower.get_title_source() == "user"
+    follower.close()
+    writer.close()

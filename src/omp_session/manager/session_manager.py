@@ -23,7 +23,7 @@ from omp_session.format import entry_factory as make
 from omp_session.format.codec import BLANK, LineIssue, decode_lines
 from omp_session.format.entries import CURRENT_VERSION, is_assistant_entry
 from omp_session.format.ids import new_entry_id, now_iso
-from omp_session.format.title_slot import TitleSlot
+from omp_session.format.title_slot import SLOT_BYTES, TitleSlot, fold_into_header, split_slot
 from omp_session.format.transform import prepare_for_disk
 from omp_session.manager.appends import AppendMethods
 from omp_session.manager.omp18_api import Omp18Methods, fork_entries, peek_session_init
@@ -617,7 +617,19 @@ class SessionManager(AppendMethods, Omp18Methods, TitleMethods, WholeSessionMeth
             self._has_assistant = self._has_assistant or is_assistant_entry(entry)
             if isinstance(entry.get("id"), str):
                 self._leaf = entry["id"]
+        if self._has_slot and any(entry.get("type") == "title_change" for entry in added):
+            self._follow_title_slot()
         return added
+
+    def _follow_title_slot(self) -> None:
+        # omp 18 renames in place: a title_change line is appended and the slot overwritten (same
+        # inode, so no reload). The slot, not the entry, is what a load would show: read it.
+        slot = split_slot(self._storage.read_from(0)[:SLOT_BYTES])[0]
+        if slot is None:
+            return
+        fold_into_header(self._header, slot)
+        self._session_name = slot.title or None
+        self._title_source, self._title_updated_at = slot.source, slot.updated_at
 
     def _reload(self) -> EntryList:
         # The writer replaced the file (a migration, rename or repair): read it again in full and
