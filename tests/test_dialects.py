@@ -154,6 +154,8 @@ def test_large_slotted_file_opens_through_the_offset_index_with_its_slot_title(t
         assert first.get_session_name() == "Before"
     with SessionManager.open(path) as second:  # served by the index: the slot is folded in too
         assert second.get_session_name() == "Before" and second.get_header()["title"] == "Before"
+        assert second.dialect is OMP_18_2  # omp 18's context rules over the lazy index
+        assert len(second.build_session_context().messages) == 402
         second.set_session_name("After", "user")  # in place: the index must notice
     with SessionManager.open(path, read_only=True) as third:
         assert third.get_session_name() == "After"
