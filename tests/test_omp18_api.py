@@ -9,7 +9,7 @@ import pytest
 
 from omp_session import SessionManager
 from omp_session.format.title_slot import SLOT_BYTES
-from omp_session.manager.omp18_api import WorkspaceError
+from omp_session.manager.workspace import WorkspaceError
 from tests.helpers import assistant, usage, user
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from omp_session.dialects import Dialect
-from omp_session.errors import EntryNotFoundError, SessionError
+from omp_session.errors import EntryNotFoundError
 from omp_session.format import entry_factory as make
 from omp_session.format.ids import iso_to_ms, new_entry_id, now_iso, now_ms
 from omp_session.format.title_slot import TitleSlot
@@ -79,10 +79,6 @@ def _role(entry: Entry) -> Any:
     return message.get("role") if entry.get("type") == "message" and isinstance(message, dict) else None
 
 
-class WorkspaceError(SessionError, ValueError):
-    """A workspace directory that cannot be added."""
-
-
 def fork_entries(entries: Sequence[Entry], reset_cost: bool, repair_tail: bool) -> list[Entry]:
     """The history a ``fork_from`` copies (deep copies when an option changes them)."""
     if not (reset_cost or repair_tail):
@@ -94,17 +90,6 @@ def fork_entries(entries: Sequence[Entry], reset_cost: bool, repair_tail: bool) 
     if repair_tail:
         _repair_interrupted_tail(history)
     return history
-
-
-def normalize_directories(cwd: str, directories: Sequence[str]) -> list[str]:
-    """Absolute, normalised, de-duplicated roots other than ``cwd`` (omp 18 workspace rules)."""
-    root = os.path.abspath(cwd)
-    out: list[str] = []
-    for directory in directories:
-        resolved = os.path.abspath(os.path.join(root, directory))
-        if resolved != root and resolved not in out:
-            out.append(resolved)
-    return out
 
 
 class Omp18Methods:
@@ -347,55 +332,6 @@ class Omp18Methods:
     def seal(self) -> None:
         """After this, appends and renames are dropped no-ops (omp 18 ``seal``)."""
         self._sealed = True
-
-    # -- workspace directories and cwd -----------------------------------------------------------
-
-    def get_additional_directories(self) -> list[str]:
-        """Workspace roots besides the cwd (header ``additionalDirectories``)."""
-        return list(self._additional_directories)
-
-    def set_additional_directories(self, directories: Sequence[str]) -> list[str]:
-        """Replace the extra workspace roots (normalised, de-duplicated, without the cwd)."""
-        self._require_writable()
-        normalized = normalize_directories(self._cwd, directories)
-        previous = self._header.get("additionalDirectories", _UNSET)
-        self._header.pop("additionalDirectories", None)
-        if normalized:
-            self._header["additionalDirectories"] = list(normalized)
-        try:
-            if self._storage.exists():
-                self._rewrite_all()
-        except BaseException:
-            self._header.pop("additionalDirectories", None)
-            if previous is not _UNSET:
-                self._header["additionalDirectories"] = previous
-            raise
-        self._additional_directories = normalized
-        return self.get_additional_directories()
-
-    def add_workspace_directory(self, directory: str) -> str | None:
-        """Add one root; returns it resolved, or ``None`` when already present. The cwd itself is
-        refused (``WorkspaceError``), as in omp 18."""
-        resolved = os.path.abspath(os.path.join(os.path.abspath(self._cwd), directory))
-        if resolved == os.path.abspath(self._cwd):
-            raise WorkspaceError("The current working directory is already the primary workspace root.")
-        if resolved in self._additional_directories:
-            return None
-        self.set_additional_directories([*self._additional_directories, resolved])
-        return resolved
-
-    def remove_workspace_directory(self, directory: str) -> str | None:
-        """Remove one root; returns it resolved, or ``None`` when it was not there."""
-        resolved = os.path.abspath(os.path.join(os.path.abspath(self._cwd), directory))
-        if resolved not in self._additional_directories:
-            return None
-        self.set_additional_directories([d for d in self._additional_directories if d != resolved])
-        return resolved
-
-    def get_recorded_cwd(self) -> str | None:
-        """The cwd the header records (omp 18 may run in another one when it does not exist)."""
-        cwd = self._header.get("cwd")
-        return cwd if isinstance(cwd, str) else None
 
 
 def peek_session_init(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -15,30 +15,28 @@ from typing import Any
 
 from omp_session.dialects import Dialect, DialectChoice, auto_dialect, explicit_dialect
 from omp_session.errors import (
-    EntryNotFoundError,
     ReadOnlySessionError,
     SessionNotFoundError,
 )
 from omp_session.format import entry_factory as make
-from omp_session.format.codec import BLANK, LineIssue, decode_lines
+from omp_session.format.codec import BLANK, LineIssue
 from omp_session.format.entries import CURRENT_VERSION, is_assistant_entry
 from omp_session.format.ids import new_entry_id, now_iso
-from omp_session.format.title_slot import SLOT_BYTES, TitleSlot, fold_into_header, split_slot
+from omp_session.format.title_slot import TitleSlot
 from omp_session.format.transform import prepare_for_disk
 from omp_session.manager.appends import AppendMethods
+from omp_session.manager.layout import dialect_for_file, dialect_for_new
+from omp_session.manager.navigation import NavigationMethods
 from omp_session.manager.omp18_api import Omp18Methods, fork_entries, peek_session_init
 from omp_session.manager.titles import TitleMethods
 from omp_session.manager.whole_session import ForkResult, WholeSessionMethods
-from omp_session.model.context import SessionContext
-from omp_session.model.transcript_context import transcript_from_path
+from omp_session.manager.workspace import WorkspaceMethods
 from omp_session.model.tree import SessionTreeNode
-from omp_session.model.usage import UsageStatistics
 from omp_session.store import DurabilityPolicy, Storage
 from omp_session.store.artifacts import ArtifactMethods
 from omp_session.store.blobs import BlobSink, FileBlobStore
 from omp_session.store.breadcrumbs import read_breadcrumb, write_breadcrumb
 from omp_session.store.fast_open import (
-    context_at,
     has_assistant,
     index_for,
     remember_index,
@@ -49,7 +47,6 @@ from omp_session.store.loading import is_session_header, parse_session, read_ses
 from omp_session.store.memory import MemoryStorage
 from omp_session.store.opening import absolute, open_file
 from omp_session.store.paths import blobs_dir, default_session_dir, session_file_path
-from omp_session.store.slot_files import directory_has_slot_files
 from omp_session.tools import listing
 
 Entry = dict[str, Any]
@@ -72,28 +69,15 @@ def _default_blobs() -> BlobSink:
     return FileBlobStore(blobs_dir())
 
 
-def _dialect_for_new(choice: DialectChoice, directory: Path | None) -> tuple[Dialect, bool]:
-    """``(dialect, layout_locked)`` for a new session file in ``directory``.
-
-    Explicit (argument or ``OMP_SESSION_DIALECT``): that dialect, writing as its omp does. Auto:
-    omp 18's rules and slot only when the store already holds omp 18 slot files, so an omp 13.19
-    sharing the store is never handed a file it would overwrite (docs/compatibility.md).
-    """
-    explicit = explicit_dialect(choice)
-    if explicit is not None:
-        return explicit, False
-    return auto_dialect(directory is not None and directory_has_slot_files(directory)), True
-
-
-def _dialect_for_file(choice: DialectChoice, has_slot: bool) -> tuple[Dialect, bool]:
-    """``(dialect, layout_locked)`` for an existing file; auto keeps its layout, slot or not."""
-    explicit = explicit_dialect(choice)
-    if explicit is not None:
-        return explicit, False
-    return auto_dialect(has_slot), True
-
-
-class SessionManager(AppendMethods, Omp18Methods, TitleMethods, WholeSessionMethods, ArtifactMethods):
+class SessionManager(
+    NavigationMethods,
+    AppendMethods,
+    Omp18Methods,
+    TitleMethods,
+    WorkspaceMethods,
+    WholeSessionMethods,
+    ArtifactMethods,
+):
     """One session: a header and a tree of entries, persisted to a JSONL file or kept in memory.
 
     Build one with :meth:`create`, :meth:`open`, :meth:`continue_recent`, :meth:`in_memory` or
@@ -184,7 +168,7 @@ class SessionManager(AppendMethods, Omp18Methods, TitleMethods, WholeSessionMeth
         """A new persistent session; its file is first written with the first assistant message."""
         directory = _session_dir_for(cwd, session_dir)
         directory.mkdir(parents=True, exist_ok=True)
-        chosen, locked = _dialect_for_new(dialect, directory)
+        chosen, locked = dialect_for_new(dialect, directory)
         header, path = cls._new_header_and_path(os.fspath(cwd), directory, dialect=chosen)
         storage = FileStorage(path, _default_blobs(), policy=durability)
         write_breadcrumb(os.fspath(cwd), os.fspath(path))
@@ -223,10 +207,10 @@ class SessionManager(AppendMethods, Omp18Methods, TitleMethods, WholeSessionMeth
             if throw_if_missing:
                 opened.storage.close()
                 raise SessionNotFoundError(file_path)
-            chosen, locked = _dialect_for_new(dialect, file_path.parent)
+            chosen, locked = dialect_for_new(dialect, file_path.parent)
             return cls._start_at(file_path, directory, opened.storage, chosen, locked)
         header = loaded.header
-        chosen, locked = _dialect_for_file(dialect, loaded.title_slot is not None)
+        chosen, locked = dialect_for_file(dialect, loaded.title_slot is not None)
         cwd = header["cwd"] if isinstance(header.get("cwd"), str) else os.getcwd()
         manager = cls(
             cwd=cwd,
@@ -306,34 +290,12 @@ class SessionManager(AppendMethods, Omp18Methods, TitleMethods, WholeSessionMeth
         """Write a new session file holding only its header (behind an untitled title slot when
         the session is written as omp 18's) and return its path (omp 18 ``createEmptySessionFile``;
         the header's cwd is resolved)."""
-        directory = _session_dir_for(cwd, session_dir)
-        directory.mkdir(parents=True, exist_ok=True)
-        chosen, locked = _dialect_for_new(dialect, directory)
-        timestamp, session_id = now_iso(), chosen.new_session_id()
-        header = make.ordered(
-            ("type", "version", "id", "timestamp", "cwd"),
-            type="session",
-            version=CURRENT_VERSION,
-            id=session_id,
-            timestamp=timestamp,
-            cwd=os.path.abspath(cwd),
-        )
-        path = session_file_path(directory, timestamp, session_id)
-        manager = cls(
-            cwd=os.path.abspath(cwd),
-            session_dir=os.fspath(directory),
-            storage=FileStorage(path, _default_blobs()),
-            header=header,
-            ensured_on_disk=True,
-            dialect=chosen,
-            layout_locked=locked,
-        )
-        manager._has_slot = locked and chosen.title_slot
+        manager = cls.create(os.path.abspath(cwd), session_dir, dialect=dialect)
         try:
-            manager._rewrite_all()
+            manager.ensure_on_disk()
+            return str(manager.get_session_file())
         finally:
             manager.close()
-        return os.fspath(path)
 
     @staticmethod
     def peek_session_init(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -347,7 +309,7 @@ class SessionManager(AppendMethods, Omp18Methods, TitleMethods, WholeSessionMeth
     ) -> SessionManager:
         """A session that never touches the disk (not even blobs)."""
         cwd_text = os.fspath(cwd) if cwd is not None else os.getcwd()
-        chosen, locked = _dialect_for_new(dialect, None)
+        chosen, locked = dialect_for_new(dialect, None)
         header = make.ordered(
             chosen.headers.new,
             type="session",
@@ -389,7 +351,7 @@ class SessionManager(AppendMethods, Omp18Methods, TitleMethods, WholeSessionMeth
         loaded = parse_session(source, read_session_bytes(source), blobs)
         directory = _session_dir_for(cwd, session_dir)
         directory.mkdir(parents=True, exist_ok=True)
-        chosen, locked = _dialect_for_new(dialect, directory)
+        chosen, locked = dialect_for_new(dialect, directory)
         timestamp = now_iso()
         session_id = chosen.new_session_id()
         header = make.fork_from_header(
@@ -484,162 +446,7 @@ class SessionManager(AppendMethods, Omp18Methods, TitleMethods, WholeSessionMeth
     def _base(self) -> tuple[str, str | None, str]:
         return new_entry_id(self._index.by_id), self._leaf, now_iso()
 
-    # ------------------------------------------------------------------ reads and navigation
-
-    def get_leaf_id(self) -> str | None:
-        return self._leaf
-
-    def get_leaf_entry(self) -> Entry | None:
-        return self._index.get(self._leaf)
-
-    def get_entry(self, entry_id: str) -> Entry | None:
-        return self._index.get(entry_id)
-
-    def get_entries(self) -> EntryList:
-        """Every entry in file order (a new list; the entries themselves are live)."""
-        return [*self._index.entries]
-
-    def get_header(self) -> Entry:
-        return self._header
-
-    def get_branch(self, from_id: str | None = None) -> EntryList:
-        """Root→entry path for ``from_id`` (default: the leaf); ``[]`` if unknown."""
-        return self._index.branch(from_id if from_id is not None else self._leaf)
-
-    def get_tree(self) -> NodeList:
-        return self._index.get_tree()
-
-    def get_children(self, parent_id: str) -> EntryList:
-        return self._index.children(parent_id)
-
-    def get_label(self, entry_id: str) -> str | None:
-        return self._index.labels.get(entry_id)
-
-    def get_labels(self) -> dict[str, str]:
-        """Every current label by target id (a copy)."""
-        return dict(self._index.labels)
-
-    def branch(self, entry_id: str) -> None:
-        """Move the leaf to an existing entry (not persisted, as in omp)."""
-        if entry_id not in self._index.by_id:
-            raise EntryNotFoundError(entry_id)
-        self._leaf = entry_id
-
-    def reset_leaf(self) -> None:
-        """Move the leaf before the first entry; the next append starts a new root."""
-        self._leaf = None
-
-    def build_session_context(
-        self,
-        *,
-        transcript: bool = False,
-        collapse_compacted_history: bool = False,
-        keep_dangling_tool_calls: bool = False,
-    ) -> SessionContext:
-        """The LLM context at the current leaf (O(depth)).
-
-        ``transcript=True`` builds omp 18's display transcript instead (every entry, compactions
-        inline; ``collapse_compacted_history`` shows only the latest compacted tail), see
-        :mod:`omp_session.model.transcript_context`.
-        """
-        rules = self._dialect.context
-        if self._leaf is None:
-            return SessionContext(rules=rules)
-        if transcript:
-            return transcript_from_path(
-                self._index.branch(self._leaf),
-                SessionContext(rules=rules),
-                collapse_compacted_history=collapse_compacted_history,
-                keep_dangling_tool_calls=keep_dangling_tool_calls,
-            )
-        return context_at(self._index, self._leaf, rules)
-
-    def get_injected_ttsr_rules(self) -> RuleList:
-        """TTSR rule names injected along the current branch, first appearance first (§5)."""
-        return self.build_session_context().injected_ttsr_rules if self._leaf is not None else []
-
-    def get_last_model_change_role(self) -> str | None:
-        """``role`` (default ``"default"``) of the nearest ``model_change`` above the leaf (§5)."""
-        for entry in reversed(self.get_branch()):
-            if entry.get("type") == "model_change":
-                role = entry.get("role")
-                return role if isinstance(role, str) else "default"
-        return None
-
-    def get_usage_statistics(self) -> UsageStatistics:
-        """Totals over every branch (a copy, not a live object), as this dialect reports them."""
-        return self._usage.reported(self._dialect.usage)
-
-    def get_session_id(self) -> str:
-        return str(self._header.get("id"))
-
-    def get_session_file(self) -> str | None:
-        path = self._storage.path
-        return os.fspath(path) if path is not None else None
-
-    def get_session_dir(self) -> str:
-        return self._session_dir
-
-    def get_cwd(self) -> str:
-        return self._cwd
-
-    def get_session_name(self) -> str | None:
-        return self._session_name
-
-    def get_load_issues(self) -> IssueList:
-        """Lines skipped or read leniently when the file was loaded."""
-        return [*self._issues]
-
-    def is_persisted(self) -> bool:
-        return self._storage.path is not None
-
     # ------------------------------------------------------------------ whole-session operations
-
-    def refresh(self) -> EntryList:
-        """Read entries appended to the file since it was loaded (for read-only followers).
-
-        Only complete lines are read; returns the new entries, which also move the leaf. If the
-        writer replaced the file meanwhile (a full rewrite), it is read again in full.
-        """
-        if not self._persistent or not self._storage.exists():
-            return []
-        if self._read_only and self._storage.replaced_since_read():
-            return self._reload()
-        data = self._storage.read_from(self._read_offset)
-        complete = data[: data.rfind(b"\n") + 1]
-        if not complete:
-            return []
-        self._read_offset += len(complete)
-        added = decode_lines(complete).records
-        for entry in added:
-            self._index.add(entry)
-            self._usage.add_entry(entry)
-            self._has_assistant = self._has_assistant or is_assistant_entry(entry)
-            if isinstance(entry.get("id"), str):
-                self._leaf = entry["id"]
-        if self._has_slot and any(entry.get("type") == "title_change" for entry in added):
-            self._follow_title_slot()
-        return added
-
-    def _follow_title_slot(self) -> None:
-        # omp 18 renames in place: a title_change line is appended and the slot overwritten (same
-        # inode, so no reload). The slot, not the entry, is what a load would show: read it.
-        slot = split_slot(self._storage.read_from(0)[:SLOT_BYTES])[0]
-        if slot is None:
-            return
-        fold_into_header(self._header, slot)
-        self._session_name = slot.title or None
-        self._title_source, self._title_updated_at = slot.source, slot.updated_at
-
-    def _reload(self) -> EntryList:
-        # The writer replaced the file (a migration, rename or repair): read it again in full and
-        # report the entries this reader had not seen.
-        data = self._storage.read()
-        loaded = parse_session(Path(str(self.get_session_file())), data, self._storage.blobs)
-        seen = set(self._index.by_id)
-        self._reset_state(loaded.header, loaded.entries, loaded.title_slot)
-        self._read_offset = data.rfind(b"\n") + 1
-        return [entry for entry in loaded.entries if entry.get("id") not in seen]
 
     def flush(self) -> None:
         """Make every written entry durable (fsync)."""

@@ -18,6 +18,7 @@ from omp_session.format import entry_factory as make
 from omp_session.format.entries import CURRENT_VERSION
 from omp_session.format.ids import new_entry_id, now_iso
 from omp_session.format.transform import prepare_for_disk
+from omp_session.manager.workspace import normalize_directories
 from omp_session.model.tree import SessionIndex
 from omp_session.store import Storage
 from omp_session.store.breadcrumbs import write_breadcrumb
@@ -215,8 +216,6 @@ class WholeSessionMethods:
     ) -> str | None:
         """Start a fresh, empty session. omp 13.19 writes its file with the first assistant
         message; omp 18 writes it (title slot and header) at once."""
-        from omp_session.manager.omp18_api import normalize_directories
-
         self._require_writable()
         persistent = self._persistent
         directory = Path(self._session_dir) if persistent else Path(".")
