@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import random
 import struct
 import zlib
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from omp_session import SessionManager
+from omp_session import SessionManager, dialects
 from omp_session.format import ids
 from omp_session.format.ids import SnowflakeGenerator, iso_from_ms
 from omp_session.manager import appends, whole_session
@@ -60,6 +61,9 @@ def deterministic(clock: Clock, seed: int) -> Iterator[None]:
         stack.enter_context(
             mock.patch.object(breadcrumbs, "terminal_id", lambda *args: None)
         )  # no ~/.omp writes
+        # Session ids are minted by the dialect (auto mode picks omp 13.19's for the samples).
+        legacy = dataclasses.replace(dialects.OMP_13_19, new_session_id=snowflakes.next_id)
+        stack.enter_context(mock.patch.object(dialects, "OMP_13_19", legacy))
         suffixes = lambda: f"{rng.getrandbits(32):08x}"  # noqa: E731
         stack.enter_context(mock.patch.object(ids, "random_entry_suffix", suffixes))
         yield
