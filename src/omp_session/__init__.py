@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+from omp_session.dialects import OMP_13_19, OMP_18_2, Dialect
 from omp_session.errors import (
     CorruptSessionError,
     EntryNotFoundError,
@@ -30,7 +31,10 @@ from omp_session.tools.listing import SessionInfo
 __version__ = "0.1.0"
 
 __all__ = [
+    "OMP_13_19",
+    "OMP_18_2",
     "CorruptSessionError",
+    "Dialect",
     "EntryNotFoundError",
     "ForkResult",
     "PersistenceError",
