@@ -49,6 +49,14 @@ class EntryKind(str, Enum):
     MCP_TOOL_SELECTION = "mcp_tool_selection"
     SESSION_INIT = "session_init"
     LABEL = "label"
+    #: omp 18: a ``/clear`` divider; the model's context starts after it.
+    RESET_BOUNDARY = "reset"
+    #: omp 18: the session was renamed.
+    TITLE_CHANGE = "title"
+    #: omp 18: the spend of a side request (titles, summaries, …), not part of the conversation.
+    MODEL_USAGE = "model_usage"
+    #: omp 18: the credential a provider is pinned to.
+    CREDENTIAL_PIN = "credential_pin"
     #: A ``custom`` entry: extension data, never part of the context.
     CUSTOM_ENTRY = "custom_entry"
     #: A ``message`` entry whose message is missing or has a role no view knows.
@@ -96,6 +104,10 @@ _ENTRY_TYPES = {
     "session_init": EntryKind.SESSION_INIT,
     "label": EntryKind.LABEL,
     "custom": EntryKind.CUSTOM_ENTRY,
+    "reset_boundary": EntryKind.RESET_BOUNDARY,
+    "title_change": EntryKind.TITLE_CHANGE,
+    "model_usage": EntryKind.MODEL_USAGE,
+    "credential_pin": EntryKind.CREDENTIAL_PIN,
 }
 
 #: The field that holds the new value of each simple state change.

@@ -24,6 +24,7 @@ __all__ = [
     "is_slash_command",
     "message_text",
     "one_line",
+    "usage_text",
 ]
 
 _SPACES = re.compile(r"\s+")
@@ -102,6 +103,18 @@ def event_text(entry: Mapping[str, Any]) -> str:
         return f"MCP tools: {_names(entry.get('selectedToolNames'))}"
     if kind == EntryKind.TTSR_INJECTION:
         return f"rules injected: {_names(entry.get('injectedRules'))}"
+    if kind == EntryKind.RESET_BOUNDARY:
+        return "/clear: the model context starts after this"
+    if kind == EntryKind.TITLE_CHANGE:
+        return f"title → {_str(entry.get('title'))}"
+    if kind == EntryKind.MODEL_USAGE:
+        model = f"{_str(entry.get('provider'))}/{_str(entry.get('model'))}"
+        return (
+            f"model usage: {_str(entry.get('purpose'))} · {model} {usage_text(entry.get('usage'))}".rstrip()
+        )
+    if kind == EntryKind.CREDENTIAL_PIN:
+        digest = _str(entry.get("hash"))
+        return f"credential pinned for {_str(entry.get('provider'))} ({digest[:8]}…)"
     if kind == EntryKind.SESSION_INIT:
         return f"sub-agent session: {_str(entry.get('task'))}"
     if kind == EntryKind.CUSTOM_ENTRY:
@@ -190,3 +203,15 @@ def entry_summary(entry: Mapping[str, Any]) -> EntrySummary:
     """What ``entry`` is and what it says, on one line (whitespace collapsed, not cut)."""
     found = _summary_of(entry)
     return EntrySummary(found.kind, one_line(found.text))
+
+
+def usage_text(usage: Any) -> str:
+    """``in 300 · out 12 · $0.0012``: one ``usage`` object as a cost line ("" if it has none)."""
+    if not isinstance(usage, Mapping):
+        return ""
+    parts = [f"{name} {usage[key]}" for key, name in (("input", "in"), ("output", "out")) if key in usage]
+    cost = usage.get("cost")
+    total = cost.get("total") if isinstance(cost, Mapping) else None
+    if isinstance(total, int | float) and not isinstance(total, bool):
+        parts.append(f"${total:.4f}")
+    return " · ".join(parts)

@@ -5,7 +5,9 @@ The model is plain dataclasses (``to_dict()`` gives JSON for ``show --json`` and
 * a :class:`TranscriptItem` per entry worth showing, in path order, with a ``kind``: ``user``,
   ``developer``, ``assistant``, ``tool_result`` (a result whose call is not on the same stretch),
   ``bash``, ``python``, ``file_mention``, ``custom``, ``compaction``, ``branch_summary``,
-  ``event`` (model, thinking, mode changes and other state entries) or ``other`` (unknown roles);
+  omp 18's ``reset`` (a ``/clear`` divider), ``title`` (a rename) and ``model_usage`` (the spend
+  of a side request), ``event`` (model, thinking, mode changes, credential pins and other state
+  entries) or ``other`` (unknown roles);
 * assistant tool calls carry their result (matched by ``toolCallId``), so renderers show a call and
   what it returned together;
 * labels are attached to the entry they name; label entries themselves are not items.
@@ -125,6 +127,17 @@ def _fill(item: TranscriptItem, found: Classified) -> None:
         item.kind, item.summary = kind.value, _str(fields.get("summary"))
         keys = ("fromId", "shortSummary", "tokensBefore") if found.is_message else _SUMMARY_META[kind]
         item.meta = _pick_meta(fields, *keys)
+    elif kind == EntryKind.RESET_BOUNDARY:
+        item.kind, item.title = "reset", "context cleared (/clear): the model sees only what follows"
+    elif kind == EntryKind.TITLE_CHANGE:
+        item.kind, item.title = "title", f"title → {_str(fields.get('title'))}"
+        item.meta = _pick_meta(fields, "source", "previousTitle", "trigger")
+    elif kind == EntryKind.MODEL_USAGE:
+        item.kind = "model_usage"
+        item.title = (
+            f"{_str(fields.get('purpose'))} · {_str(fields.get('provider'))}/{_str(fields.get('model'))}"
+        )
+        item.meta = _pick_meta(fields, "usage", "stopReason", "role", "errorMessage")
     elif kind == EntryKind.UNKNOWN_MESSAGE and found.is_message:
         item.kind, item.title = "other", f"message with role {fields.get('role')!r}"
         item.parts = content_parts(fields.get("content"))

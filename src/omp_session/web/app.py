@@ -45,6 +45,7 @@ from omp_session.rendering.page import (
     static_file,
 )
 from omp_session.rendering.view import SessionView, build_session_view, script_json
+from omp_session.store.paths import blobs_dir_near
 from omp_session.web.catalog import SessionCatalog
 from omp_session.web.index_search import CatalogSearch
 from omp_session.web.index_view import IndexPage, build_index
@@ -61,8 +62,8 @@ _WINDOWED_CACHE_SIZE = 2
 
 
 def default_blobs_dir(sessions_root: Path) -> Path:
-    """omp keeps blobs beside the sessions directory: ``<root>/../blobs`` (spec §1.1, §6.7)."""
-    return sessions_root.parent / "blobs"
+    """The blob store beside the sessions root (see :func:`omp_session.store.paths.blobs_dir_near`)."""
+    return blobs_dir_near(sessions_root)
 
 
 @dataclass(frozen=True)

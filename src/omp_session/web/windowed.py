@@ -124,12 +124,16 @@ class WindowedSession:
 
     def arrange(self, path: Sequence[int]) -> Arranged:
         """The split of ``build_session_context`` (only the last compaction on the path counts)."""
-        at = -1
-        for index in range(len(path) - 1, -1, -1):  # the last one: compactions are near the end
+        at = reset = -1
+        for index in range(len(path) - 1, -1, -1):  # the last ones: they are near the end
             found = classify(self.entries[path[index]])
             if found.kind == EntryKind.COMPACTION and not found.is_message:
                 at = index
                 break
+            if found.kind == EntryKind.RESET_BOUNDARY and reset < 0:
+                reset = index  # omp 18's /clear after the last compaction: the context starts here
+        if reset >= 0:
+            return Arranged(list(path[:reset]), None, list(path[reset:]))
         if at < 0:
             return Arranged([], None, list(path))
         compaction = self.entries[path[at]]
@@ -251,13 +255,16 @@ class WindowedSession:
         known = len(path)
         while known > 0 and path[known - 1] not in self._usage:
             known -= 1
-        totals = self._usage[path[known - 1]] if known else (0.0,) * 6
+        totals = self._usage[path[known - 1]] if known else (0.0,) * len(_SUMMED)
         for position in path[known:]:
             own = _own_usage(self.entries[position])
             if own is not None:
                 totals = tuple(a + b for a, b in zip(totals, own, strict=True))
             self._usage[position] = totals
-        return UsageStatistics(*totals)
+        summed = UsageStatistics()
+        for name, value in zip(_SUMMED, totals, strict=True):
+            setattr(summed, name, value)
+        return summed
 
     # -- tree rows -----------------------------------------------------------------------------
 
@@ -322,10 +329,12 @@ def _own_usage(entry: Entry) -> tuple[float, ...] | None:
     usage.add_entry(entry)
     if usage == _NO_USAGE:
         return None
-    return (usage.input, usage.output, usage.cacheRead, usage.cacheWrite, usage.premiumRequests, usage.cost)
+    return tuple(getattr(usage, name) or 0.0 for name in _SUMMED)
 
 
 _NO_USAGE = UsageStatistics()
+#: The usage fields a path's line shows (``usage_line``), summed along paths.
+_SUMMED = ("input", "output", "cacheRead", "cacheWrite", "premiumRequests", "cost")
 
 
 def _in_context(entry: Entry) -> bool:
