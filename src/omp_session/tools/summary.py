@@ -199,10 +199,19 @@ def _summary_of(entry: Mapping[str, Any]) -> EntrySummary:
 TREE_KINDS = {EntryKind.COMPACTION: EntryKind.COMPACTION.value, EntryKind.BRANCH_SUMMARY: "branch summary"}
 
 
-def entry_summary(entry: Mapping[str, Any]) -> EntrySummary:
-    """What ``entry`` is and what it says, on one line (whitespace collapsed, not cut)."""
+def entry_summary(entry: Mapping[str, Any], limit: int | None = None) -> EntrySummary:
+    """What ``entry`` is and what it says, on one line (whitespace collapsed; with ``limit``, cut to
+    that many characters, ending in ``…``; only the start of a long text is then looked at)."""
     found = _summary_of(entry)
-    return EntrySummary(found.kind, one_line(found.text))
+    if limit is None:
+        return EntrySummary(found.kind, one_line(found.text))
+    # Collapsing whitespace never lengthens text, so 4x the limit nearly always fills the line; a
+    # 100 KB tool output is then not collapsed in full (tree and row views of big sessions).
+    head = found.text[: limit * 4]
+    text = one_line(head, limit)
+    if len(head) < len(found.text) and not text.endswith("…"):
+        text = one_line(text + " …", limit) if len(text) < limit else text[: limit - 1] + "…"
+    return EntrySummary(found.kind, text)
 
 
 def usage_text(usage: Any) -> str:

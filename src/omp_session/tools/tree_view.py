@@ -25,7 +25,7 @@ from typing import Any
 
 from omp_session.manager import SessionManager
 from omp_session.model.tree import SessionTreeNode
-from omp_session.tools.summary import TREE_KINDS, entry_summary, one_line
+from omp_session.tools.summary import TREE_KINDS, entry_summary
 
 Entry = dict[str, Any]
 
@@ -78,12 +78,12 @@ class _Builder:
     def line(self, node: SessionTreeNode, prefix: str) -> TreeLine:
         entry_id = node.entry.get("id")
         entry_id = entry_id if isinstance(entry_id, str) else None
-        summary = entry_summary(node.entry)
+        summary = entry_summary(node.entry, self.text_limit)
         return TreeLine(
             prefix=prefix,
             entry_id=entry_id,
             kind=summary.kind,
-            text=one_line(summary.text, self.text_limit),
+            text=summary.text,
             label=node.label,
             is_leaf=entry_id is not None and entry_id == self.leaf_id,
             on_current_branch=entry_id in self.current,

@@ -73,7 +73,7 @@ def _row_kind(entry: Entry) -> str:
 
 
 def _row_text(entry: Entry) -> str:
-    summary = entry_summary(entry)
+    summary = entry_summary(entry, ROW_TEXT)
     text = summary.text if summary.kind == "event" else f"{summary.kind}: {summary.text}"
     return one_line(text, ROW_TEXT)
 
