@@ -216,6 +216,8 @@ class WindowedSession:
             middle = found if found is not None else total
             first = max(min(middle - count // 2, total - count), 0)
             last = min(first + count, total)
+        elif arranged.summary is not None and self.keys[arranged.summary] == key:
+            first, last = 0, min(count, total)  # the node is the compaction: its summary comes first
         else:
             first, last = max(total - count, 0), total
         shown = rest[first:last]
