@@ -14,7 +14,7 @@ import uvicorn
 
 from omp_session.rendering.images import linked_images
 from omp_session.web import create_app
-from omp_session.web.windowed import open_windowed
+from omp_session.web.windowed_open import open_windowed
 
 from .support import FORK, PAGINATION, SAMPLES, free_port
 

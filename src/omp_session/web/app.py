@@ -51,7 +51,8 @@ from omp_session.web.index_search import CatalogSearch
 from omp_session.web.index_view import IndexPage, build_index
 from omp_session.web.security import SecurityHeadersMiddleware
 from omp_session.web.usage_view import build_usage_page
-from omp_session.web.windowed import WINDOWED_BYTES, WindowedSession, open_windowed
+from omp_session.web.windowed import WINDOWED_BYTES, WindowedSession
+from omp_session.web.windowed_open import open_windowed
 
 __all__ = ["DEFAULT_ALLOWED_HOSTS", "ViewerConfig", "create_app", "default_blobs_dir"]
 
