@@ -176,3 +176,18 @@ def test_every_search_hit_is_reachable_and_lands_marked(page: Any, viewer: Viewe
     bars_bottom = page.evaluate("document.getElementById('branch-bar').getBoundingClientRect().bottom")
     assert marks.first.bounding_box()["y"] >= bars_bottom  # not hidden under the sticky bars
     screenshot(page, "search-landed")
+
+
+def test_branches_fold_and_unfold(page: Any, viewer: Viewer) -> None:
+    open_session(page, viewer, PAGINATION)
+    total = page.locator(".tree .row:visible").count()
+    branch = page.locator(".tree .row", has=page.locator("button.fold")).first
+    branch.locator("button.fold").click()
+    folded = page.locator(".tree .row:visible").count()
+    assert folded < total
+    assert "folded" in (branch.get_attribute("class") or "")
+    assert branch.is_visible()  # the branch's own row stays
+    screenshot(page, "tree-folded")
+    branch.locator("button.fold").click()
+    assert page.locator(".tree .row:visible").count() == total
+    assert "Keyset pagination it is" in (page.locator("#transcript").text_content() or "")  # no navigation

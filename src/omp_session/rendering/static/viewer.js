@@ -425,7 +425,52 @@
     document.querySelectorAll("#transcript .entry").forEach(function (el) { observer.observe(el); });
   }
 
+  /* Folding (issue 13 #3): a row where a branch starts (its parent has several children) gets a
+     toggle that hides or shows everything below it. */
+  function descendants(key) {
+    var out = [];
+    var stack = (state.children.get(key) || []).slice();
+    var seen = new Set();
+    while (stack.length) {
+      var next = stack.pop();
+      if (seen.has(next)) continue;
+      seen.add(next);
+      out.push(next);
+      (state.children.get(next) || []).forEach(function (child) { stack.push(child); });
+    }
+    return out;
+  }
+
+  function addFolds() {
+    state.rows.forEach(function (row, key) {
+      var item = state.entries.get(key);
+      if (!item || item.parent === null) return;
+      var siblings = state.children.get(item.parent) || [];
+      if (siblings.length < 2 || !(state.children.get(key) || []).length) return;
+      var toggle = document.createElement("button");
+      toggle.type = "button";
+      toggle.className = "fold";
+      toggle.textContent = "▾";
+      toggle.title = "fold this branch";
+      toggle.addEventListener("click", function (event) {
+        event.preventDefault();
+        event.stopPropagation();
+        var folding = !row.classList.contains("folded");
+        var below = descendants(key);
+        below.forEach(function (child) {
+          var childRow = state.rows.get(child);
+          if (childRow) childRow.classList.toggle("fold-hidden", folding);
+        });
+        row.classList.toggle("folded", folding);
+        toggle.textContent = folding ? "▸" : "▾";
+        toggle.title = folding ? below.length + " entries folded; unfold" : "fold this branch";
+      });
+      row.insertBefore(toggle, row.firstChild);
+    });
+  }
+
   function wire() {
+    addFolds();
     localTimes(document);
     var filter = document.getElementById("tree-filter");
     if (filter) {
