@@ -10,14 +10,20 @@
 from __future__ import annotations
 
 from omp_session.errors import (
+    AmbiguousEntryError,
+    AmbiguousSessionError,
     CorruptSessionError,
     EntryNotFoundError,
+    NoMatchingSessionError,
     PersistenceError,
     ReadOnlySessionError,
     SessionChangedError,
     SessionError,
     SessionLockedError,
     SessionNotFoundError,
+    TargetExistsError,
+    UnsafeNameError,
+    UnstableEntryIdError,
 )
 from omp_session.manager.session_manager import ForkResult, SessionManager
 from omp_session.model.context import SessionContext, build_session_context
@@ -29,9 +35,12 @@ from omp_session.tools.listing import SessionInfo
 __version__ = "0.1.0"
 
 __all__ = [
+    "AmbiguousEntryError",
+    "AmbiguousSessionError",
     "CorruptSessionError",
     "EntryNotFoundError",
     "ForkResult",
+    "NoMatchingSessionError",
     "PersistenceError",
     "ReadOnlySessionError",
     "SessionChangedError",
@@ -42,6 +51,9 @@ __all__ = [
     "SessionManager",
     "SessionNotFoundError",
     "SessionTreeNode",
+    "TargetExistsError",
+    "UnsafeNameError",
+    "UnstableEntryIdError",
     "UsageStatistics",
     "__version__",
     "build_session_context",

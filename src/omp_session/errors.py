@@ -1,12 +1,49 @@
 """One exception hierarchy for the whole library.
 
 Callers can catch :class:`SessionError` to handle every failure of this package at once; each
-subclass names the file, line or id involved in its message.
+subclass names the file, line or id involved in its message. The tree (also in ``docs/api.md``)::
+
+    SessionError
+    ├── EntryNotFoundError (also KeyError)
+    │   └── UnstableEntryIdError
+    ├── AmbiguousEntryError
+    ├── CorruptSessionError
+    ├── SessionNotFoundError (also FileNotFoundError)
+    │   └── NoMatchingSessionError
+    ├── AmbiguousSessionError
+    ├── SessionLockedError
+    ├── SessionChangedError
+    ├── PersistenceError
+    ├── ReadOnlySessionError
+    ├── TargetExistsError
+    └── UnsafeNameError (also ValueError)
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Protocol
+
+__all__ = [
+    "AmbiguousEntryError",
+    "AmbiguousSessionError",
+    "CorruptSessionError",
+    "EntryNotFoundError",
+    "NoMatchingSessionError",
+    "PersistenceError",
+    "ReadOnlySessionError",
+    "SessionChangedError",
+    "SessionError",
+    "SessionLockedError",
+    "SessionNotFoundError",
+    "TargetExistsError",
+    "UnsafeNameError",
+    "UnstableEntryIdError",
+]
+
+#: How many candidates an ambiguity error names before saying "and N more".
+_SHOWN_CANDIDATES = 5
 
 
 class SessionError(Exception):
@@ -56,7 +93,10 @@ class SessionChangedError(SessionError):
 
 
 class PersistenceError(SessionError):
-    """Writing to the session file failed; the in-memory session may be ahead of the file."""
+    """Writing a file failed (the session file, an artifact, an export); ``cause`` says why.
+
+    For the session file, the in-memory session may be ahead of the file.
+    """
 
     def __init__(self, path: Path | str, cause: BaseException) -> None:
         self.path = Path(path)
@@ -80,3 +120,80 @@ class SessionNotFoundError(SessionError, FileNotFoundError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+class NoMatchingSessionError(SessionNotFoundError):
+    """No session file, id, file name or prefix matches what was typed."""
+
+    def __init__(self, query: str, root: Path) -> None:
+        super().__init__(query)
+        self.query = query
+        self.args = (f"no session matches {query!r} (as a path, id, file name or prefix under {root})",)
+
+
+class NamedCandidate(Protocol):
+    """What an ambiguity error needs of a candidate session (``tools.resolve.SessionCandidate``)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def path(self) -> Path: ...
+
+
+class AmbiguousSessionError(SessionError):
+    """A session prefix matches more than one session; ``candidates`` are newest first."""
+
+    def __init__(self, query: str, candidates: Sequence[NamedCandidate]) -> None:
+        self.query = query
+        self.candidates = list(candidates)
+        shown = ", ".join(f"{c.id} ({c.path.name})" for c in candidates[:_SHOWN_CANDIDATES])
+        more = len(candidates) - _SHOWN_CANDIDATES
+        extra = f" and {more} more" if more > 0 else ""
+        super().__init__(
+            f"session prefix {query!r} is ambiguous: {len(candidates)} sessions match: {shown}{extra}; "
+            "type more characters"
+        )
+
+
+class AmbiguousEntryError(SessionError):
+    """An entry id prefix matches more than one entry of a session."""
+
+    def __init__(self, query: str, candidates: list[str]) -> None:
+        self.query = query
+        self.candidates = candidates
+        shown = ", ".join(candidates[:_SHOWN_CANDIDATES])
+        more = len(candidates) - _SHOWN_CANDIDATES
+        extra = f" and {more} more" if more > 0 else ""
+        super().__init__(f"entry id prefix {query!r} is ambiguous: matches {shown}{extra}")
+
+
+class UnstableEntryIdError(EntryNotFoundError):
+    """An entry id was not found in a version 1 file, whose ids are invented at every load (§2.2)."""
+
+    def __init__(self, entry_id: str) -> None:
+        super().__init__(entry_id)
+        self.args = (
+            f"Entry {entry_id} not found: this is a version 1 file, whose entry ids are made up anew "
+            "each time it is read; migrate it to version 3 (omp-session migrate) to give them stable ids",
+        )
+
+
+class TargetExistsError(SessionError):
+    """The output file exists and overwriting it was not allowed."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        super().__init__(f"{path}: already exists; refusing to overwrite it")
+
+
+class UnsafeNameError(SessionError, ValueError):
+    """A file name built from an argument (a tool type, a session id) is not one safe path component.
+
+    Also a ``ValueError``, which is what it was before it had its own class.
+    """
+
+    def __init__(self, name: str, reason: str) -> None:
+        self.name = name
+        shown = name if len(name) <= 80 else f"{name[:77]}..."
+        super().__init__(f"unsafe file name {shown!r}: {reason}")

@@ -25,7 +25,10 @@ ModelSlot = tuple[Any, int, int]  # (role key, first setter, last setter; -1 for
 
 
 class ComplexSession(Exception):
-    """The file has a shape the index does not model; load it in full instead."""
+    """Internal signal: the file has a shape the index does not model; load it in full instead.
+
+    Caught by the open path; never reaches a caller of the library.
+    """
 
 
 class State(NamedTuple):

@@ -34,7 +34,10 @@ _CHUNK = 2 << 20
 
 
 class StaleIndex(Exception):
-    """A line read through the index is not what the index says: the index cannot be used."""
+    """Internal signal: a line read through the index is not what the index says.
+
+    Caught where the index is used (the file is then read in full); never reaches a caller.
+    """
 
 
 class Markers:
