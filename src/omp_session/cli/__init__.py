@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from omp_session import __version__
+from omp_session._launcher import missing_extra_message
 from omp_session.cli._common import CliError, CliState
 from omp_session.cli.context import context
 from omp_session.cli.edit import fork, label
@@ -74,6 +75,10 @@ class _Group(click.Group):
         except (SessionError, OSError) as exc:
             raise CliError(_one_line(exc)) from None
         except Exception as exc:
+            # An optional dependency of this command (the viewer's, say): name the extra to install.
+            command = f"omp-session {ctx.invoked_subcommand}" if ctx.invoked_subcommand else "omp-session"
+            if isinstance(exc, ImportError) and (message := missing_extra_message(exc, command)):
+                raise CliError(message) from None
             if os.environ.get("OMP_SESSION_DEBUG"):
                 raise
             raise CliError(

@@ -6,19 +6,17 @@ from pathlib import Path
 
 import click
 
-from omp_session.cli._common import CliError, leaf_option, session_argument, state
+from omp_session.cli._common import leaf_option, session_argument, state
 from omp_session.export.files import write_atomically
 from omp_session.export.jsonl import export_jsonl
 from omp_session.export.markdown import export_markdown
 
 
 def _html(path: Path, leaf_id: str | None) -> str:
-    try:
-        # Imported here: the HTML exporter (templates, viewer assets) ships separately.
-        from omp_session.export.html import export_html  # type: ignore[import-not-found, unused-ignore]
-    except ImportError as exc:
-        raise CliError(f"HTML export is not available in this installation ({exc})") from None
-    return str(export_html(path, leaf_id))
+    # Imported here: the HTML exporter needs the [web] extra; without it the command group says so.
+    from omp_session.export.html import export_html
+
+    return export_html(path, leaf_id)
 
 
 @click.command(
