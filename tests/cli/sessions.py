@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from omp_session import SessionManager
+from omp_session.format.entries import Usage
 
-USAGE = {
+USAGE: Usage = {
     "input": 100,
     "output": 20,
     "cacheRead": 5,
