@@ -7,9 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from omp_session import SessionManager
-from omp_session.format.entries import Usage
 
-USAGE: Usage = {
+USAGE: dict[str, Any] = {
     "input": 100,
     "output": 20,
     "cacheRead": 5,
