@@ -17,6 +17,22 @@ from rich.console import Console
 from omp_session.store.paths import blobs_dir, sessions_root
 from omp_session.tools.resolve import iter_session_files, project_dir, resolve_session, session_candidates
 
+__all__ = [
+    "EXIT_ERROR",
+    "EXIT_PROBLEMS",
+    "CliError",
+    "CliState",
+    "console",
+    "emit_json",
+    "human_size",
+    "is_terminal",
+    "json_option",
+    "leaf_option",
+    "require_one",
+    "session_argument",
+    "state",
+]
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 #: Exit status of ``check`` when it found problems.

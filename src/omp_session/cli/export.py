@@ -1,4 +1,7 @@
-"""``omp-session export``: a branch as Markdown, a self-contained HTML page, or a new session file."""
+"""``omp-session export``: a branch as Markdown, a self-contained HTML page, or a new session file.
+
+Internal module (a command of ``omp-session``, which is the interface); not part of the public API.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +13,8 @@ from omp_session.cli._common import leaf_option, session_argument, state
 from omp_session.export.files import write_atomically
 from omp_session.export.jsonl import export_jsonl
 from omp_session.export.markdown import export_markdown
+
+__all__ = ["export"]
 
 
 def _html(path: Path, leaf_id: str | None) -> str:

@@ -1,4 +1,7 @@
-"""``omp-session serve``: the read-only web viewer (see docs/viewer.md)."""
+"""``omp-session serve``: the read-only web viewer (see docs/viewer.md).
+
+Internal module (a command of ``omp-session``, which is the interface); not part of the public API.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +11,8 @@ import click
 
 from omp_session.cli._common import CliError, state
 from omp_session.store.paths import blobs_dir as configured_blobs_dir
+
+__all__ = ["EPILOG", "serve"]
 
 EPILOG = """\b
 Examples:

@@ -24,6 +24,23 @@ from typing import Any
 
 import orjson
 
+__all__ = [
+    "BLANK",
+    "BOM",
+    "INVALID_UTF8",
+    "MALFORMED",
+    "NOT_OBJECT",
+    "TORN",
+    "DecodedFile",
+    "LineIssue",
+    "decode_line",
+    "decode_lines",
+    "encode_json",
+    "encode_line",
+    "encode_lines",
+    "js_number",
+]
+
 BOM = b"\xef\xbb\xbf"
 
 # Reasons recorded for skipped lines.

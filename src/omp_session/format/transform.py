@@ -4,6 +4,8 @@ What is written differs from what is in memory: over-long strings are truncated,
 move to the blob store, streaming scratch fields are dropped. In-memory entries are never modified
 here (copy-on-write). Most lines need none of this, so the encoded line is checked first and only
 lines that can be affected are walked.
+
+Internal module (the manager applies it when it writes and reads entries); not part of the public API.
 """
 
 from __future__ import annotations
@@ -14,6 +16,17 @@ from typing import Any
 
 from omp_session.format.codec import encode_json
 from omp_session.store.blobs import BLOB_PREFIX, BlobSink, blob_ref, parse_blob_ref
+
+__all__ = [
+    "MAX_STRING_UNITS",
+    "MIN_EXTERNAL_IMAGE_CHARS",
+    "TRUNCATION_NOTICE",
+    "js_length",
+    "prepare_for_disk",
+    "resolve_blob_refs",
+    "sanitize_openai_replay",
+    "truncate_js",
+]
 
 MAX_STRING_UNITS = 500_000
 TRUNCATION_NOTICE = "\n\n[Session persistence truncated large content]"

@@ -13,6 +13,8 @@ from typing import Any
 from omp_session.format.ids import iso_to_ms
 from omp_session.model.tree import SessionIndex
 
+__all__ = ["UNSET", "SessionContext", "build_session_context", "context_from_path", "entry_to_message"]
+
 Entry = dict[str, Any]
 
 

@@ -6,6 +6,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+__all__ = ["UsageStatistics"]
+
 
 def _number(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):

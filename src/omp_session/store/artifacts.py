@@ -18,6 +18,8 @@ from omp_session.store import Storage
 from omp_session.store.blobs import FileBlobStore, blob_ref
 from omp_session.store.paths import blobs_dir, safe_child, validate_name
 
+__all__ = ["ArtifactMethods", "ArtifactSlot", "BlobInfo"]
+
 _NUMBERED = re.compile(r"^(\d+)\..*\.log$")
 
 

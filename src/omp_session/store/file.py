@@ -25,6 +25,8 @@ from omp_session.store import DurabilityPolicy
 from omp_session.store.blobs import BlobSink
 from omp_session.store.lock import try_lock
 
+__all__ = ["FileState", "FileStorage", "fsync_directory"]
+
 
 class FileState(NamedTuple):
     inode: int

@@ -9,6 +9,8 @@ any leaf be built from a handful of lines plus the lines after the last compacti
 The model is exact only for files whose parent links all point backwards at unique ids. Anything
 else (a duplicate id, a parent named before its entry appears, a value ``_scan_state`` would fail
 on) marks the index *complex* and the session is loaded in full, as before.
+
+Internal module (part of ``SessionManager.open``); not part of the public API.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from typing import Any, NamedTuple
 import orjson
 
 from omp_session.model.usage import UsageStatistics
+
+__all__ = ["EMPTY_STATE", "ComplexSession", "IndexBuilder", "ModelSlot", "State", "line_spans"]
 
 Entry = dict[str, Any]
 ModelSlot = tuple[Any, int, int]  # (role key, first setter, last setter; -1 for "default")

@@ -13,6 +13,17 @@ from omp_session.format.transform import resolve_blob_refs, sanitize_openai_repl
 from omp_session.gcpause import gc_paused
 from omp_session.store.blobs import BlobSink
 
+__all__ = [
+    "LoadedSession",
+    "header_problem_line",
+    "is_blank",
+    "is_session_header",
+    "load_session",
+    "parse_session",
+    "read_header",
+    "read_session_bytes",
+]
+
 
 @dataclass
 class LoadedSession:

@@ -3,6 +3,8 @@
 The kernel drops the lock when the holder dies, so a crash never leaves a stale lock. A full
 rewrite locks the temp file *before* renaming it over the session, so the lock moves with the
 content; whoever locks an fd must then check that the path still names that inode.
+
+Internal module (used by :class:`~omp_session.store.file.FileStorage`); not part of the public API.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import os
 from pathlib import Path
 
 from omp_session.errors import SessionLockedError
+
+__all__ = ["holder_pid", "try_lock"]
 
 
 def try_lock(fd: int, path: Path) -> None:

@@ -17,6 +17,16 @@ from omp_session.store.loading import is_session_header, read_header
 from omp_session.store.paths import sessions_root
 from omp_session.tools.listing_cache import FileKey, ListingCache, Row
 
+__all__ = [
+    "SessionInfo",
+    "find_most_recent_session",
+    "list_all_sessions",
+    "list_sessions",
+    "message_text",
+    "session_info",
+    "summarize_records",
+]
+
 _LISTED = "_listed_file"  # where a listed info keeps the key of the file version it summarises
 
 

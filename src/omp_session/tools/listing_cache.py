@@ -6,6 +6,8 @@ The full message text, which can be large, lives in a second table read only whe
 
 It is only a cache: every failure (a locked, corrupt or unwritable database) makes the listing
 compute from the files instead, and a corrupt database is replaced.
+
+Internal module (used by :mod:`omp_session.tools.listing`); not part of the public API.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from omp_session.store.paths import agent_dir
+
+__all__ = ["SCHEMA_VERSION", "FileKey", "ListingCache", "Row", "cache_path"]
 
 SCHEMA_VERSION = 1
 _SCHEMA = """

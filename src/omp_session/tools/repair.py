@@ -23,6 +23,8 @@ from omp_session.model.tree import SessionIndex
 from omp_session.store.file import FileStorage, fsync_directory
 from omp_session.store.loading import header_problem_line, is_session_header, read_session_bytes
 
+__all__ = ["Problem", "RepairReport", "check", "migrate_file", "repair"]
+
 Entry = dict[str, Any]
 
 

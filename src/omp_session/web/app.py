@@ -12,6 +12,8 @@ Routes (all GET; nothing here writes a file):
 
 ``<ref>`` is a path relative to the root (``<project dir>/<file>.jsonl``); see
 :func:`omp_session.web.catalog.resolve_ref` for what is refused.
+
+Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not part of the public API.
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ A root is laid out as omp lays out its sessions directory: ``<root>/<encoded cwd
 files directly in the root are listed too (``--dir`` may point at one project's directory). Each
 file is parsed once and its summary cached until its size or mtime changes, so listing thousands of
 sessions costs a ``stat`` per file after the first request.
+
+Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not part of the public API.
 """
 
 from __future__ import annotations

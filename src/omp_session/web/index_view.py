@@ -1,4 +1,7 @@
-"""The index page: sessions filtered by project and full-text search, paged, then grouped by project."""
+"""The index page: sessions filtered by project and full-text search, paged, then grouped by project.
+
+Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not part of the public API.
+"""
 
 from __future__ import annotations
 

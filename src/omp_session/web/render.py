@@ -2,6 +2,8 @@
 
 Templates and static files are package data beside this module; autoescaping is always on, and the
 only ``Markup`` that reaches a template comes from :mod:`omp_session.web.markdown` or Pygments.
+
+Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not part of the public API.
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@
   routing, so ``a%2F..%2Fb`` can never be decoded into a path that names another directory.
 * Every response carries a strict Content-Security-Policy (scripts and styles from this server
   only, images from it or ``data:``), ``nosniff``, no referrer and no framing.
+
+Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not part of the public API.
 """
 
 from __future__ import annotations

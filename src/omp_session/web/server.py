@@ -1,4 +1,7 @@
-"""Running the viewer with uvicorn on a local address."""
+"""Running the viewer with uvicorn on a local address.
+
+Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not part of the public API.
+"""
 
 from __future__ import annotations
 
