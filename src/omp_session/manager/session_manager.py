@@ -125,7 +125,12 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         *,
         durability: DurabilityPolicy = "os",
     ) -> SessionManager:
-        """A new persistent session; its file is first written with the first assistant message."""
+        """A new persistent session; its file is first written with the first assistant message.
+
+        Writes now: the session directory (created if missing; without ``session_dir``, omp's
+        project directory for ``cwd``, a legacy one moved into place) and this terminal's breadcrumb
+        ``<agent dir>/terminal-sessions/<terminal>`` (§7.8) when the terminal has an id.
+        """
         directory = _session_dir_for(cwd, session_dir)
         directory.mkdir(parents=True, exist_ok=True)
         header, path = cls._new_header_and_path(os.fspath(cwd), directory)
@@ -144,7 +149,18 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
     ) -> SessionManager:
         """Open a session file. A missing or blank file starts a new session at that path (its header
         is written at once, as omp does); a file with a bad header raises ``CorruptSessionError`` and
-        is never modified. ``read_only=True`` never writes and takes no lock."""
+        is never modified.
+
+        Writable (the default): takes the writer lock and writes this terminal's breadcrumb
+        ``<agent dir>/terminal-sessions/<terminal>`` (§7.8); a v1/v2 file is rewritten, with a
+        ``.v<N>.bak`` backup, on the first write. ``read_only=True`` takes no lock and never writes
+        the session file, its directory, its artifacts, the blob store or the breadcrumbs; a missing
+        file raises ``SessionNotFoundError`` and a blank one ``CorruptSessionError``.
+
+        Either way, a file of 256 KiB or more may get its offset-index cache written or extended,
+        ``<agent dir>/cache/offsets/<hash>.idx`` (or deleted when it no longer matches the file):
+        a cache apart from the session, see docs/performance.md.
+        """
         file_path = absolute(path)
         directory = os.fspath(session_dir) if session_dir is not None else os.fspath(file_path.parent)
         opened = open_file(file_path, _default_blobs(), read_only=read_only, durability=durability)
@@ -190,7 +206,8 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         durability: DurabilityPolicy = "os",
     ) -> SessionManager:
         """Open this terminal's last session of ``cwd`` (its breadcrumb, §7.8), else the newest valid
-        session by mtime, else create a new one."""
+        session by mtime, else create a new one. Writes what a writable :meth:`open` or :meth:`create`
+        writes (the project's session directory is created if missing)."""
         directory = _session_dir_for(cwd, session_dir)
         recent = read_breadcrumb(os.fspath(cwd), directory) or listing.find_most_recent_session(directory)
         if recent is not None:
@@ -199,7 +216,12 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
 
     @classmethod
     def in_memory(cls, cwd: str | os.PathLike[str] | None = None) -> SessionManager:
-        """A session that never touches the disk (not even blobs)."""
+        """A session whose entries never touch the disk: no session file, no breadcrumb, artifacts in a
+        dict and the images of appended messages in an in-memory blob store.
+
+        The one exception is :meth:`put_blob`, which writes to the global blob store
+        ``<agent dir>/blobs/`` for any session, this one included.
+        """
         cwd_text = os.fspath(cwd) if cwd is not None else os.getcwd()
         header = make.header(new_session_id(), now_iso(), cwd_text)
         return cls(cwd=cwd_text, session_dir="", storage=MemoryStorage(), header=header)
@@ -212,6 +234,8 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         session_dir: str | os.PathLike[str] | None = None,
     ) -> SessionManager:
         """A new session holding a copy of every entry of ``source_path`` (written at once).
+
+        Writes the new file and creates its directory; the source is only read.
 
         Unlike omp (§9 #19) a missing or corrupt source raises instead of yielding an empty session.
         """
@@ -238,13 +262,19 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
 
     @classmethod
     def list(cls, cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None = None) -> InfoList:
-        """Sessions of ``cwd`` (or of ``session_dir``), newest first."""
+        """Sessions of ``cwd`` (or of ``session_dir``), newest first.
+
+        Writes: without ``session_dir`` omp's project directory for ``cwd`` is created if missing
+        (and a legacy one moved into place), as omp does; the listing cache is updated as
+        :func:`~omp_session.tools.listing.list_sessions` says.
+        """
         directory = _session_dir_for(cwd, session_dir)
         return listing.list_sessions(directory)
 
     @classmethod
     def list_all(cls) -> InfoList:
-        """Sessions of every project under the sessions root, newest first."""
+        """Sessions of every project under the sessions root, newest first (updates the listing cache
+        as :func:`~omp_session.tools.listing.list_sessions` says)."""
         return listing.list_all_sessions()
 
     # ------------------------------------------------------------------ persistence

@@ -112,7 +112,8 @@ class ArtifactMethods:
         return None
 
     def put_blob(self, data: bytes) -> BlobInfo:
-        """Store ``data`` in the global content-addressed blob store (written atomically)."""
+        """Store ``data`` in the global content-addressed blob store, ``<agent dir>/blobs/<sha256>``
+        (written atomically; skipped when a blob of that size is there). In memory too."""
         store = FileBlobStore(blobs_dir())
         digest = store.put(data)
         return BlobInfo(digest, store.path_of(digest), blob_ref(digest))

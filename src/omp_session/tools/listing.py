@@ -305,10 +305,12 @@ def _list_directory(
 
 
 def list_sessions(directory: Path | str) -> list[SessionInfo]:
-    """Every valid ``*.jsonl`` directly inside ``directory``, newest first (no side effects).
+    """Every valid ``*.jsonl`` directly inside ``directory``, newest first.
 
-    Summaries come from the metadata cache while a file is unchanged (``listing_cache.py``);
-    ``message_count`` and ``all_messages_text`` of a file not seen before are read when first used.
+    Never writes a session file. Writes the metadata cache ``<agent dir>/cache/session-list.sqlite3``
+    (created if missing; ``listing_cache.py``), whose summaries it uses while a file is unchanged.
+    ``message_count`` and ``all_messages_text`` of a file not seen before are read when first used,
+    and that read stores them in the same cache.
     """
     return _list([Path(directory)], Path(directory))
 
@@ -327,6 +329,8 @@ def _list(directories: list[Path], under: Path) -> list[SessionInfo]:
 
 def list_all_sessions(root: Path | str | None = None) -> list[SessionInfo]:
     """Sessions of every project directory under the sessions root (XDG-aware, unlike omp §9 #16).
+
+    Writes the metadata cache as :func:`list_sessions` does, and nothing else.
 
     Only project directories are scanned, not sub-agent sessions inside artifact directories.
     """
