@@ -25,7 +25,7 @@ def _public_error_classes() -> dict[str, type[BaseException]]:
 
 def test_every_error_derives_from_session_error_and_is_exported() -> None:
     classes = _public_error_classes()
-    assert len(classes) == 14
+    assert {"SessionError", "CorruptSessionError", "UnsafeNameError", "TargetExistsError"} <= set(classes)
     assert all(issubclass(cls, errors.SessionError) for cls in classes.values())
     assert set(classes) == set(errors.__all__) - {"NamedCandidate"}
     assert set(classes) <= set(omp_session.__all__)
@@ -44,7 +44,8 @@ def test_no_public_exception_class_is_defined_outside_errors() -> None:
             if any(base.endswith(("Error", "Exception")) for base in bases):
                 outside.append(f"{path.relative_to(SOURCE)}:{node.name}")
     # The CLI's own click exception and two internal control-flow signals that never leave the
-    # store are documented as such in their modules.
+    # store are documented as such in their modules. A new public error belongs in errors.py, in
+    # omp_session.__all__ and in the tree of docs/api.md.
     assert sorted(outside) == [
         "cli/_common.py:CliError",
         "store/index_builder.py:ComplexSession",
