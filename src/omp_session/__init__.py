@@ -25,6 +25,7 @@ from omp_session.errors import (
     UnsafeNameError,
     UnstableEntryIdError,
 )
+from omp_session.manager.runtime import Runtime
 from omp_session.manager.session_manager import ForkResult, SessionManager
 from omp_session.model.context import SessionContext, build_session_context
 from omp_session.model.llm import convert_to_llm
@@ -43,6 +44,7 @@ __all__ = [
     "NoMatchingSessionError",
     "PersistenceError",
     "ReadOnlySessionError",
+    "Runtime",
     "SessionChangedError",
     "SessionContext",
     "SessionError",
