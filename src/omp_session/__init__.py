@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+from omp_session.dialects import OMP_13_19, OMP_18_2, Dialect
 from omp_session.errors import (
     AmbiguousEntryError,
     AmbiguousSessionError,
@@ -22,8 +23,11 @@ from omp_session.errors import (
     SessionLockedError,
     SessionNotFoundError,
     TargetExistsError,
+    UnknownDialectError,
     UnsafeNameError,
     UnstableEntryIdError,
+    UnsupportedByDialectError,
+    WorkspaceError,
 )
 from omp_session.manager.runtime import Runtime
 from omp_session.manager.session_manager import ForkResult, SessionManager
@@ -36,9 +40,12 @@ from omp_session.tools.listing import SessionInfo
 __version__ = "0.1.0"
 
 __all__ = [
+    "OMP_13_19",
+    "OMP_18_2",
     "AmbiguousEntryError",
     "AmbiguousSessionError",
     "CorruptSessionError",
+    "Dialect",
     "EntryNotFoundError",
     "ForkResult",
     "NoMatchingSessionError",
@@ -54,9 +61,12 @@ __all__ = [
     "SessionNotFoundError",
     "SessionTreeNode",
     "TargetExistsError",
+    "UnknownDialectError",
     "UnsafeNameError",
     "UnstableEntryIdError",
+    "UnsupportedByDialectError",
     "UsageStatistics",
+    "WorkspaceError",
     "__version__",
     "build_session_context",
     "convert_to_llm",

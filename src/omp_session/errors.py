@@ -16,7 +16,10 @@ subclass names the file, line or id involved in its message. The tree (also in `
     ├── PersistenceError
     ├── ReadOnlySessionError
     ├── TargetExistsError
-    └── UnsafeNameError (also ValueError)
+    ├── UnsafeNameError (also ValueError)
+    ├── UnsupportedByDialectError (also AttributeError)
+    ├── UnknownDialectError (also ValueError)
+    └── WorkspaceError (also ValueError)
 """
 
 from __future__ import annotations
@@ -38,8 +41,11 @@ __all__ = [
     "SessionLockedError",
     "SessionNotFoundError",
     "TargetExistsError",
+    "UnknownDialectError",
     "UnsafeNameError",
     "UnstableEntryIdError",
+    "UnsupportedByDialectError",
+    "WorkspaceError",
 ]
 
 #: How many candidates an ambiguity error names before saying "and N more".
@@ -197,3 +203,21 @@ class UnsafeNameError(SessionError, ValueError):
         self.name = name
         shown = name if len(name) <= 80 else f"{name[:77]}..."
         super().__init__(f"unsafe file name {shown!r}: {reason}")
+
+
+class UnsupportedByDialectError(SessionError, AttributeError):
+    """A method the session's omp version does not have (``append_mcp_tool_selection`` in omp 18)."""
+
+    def __init__(self, method: str, dialect: object) -> None:
+        super().__init__(f"no method {method} in {dialect}")
+
+
+class UnknownDialectError(SessionError, ValueError):
+    """A dialect name that is neither ``13`` nor ``18``."""
+
+    def __init__(self, value: str, origin: str) -> None:
+        super().__init__(f"unknown omp dialect {value!r} ({origin}); use 13 or 18")
+
+
+class WorkspaceError(SessionError, ValueError):
+    """A workspace directory that cannot be added (omp 18)."""

@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 
 __all__ = ["SCHEMA_VERSION", "FileKey", "ListingCache", "cache_path"]
 
-SCHEMA_VERSION = 2
+# 3: files starting with an omp 18 title slot are sessions (the slot folded into the header).
+SCHEMA_VERSION = 3
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS infos (
     path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, ino INTEGER, info BLOB
