@@ -16,6 +16,7 @@ from typing import Any
 from omp_session.errors import (
     EntryNotFoundError,
     ReadOnlySessionError,
+    SessionChangedError,
     SessionNotFoundError,
 )
 from omp_session.format import entry_factory as make
@@ -148,9 +149,19 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         file_path = absolute(path)
         directory = os.fspath(session_dir) if session_dir is not None else os.fspath(file_path.parent)
         opened = open_file(file_path, _default_blobs(), read_only=read_only, durability=durability)
+        if opened.loaded is None:
+            try:
+                return cls._start_at(file_path, directory, opened.storage)
+            except SessionChangedError:
+                opened.storage.close()
+                if not file_path.exists():
+                    raise
+            # Another process created the file between our look and our creation (issue 11 item 2):
+            # open theirs instead, which takes the lock or names the process that holds it.
+            opened = open_file(file_path, _default_blobs(), read_only=read_only, durability=durability)
+            if opened.loaded is None:  # left blank by them: ours to start, under the lock now
+                return cls._start_at(file_path, directory, opened.storage)
         loaded = opened.loaded
-        if loaded is None:
-            return cls._start_at(file_path, directory, opened.storage)
         header = loaded.header
         cwd = header["cwd"] if isinstance(header.get("cwd"), str) else os.getcwd()
         manager = cls(
