@@ -4,7 +4,6 @@ missing/empty/corrupt files, torn-tail repair, read-only and locking (checklist 
 from __future__ import annotations
 
 import fcntl
-
 import os
 import shutil
 from pathlib import Path
@@ -15,7 +14,6 @@ from omp_session import (
     CorruptSessionError,
     ReadOnlySessionError,
     SessionChangedError,
-    SessionLockedError,
     SessionManager,
     SessionNotFoundError,
 )

@@ -69,13 +69,11 @@ def append_on_command(path: str) -> None:
     """One append per line on stdin; prints the id, or ``changed`` when the library refused."""
     session = SessionManager.open(path)
     _say("ready")
-    number = 0
-    for _line in sys.stdin:
+    for number, _line in enumerate(sys.stdin):
         try:
             _say(session.append_message({"role": "user", "content": f"cmd {number}", "timestamp": number}))
         except SessionChangedError:
             _say("changed")
-        number += 1
     session.close()
 
 

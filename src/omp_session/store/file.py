@@ -25,6 +25,7 @@ from omp_session.format.ids import new_session_id
 from omp_session.store import DurabilityPolicy
 from omp_session.store.blobs import BlobSink
 from omp_session.store.lock import ProcessLock, adopt, release, share_or_lock, try_lock
+from omp_session.store.regular import open_regular
 
 
 class FileState(NamedTuple):
@@ -141,7 +142,8 @@ class FileStorage:
         return self._lock.fd if self._lock is not None else None
 
     def read(self) -> bytes:
-        with open(self._path, "rb") as handle:
+        """Every byte of the file (a regular file only: never blocks on a FIFO, issue 11 item 4)."""
+        with os.fdopen(open_regular(self._path), "rb") as handle:
             data = handle.read()
             self._known = FileState.of(os.fstat(handle.fileno()))
         self._changed_by_others = None
@@ -187,7 +189,7 @@ class FileStorage:
 
     def read_from(self, offset: int) -> bytes:
         """Bytes appended after ``offset`` (for readers following a live writer)."""
-        with open(self._path, "rb") as handle:
+        with os.fdopen(open_regular(self._path), "rb") as handle:
             handle.seek(offset)
             return handle.read()
 
@@ -200,7 +202,7 @@ class FileStorage:
         if self._lock is not None:
             return
         for _attempt in range(5):
-            held = share_or_lock(os.open(self._path, os.O_RDWR | os.O_APPEND), self._path)
+            held = share_or_lock(open_regular(self._path, os.O_RDWR | os.O_APPEND), self._path)
             try:
                 if (os.stat(self._path).st_dev, os.stat(self._path).st_ino) == held.key:
                     self._lock = held

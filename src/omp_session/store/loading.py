@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from omp_session.format.migrate import migrate_records
 from omp_session.format.transform import resolve_blob_refs, sanitize_openai_replay
 from omp_session.gcpause import gc_paused
 from omp_session.store.blobs import BlobSink
+from omp_session.store.regular import open_regular, read_regular
 
 
 @dataclass
@@ -37,12 +39,10 @@ def read_session_bytes(path: Path) -> bytes:
     if path.is_dir():
         raise CorruptSessionError(path, "is a directory, not a session file")
     try:
-        return path.read_bytes()
-    except PermissionError as exc:
-        raise CorruptSessionError(path, f"cannot be read: {exc.strerror}") from exc
+        return read_regular(path)
+    except FileNotFoundError:
+        raise
     except OSError as exc:
-        if not path.exists():
-            raise
         raise CorruptSessionError(path, f"cannot be read: {exc.strerror or exc}") from exc
 
 
@@ -94,9 +94,9 @@ def load_session(path: Path | str, blobs: BlobSink | None = None) -> LoadedSessi
 def read_header(path: Path, limit: int | None = None) -> dict[str, Any] | None:
     """The header of ``path`` from its first line only (no size limit by default, §9 #18)."""
     try:
-        with open(path, "rb") as handle:
+        with os.fdopen(open_regular(path), "rb") as handle:
             first = handle.readline() if limit is None else handle.readline(limit)
-    except OSError:
+    except (OSError, CorruptSessionError):
         return None
     try:
         value = decode_line(first.removeprefix(BOM))

@@ -11,10 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from omp_session.errors import SessionError
 from omp_session.format.codec import BOM, _decode_slow, decode_lines
 from omp_session.format.ids import iso_to_ms
 from omp_session.store.loading import is_session_header, read_header
 from omp_session.store.paths import sessions_root
+from omp_session.store.regular import open_regular
 from omp_session.tools.listing_cache import FileKey, ListingCache, Row
 
 _LISTED = "_listed_file"  # where a listed info keeps the key of the file version it summarises
@@ -125,10 +127,10 @@ def summarize_records(path: Path, records: list[dict[str, Any]], mtime: float) -
 def session_info(path: Path) -> SessionInfo | None:
     """Read one file completely and summarise it; ``None`` for anything that is not a session."""
     try:
-        with open(path, "rb") as handle:
+        with os.fdopen(open_regular(path), "rb") as handle:
             data = handle.read()
             mtime = os.fstat(handle.fileno()).st_mtime
-    except OSError:
+    except (OSError, SessionError):
         return None
     return summarize_records(path, decode_lines(data).records, mtime)
 
@@ -173,11 +175,11 @@ def _load_details(info: SessionInfo, listed: FileKey) -> None:
 
 def _details(path: str) -> tuple[int, str, FileKey | None]:
     try:
-        with open(path, "rb") as handle:
+        with os.fdopen(open_regular(path), "rb") as handle:
             data = handle.read()
             stat = os.fstat(handle.fileno())
-    except OSError:
-        return 0, "", None  # gone since it was listed
+    except (OSError, SessionError):
+        return 0, "", None  # gone since it was listed, or not a regular file
     info = summarize_records(Path(path), decode_lines(data).records, stat.st_mtime)
     return (info.message_count, info.all_messages_text, FileKey.of(stat)) if info else (0, "", None)
 
@@ -253,10 +255,10 @@ def _cheap_row(data: bytes) -> Row:
 
 def _read_row(path: str) -> tuple[FileKey, float, Row] | None:
     try:
-        with open(path, "rb") as handle:
+        with os.fdopen(open_regular(path), "rb") as handle:
             data = handle.read()
             stat = os.fstat(handle.fileno())
-    except OSError:
+    except (OSError, SessionError):
         return None
     return FileKey.of(stat), stat.st_mtime, _cheap_row(data)
 

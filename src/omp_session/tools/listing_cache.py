@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from omp_session.format.codec import has_lone_surrogate
 from omp_session.store.paths import agent_dir
 
 SCHEMA_VERSION = 1
@@ -125,7 +126,13 @@ class ListingCache:
 
     def store(self, items: Iterable[tuple[str, FileKey, Row]]) -> None:
         """Insert or replace rows (one transaction; skipped if the database is busy)."""
-        rows = [(path, *key, *row) for path, key, row in items]
+        # SQLite stores strict UTF-8: a row holding a lone surrogate (issue 11 item 5) is not
+        # cached, so the listing always shows it exactly as the file has it.
+        rows = [
+            (path, *key, *row)
+            for path, key, row in items
+            if not any(isinstance(value, str) and has_lone_surrogate(value) for value in (path, *row))
+        ]
         if self._db is None or not rows:
             return
         try:
@@ -151,8 +158,8 @@ class ListingCache:
 
     def store_details(self, path: str, key: FileKey, message_count: int, text: str) -> None:
         """Remember the counted messages and the text of one file version."""
-        if self._db is None:
-            return
+        if self._db is None or has_lone_surrogate(path) or has_lone_surrogate(text):
+            return  # not storable as strict UTF-8: recomputed each time instead
         try:
             with self._transaction() as db:
                 db.execute(

@@ -15,10 +15,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from omp_session.errors import SessionError
 from omp_session.format.codec import decode_lines
 from omp_session.format.ids import iso_to_ms
 from omp_session.model.usage import UsageStatistics
 from omp_session.store.paths import is_within, validate_name
+from omp_session.store.regular import read_regular
 from omp_session.tools.listing import summarize_records
 
 __all__ = ["SessionCatalog", "SessionSummary", "resolve_ref"]
@@ -145,8 +147,8 @@ class SessionCatalog:
         if cached is not None and cached[0] == stat.st_mtime_ns and cached[1] == stat.st_size:
             return cached[2]
         try:
-            data = path.read_bytes()
-        except OSError:
+            data = read_regular(path)
+        except (OSError, SessionError):
             return None
         summary = summarize_file(self.root, path, data, stat.st_mtime_ns)
         with self._lock:
