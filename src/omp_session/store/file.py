@@ -177,6 +177,17 @@ class FileStorage:
             if known is not None and current._replace(ctime_ns=known.ctime_ns) == known:
                 self._known = current
 
+    def sibling(self, path: Path | None) -> FileStorage:
+        if path is None:
+            raise ValueError("a file storage needs a path")
+        return FileStorage(path, self.blobs, policy=self.policy, batch_interval=self.batch_interval)
+
+    def adopt_read_state(self, stat: os.stat_result) -> None:
+        """Record ``stat`` as the state last read, as :meth:`read` does, for a caller that read the
+        file through its own descriptor (the offset-index open): rewrites then still refuse to
+        overwrite changes made by someone else since."""
+        self._known = FileState.of(stat)
+
     def replaced_since_read(self) -> bool:
         """Whether the file at the path is no longer the one last read (renamed over by a rewrite,
         or truncated), so following it from an offset would misread it."""
@@ -399,3 +410,37 @@ class FileStorage:
                 os.fsync(held.fd)
             finally:
                 release(held)
+
+    def overwrite_title_slot(self, slot_line: bytes) -> None:
+        """Replace the omp 18 title slot (the first 256 bytes) in place (omp18-differences §1.2).
+
+        Refuses unless the file is the one we know and already starts with a slot of exactly the
+        same length, so no other byte can be touched. The write is one ``pwrite`` of 256 bytes at
+        offset 0 — inside the first sector, which filesystems write whole — then ``fsync``: a
+        crash leaves the old slot or the new one. (Not the append descriptor: with ``O_APPEND``,
+        Linux ``pwrite`` ignores the offset.)
+        """
+        from omp_session.format.title_slot import parse_slot_line
+
+        self._ensure_writable()
+        self.check_unchanged()
+        try:
+            fd = open_regular(self._path, os.O_RDWR)
+        except OSError as exc:
+            raise PersistenceError(self._path, exc) from exc
+        try:
+            current = os.pread(fd, len(slot_line), 0)
+            if (
+                len(current) != len(slot_line)
+                or not current.endswith(b"\n")
+                or parse_slot_line(current[:-1]) is None
+            ):
+                raise SessionChangedError(self._path, "the first line is not a title slot of the same size")
+            if os.pwrite(fd, slot_line, 0) != len(slot_line):
+                raise OSError("short write of the title slot")
+            os.fsync(fd)
+            self._known = FileState.of(os.fstat(fd))
+        except OSError as exc:
+            raise PersistenceError(self._path, exc) from exc
+        finally:
+            os.close(fd)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from omp_session.errors import SessionChangedError
 from omp_session.store.blobs import BlobSink, MemoryBlobStore
 
 
@@ -38,6 +39,23 @@ class MemoryStorage:
 
     def flush(self) -> None:
         return None
+
+    def read_from(self, offset: int) -> bytes:
+        return bytes(self._buffer[offset:])
+
+    def replaced_since_read(self) -> bool:
+        return False  # one owner: nobody else can replace the buffer
+
+    def sibling(self, path: Path | None) -> MemoryStorage:
+        return MemoryStorage(self.blobs)
+
+    def move(self, target: Path) -> None:
+        return None  # nothing is addressed by path in memory
+
+    def overwrite_title_slot(self, slot_line: bytes) -> None:
+        if self._buffer.find(b"\n") + 1 != len(slot_line):
+            raise SessionChangedError("<memory>", "the session does not start with a title slot of this size")
+        self._buffer[: len(slot_line)] = slot_line
 
     def close(self) -> None:
         return None

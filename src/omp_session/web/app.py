@@ -33,6 +33,7 @@ from starlette.routing import Route
 
 from omp_session.errors import SessionError
 from omp_session.format.codec import DISPLAY_ERRORS
+from omp_session.store.paths import blobs_dir_near
 from omp_session.web.catalog import SessionCatalog
 from omp_session.web.images import blob_file, inline_images, linked_images, sniff_raster_mime
 from omp_session.web.index_search import CatalogSearch
@@ -56,8 +57,8 @@ _VIEW_CACHE_SIZE = 8
 
 
 def default_blobs_dir(sessions_root: Path) -> Path:
-    """omp keeps blobs beside the sessions directory: ``<root>/../blobs`` (spec §1.1, §6.7)."""
-    return sessions_root.parent / "blobs"
+    """The blob store beside the sessions root (see :func:`omp_session.store.paths.blobs_dir_near`)."""
+    return blobs_dir_near(sessions_root)
 
 
 @dataclass(frozen=True)
@@ -185,7 +186,7 @@ class _Html(HTMLResponse):
     """HTML whose text may hold lone surrogates from a session (valid JSON, issue 11 item 5):
     they are sent as U+FFFD instead of failing to encode."""
 
-    def render(self, content: Any) -> bytes:
+    def render(self, content: Any) -> bytes | memoryview:
         return (
             content.encode(self.charset, DISPLAY_ERRORS)
             if isinstance(content, str)
@@ -194,7 +195,7 @@ class _Html(HTMLResponse):
 
 
 class _Text(PlainTextResponse):
-    def render(self, content: Any) -> bytes:
+    def render(self, content: Any) -> bytes | memoryview:
         return (
             content.encode(self.charset, DISPLAY_ERRORS)
             if isinstance(content, str)
