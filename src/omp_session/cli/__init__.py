@@ -15,7 +15,7 @@ import click
 
 from omp_session import __version__
 from omp_session._launcher import missing_extra_message
-from omp_session.cli._common import CliError, CliState
+from omp_session.cli._common import CliError, CliState, display_safe_streams
 from omp_session.cli.context import context
 from omp_session.cli.edit import fork, label
 from omp_session.cli.export import export
@@ -108,6 +108,7 @@ def main(ctx: click.Context, sessions_dir: Path | None) -> None:
     A SESSION is a session file path, a session id, or a unique prefix of an id or file name
     (matched as omp's --resume does: the current project's sessions first, then all).
     """
+    display_safe_streams()
     ctx.obj = CliState(sessions_dir if sessions_dir is not None else sessions_root())
 
 

@@ -13,6 +13,7 @@ from omp_session.cli._common import leaf_option, session_argument, state
 from omp_session.export.files import write_atomically
 from omp_session.export.jsonl import export_jsonl
 from omp_session.export.markdown import export_markdown
+from omp_session.format.codec import DISPLAY_ERRORS
 
 __all__ = ["export"]
 
@@ -64,5 +65,5 @@ def export(
     if output is None:
         click.echo(text, nl=False)
         return
-    write_atomically(output, text.encode("utf-8"))
+    write_atomically(output, text.encode("utf-8", DISPLAY_ERRORS))
     click.echo(f"wrote {output}", err=True)

@@ -21,15 +21,24 @@ __all__ = ["stats"]
 _COLUMNS = ("Entries", "Msgs", "Input", "Output", "Cache read", "Cache write", "Cost")
 
 
+def _count(value: float) -> str:
+    """``1,234``; infinite or NaN usage (a damaged file can hold ``1e400``) as ``∞``/``?``."""
+    try:
+        return f"{int(value):,}"
+    except OverflowError:
+        return "∞" if value > 0 else "-∞"
+    except ValueError:
+        return "?"
+
+
 def _cells(totals: Totals) -> list[str]:
     usage = totals.usage
     numbers = (usage.input, usage.output, usage.cacheRead, usage.cacheWrite)
-    return [
-        f"{totals.entries:,}",
-        f"{totals.messages:,}",
-        *(f"{int(n):,}" for n in numbers),
-        f"${usage.cost:,.4f}",
-    ]
+    try:
+        cost = f"${float(usage.cost):,.4f}"
+    except OverflowError:  # an integer cost beyond a float's range
+        cost = "$∞"
+    return [f"{totals.entries:,}", f"{totals.messages:,}", *(_count(n) for n in numbers), cost]
 
 
 def _table(first_column: str) -> Table:

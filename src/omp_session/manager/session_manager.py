@@ -16,6 +16,7 @@ from typing import Any
 from omp_session.dialects import Dialect, DialectChoice, auto_dialect, explicit_dialect
 from omp_session.errors import (
     ReadOnlySessionError,
+    SessionChangedError,
     SessionNotFoundError,
 )
 from omp_session.format import entry_factory as make
@@ -43,7 +44,7 @@ from omp_session.store.fast_open import (
 from omp_session.store.file import FileStorage
 from omp_session.store.loading import is_session_header, parse_session, read_session_bytes
 from omp_session.store.memory import MemoryStorage
-from omp_session.store.opening import absolute, open_file
+from omp_session.store.opening import OpenedFile, absolute, open_file
 from omp_session.store.paths import default_session_dir, session_file_path
 from omp_session.tools import listing
 
@@ -221,20 +222,34 @@ class SessionManager(
         directory = os.fspath(session_dir) if session_dir is not None else os.fspath(file_path.parent)
         if throw_if_missing and not file_path.exists():
             raise SessionNotFoundError(file_path)
-        opened = open_file(
-            file_path,
-            runtime.blob_store(),
-            read_only=read_only,
-            durability=durability,
-            use_index=runtime.offset_index,
-        )
-        loaded = opened.loaded
-        if loaded is None:
+
+        def open_it() -> OpenedFile:
+            return open_file(
+                file_path,
+                runtime.blob_store(),
+                read_only=read_only,
+                durability=durability,
+                use_index=runtime.offset_index,
+            )
+
+        opened = open_it()
+        if opened.loaded is None:
             if throw_if_missing:
                 opened.storage.close()
                 raise SessionNotFoundError(file_path)
             chosen, locked = dialect_for_new(dialect, file_path.parent)
-            return cls._start_at(file_path, directory, opened.storage, chosen, locked, runtime)
+            try:
+                return cls._start_at(file_path, directory, opened.storage, chosen, locked, runtime)
+            except SessionChangedError:
+                opened.storage.close()
+                if not file_path.exists():
+                    raise
+            # Another process created the file between our look and our creation (issue 11 item 2):
+            # open theirs instead, which takes the lock or names the process that holds it.
+            opened = open_it()
+            if opened.loaded is None:  # left blank by them: ours to start, under the lock now
+                return cls._start_at(file_path, directory, opened.storage, chosen, locked, runtime)
+        loaded = opened.loaded
         header = loaded.header
         chosen, locked = dialect_for_file(dialect, loaded.title_slot is not None)
         cwd = header["cwd"] if isinstance(header.get("cwd"), str) else os.getcwd()

@@ -142,7 +142,15 @@ class ListingCache:
 
     def store_infos(self, items: Iterable[tuple[FileKey, SessionInfo | None, str]]) -> None:
         """Insert or replace summaries (one transaction; skipped if the database is busy)."""
-        rows = [(path, *key, _encode_info(info) if info is not None else None) for key, info, path in items]
+        rows = []
+        for key, info, path in items:
+            try:
+                path.encode()  # SQLite text is strict UTF-8 too
+                rows.append((path, *key, _encode_info(info) if info is not None else None))
+            except (UnicodeEncodeError, orjson.JSONEncodeError):
+                # A lone surrogate (in a name, or JSON text omp wrote, issue 11 item 5) cannot be
+                # stored as UTF-8: that file is simply read afresh each time.
+                continue
         if self._db is None or not rows:
             return
         try:

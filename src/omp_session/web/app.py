@@ -24,6 +24,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -33,6 +34,7 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route
 
 from omp_session.errors import SessionError
+from omp_session.format.codec import DISPLAY_ERRORS
 from omp_session.store.paths import blobs_dir_near
 from omp_session.web.catalog import SessionCatalog
 from omp_session.web.images import blob_file, inline_images, linked_images, sniff_raster_mime
@@ -121,7 +123,7 @@ class _Viewer:
         except ValueError:
             page_number = 1
         page = build_index(self.catalog.sessions(), self.search, query, project, page_number)
-        return HTMLResponse(render_index(page, str(self.root)))
+        return _Html(render_index(page, str(self.root)))
 
     def session(self, request: Request) -> Response:
         path = self._locate(request)
@@ -131,9 +133,9 @@ class _Viewer:
             version = self._version(path)
             view = self._view(path, version)
         except (SessionError, OSError) as exc:
-            return PlainTextResponse(f"cannot read this session: {exc}", status_code=422)
+            return _Text(f"cannot read this session: {exc}", status_code=422)
         ref = str(request.path_params["ref"])
-        return HTMLResponse(render_session_page(view, ref, self._parent_ref(view), version, self.poll_ms))
+        return _Html(render_session_page(view, ref, self._parent_ref(view), version, self.poll_ms))
 
     def version(self, request: Request) -> Response:
         path = self._locate(request)
@@ -148,10 +150,8 @@ class _Viewer:
         try:
             view = self._view(path, self._version(path))
         except (SessionError, OSError) as exc:
-            return PlainTextResponse(f"cannot read this session: {exc}", status_code=422)
-        return HTMLResponse(
-            render_session_body(view, self._parent_ref(view)), headers={"Cache-Control": "no-store"}
-        )
+            return _Text(f"cannot read this session: {exc}", status_code=422)
+        return _Html(render_session_body(view, self._parent_ref(view)), headers={"Cache-Control": "no-store"})
 
     def export(self, request: Request) -> Response:
         path = self._locate(request)
@@ -160,9 +160,9 @@ class _Viewer:
         try:
             html = render_export(build_session_view(path, inline_images(self.blobs)))
         except (SessionError, OSError) as exc:
-            return PlainTextResponse(f"cannot read this session: {exc}", status_code=422)
+            return _Text(f"cannot read this session: {exc}", status_code=422)
         name = path.stem.encode("ascii", "replace").decode("ascii").replace('"', "_")
-        return HTMLResponse(html, headers={"Content-Disposition": f'attachment; filename="{name}.html"'})
+        return _Html(html, headers={"Content-Disposition": f'attachment; filename="{name}.html"'})
 
     def blob(self, request: Request) -> Response:
         digest = str(request.path_params["digest"])
@@ -172,7 +172,7 @@ class _Viewer:
         data = path.read_bytes()
         mime = sniff_raster_mime(data[:16])
         if mime is None:
-            return PlainTextResponse("not a raster image", status_code=415)
+            return _Text("not a raster image", status_code=415)
         return Response(
             data, media_type=mime, headers={"Cache-Control": "private, max-age=31536000, immutable"}
         )
@@ -184,8 +184,29 @@ class _Viewer:
         return Response(static_file(name), media_type=STATIC_FILES[name] + "; charset=utf-8")
 
 
+class _Html(HTMLResponse):
+    """HTML whose text may hold lone surrogates from a session (valid JSON, issue 11 item 5):
+    they are sent as U+FFFD instead of failing to encode."""
+
+    def render(self, content: Any) -> bytes | memoryview:
+        return (
+            content.encode(self.charset, DISPLAY_ERRORS)
+            if isinstance(content, str)
+            else super().render(content)
+        )
+
+
+class _Text(PlainTextResponse):
+    def render(self, content: Any) -> bytes | memoryview:
+        return (
+            content.encode(self.charset, DISPLAY_ERRORS)
+            if isinstance(content, str)
+            else super().render(content)
+        )
+
+
 def _not_found() -> Response:
-    return PlainTextResponse("not found", status_code=404)
+    return _Text("not found", status_code=404)
 
 
 def create_app(

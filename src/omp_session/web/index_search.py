@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from omp_session.errors import SessionError
 from omp_session.store.loading import parse_session
+from omp_session.store.regular import read_regular
 from omp_session.tools.search import SearchHit, compile_query, search_entries
 from omp_session.web.catalog import SessionSummary
 
@@ -42,8 +43,8 @@ def _plain_needle(query: str) -> bytes | None:
 
 def _search_one(summary: SessionSummary, pattern: re.Pattern[str], needle: bytes | None) -> list[SearchHit]:
     try:
-        data = summary.path.read_bytes()
-    except OSError:
+        data = read_regular(summary.path)
+    except (OSError, SessionError):
         return []
     if needle is not None and needle not in data.lower():
         return []

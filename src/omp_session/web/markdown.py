@@ -22,6 +22,8 @@ from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name, get_lexer_for_filename
 from pygments.util import ClassNotFound
 
+from omp_session.format.codec import display_text
+
 __all__ = ["highlight_code", "lexer_for_path", "pygments_css", "render_markdown"]
 
 #: Tags markdown-it can produce from CommonMark + tables + strikethrough (images become links).
@@ -75,7 +77,7 @@ def render_markdown(text: str) -> Markup:
     >>> str(render_markdown("<b>hi</b> *there*"))
     '<p>&lt;b&gt;hi&lt;/b&gt; <em>there</em></p>\\n'
     """
-    html = _parser().render(text)
+    html = _parser().render(display_text(text))  # lone surrogates shown as U+FFFD (issue 11 item 5)
     cleaned = nh3.clean(
         html,
         tags=_TAGS,
