@@ -80,3 +80,15 @@ class SessionNotFoundError(SessionError, FileNotFoundError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+class ForeignSessionError(SessionError):
+    """Another agent's transcript cannot be imported (unreadable, empty or malformed).
+
+    The message is omp's own wording (spec importers §1.2, §2.2); ``path`` names the source file.
+    The source file is never modified.
+    """
+
+    def __init__(self, path: Path | str, message: str) -> None:
+        self.path = Path(path)
+        super().__init__(message)
