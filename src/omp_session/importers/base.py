@@ -77,6 +77,8 @@ class ConvertedSession:
     title_source: str | None = None
     title_trigger: str | None = None
     stats: ReadStats = field(default_factory=ReadStats)
+    #: The physical source line each entry came from (diagnostics, tests and the viewer).
+    source_lines: dict[str, int] = field(default_factory=dict)
     #: Named deviations that changed this conversion (docs/importers.md), with how often each applied.
     deviations: dict[str, int] = field(default_factory=dict)
 

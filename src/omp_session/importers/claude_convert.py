@@ -83,6 +83,7 @@ class _Builder:
         if pending_cursor is not None:
             self.deferred.append((entry, pending_cursor, line))
         self.out.entries.append(entry)
+        self.out.source_lines[entry["id"]] = line
 
     # ---------------------------------------------------------------- records
 

@@ -231,6 +231,7 @@ def _emit(queue: _Queue, out: ConvertedSession) -> None:
         entry = _entry(item, f"codex-{_base36(ordinal)}", parent, queue.fallback)
         if entry is not None:
             out.entries.append(entry)
+            out.source_lines[entry["id"]] = item.line
             parent = ids[id(item)] = entry["id"]
     out.leaf_id = parent
     for number, (_, segment) in enumerate(queue.abandoned, start=1):
@@ -242,6 +243,7 @@ def _emit(queue: _Queue, out: ConvertedSession) -> None:
         for item in segment:
             if id(item) in ids and (entry := _entry(item, ids[id(item)], branch_parent, queue.fallback)):
                 out.entries.append(entry)
+                out.source_lines[entry["id"]] = item.line
                 branch_parent = entry["id"]
     meta_parent: str | None = None
     for line, ts, record in queue.kept_records:
@@ -256,6 +258,7 @@ def _emit(queue: _Queue, out: ConvertedSession) -> None:
                 "timestamp": iso_from_ms(int(ts)),
             }
         )
+        out.source_lines[entry_id] = line
         meta_parent = entry_id
         out.note(KEPT_RECORD)
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from omp_session.importers.base import ForeignSessionStore, Source
 from omp_session.importers.claude import ClaudeSessionStore
 from omp_session.importers.codex import CodexSessionStore
+from omp_session.importers.pi import PiSessionStore
 
 
 def make_store(
@@ -17,6 +18,8 @@ def make_store(
         return ClaudeSessionStore(root, env)
     if source == "codex":
         return CodexSessionStore(root, env)
+    if source == "pi":
+        return PiSessionStore(root, env)
     raise ValueError(f"unknown source {source!r}")
 
 
