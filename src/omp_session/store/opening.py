@@ -15,7 +15,7 @@ from omp_session.store import DurabilityPolicy
 from omp_session.store.blobs import BlobSink
 from omp_session.store.fast_open import IndexedOpen, open_indexed
 from omp_session.store.file import FileStorage
-from omp_session.store.loading import LoadedSession, is_blank, parse_session
+from omp_session.store.loading import LoadedSession, is_blank, is_slot_only, parse_session
 
 
 @dataclass
@@ -48,7 +48,8 @@ def open_file(path: Path, blobs: BlobSink, *, read_only: bool, durability: Durab
         found = _lock_and_read(storage, path, read_only)
         if isinstance(found, IndexedOpen):
             return OpenedFile(path, storage, found.loaded, found.read_offset)
-        if is_blank(found):
+        if is_blank(found) or len(found) < 65536 and is_slot_only(found):
+            # omp 18 starts afresh on a slot-only file too (its slot title is lost, §6.2).
             if read_only:
                 raise CorruptSessionError(path, "empty session file")
             return OpenedFile(path, storage)
