@@ -12,9 +12,10 @@ from typing import Any
 
 from omp_session.errors import ForeignSessionError
 from omp_session.format.ids import iso_from_ms
-from omp_session.importers import ForeignSessionInfo
+from omp_session.importers import ForeignSessionInfo, ForeignSessionStore
 from omp_session.importers.base import ConvertedSession
 from omp_session.importers.jsonl import iter_records
+from omp_session.importers.persist import persist_new
 from omp_session.importers.stores import make_store
 
 HERE = Path(__file__).parent
@@ -136,16 +137,40 @@ def raw_result(
         raw["header"] = manager.get_header()
         raw["entries"] = manager.get_entries()
         raw["leafId"] = manager.get_leaf_id()
-        context = manager.build_session_context().to_dict()
-        raw["context"] = {
-            k: context[k] for k in ("messages", "thinkingLevel", "models", "injectedTtsrRules", "mode")
-        }
-        raw["usage"] = manager.get_usage_statistics().to_dict()
+        raw["context"] = converted.context().to_dict()
+        raw["usage"] = converted.usage().to_dict()
         raw["sessionName"] = manager.get_session_name()
         raw["titleSource"] = manager.get_header().get("titleSource")
         raw["cwd"] = manager.get_cwd()
+    raw["persisted"] = persisted(store, info, home, persist_dir, lossless=lossless)
     texts = [p.read_bytes().decode("utf-8", errors="surrogateescape") for p in inputs]
     return raw, texts, converted
+
+
+def persisted(
+    store: ForeignSessionStore, info: ForeignSessionInfo, home: Path, persist_dir: Path, *, lossless: bool
+) -> dict[str, Any]:
+    """omp's ``persistForeignSession`` with the harness's fallback cwd, as the raw ``persisted`` key."""
+    fallback = home / "fallback-cwd"
+    fallback.mkdir(exist_ok=True)
+    try:
+        converted = store.convert(info, lossless=lossless)
+    except ForeignSessionError as error:
+        return {"error": error_of(error)}
+    path, _ = persist_new(converted, info, session_dir=persist_dir, fallback_cwd=str(fallback))
+    data = path.read_bytes()
+    lines = [json.loads(line) for line in data.split(b"\n") if line]
+    header = lines[1]
+    return {
+        "file": str(path),
+        "sessionId": header["id"],
+        "cwd": header["cwd"],
+        "sessionName": header.get("title"),
+        "titleSource": header.get("titleSource"),
+        "header": header,
+        "leafId": lines[-1]["id"],
+        "file_lines_raw": data.decode().split("\n")[:-1] if data.endswith(b"\n") else data.decode().split("\n"),
+    }
 
 
 def normalize(raw: dict[str, Any], texts: list[str]) -> dict[str, Any]:

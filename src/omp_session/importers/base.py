@@ -9,15 +9,16 @@ converts one of them into omp entries. A conversion is plain data (:class:`Conve
 from __future__ import annotations
 
 import os
-import re
-import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Literal, Protocol
 
+from omp_session.dialects import OMP_18_2
 from omp_session.format.ids import iso_from_ms, now_iso, random_entry_suffix
 from omp_session.importers.jsonl import ReadStats
 from omp_session.manager import SessionManager
+from omp_session.model.context import SessionContext, build_session_context
+from omp_session.model.usage import UsageStatistics
 from omp_session.store.memory import MemoryStorage
 
 Entry = dict[str, Any]
@@ -107,7 +108,7 @@ class ConvertedSession:
         header: Entry = {
             "type": "session",
             "version": 3,
-            "id": session_id or uuid7(),
+            "id": session_id or OMP_18_2.new_session_id(),
             "timestamp": now or now_iso(),
             "cwd": self.cwd,
         }
@@ -116,6 +117,15 @@ class ConvertedSession:
             header["title"] = title
             header["titleSource"] = self.title_source
         return header
+
+    def context(self) -> SessionContext:
+        """The context omp 18 builds for this conversion at its leaf (title entry included)."""
+        entries, leaf = self.with_title()
+        return build_session_context(entries, leaf, rules=OMP_18_2.context)
+
+    def usage(self) -> UsageStatistics:
+        """omp 18's ``getUsageStatistics()`` over every entry."""
+        return UsageStatistics.of(self.entries).reported(OMP_18_2.usage)
 
     def to_manager(self) -> SessionManager:
         """An in-memory, non-persistent manager holding the conversion (omp's ``store.load``)."""
@@ -146,13 +156,9 @@ class ForeignSessionStore(Protocol):
         ...
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_SPACES = re.compile(r" {2,}")
-
-
 def clean_title(title: str) -> str:
-    """omp's ``setSessionName`` cleaning: control characters to spaces, space runs collapsed, trimmed."""
-    return _SPACES.sub(" ", _CONTROL.sub(" ", title)).strip()
+    """omp 18's ``setSessionName`` cleaning (the dialect owns the rule)."""
+    return OMP_18_2.clean_title(title)
 
 
 def fresh_entry_id(existing: set[str]) -> str:
@@ -160,16 +166,6 @@ def fresh_entry_id(existing: set[str]) -> str:
         candidate = random_entry_suffix()
         if candidate not in existing:
             return candidate
-
-
-def uuid7(ms: int | None = None) -> str:
-    """A UUIDv7 (RFC 9562): omp 18 names sessions with these."""
-    stamp = int(time.time() * 1000) if ms is None else ms
-    rand = int.from_bytes(os.urandom(10), "big")
-    value = (stamp & ((1 << 48) - 1)) << 80 | 0x7 << 76 | (rand >> 68 & 0xFFF) << 64
-    value |= 0b10 << 62 | rand & ((1 << 62) - 1)
-    text = f"{value:032x}"
-    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
 def ns_to_ms(ns: int) -> float:

@@ -3,7 +3,9 @@
 With ``lossless=False`` the result is omp 18.2.3's, entry for entry. With ``lossless=True`` (the
 default) the named deviations of docs/importers.md apply: every record omp drops is kept (a
 ``claude_record`` custom entry in its place in the tree, or a ``compaction`` entry for a
-``compact_boundary``), a response split over several records becomes one assistant message with
+``compact_boundary``), every converted record keeps what omp leaves behind in the entry's
+``sourceRecords`` (its metadata and the content blocks omp drops), a response split over several
+records becomes one assistant message with
 its usage counted once, ``toolUseResult`` becomes the tool result's ``details``, and sub-agent
 transcripts (``<session>/subagents/*.jsonl``) are kept as ``claude_subagent_record`` entries.
 
@@ -20,7 +22,13 @@ from typing import Any
 from omp_session.errors import ForeignSessionError
 from omp_session.format.ids import iso_from_ms
 from omp_session.importers.base import ConvertedSession, ForeignSessionInfo, js_string
-from omp_session.importers.claude_records import Converted, claude_timestamp_ms, convert_record, message_text
+from omp_session.importers.claude_records import (
+    Converted,
+    claude_timestamp_ms,
+    convert_record,
+    message_text,
+    source_record,
+)
 from omp_session.importers.jsonl import ReadStats, iter_records
 
 Entry = dict[str, Any]
@@ -130,16 +138,20 @@ class _Builder:
             parent, first, self.last_model = entry_id, False, model
         if self.lossless and "toolUseResult" in record:
             self._attach_tool_details(record, converted)
+        first_message = True
         for item in converted:
             self.counter += 1
             entry_id = self.unique(f"claude-{key}-{item.suffix}-{self.counter}")
-            entry = {
+            entry: Entry = {
                 "type": "message",
                 "id": entry_id,
                 "parentId": parent,
                 "timestamp": iso,
                 "message": item.message,
             }
+            if self.lossless and first_message:
+                entry["sourceRecords"] = [source_record(record, line)]
+                first_message = False
             self.emit(entry, cursor if first else None, line)
             parent, first = entry_id, False
             if item.message.get("role") == "assistant":
@@ -233,6 +245,7 @@ class _Builder:
         for field in ("usage", "stopReason", "errorMessage", "errorStatus"):
             if field in new:
                 message[field] = new[field]
+        previous.setdefault("sourceRecords", []).append(source_record(record, line))
         self.tails[key] = (line, previous["id"])
         self.upstream_leaf = previous["id"]
         self.out.note(MERGED_RESPONSE)

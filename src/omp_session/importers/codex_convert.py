@@ -7,7 +7,7 @@ given at the end, once rollbacks have settled the queue.
 With ``lossless=True`` (the default) the named deviations of docs/importers.md apply: usage comes
 from ``token_count`` events, rolled-back turns stay as an abandoned branch, a compaction's
 ``tokensBefore`` is the last reported context size, and every record that yields no entry is kept
-as a ``codex_record`` custom entry.
+as a ``codex_record`` custom entry; every entry keeps its record in ``sourceRecords``.
 """
 
 from __future__ import annotations
@@ -129,12 +129,14 @@ class _Queue:
         if item is None:
             return
         item.line = line
+        if self.lossless:
+            item.record = record
         if item.rollback_turns:
             self._rollback(item.rollback_turns)
         else:
             self.items.append(item)
         if item.following is not None:
-            self.items.append(Item(message=item.following, line=line))
+            self.items.append(Item(message=item.following, line=line))  # its record is on the call
         if item.title:
             self.title = item.title
         if item.compaction is not None and self.lossless and self.context_tokens:
@@ -185,6 +187,13 @@ def _emits(item: Item) -> bool:
 
 
 def _entry(item: Item, entry_id: str, parent: str | None, fallback: float) -> Entry | None:
+    entry = _bare_entry(item, entry_id, parent, fallback)
+    if entry is not None and item.record is not None:
+        entry["sourceRecords"] = [{"line": item.line, "record": item.record}]
+    return entry
+
+
+def _bare_entry(item: Item, entry_id: str, parent: str | None, fallback: float) -> Entry | None:
     stamp = item.message["timestamp"] if item.message is not None else item.timestamp
     iso = iso_from_ms(int(stamp if stamp is not None else fallback))
     if item.message is not None:
