@@ -169,7 +169,9 @@ def persisted(
         "titleSource": header.get("titleSource"),
         "header": header,
         "leafId": lines[-1]["id"],
-        "file_lines_raw": data.decode().split("\n")[:-1] if data.endswith(b"\n") else data.decode().split("\n"),
+        "file_lines_raw": data.decode().split("\n")[:-1]
+        if data.endswith(b"\n")
+        else data.decode().split("\n"),
     }
 
 

@@ -247,13 +247,19 @@ def _emit(queue: _Queue, out: ConvertedSession) -> None:
         for ordinal, item in enumerate(segment, start=1):
             if _emits(item):
                 ids[id(item)] = f"codex-rollback-{number}-{_base36(ordinal)}"
+    branch: list[tuple[Item, str | None]] = []
     for anchor, segment in queue.abandoned:
         branch_parent = ids.get(id(anchor)) if anchor is not None else None
         for item in segment:
-            if id(item) in ids and (entry := _entry(item, ids[id(item)], branch_parent, queue.fallback)):
-                out.entries.append(entry)
-                out.source_lines[entry["id"]] = item.line
-                branch_parent = entry["id"]
+            if id(item) in ids:
+                branch.append((item, branch_parent))
+                branch_parent = ids[id(item)]
+    # In file order, so a parent (possibly in a later rollback's segment) precedes its children.
+    for item, branch_parent in sorted(branch, key=lambda pair: pair[0].line):
+        entry = _entry(item, ids[id(item)], branch_parent, queue.fallback)
+        if entry is not None:
+            out.entries.append(entry)
+            out.source_lines[entry["id"]] = item.line
     meta_parent: str | None = None
     for line, ts, record in queue.kept_records:
         entry_id = f"codex-record-{line}"
