@@ -99,7 +99,7 @@ def test_import_is_idempotent_and_appends_only_what_is_new(tmp_path: Path) -> No
     after = first.path.read_bytes()
     assert after.startswith(before)
     added = [json.loads(line) for line in after[len(before) :].splitlines()]
-    assert [e.get("id") for e in added][0] == "claude-c1a0de01-0000-4000-8000-0000000000ff-message-5"
+    assert added[0].get("id") == "claude-c1a0de01-0000-4000-8000-0000000000ff-message-5"
     assert added[-1]["customType"] == "foreign_session_import"
     assert added[0]["parentId"] == "claude-c1a0de01-0000-4000-8000-000000000004-message-4"
     with SessionManager.open(first.path) as session:

@@ -34,7 +34,13 @@ from omp_session.importers.base import (
 )
 from omp_session.store.file import fsync_directory
 from omp_session.store.lock import try_lock
-from omp_session.store.paths import default_session_dir, session_file_path, sessions_root
+from omp_session.store.paths import (
+    encode_session_dir_name,
+    home_dir,
+    session_file_path,
+    sessions_root,
+    temp_root,
+)
 
 Entry = dict[str, Any]
 Status = Literal["imported", "updated", "unchanged", "reimported"]
@@ -104,6 +110,7 @@ def persist_new(
     info: ForeignSessionInfo,
     *,
     session_dir: str | os.PathLike[str] | None = None,
+    root: Path | None = None,
     fallback_cwd: str | None = None,
     dry_run: bool = False,
 ) -> tuple[Path, int]:
@@ -114,7 +121,11 @@ def persist_new(
     if fallback_cwd is not None and not os.path.isdir(converted.cwd):
         converted.cwd = fallback_cwd  # omp's moveTo(fallbackCwd) for a cwd that no longer exists
     header = converted.header(now=now)
-    directory = Path(session_dir) if session_dir is not None else default_session_dir(converted.cwd)
+    if session_dir is not None:
+        directory = Path(session_dir)
+    else:  # omp's per-project directory, computed without creating it (a dry run writes nothing)
+        base = root if root is not None else sessions_root()
+        directory = base / encode_session_dir_name(converted.cwd, home_dir(), temp_root())
     path = session_file_path(directory, now, header["id"])
     if not dry_run:
         directory.mkdir(parents=True, exist_ok=True)
@@ -254,7 +265,8 @@ def import_session(
 ) -> ImportOutcome:
     """Import ``info`` unless already done; bring an earlier import up to date (module docstring)."""
     converted = store.convert(info, lossless=lossless)
-    imports = known if known is not None else find_imports(root or sessions_root())
+    root = root if root is not None else sessions_root()
+    imports = known if known is not None else find_imports(root)
     previous = imports.get((info.source, info.path))
     reason = ""
     if previous is not None and previous.exists():
