@@ -30,6 +30,7 @@ from omp_session.importers.claude_records import (
     source_record,
 )
 from omp_session.importers.jsonl import ReadStats, iter_records
+from omp_session.importers.timestamps import canonical_iso_ms
 
 Entry = dict[str, Any]
 
@@ -39,6 +40,13 @@ COMPACTION = "claude.compaction"
 MERGED_RESPONSE = "claude.merged_response"
 TOOL_DETAILS = "claude.tool_result_details"
 SUBAGENT = "claude.subagent_transcript"
+
+
+def _iso(raw: Any, ms: float) -> str:
+    """``new Date(ms).toISOString()``: a canonical input timestamp is already that string."""
+    if isinstance(raw, str) and len(raw) == 24 and canonical_iso_ms(raw) == ms:
+        return raw
+    return iso_from_ms(int(ms))
 
 
 class _Builder:
@@ -116,7 +124,7 @@ class _Builder:
         if self.lossless and self._fold_into_compaction(record, key, line, converted):
             return
         parent, cursor = self.resolve(js_string(record.get("parentUuid")), line)
-        iso = iso_from_ms(int(ts))
+        iso = _iso(record.get("timestamp"), ts)
         if self.lossless and self._merge_split_response(record, key, line, parent, converted):
             return
         first = True
@@ -163,7 +171,7 @@ class _Builder:
     # ---------------------------------------------------------------- lossless deviations
 
     def _keep_dropped(self, line: int, record: dict[str, Any], key: str, uuid: str | None, ts: float) -> None:
-        iso = iso_from_ms(int(ts))
+        iso = _iso(record.get("timestamp"), ts)
         if record.get("type") == "system" and record.get("subtype") == "compact_boundary" and uuid:
             self._compaction(line, record, key, uuid, iso)
             return

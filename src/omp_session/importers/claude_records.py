@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from omp_session.format.ids import iso_to_ms
+from omp_session.importers.timestamps import canonical_iso_ms
 from omp_session.importers.base import js_string
 
 Message = dict[str, Any]
@@ -21,6 +22,8 @@ class Converted(NamedTuple):
 
 def claude_timestamp_ms(value: object, fallback: float) -> float:
     """A number is epoch ms as is; a string goes through ``Date.parse``; else the fallback."""
+    if isinstance(value, str) and (fast := canonical_iso_ms(value)) is not None:
+        return fast
     if isinstance(value, bool):
         return fallback
     if isinstance(value, int | float):
