@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from omp_session.format.ids import iso_to_ms
-from omp_session.importers.timestamps import canonical_iso_ms
 from omp_session.importers.base import js_string
+from omp_session.importers.timestamps import canonical_iso_ms
 
 Message = dict[str, Any]
 
