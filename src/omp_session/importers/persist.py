@@ -105,6 +105,19 @@ def _session_lines(
         yield encode_line(entry)
 
 
+def write_view_copy(path: Path, converted: ConvertedSession) -> None:
+    """``converted`` as a session file at ``path`` for reading only (the viewer's mirror): the header
+    (with the title) first and no title slot or import marker, so every reader of this package
+    lists it. Never used for a session the user keeps (:func:`persist_new` writes those)."""
+    now = now_iso()
+    entries, _ = converted.with_title(now)
+    temp = path.with_name(f".{path.name}.tmp")
+    with open(temp, "wb") as handle:
+        handle.write(encode_line(converted.header(now=now)))
+        handle.writelines(encode_line(entry) for entry in entries)
+    os.replace(temp, path)
+
+
 def persist_new(
     converted: ConvertedSession,
     info: ForeignSessionInfo,
@@ -278,7 +291,7 @@ def import_session(
             return ImportOutcome(info, status, previous, added, converted, dry_run=dry_run)
         reason = conflict
     path, added = persist_new(
-        converted, info, session_dir=session_dir, fallback_cwd=fallback_cwd, dry_run=dry_run
+        converted, info, session_dir=session_dir, root=root, fallback_cwd=fallback_cwd, dry_run=dry_run
     )
     if not dry_run:
         imports[(info.source, info.path)] = path
