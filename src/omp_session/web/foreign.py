@@ -113,7 +113,7 @@ class ForeignMirror:
                         summary,
                         ref=f"@{source}/{summary.ref}",
                         project=f"@{source}/{summary.project}",
-                        cwd=f"{name} · {summary.cwd}",
+                        info=dataclasses.replace(summary.info, cwd=f"{name} · {summary.cwd}"),
                     )
                 )
         return rows
