@@ -30,7 +30,10 @@ ENV_VAR = "OMP_SESSION_DIALECT"
 _CONTROL_CHARS = re.compile("[\u0000-\u001f\u007f-\u009f]")
 _SPACE_RUNS = re.compile(" +")
 #: What JavaScript's ``String.prototype.trim`` removes (WhiteSpace and LineTerminator).
-_JS_TRIM = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_JS_TRIM = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
 
 
 def keep_title(name: str) -> str:

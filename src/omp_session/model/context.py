@@ -106,13 +106,11 @@ def _scan_state(path: Sequence[Entry], context: SessionContext) -> Entry | None:
         kind = entry.get("type")
         if kind == "message":
             message = entry.get("message")
-            if isinstance(message, dict) and message.get("role") == "assistant":
-                # omp 13.19.0: the assistant overrides an explicit default model (§5 step 4);
-                # omp 18: only until an explicit default is on the path (omp18-differences §3.2).
-                if not explicit_default:
-                    context.models["default"] = (
-                        f"{_js_str(message.get('provider'))}/{_js_str(message.get('model'))}"
-                    )
+            # omp 13.19.0: the assistant overrides an explicit default model (§5 step 4);
+            # omp 18: only until an explicit default is on the path (omp18-differences §3.2).
+            if isinstance(message, dict) and message.get("role") == "assistant" and not explicit_default:
+                provider, name = _js_str(message.get("provider")), _js_str(message.get("model"))
+                context.models["default"] = f"{provider}/{name}"
         elif kind == "thinking_level_change":
             level = entry.get("thinkingLevel")
             context.thinking_level = level if level is not None else "off"
@@ -194,7 +192,9 @@ def _remote_history(compaction: Entry) -> dict[str, Any] | None:
     return {"type": "openaiResponsesHistory", "provider": provider, "items": history}
 
 
-def _compaction_message(compaction: Entry, payload: dict[str, Any] | None, rules: ContextRules) -> dict[str, Any]:
+def _compaction_message(
+    compaction: Entry, payload: dict[str, Any] | None, rules: ContextRules
+) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "compactionSummary", "summary": compaction.get("summary")}
     for key in rules.compaction_summary_fields:
         if key in compaction:
@@ -289,4 +289,3 @@ def build_session_context(
             return SessionContext(rules=rules)
         leaf = entries[-1]
     return context_from_path(index.path_to(leaf), rules=rules)
-

@@ -116,9 +116,9 @@ def drop_failed_turns(messages: list[Message]) -> None:
         if message.get("role") != "assistant" or message.get("stopReason") not in ("aborted", "error"):
             continue
         following = messages[i + 1] if i + 1 < len(messages) else None
-        if following is not None and following.get("role") == "custom":
-            if following.get("customType") == _INTERRUPTED_THINKING:
-                continue
+        interrupted_thinking = following is not None and following.get("customType") == _INTERRUPTED_THINKING
+        if interrupted_thinking and following is not None and following.get("role") == "custom":
+            continue
         content = message.get("content")
         calls = {
             block.get("id")

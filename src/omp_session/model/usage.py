@@ -22,7 +22,11 @@ from omp_session.dialects import OMP_13_19, UsageRules
 
 #: Token keys omp adds with ``+=`` (a missing one makes the total NaN in JavaScript).
 _STRICT_KEYS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
-_ORCHESTRATION = (("orchestrationInput", "input"), ("orchestrationOutput", "output"), ("orchestrationCacheRead", "cacheRead"))
+_ORCHESTRATION = (
+    ("orchestrationInput", "input"),
+    ("orchestrationOutput", "output"),
+    ("orchestrationCacheRead", "cacheRead"),
+)
 
 
 def _number(value: Any) -> float | None:
@@ -128,7 +132,7 @@ class UsageStatistics:
         out: dict[str, float | None] = {}
         for key in self.keys:
             value: float | None = getattr(self, key)
-            if self.missing_is_nan and key in self.missing or value is not None and math.isnan(value):
+            if (self.missing_is_nan and key in self.missing) or (value is not None and math.isnan(value)):
                 value = None
             out[key] = value
         return out

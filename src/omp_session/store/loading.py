@@ -137,6 +137,7 @@ def read_header(path: Path, limit: int | None = None) -> dict[str, Any] | None:
         return None
     if not is_session_header(value):
         return None
+    header: dict[str, Any] = value
     if slot is not None:
-        fold_into_header(value, slot)
-    return value
+        fold_into_header(header, slot)
+    return header

@@ -48,7 +48,7 @@ def open_file(path: Path, blobs: BlobSink, *, read_only: bool, durability: Durab
         found = _lock_and_read(storage, path, read_only)
         if isinstance(found, IndexedOpen):
             return OpenedFile(path, storage, found.loaded, found.read_offset)
-        if is_blank(found) or len(found) < 65536 and is_slot_only(found):
+        if is_blank(found) or (len(found) < 65536 and is_slot_only(found)):
             # omp 18 starts afresh on a slot-only file too (its slot title is lost, §6.2).
             if read_only:
                 raise CorruptSessionError(path, "empty session file")
