@@ -189,13 +189,12 @@ def job_floor(path: str) -> None:
 
 
 def job_import(path: str, mode: str, out_dir: str) -> None:
+    """What ``omp-session import claude PATH`` does for a first import (a streaming conversion)."""
     from omp_session.importers.claude import ClaudeSessionStore
-    from omp_session.importers.persist import persist_new
+    from omp_session.importers.persist import persist_streaming
 
     store = ClaudeSessionStore(Path(path).parents[2])
-    info = store.info_for(path)
-    converted = store.convert(info, lossless=mode == "lossless")
-    persist_new(converted, info, session_dir=out_dir)
+    persist_streaming(store, store.info_for(path), session_dir=out_dir, lossless=mode == "lossless")
 
 
 def _child(job: str, *args: str) -> None:

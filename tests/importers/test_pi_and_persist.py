@@ -131,3 +131,44 @@ def test_dry_run_writes_nothing(tmp_path: Path) -> None:
     )
     assert outcome.status == "imported" and outcome.dry_run
     assert not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize("case", corpus.cases("claude"))
+def test_streaming_conversion_hands_over_exactly_the_entries(tmp_path: Path, case: str) -> None:
+    """Draining after every record gives the same entries, in the same order, as a whole conversion."""
+    from omp_session.errors import ForeignSessionError
+    from omp_session.importers.base import file_mtime_ms
+    from omp_session.importers.claude_convert import convert_claude
+
+    staged, _ = corpus.stage("claude", case, tmp_path)
+    store = make_store("claude", env={"HOME": str(tmp_path)})
+    info = store.info_for(str(staged))
+    streamed: list[dict] = []  # type: ignore[type-arg]
+    try:
+        whole = convert_claude(info, mtime_ms=file_mtime_ms(str(staged)))
+    except ForeignSessionError:
+        with pytest.raises(ForeignSessionError):
+            convert_claude(info, mtime_ms=file_mtime_ms(str(staged)), sink=streamed.extend, drain_every=1)
+        return
+    result = convert_claude(info, mtime_ms=file_mtime_ms(str(staged)), sink=streamed.extend, drain_every=1)
+    assert result.entries == []
+    assert streamed == whole.entries
+    assert (result.leaf_id, result.title, result.cwd) == (whole.leaf_id, whole.title, whole.cwd)
+
+
+def test_streaming_persist_writes_what_persist_new_writes(tmp_path: Path) -> None:
+    from omp_session.importers.persist import persist_new, persist_streaming
+
+    staged, _ = corpus.stage("claude", "split_blocks_shared_message_id", tmp_path)
+    store = make_store("claude", env={"HOME": str(tmp_path)})
+    info = store.info_for(str(staged))
+    fallback = str(tmp_path)
+    one, _ = persist_new(store.convert(info), info, session_dir=tmp_path / "a", fallback_cwd=fallback)
+    two, _, _ = persist_streaming(store, info, session_dir=tmp_path / "b", fallback_cwd=fallback)
+
+    def body(path: Path) -> list[str]:  # everything but the slot, the header and the fresh marker id/time
+        lines = path.read_text().splitlines()
+        return [*lines[2:-1], json.dumps(json.loads(lines[-1])["data"])]
+
+    assert body(one) == body(two)
+    assert one.read_bytes().index(b"\n") == two.read_bytes().index(b"\n") == 255

@@ -9,6 +9,7 @@ converts one of them into omp entries. A conversion is plain data (:class:`Conve
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Literal, Protocol
@@ -22,6 +23,8 @@ from omp_session.model.usage import UsageStatistics
 from omp_session.store.memory import MemoryStorage
 
 Entry = dict[str, Any]
+#: Receives converted entries in order (a streaming conversion, see ``convert_streaming``).
+Sink = Callable[[list[Entry]], None]
 Source = Literal["claude", "codex", "pi"]
 
 #: Every source this package imports, in the order the CLI and the viewer show them.
@@ -93,7 +96,7 @@ class ConvertedSession:
             return self.entries, self.leaf_id
         entry: Entry = {
             "type": "title_change",
-            "id": fresh_entry_id({str(e.get("id")) for e in self.entries}),
+            "id": fresh_entry_id({*self.source_lines, *(str(e.get("id")) for e in self.entries)}),
             "parentId": self.leaf_id,
             "timestamp": now or now_iso(),
             "title": title,
@@ -153,6 +156,12 @@ class ForeignSessionStore(Protocol):
 
     def convert(self, info: ForeignSessionInfo, *, lossless: bool = True) -> ConvertedSession:
         """Convert one session; ``lossless=False`` reproduces omp 18.2.3 exactly (the corpus)."""
+        ...
+
+    def convert_streaming(
+        self, info: ForeignSessionInfo, sink: Sink, *, lossless: bool = True
+    ) -> ConvertedSession:
+        """:meth:`convert`, but the entries go to ``sink`` in order (the result holds none)."""
         ...
 
 

@@ -17,6 +17,7 @@ import orjson
 from omp_session.importers.base import (
     ConvertedSession,
     ForeignSessionInfo,
+    Sink,
     Source,
     clean_preview,
     file_mtime_ms,
@@ -195,3 +196,9 @@ class ClaudeSessionStore:
 
     def convert(self, info: ForeignSessionInfo, *, lossless: bool = True) -> ConvertedSession:
         return convert_claude(info, mtime_ms=file_mtime_ms(info.path), lossless=lossless)
+
+    def convert_streaming(
+        self, info: ForeignSessionInfo, sink: Sink, *, lossless: bool = True
+    ) -> ConvertedSession:
+        """:meth:`convert`, handing entries to ``sink`` as they are final (bounded memory)."""
+        return convert_claude(info, mtime_ms=file_mtime_ms(info.path), lossless=lossless, sink=sink)

@@ -21,7 +21,7 @@ from typing import Any
 
 from omp_session.errors import ForeignSessionError
 from omp_session.format.ids import iso_from_ms
-from omp_session.importers.base import ConvertedSession, ForeignSessionInfo, js_string
+from omp_session.importers.base import ConvertedSession, ForeignSessionInfo, Sink, js_string
 from omp_session.importers.claude_records import (
     Converted,
     claude_timestamp_ms,
@@ -33,6 +33,11 @@ from omp_session.importers.jsonl import ReadStats, iter_records
 from omp_session.importers.timestamps import canonical_iso_ms
 
 Entry = dict[str, Any]
+
+#: A compaction's summary record follows its boundary at once; after this many lines it is final.
+_FOLD_WINDOW = 8
+#: How often (in records) a streaming conversion hands finished entries to its sink.
+_DRAIN_EVERY = 256
 
 #: Deviation names (docs/importers.md).
 KEPT_RECORD = "claude.kept_record"
@@ -66,7 +71,8 @@ class _Builder:
         self.upstream_leaf: str | None = None
         self.meta_tail: str | None = None
         self.last_assistant: Entry | None = None
-        self.compactions: dict[str, Entry] = {}
+        self.compactions: dict[str, tuple[int, Entry]] = {}
+        self.line = 0
         #: (entry, walk cursor, line) of entries whose parent chain runs through a later record.
         self.deferred: list[tuple[Entry, str, int]] = []
 
@@ -104,6 +110,7 @@ class _Builder:
     # ---------------------------------------------------------------- records
 
     def add(self, line: int, record: dict[str, Any]) -> None:
+        self.line = line
         uuid = js_string(record.get("uuid"))
         if uuid:
             self.source_parents[uuid] = js_string(record.get("parentUuid"))
@@ -216,7 +223,7 @@ class _Builder:
         }
         self.emit(entry, cursor, line)
         self.tails[key] = (line, entry_id)
-        self.compactions[uuid] = entry
+        self.compactions[uuid] = (line, entry)
         self.out.note(COMPACTION)
 
     def _fold_into_compaction(
@@ -225,9 +232,11 @@ class _Builder:
         """The ``isCompactSummary`` record after a boundary is that compaction's summary."""
         if record.get("isCompactSummary") is not True:
             return False
-        compaction = self.compactions.get(js_string(record.get("parentUuid")) or "")
-        if compaction is None:
+        boundary = js_string(record.get("parentUuid")) or ""
+        pending = self.compactions.pop(boundary, None)
+        if pending is None or line - pending[0] > _FOLD_WINDOW:
             return False
+        compaction = pending[1]
         self.counter += len(converted)  # keep omp's ids for every later record
         compaction["summary"] = message_text(converted[0].message)
         compaction["details"]["summary"] = {"line": line, "record": record}
@@ -293,13 +302,44 @@ class _Builder:
                 parent = entry_id
             self.out.note(SUBAGENT)
 
+    def drain(self) -> list[Entry]:
+        """Remove and return the leading entries that can no longer change (file order kept).
+
+        Held back: the last assistant message (a split response may still join it), a compaction
+        waiting for its summary, and everything from an entry whose parent is not known yet.
+        """
+        held = {id(self.last_assistant)} if self.last_assistant is not None else set()
+        for boundary, (line, entry) in list(self.compactions.items()):
+            if self.line - line > _FOLD_WINDOW:
+                del self.compactions[boundary]
+            else:
+                held.add(id(entry))
+        held.update(id(entry) for entry, _, _ in self.deferred)
+        entries = self.out.entries
+        stop = next((i for i, entry in enumerate(entries) if id(entry) in held), len(entries))
+        ready = entries[:stop]
+        del entries[:stop]
+        return ready
+
     def finish(self) -> None:
         for entry, cursor, line in self.deferred:
             entry["parentId"] = self._walk(cursor, line, final=True)[0]
 
 
-def convert_claude(info: ForeignSessionInfo, *, mtime_ms: float, lossless: bool = True) -> ConvertedSession:
-    """Convert ``info.path``; raises :class:`ForeignSessionError` as omp does (spec §1.2)."""
+def convert_claude(
+    info: ForeignSessionInfo,
+    *,
+    mtime_ms: float,
+    lossless: bool = True,
+    sink: Sink | None = None,
+    drain_every: int = _DRAIN_EVERY,
+) -> ConvertedSession:
+    """Convert ``info.path``; raises :class:`ForeignSessionError` as omp does (spec §1.2).
+
+    With a ``sink`` the entries are handed over in file order as soon as they are final (and the
+    result's ``entries`` is empty): memory stays bounded by the longest run of entries that may
+    still change, not by the transcript.
+    """
     try:
         size = os.path.getsize(info.path)
     except OSError as error:
@@ -310,6 +350,8 @@ def convert_claude(info: ForeignSessionInfo, *, mtime_ms: float, lossless: bool 
     try:
         for line, record in iter_records(info.path, stats):
             builder.add(line, record)
+            if sink is not None and stats.records % drain_every == 0:
+                sink(builder.drain())
     except OSError as error:
         raise ForeignSessionError(info.path, f"Unable to read Claude session {info.id}: {error}") from error
     if stats.records == 0 and size > 0:
@@ -317,6 +359,9 @@ def convert_claude(info: ForeignSessionInfo, *, mtime_ms: float, lossless: bool 
     if lossless:
         builder.keep_subagents(info.path)
     builder.finish()
+    if sink is not None:
+        sink(out.entries)
+        out.entries = []
     out.cwd = builder.cwd or info.cwd
     out.leaf_id = builder.upstream_leaf
     out.title = builder.custom_title or builder.ai_title or info.title

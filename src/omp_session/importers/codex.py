@@ -14,7 +14,7 @@ import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
 
-from omp_session.importers.base import ConvertedSession, ForeignSessionInfo, Source, ns_to_ms
+from omp_session.importers.base import ConvertedSession, ForeignSessionInfo, Sink, Source, ns_to_ms
 from omp_session.importers.codex_convert import convert_codex
 from omp_session.importers.codex_items import timestamp_ms
 from omp_session.importers.jsonl import first_record, iter_records
@@ -170,6 +170,15 @@ class CodexSessionStore:
             created_ms=mtime,
             modified_ms=mtime,
         )
+
+    def convert_streaming(
+        self, info: ForeignSessionInfo, sink: Sink, *, lossless: bool = True
+    ) -> ConvertedSession:
+        """:meth:`convert`, then every entry to ``sink`` (this conversion is not incremental)."""
+        converted = self.convert(info, lossless=lossless)
+        sink(converted.entries)
+        converted.entries = []
+        return converted
 
     def convert(self, info: ForeignSessionInfo, *, lossless: bool = True) -> ConvertedSession:
         return convert_codex(info, lossless=lossless)

@@ -15,9 +15,11 @@ session instead, so nothing already written is ever changed.
 
 from __future__ import annotations
 
+import itertools
 import mmap
 import os
-from collections.abc import Iterable, Iterator
+import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -96,15 +98,6 @@ def _write_new(path: Path, lines: Iterable[bytes]) -> None:
     fsync_directory(path.parent)
 
 
-def _session_lines(
-    header: Entry, title: str | None, title_source: str | None, entries: Iterable[Entry]
-) -> Iterator[bytes]:
-    yield encode_slot(TitleSlot(title or "", header["timestamp"], title_source if title else None))
-    yield encode_line(header)
-    for entry in entries:
-        yield encode_line(entry)
-
-
 def write_view_copy(path: Path, converted: ConvertedSession) -> None:
     """``converted`` as a session file at ``path`` for reading only (the viewer's mirror): the header
     (with the title) first and no title slot or import marker, so every reader of this package
@@ -128,9 +121,59 @@ def persist_new(
     dry_run: bool = False,
 ) -> tuple[Path, int]:
     """Write ``converted`` as a new omp session; returns its path and the number of entries."""
+    body = (encode_line(entry) for entry in converted.entries)
+    return _persist(converted, info, body, len(converted.entries), session_dir, root, fallback_cwd, dry_run)
+
+
+def persist_streaming(
+    store: ForeignSessionStore,
+    info: ForeignSessionInfo,
+    *,
+    session_dir: str | os.PathLike[str] | None = None,
+    root: Path | None = None,
+    fallback_cwd: str | None = None,
+    lossless: bool = True,
+    dry_run: bool = False,
+) -> tuple[Path, int, ConvertedSession]:
+    """Convert and write a new omp session without holding the transcript's entries in memory.
+
+    Entries are spooled to an unnamed temporary file as the conversion finishes them (the header,
+    which needs the cwd and the title, can only be written at the end); the session file is then
+    written from it as :func:`persist_new` would write it.
+    """
+    base = Path(session_dir) if session_dir is not None else (root if root is not None else sessions_root())
+    written = 0
+    if not dry_run:
+        base.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryFile(dir=None if dry_run else base) as spool:
+
+        def sink(entries: list[Entry]) -> None:
+            nonlocal written
+            written += len(entries)
+            if not dry_run:
+                spool.write(b"".join(encode_line(entry) for entry in entries))
+
+        converted = store.convert_streaming(info, sink, lossless=lossless)
+        spool.seek(0)
+        body = iter(lambda: spool.read(1 << 20), b"")
+        path, count = _persist(converted, info, body, written, session_dir, root, fallback_cwd, dry_run)
+    return path, count, converted
+
+
+def _persist(
+    converted: ConvertedSession,
+    info: ForeignSessionInfo,
+    body: Iterable[bytes],
+    body_count: int,
+    session_dir: str | os.PathLike[str] | None,
+    root: Path | None,
+    fallback_cwd: str | None,
+    dry_run: bool,
+) -> tuple[Path, int]:
     now = now_iso()
     entries, leaf = converted.with_title(now)
-    marker = import_entry(info, leaf, {str(e.get("id")) for e in entries}, now)
+    tail = entries[len(converted.entries) :]  # the title_change, if any
+    marker = import_entry(info, leaf, {*converted.source_lines, *(str(e.get("id")) for e in entries)}, now)
     if fallback_cwd is not None and not os.path.isdir(converted.cwd):
         converted.cwd = fallback_cwd  # omp's moveTo(fallbackCwd) for a cwd that no longer exists
     header = converted.header(now=now)
@@ -142,10 +185,10 @@ def persist_new(
     path = session_file_path(directory, now, header["id"])
     if not dry_run:
         directory.mkdir(parents=True, exist_ok=True)
-        _write_new(
-            path, _session_lines(header, header.get("title"), header.get("titleSource"), [*entries, marker])
-        )
-    return path, len(entries) + 1
+        slot = encode_slot(TitleSlot(header.get("title") or "", now, header.get("titleSource")))
+        lines = itertools.chain((slot, encode_line(header)), body, (encode_line(e) for e in [*tail, marker]))
+        _write_new(path, lines)
+    return path, body_count + len(tail) + 1
 
 
 def _read_existing(path: Path) -> _Existing:
@@ -277,12 +320,12 @@ def import_session(
     known: dict[tuple[str, str], Path] | None = None,
 ) -> ImportOutcome:
     """Import ``info`` unless already done; bring an earlier import up to date (module docstring)."""
-    converted = store.convert(info, lossless=lossless)
     root = root if root is not None else sessions_root()
     imports = known if known is not None else find_imports(root)
     previous = imports.get((info.source, info.path))
     reason = ""
     if previous is not None and previous.exists():
+        converted = store.convert(info, lossless=lossless)
         existing = _read_existing(previous)
         conflict = _conflict(existing, converted)
         if conflict is None:
@@ -290,9 +333,19 @@ def import_session(
             status: Status = "updated" if added else "unchanged"
             return ImportOutcome(info, status, previous, added, converted, dry_run=dry_run)
         reason = conflict
-    path, added = persist_new(
-        converted, info, session_dir=session_dir, root=root, fallback_cwd=fallback_cwd, dry_run=dry_run
-    )
+        path, added = persist_new(
+            converted, info, session_dir=session_dir, root=root, fallback_cwd=fallback_cwd, dry_run=dry_run
+        )
+    else:  # a first import streams: memory stays bounded whatever the transcript's size
+        path, added, converted = persist_streaming(
+            store,
+            info,
+            session_dir=session_dir,
+            root=root,
+            fallback_cwd=fallback_cwd,
+            lossless=lossless,
+            dry_run=dry_run,
+        )
     if not dry_run:
         imports[(info.source, info.path)] = path
     return ImportOutcome(

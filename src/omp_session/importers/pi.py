@@ -23,7 +23,7 @@ from typing import Any
 from omp_session.errors import ForeignSessionError
 from omp_session.format.ids import iso_to_ms
 from omp_session.format.migrate import migrate_records
-from omp_session.importers.base import ConvertedSession, ForeignSessionInfo, Source, ns_to_ms
+from omp_session.importers.base import ConvertedSession, ForeignSessionInfo, Sink, Source, ns_to_ms
 from omp_session.importers.jsonl import ReadStats, first_record, iter_records
 
 Entry = dict[str, Any]
@@ -103,6 +103,15 @@ class PiSessionStore:
         infos.sort(key=lambda info: info.path)
         infos.sort(key=lambda info: info.modified_ms, reverse=True)
         return infos
+
+    def convert_streaming(
+        self, info: ForeignSessionInfo, sink: Sink, *, lossless: bool = True
+    ) -> ConvertedSession:
+        """:meth:`convert`, then every entry to ``sink`` (this conversion is not incremental)."""
+        converted = self.convert(info, lossless=lossless)
+        sink(converted.entries)
+        converted.entries = []
+        return converted
 
     def convert(self, info: ForeignSessionInfo, *, lossless: bool = True) -> ConvertedSession:
         stats = ReadStats()
