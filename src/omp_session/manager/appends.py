@@ -12,7 +12,7 @@ from typing import Any
 
 from omp_session.errors import EntryNotFoundError
 from omp_session.format import entry_factory as make
-from omp_session.format.ids import new_entry_id, now_iso
+from omp_session.manager.runtime import Runtime
 from omp_session.model.tree import SessionIndex
 from omp_session.store.lazy_index import LazySessionIndex
 
@@ -24,6 +24,7 @@ class AppendMethods:
     """Mixin: every way to add an entry at the leaf. Each returns the new entry id."""
 
     _index: SessionIndex | LazySessionIndex
+    _runtime: Runtime
 
     def _append(self, entry: Entry) -> str:
         raise NotImplementedError  # the manager writes the entry, then indexes it
@@ -122,9 +123,9 @@ class AppendMethods:
         if entry_id is not None and entry_id not in self._index.by_id:
             raise EntryNotFoundError(entry_id)
         entry = make.typed(
-            new_entry_id(self._index.by_id),
+            self._runtime.new_entry_id(self._index.by_id),
             entry_id,
-            now_iso(),
+            self._runtime.now(),
             "branch_summary",
             fromId=entry_id if entry_id is not None else "root",
             summary=summary,

@@ -21,17 +21,15 @@ from omp_session.errors import (
 from omp_session.format import entry_factory as make
 from omp_session.format.codec import LineIssue, decode_lines
 from omp_session.format.entries import is_assistant_entry
-from omp_session.format.ids import new_entry_id, new_session_id, now_iso
 from omp_session.format.transform import prepare_for_disk
 from omp_session.manager.appends import AppendMethods
-from omp_session.manager.whole_session import ForkResult, WholeSessionMethods
+from omp_session.manager.runtime import Runtime
+from omp_session.manager.whole_session import ForkResult, WholeSessionMethods, _new_header_and_path
 from omp_session.model.context import SessionContext
 from omp_session.model.tree import SessionTreeNode
 from omp_session.model.usage import UsageStatistics
 from omp_session.store import DurabilityPolicy, Storage
 from omp_session.store.artifacts import ArtifactMethods
-from omp_session.store.blobs import BlobSink, FileBlobStore
-from omp_session.store.breadcrumbs import read_breadcrumb, write_breadcrumb
 from omp_session.store.fast_open import (
     context_at,
     has_assistant,
@@ -43,7 +41,7 @@ from omp_session.store.file import FileStorage
 from omp_session.store.loading import is_session_header, parse_session, read_session_bytes
 from omp_session.store.memory import MemoryStorage
 from omp_session.store.opening import absolute, open_file
-from omp_session.store.paths import blobs_dir, default_session_dir, session_file_path
+from omp_session.store.paths import default_session_dir, session_file_path
 from omp_session.tools import listing
 
 Entry = dict[str, Any]
@@ -60,10 +58,6 @@ Content = str | list[dict[str, Any]]
 def _session_dir_for(cwd: StrPath, session_dir: StrPath | None) -> Path:
     """An explicit session directory as given, else omp's per-project directory for ``cwd`` (§1.2)."""
     return Path(session_dir) if session_dir is not None else default_session_dir(cwd)
-
-
-def _default_blobs() -> BlobSink:
-    return FileBlobStore(blobs_dir())
 
 
 class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
@@ -89,7 +83,9 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         migrated_from: int | None = None,
         issues: Sequence[LineIssue] = (),
         read_only: bool = False,
+        runtime: Runtime | None = None,
     ) -> None:
+        self._runtime = runtime if runtime is not None else Runtime()
         self._cwd = cwd
         self._session_dir = session_dir
         self._storage = storage
@@ -124,14 +120,23 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         session_dir: str | os.PathLike[str] | None = None,
         *,
         durability: DurabilityPolicy = "os",
+        runtime: Runtime | None = None,
     ) -> SessionManager:
-        """A new persistent session; its file is first written with the first assistant message."""
+        """A new persistent session; its file is first written with the first assistant message.
+        Writes the terminal breadcrumb (§7.8) unless the runtime turns breadcrumbs off."""
+        runtime = runtime if runtime is not None else Runtime()
         directory = _session_dir_for(cwd, session_dir)
         directory.mkdir(parents=True, exist_ok=True)
-        header, path = cls._new_header_and_path(os.fspath(cwd), directory)
-        storage = FileStorage(path, _default_blobs(), policy=durability)
-        write_breadcrumb(os.fspath(cwd), os.fspath(path))
-        return cls(cwd=os.fspath(cwd), session_dir=os.fspath(directory), storage=storage, header=header)
+        header, path = _new_header_and_path(runtime, os.fspath(cwd), directory)
+        storage = FileStorage(path, runtime.blob_store(), policy=durability)
+        runtime.remember_terminal_session(os.fspath(cwd), os.fspath(path))
+        return cls(
+            cwd=os.fspath(cwd),
+            session_dir=os.fspath(directory),
+            storage=storage,
+            header=header,
+            runtime=runtime,
+        )
 
     @classmethod
     def open(
@@ -141,16 +146,28 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         *,
         read_only: bool = False,
         durability: DurabilityPolicy = "os",
+        runtime: Runtime | None = None,
     ) -> SessionManager:
         """Open a session file. A missing or blank file starts a new session at that path (its header
         is written at once, as omp does); a file with a bad header raises ``CorruptSessionError`` and
-        is never modified. ``read_only=True`` never writes and takes no lock."""
+        is never modified.
+
+        ``read_only=True`` takes no lock and never writes the session file or a breadcrumb; like
+        every open of a large file it may write the offset-index cache under the agent directory
+        (``<agent dir>/cache/offsets``) unless the runtime turns it off."""
+        runtime = runtime if runtime is not None else Runtime()
         file_path = absolute(path)
         directory = os.fspath(session_dir) if session_dir is not None else os.fspath(file_path.parent)
-        opened = open_file(file_path, _default_blobs(), read_only=read_only, durability=durability)
+        opened = open_file(
+            file_path,
+            runtime.blob_store(),
+            read_only=read_only,
+            durability=durability,
+            use_index=runtime.offset_index,
+        )
         loaded = opened.loaded
         if loaded is None:
-            return cls._start_at(file_path, directory, opened.storage)
+            return cls._start_at(file_path, directory, opened.storage, runtime)
         header = loaded.header
         cwd = header["cwd"] if isinstance(header.get("cwd"), str) else os.getcwd()
         manager = cls(
@@ -163,21 +180,29 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
             flushed=True,
             issues=loaded.issues,
             read_only=read_only,
+            runtime=runtime,
         )
         manager._migrated_from = loaded.migrated_from
         manager._read_offset = opened.read_offset
         if not read_only:  # a reader is not "using" the session in this terminal
-            write_breadcrumb(cwd, os.fspath(file_path))
-        if opened.data is not None:
+            runtime.remember_terminal_session(cwd, os.fspath(file_path))
+        if opened.data is not None and runtime.offset_index:
             remember_index(file_path, opened.data, loaded, manager.get_usage_statistics())
         return manager
 
     @classmethod
-    def _start_at(cls, path: Path, directory: str, storage: Storage) -> SessionManager:
+    def _start_at(cls, path: Path, directory: str, storage: Storage, runtime: Runtime) -> SessionManager:
         # Nothing to lose: a missing, empty or whitespace-only file gets a fresh header at once.
         cwd = os.getcwd()
-        header = make.header(new_session_id(), now_iso(), cwd)
-        manager = cls(cwd=cwd, session_dir=directory, storage=storage, header=header, ensured_on_disk=True)
+        header = make.header(runtime.new_session_id(), runtime.now(), cwd)
+        manager = cls(
+            cwd=cwd,
+            session_dir=directory,
+            storage=storage,
+            header=header,
+            ensured_on_disk=True,
+            runtime=runtime,
+        )
         manager._rewrite_all()
         return manager
 
@@ -188,21 +213,29 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         session_dir: str | os.PathLike[str] | None = None,
         *,
         durability: DurabilityPolicy = "os",
+        runtime: Runtime | None = None,
     ) -> SessionManager:
         """Open this terminal's last session of ``cwd`` (its breadcrumb, §7.8), else the newest valid
         session by mtime, else create a new one."""
+        runtime = runtime if runtime is not None else Runtime()
         directory = _session_dir_for(cwd, session_dir)
-        recent = read_breadcrumb(os.fspath(cwd), directory) or listing.find_most_recent_session(directory)
+        recent = runtime.terminal_session(os.fspath(cwd), directory) or listing.find_most_recent_session(
+            directory
+        )
         if recent is not None:
-            return cls.open(recent, directory, durability=durability)
-        return cls.create(cwd, directory, durability=durability)
+            return cls.open(recent, directory, durability=durability, runtime=runtime)
+        return cls.create(cwd, directory, durability=durability, runtime=runtime)
 
     @classmethod
-    def in_memory(cls, cwd: str | os.PathLike[str] | None = None) -> SessionManager:
-        """A session that never touches the disk (not even blobs)."""
+    def in_memory(
+        cls, cwd: str | os.PathLike[str] | None = None, *, runtime: Runtime | None = None
+    ) -> SessionManager:
+        """A session whose entries and externalised images stay in memory. Only the explicit blob
+        and artifact calls (``put_blob``, ``save_artifact``) write to the agent directory."""
+        runtime = runtime if runtime is not None else Runtime()
         cwd_text = os.fspath(cwd) if cwd is not None else os.getcwd()
-        header = make.header(new_session_id(), now_iso(), cwd_text)
-        return cls(cwd=cwd_text, session_dir="", storage=MemoryStorage(), header=header)
+        header = make.header(runtime.new_session_id(), runtime.now(), cwd_text)
+        return cls(cwd=cwd_text, session_dir="", storage=MemoryStorage(), header=header, runtime=runtime)
 
     @classmethod
     def fork_from(
@@ -210,19 +243,22 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         source_path: str | os.PathLike[str],
         cwd: str | os.PathLike[str],
         session_dir: str | os.PathLike[str] | None = None,
+        *,
+        runtime: Runtime | None = None,
     ) -> SessionManager:
         """A new session holding a copy of every entry of ``source_path`` (written at once).
 
         Unlike omp (§9 #19) a missing or corrupt source raises instead of yielding an empty session.
         """
+        runtime = runtime if runtime is not None else Runtime()
         source = Path(source_path)
         if not source.exists():
             raise SessionNotFoundError(source)
-        blobs = _default_blobs()
+        blobs = runtime.blob_store()
         loaded = parse_session(source, read_session_bytes(source), blobs)
         directory = _session_dir_for(cwd, session_dir)
         directory.mkdir(parents=True, exist_ok=True)
-        session_id, timestamp = new_session_id(), now_iso()
+        session_id, timestamp = runtime.new_session_id(), runtime.now()
         header = make.fork_from_header(session_id, timestamp, os.fspath(cwd), loaded.header)
         storage = FileStorage(session_file_path(directory, timestamp, session_id), blobs)
         manager = cls(
@@ -232,6 +268,7 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
             header=header,
             entries=loaded.entries,
             ensured_on_disk=True,
+            runtime=runtime,
         )
         manager._rewrite_all()
         return manager
@@ -286,8 +323,11 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         self._has_assistant = self._has_assistant or is_assistant_entry(entry)
         return str(entry["id"])
 
+    def _blobs_dir(self) -> Path:
+        return self._runtime.blobs_dir()
+
     def _base(self) -> tuple[str, str | None, str]:
-        return new_entry_id(self._index.by_id), self._leaf, now_iso()
+        return self._runtime.new_entry_id(self._index.by_id), self._leaf, self._runtime.now()
 
     # ------------------------------------------------------------------ reads and navigation
 

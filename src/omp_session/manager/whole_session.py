@@ -14,11 +14,10 @@ from typing import Any, NamedTuple
 
 from omp_session.errors import EntryNotFoundError, ReadOnlySessionError
 from omp_session.format import entry_factory as make
-from omp_session.format.ids import new_entry_id, new_session_id, now_iso
 from omp_session.format.transform import prepare_for_disk
+from omp_session.manager.runtime import Runtime
 from omp_session.model.tree import SessionIndex
 from omp_session.store import Storage
-from omp_session.store.breadcrumbs import write_breadcrumb
 from omp_session.store.lazy_index import LazySessionIndex
 from omp_session.store.paths import default_session_dir, session_file_path
 
@@ -31,10 +30,21 @@ class ForkResult(NamedTuple):
     new_session_file: str
 
 
+def _new_header_and_path(
+    runtime: Runtime, cwd: str, directory: Path, parent: str | None = None
+) -> tuple[Entry, Path]:
+    session_id = runtime.new_session_id()
+    timestamp = runtime.now()
+    return make.header(session_id, timestamp, cwd, parent), session_file_path(
+        directory, timestamp, session_id
+    )
+
+
 class WholeSessionMethods:
     """Mixin over the manager's state (declared here, owned by ``SessionManager``)."""
 
     _read_only: bool
+    _runtime: Runtime
     _storage: Storage
     _index: SessionIndex | LazySessionIndex
     _cwd: str
@@ -56,14 +66,6 @@ class WholeSessionMethods:
 
     def _rewrite_all(self, extra: Entry | None = None) -> None:
         raise NotImplementedError
-
-    @staticmethod
-    def _new_header_and_path(cwd: str, directory: Path, parent: str | None = None) -> tuple[Entry, Path]:
-        session_id = new_session_id()
-        timestamp = now_iso()
-        return make.header(session_id, timestamp, cwd, parent), session_file_path(
-            directory, timestamp, session_id
-        )
 
     @property
     def _persistent(self) -> bool:
@@ -99,11 +101,13 @@ class WholeSessionMethods:
         path = self._index.branch(leaf_id)
         if not path:
             raise EntryNotFoundError(leaf_id)
-        entries = make.branched_entries(path, self._index.labels, new_entry_id, now_iso())
+        entries = make.branched_entries(
+            path, self._index.labels, self._runtime.new_entry_id, self._runtime.now()
+        )
         persistent = self._persistent
         directory = Path(self._session_dir) if persistent else Path(".")
-        header, new_path = self._new_header_and_path(
-            self._cwd, directory, self.get_session_file() if persistent else None
+        header, new_path = _new_header_and_path(
+            self._runtime, self._cwd, directory, self.get_session_file() if persistent else None
         )
         self._written_copy(new_path if persistent else None, header, entries)
         name = self._session_name
@@ -119,7 +123,7 @@ class WholeSessionMethods:
             return None
         old_file = self.get_session_file()
         title = self._header.get("title", self._session_name)
-        session_id, timestamp = new_session_id(), now_iso()
+        session_id, timestamp = self._runtime.new_session_id(), self._runtime.now()
         header = make.fork_header(session_id, title, timestamp, self._cwd, self.get_session_id())
         new_path = session_file_path(self._session_dir, timestamp, session_id)
         self._written_copy(new_path, header, self._index.entries)
@@ -133,7 +137,7 @@ class WholeSessionMethods:
         self._require_writable()
         persistent = self._persistent
         directory = Path(self._session_dir) if persistent else Path(".")
-        header, new_path = self._new_header_and_path(self._cwd, directory, parent_session)
+        header, new_path = _new_header_and_path(self._runtime, self._cwd, directory, parent_session)
         old = self._storage
         old.close()
         self._storage = old.sibling(new_path if persistent else None)
@@ -141,7 +145,7 @@ class WholeSessionMethods:
         self._ensured = False
         self._flushed = False
         if persistent:
-            write_breadcrumb(self._cwd, os.fspath(new_path))
+            self._runtime.remember_terminal_session(self._cwd, os.fspath(new_path))
         return os.fspath(new_path) if persistent else None
 
     def set_session_name(self, name: str) -> None:
@@ -177,7 +181,9 @@ class WholeSessionMethods:
             directory = default_session_dir(resolved, root)
             self._move_files(storage, directory)
             self._session_dir = os.fspath(directory)
-            write_breadcrumb(resolved, os.fspath(directory / Path(str(storage.path)).name))
+            self._runtime.remember_terminal_session(
+                resolved, os.fspath(directory / Path(str(storage.path)).name)
+            )
         self._cwd = resolved
         self._header["cwd"] = resolved
         if storage.exists():
