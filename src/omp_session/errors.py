@@ -221,3 +221,15 @@ class UnknownDialectError(SessionError, ValueError):
 
 class WorkspaceError(SessionError, ValueError):
     """A workspace directory that cannot be added (omp 18)."""
+
+
+class ForeignSessionError(SessionError):
+    """Another agent's transcript cannot be imported (unreadable, empty or malformed).
+
+    The message is omp's own wording (spec importers §1.2, §2.2); ``path`` names the source file.
+    The source file is never modified.
+    """
+
+    def __init__(self, path: Path | str, message: str) -> None:
+        self.path = Path(path)
+        super().__init__(message)

@@ -19,6 +19,7 @@ from omp_session.cli._common import CliError, CliState, display_safe_streams
 from omp_session.cli.context import context
 from omp_session.cli.edit import fork, label
 from omp_session.cli.export import export
+from omp_session.cli.import_command import import_command
 from omp_session.cli.listing import list_command
 from omp_session.cli.maintenance import check, migrate, repair
 from omp_session.cli.search import search
@@ -46,6 +47,7 @@ Examples:
   omp-session fork 15d0 --leaf a0000003   the branch to an entry as a new session file
   omp-session label 15d0 u0000001 start   label an entry
   omp-session serve                       browse sessions in a web browser
+  omp-session import claude --all         import Claude Code sessions (also codex, pi)
 
 \b
 Exit status: 0 success, 1 problems found (check), 2 usage or other error.
@@ -126,5 +128,6 @@ for _command in (
     fork,
     label,
     serve,
+    import_command,
 ):
     main.add_command(_command)
