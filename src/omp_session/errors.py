@@ -11,6 +11,7 @@ subclass names the file, line or id involved in its message. The tree (also in `
     ├── SessionNotFoundError (also FileNotFoundError)
     │   └── NoMatchingSessionError
     ├── AmbiguousSessionError
+    ├── ForeignSessionError
     ├── SessionLockedError
     ├── SessionChangedError
     ├── PersistenceError
@@ -33,6 +34,7 @@ __all__ = [
     "AmbiguousSessionError",
     "CorruptSessionError",
     "EntryNotFoundError",
+    "ForeignSessionError",
     "NoMatchingSessionError",
     "PersistenceError",
     "ReadOnlySessionError",

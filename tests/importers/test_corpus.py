@@ -115,3 +115,10 @@ def test_lossless_keeps_every_readable_record(tmp_path: Path, source: str, case:
         if entry.get("type") == "compaction" and isinstance(details, dict):
             kept.update(part["line"] for key, part in details.items() if key in ("boundary", "summary"))
     assert readable - kept == set()
+
+
+def test_the_normaliser_copy_stays_identical_to_the_store_corpus_one() -> None:
+    # The shared importer normaliser loads ../conformance-omp18/normalize.py next to itself.
+    tests = Path(__file__).resolve().parents[1]
+    copy = tests / "importers" / "conformance-omp18" / "normalize.py"
+    assert copy.read_bytes() == (tests / "conformance_omp18" / "normalize.py").read_bytes()

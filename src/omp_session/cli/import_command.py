@@ -153,3 +153,6 @@ def _summary(source: str, outcomes: list[ImportOutcome | Failure], skipped: list
         out.print(f"{bad_lines} unreadable source line(s) skipped (listed per session above)")
     if kept:
         out.print("kept beyond omp: " + ", ".join(f"{name} ×{n}" for name, n in sorted(kept.items())))
+
+
+__all__ = ["EPILOG", "import_command"]

@@ -194,3 +194,18 @@ def js_string(value: Any) -> str | None:
 def clean_preview(value: str) -> str | None:
     cleaned = " ".join(value.split())
     return cleaned or None
+
+
+__all__ = [
+    "AGENT_NAMES",
+    "SOURCES",
+    "ConvertedSession",
+    "ForeignSessionInfo",
+    "ForeignSessionStore",
+    "clean_preview",
+    "clean_title",
+    "file_mtime_ms",
+    "fresh_entry_id",
+    "js_string",
+    "ns_to_ms",
+]

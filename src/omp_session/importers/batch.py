@@ -83,3 +83,6 @@ def import_many(
             )
         except (ForeignSessionError, SessionError, OSError) as error:
             yield Failure(info, " ".join(str(error).split()))
+
+
+__all__ = ["Failure", "Selection", "import_many", "select"]

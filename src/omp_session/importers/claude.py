@@ -202,3 +202,6 @@ class ClaudeSessionStore:
     ) -> ConvertedSession:
         """:meth:`convert`, handing entries to ``sink`` as they are final (bounded memory)."""
         return convert_claude(info, mtime_ms=file_mtime_ms(info.path), lossless=lossless, sink=sink)
+
+
+__all__ = ["ClaudeSessionStore", "claude_root", "decode_project_dir"]

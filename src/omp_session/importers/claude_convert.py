@@ -367,3 +367,6 @@ def convert_claude(
     out.title = builder.custom_title or builder.ai_title or info.title
     out.title_source = "user" if builder.custom_title else "auto"
     return out
+
+
+__all__ = ["COMPACTION", "KEPT_RECORD", "MERGED_RESPONSE", "SUBAGENT", "TOOL_DETAILS", "convert_claude"]

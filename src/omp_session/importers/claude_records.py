@@ -264,3 +264,15 @@ def source_record(record: dict[str, Any], line: int) -> dict[str, Any]:
     if dropped:
         kept["droppedContent"] = dropped
     return kept
+
+
+__all__ = [
+    "Converted",
+    "claude_timestamp_ms",
+    "claude_usage",
+    "convert_record",
+    "message_text",
+    "source_record",
+    "stop_reason",
+    "zero_usage",
+]

@@ -182,3 +182,6 @@ class CodexSessionStore:
 
     def convert(self, info: ForeignSessionInfo, *, lossless: bool = True) -> ConvertedSession:
         return convert_codex(info, lossless=lossless)
+
+
+__all__ = ["CodexSessionStore", "codex_root", "rollout_id"]

@@ -302,3 +302,6 @@ def convert_codex(info: ForeignSessionInfo, *, lossless: bool = True) -> Convert
     out.title_source = "auto"
     out.title_trigger = "codex-import"
     return out
+
+
+__all__ = ["KEPT_RECORD", "ROLLBACK_BRANCH", "TOKENS_BEFORE", "USAGE", "convert_codex"]

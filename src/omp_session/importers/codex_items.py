@@ -342,3 +342,19 @@ def _mcp_end(
     is_error = error is not None or (isinstance(ok, dict) and ok.get("isError") is True)
     result = _tool_result(call_id, name, content, is_error, ts)
     return Item(message=assistant([call], ts, model, "toolUse"), following=result)
+
+
+__all__ = [
+    "ABSENT",
+    "Canonical",
+    "Item",
+    "assistant",
+    "event",
+    "reasoning_content",
+    "response_content",
+    "response_item",
+    "timestamp_ms",
+    "tool_arguments",
+    "tool_output_content",
+    "zero_usage",
+]

@@ -89,3 +89,6 @@ def first_record(path: str | Path) -> dict[str, Any] | None:
     except OSError:
         return None
     return None
+
+
+__all__ = ["ReadStats", "first_record", "iter_lines", "iter_records"]

@@ -351,3 +351,15 @@ def import_session(
     return ImportOutcome(
         info, "reimported" if reason else "imported", path, added, converted, reason, dry_run
     )
+
+
+__all__ = [
+    "IMPORT_TYPE",
+    "ImportOutcome",
+    "find_imports",
+    "import_entry",
+    "import_session",
+    "persist_new",
+    "persist_streaming",
+    "write_view_copy",
+]

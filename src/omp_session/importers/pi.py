@@ -138,3 +138,6 @@ class PiSessionStore:
         out.title_source = "user"
         out.title_trigger = "pi-import"
         return out
+
+
+__all__ = ["MODEL_FIELD", "PiSessionStore", "pi_root"]

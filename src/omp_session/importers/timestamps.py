@@ -29,3 +29,6 @@ def canonical_iso_ms(value: str) -> int | None:
     if midnight is None or h > 23 or mi > 59 or s > 59:
         return None  # invalid, or a leap second: the general parser decides
     return midnight + ((h * 60 + mi) * 60 + s) * 1000 + int(millis)
+
+
+__all__ = ["canonical_iso_ms"]
