@@ -20,6 +20,7 @@ from omp_session.errors import (
     SessionLockedError,
     SessionNotFoundError,
 )
+from omp_session.manager.runtime import Runtime
 from omp_session.manager.session_manager import ForkResult, SessionManager
 from omp_session.model.context import SessionContext, build_session_context
 from omp_session.model.llm import convert_to_llm
@@ -38,6 +39,7 @@ __all__ = [
     "ForkResult",
     "PersistenceError",
     "ReadOnlySessionError",
+    "Runtime",
     "SessionChangedError",
     "SessionContext",
     "SessionError",

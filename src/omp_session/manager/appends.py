@@ -13,7 +13,7 @@ from typing import Any
 from omp_session.dialects import Dialect
 from omp_session.errors import EntryNotFoundError, UnsupportedByDialectError
 from omp_session.format import entry_factory as make
-from omp_session.format.ids import new_entry_id, now_iso
+from omp_session.manager.runtime import Runtime
 from omp_session.model.tree import SessionIndex
 from omp_session.store.lazy_index import LazySessionIndex
 
@@ -26,6 +26,7 @@ class AppendMethods:
 
     _index: SessionIndex | LazySessionIndex
     _dialect: Dialect
+    _runtime: Runtime
 
     def _append(self, entry: Entry) -> str:
         raise NotImplementedError  # the manager writes the entry, then indexes it
@@ -188,9 +189,9 @@ class AppendMethods:
         if entry_id is not None and entry_id not in self._index.by_id:
             raise EntryNotFoundError(entry_id)
         entry = make.typed(
-            new_entry_id(self._index.by_id),
+            self._runtime.new_entry_id(self._index.by_id),
             entry_id,
-            now_iso(),
+            self._runtime.now(),
             "branch_summary",
             fromId=entry_id if entry_id is not None else "root",
             summary=summary,

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 from omp_session.dialects import Dialect
 from omp_session.errors import EntryNotFoundError
 from omp_session.format import entry_factory as make
-from omp_session.format.ids import iso_to_ms, new_entry_id, now_iso, now_ms
+from omp_session.format.ids import iso_to_ms
 from omp_session.format.title_slot import TitleSlot
+from omp_session.manager.runtime import Runtime
 from omp_session.model.tree import SessionIndex
 from omp_session.model.usage import _usage_of
 from omp_session.store import Storage
@@ -38,7 +39,7 @@ def _reset_cost(usage: Any) -> None:
     usage.pop("premiumRequests", None)
 
 
-def _aborted_result(call: dict[str, Any]) -> dict[str, Any]:
+def _aborted_result(call: dict[str, Any], timestamp_ms: int | None) -> dict[str, Any]:
     """The synthetic result omp records for a tool call of an interrupted turn."""
     return {
         "role": "toolResult",
@@ -47,11 +48,11 @@ def _aborted_result(call: dict[str, Any]) -> dict[str, Any]:
         "content": [{"type": "text", "text": "Tool execution was aborted."}],
         "details": {"__synthetic": True, "source": "assistant_stop_aborted", "executed": False},
         "isError": True,
-        "timestamp": now_ms(),
+        "timestamp": timestamp_ms,
     }
 
 
-def _repair_interrupted_tail(entries: list[Entry]) -> None:
+def _repair_interrupted_tail(entries: list[Entry], runtime: Runtime) -> None:
     """Pair the tool calls of the last assistant turn on the active path with aborted results."""
     if not entries:
         return
@@ -68,9 +69,10 @@ def _repair_interrupted_tail(entries: list[Entry]) -> None:
     parent = branch[-1].get("id")
     for block in assistant["content"]:
         if isinstance(block, dict) and block.get("type") == "toolCall" and block.get("id") not in paired:
-            entry_id = new_entry_id(used)
+            entry_id = runtime.new_entry_id(used)
             used.add(entry_id)
-            entries.append(make.message(entry_id, parent, now_iso(), _aborted_result(block)))
+            stamp = runtime.now()
+            entries.append(make.message(entry_id, parent, stamp, _aborted_result(block, iso_to_ms(stamp))))
             parent = entry_id
 
 
@@ -79,7 +81,9 @@ def _role(entry: Entry) -> Any:
     return message.get("role") if entry.get("type") == "message" and isinstance(message, dict) else None
 
 
-def fork_entries(entries: Sequence[Entry], reset_cost: bool, repair_tail: bool) -> list[Entry]:
+def fork_entries(
+    entries: Sequence[Entry], reset_cost: bool, repair_tail: bool, runtime: Runtime
+) -> list[Entry]:
     """The history a ``fork_from`` copies (deep copies when an option changes them)."""
     if not (reset_cost or repair_tail):
         return list(entries)
@@ -88,7 +92,7 @@ def fork_entries(entries: Sequence[Entry], reset_cost: bool, repair_tail: bool) 
         for entry in history:
             _reset_cost(_usage_of(entry)[0])
     if repair_tail:
-        _repair_interrupted_tail(history)
+        _repair_interrupted_tail(history, runtime)
     return history
 
 
@@ -96,6 +100,7 @@ class Omp18Methods:
     """Mixin over the manager's state (declared here, owned by ``SessionManager``)."""
 
     _dialect: Dialect
+    _runtime: Runtime
     _index: SessionIndex | LazySessionIndex
     _leaf: str | None
     _header: Entry
@@ -172,7 +177,9 @@ class Omp18Methods:
         if parent_id is not None and parent_id not in self._index.by_id:
             raise EntryNotFoundError(parent_id)
         leaf = self._leaf
-        entry = make.message(new_entry_id(self._index.by_id), parent_id, now_iso(), message)
+        entry = make.message(
+            self._runtime.new_entry_id(self._index.by_id), parent_id, self._runtime.now(), message
+        )
         entry_id = self._append(entry)
         self._leaf = leaf
         return entry_id
@@ -204,9 +211,9 @@ class Omp18Methods:
             return None
         leaf = self._leaf
         entry = make.typed(
-            new_entry_id(self._index.by_id),
+            self._runtime.new_entry_id(self._index.by_id),
             owner_parent,
-            now_iso(),
+            self._runtime.now(),
             "model_usage",
             purpose=purpose,
             role=make.OMIT_NONE(role),
@@ -271,9 +278,9 @@ class Omp18Methods:
             if leaf == entry_id:
                 leaf = parent
         marker = make.typed(
-            new_entry_id({str(e.get("id")) for e in entries}),
+            self._runtime.new_entry_id({str(e.get("id")) for e in entries}),
             leaf,
-            now_iso(),
+            self._runtime.now(),
             "branch_summary",
             fromId=leaf if leaf is not None else "root",
             summary="",

@@ -20,22 +20,20 @@ from omp_session.errors import (
 )
 from omp_session.format import entry_factory as make
 from omp_session.format.codec import BLANK, LineIssue
-from omp_session.format.entries import CURRENT_VERSION, is_assistant_entry
-from omp_session.format.ids import new_entry_id, now_iso
+from omp_session.format.entries import is_assistant_entry
 from omp_session.format.title_slot import TitleSlot
 from omp_session.format.transform import prepare_for_disk
 from omp_session.manager.appends import AppendMethods
 from omp_session.manager.layout import dialect_for_file, dialect_for_new
 from omp_session.manager.navigation import NavigationMethods
 from omp_session.manager.omp18_api import Omp18Methods, fork_entries, peek_session_init
+from omp_session.manager.runtime import Runtime
 from omp_session.manager.titles import TitleMethods
-from omp_session.manager.whole_session import ForkResult, WholeSessionMethods
+from omp_session.manager.whole_session import ForkResult, WholeSessionMethods, _new_header_and_path
 from omp_session.manager.workspace import WorkspaceMethods
 from omp_session.model.tree import SessionTreeNode
 from omp_session.store import DurabilityPolicy, Storage
 from omp_session.store.artifacts import ArtifactMethods
-from omp_session.store.blobs import BlobSink, FileBlobStore
-from omp_session.store.breadcrumbs import read_breadcrumb, write_breadcrumb
 from omp_session.store.fast_open import (
     has_assistant,
     index_for,
@@ -46,7 +44,7 @@ from omp_session.store.file import FileStorage
 from omp_session.store.loading import is_session_header, parse_session, read_session_bytes
 from omp_session.store.memory import MemoryStorage
 from omp_session.store.opening import absolute, open_file
-from omp_session.store.paths import blobs_dir, default_session_dir, session_file_path
+from omp_session.store.paths import default_session_dir, session_file_path
 from omp_session.tools import listing
 
 Entry = dict[str, Any]
@@ -63,10 +61,6 @@ Content = str | list[dict[str, Any]]
 def _session_dir_for(cwd: StrPath, session_dir: StrPath | None) -> Path:
     """An explicit session directory as given, else omp's per-project directory for ``cwd`` (§1.2)."""
     return Path(session_dir) if session_dir is not None else default_session_dir(cwd)
-
-
-def _default_blobs() -> BlobSink:
-    return FileBlobStore(blobs_dir())
 
 
 class SessionManager(
@@ -103,7 +97,9 @@ class SessionManager(
         dialect: Dialect | None = None,
         layout_locked: bool = True,
         title_slot: TitleSlot | None = None,
+        runtime: Runtime | None = None,
     ) -> None:
+        self._runtime = runtime if runtime is not None else Runtime()
         self._cwd = cwd
         self._session_dir = session_dir
         self._storage = storage
@@ -164,14 +160,17 @@ class SessionManager(
         *,
         durability: DurabilityPolicy = "os",
         dialect: DialectChoice = None,
+        runtime: Runtime | None = None,
     ) -> SessionManager:
-        """A new persistent session; its file is first written with the first assistant message."""
+        """A new persistent session; its file is first written with the first assistant message.
+        Writes the terminal breadcrumb (§7.8) unless the runtime turns breadcrumbs off."""
+        runtime = runtime if runtime is not None else Runtime()
         directory = _session_dir_for(cwd, session_dir)
         directory.mkdir(parents=True, exist_ok=True)
         chosen, locked = dialect_for_new(dialect, directory)
-        header, path = cls._new_header_and_path(os.fspath(cwd), directory, dialect=chosen)
-        storage = FileStorage(path, _default_blobs(), policy=durability)
-        write_breadcrumb(os.fspath(cwd), os.fspath(path))
+        header, path = _new_header_and_path(runtime, chosen, os.fspath(cwd), directory)
+        storage = FileStorage(path, runtime.blob_store(), policy=durability)
+        runtime.remember_terminal_session(os.fspath(cwd), os.fspath(path))
         manager = cls(
             cwd=os.fspath(cwd),
             session_dir=os.fspath(directory),
@@ -179,6 +178,7 @@ class SessionManager(
             header=header,
             dialect=chosen,
             layout_locked=locked,
+            runtime=runtime,
         )
         manager._has_slot = locked and chosen.title_slot  # auto: the store already has slot files
         return manager
@@ -193,22 +193,34 @@ class SessionManager(
         durability: DurabilityPolicy = "os",
         dialect: DialectChoice = None,
         throw_if_missing: bool = False,
+        runtime: Runtime | None = None,
     ) -> SessionManager:
         """Open a session file. A missing or blank file starts a new session at that path (its header
         is written at once, as omp does); a file with a bad header raises ``CorruptSessionError`` and
-        is never modified. ``read_only=True`` never writes and takes no lock."""
+        is never modified.
+
+        ``read_only=True`` takes no lock and never writes the session file or a breadcrumb; like
+        every open of a large file it may write the offset-index cache under the agent directory
+        (``<agent dir>/cache/offsets``) unless the runtime turns it off."""
+        runtime = runtime if runtime is not None else Runtime()
         file_path = absolute(path)
         directory = os.fspath(session_dir) if session_dir is not None else os.fspath(file_path.parent)
         if throw_if_missing and not file_path.exists():
             raise SessionNotFoundError(file_path)
-        opened = open_file(file_path, _default_blobs(), read_only=read_only, durability=durability)
+        opened = open_file(
+            file_path,
+            runtime.blob_store(),
+            read_only=read_only,
+            durability=durability,
+            use_index=runtime.offset_index,
+        )
         loaded = opened.loaded
         if loaded is None:
             if throw_if_missing:
                 opened.storage.close()
                 raise SessionNotFoundError(file_path)
             chosen, locked = dialect_for_new(dialect, file_path.parent)
-            return cls._start_at(file_path, directory, opened.storage, chosen, locked)
+            return cls._start_at(file_path, directory, opened.storage, chosen, locked, runtime)
         header = loaded.header
         chosen, locked = dialect_for_file(dialect, loaded.title_slot is not None)
         cwd = header["cwd"] if isinstance(header.get("cwd"), str) else os.getcwd()
@@ -225,30 +237,30 @@ class SessionManager(
             dialect=chosen,
             layout_locked=locked,
             title_slot=loaded.title_slot,
+            runtime=runtime,
         )
         manager._migrated_from = loaded.migrated_from
         manager._read_offset = opened.read_offset
         if not read_only:  # a reader is not "using" the session in this terminal
-            write_breadcrumb(cwd, os.fspath(file_path))
-        if opened.data is not None:
+            runtime.remember_terminal_session(cwd, os.fspath(file_path))
+        if opened.data is not None and runtime.offset_index:
             remember_index(file_path, opened.data, loaded, manager._usage.copy())
         return manager
 
     @classmethod
     def _start_at(
-        cls, path: Path, directory: str, storage: Storage, dialect: Dialect, layout_locked: bool
+        cls,
+        path: Path,
+        directory: str,
+        storage: Storage,
+        dialect: Dialect,
+        layout_locked: bool,
+        runtime: Runtime,
     ) -> SessionManager:
         # Nothing to lose: a missing, empty, whitespace-only or slot-only file gets a fresh header
         # at once.
         cwd = os.getcwd()
-        header = make.ordered(
-            dialect.headers.new,
-            type="session",
-            version=CURRENT_VERSION,
-            id=dialect.new_session_id(),
-            timestamp=now_iso(),
-            cwd=cwd,
-        )
+        header, _path = _new_header_and_path(runtime, dialect, cwd, path.parent)
         manager = cls(
             cwd=cwd,
             session_dir=directory,
@@ -257,6 +269,7 @@ class SessionManager(
             ensured_on_disk=True,
             dialect=dialect,
             layout_locked=layout_locked,
+            runtime=runtime,
         )
         manager._has_slot = layout_locked and dialect.title_slot
         manager._rewrite_all()
@@ -270,14 +283,18 @@ class SessionManager(
         *,
         durability: DurabilityPolicy = "os",
         dialect: DialectChoice = None,
+        runtime: Runtime | None = None,
     ) -> SessionManager:
         """Open this terminal's last session of ``cwd`` (its breadcrumb, §7.8), else the newest valid
         session by mtime, else create a new one."""
+        runtime = runtime if runtime is not None else Runtime()
         directory = _session_dir_for(cwd, session_dir)
-        recent = read_breadcrumb(os.fspath(cwd), directory) or listing.find_most_recent_session(directory)
+        recent = runtime.terminal_session(os.fspath(cwd), directory) or listing.find_most_recent_session(
+            directory
+        )
         if recent is not None:
-            return cls.open(recent, directory, durability=durability, dialect=dialect)
-        return cls.create(cwd, directory, durability=durability, dialect=dialect)
+            return cls.open(recent, directory, durability=durability, dialect=dialect, runtime=runtime)
+        return cls.create(cwd, directory, durability=durability, dialect=dialect, runtime=runtime)
 
     @classmethod
     def create_empty_session_file(
@@ -286,11 +303,12 @@ class SessionManager(
         session_dir: str | os.PathLike[str] | None = None,
         *,
         dialect: DialectChoice = None,
+        runtime: Runtime | None = None,
     ) -> str:
         """Write a new session file holding only its header (behind an untitled title slot when
         the session is written as omp 18's) and return its path (omp 18 ``createEmptySessionFile``;
         the header's cwd is resolved)."""
-        manager = cls.create(os.path.abspath(cwd), session_dir, dialect=dialect)
+        manager = cls.create(os.path.abspath(cwd), session_dir, dialect=dialect, runtime=runtime)
         try:
             manager.ensure_on_disk()
             return str(manager.get_session_file())
@@ -305,19 +323,18 @@ class SessionManager(
 
     @classmethod
     def in_memory(
-        cls, cwd: str | os.PathLike[str] | None = None, *, dialect: DialectChoice = None
+        cls,
+        cwd: str | os.PathLike[str] | None = None,
+        *,
+        dialect: DialectChoice = None,
+        runtime: Runtime | None = None,
     ) -> SessionManager:
-        """A session that never touches the disk (not even blobs)."""
+        """A session whose entries and externalised images stay in memory. Only the explicit blob
+        and artifact calls (``put_blob``, ``save_artifact``) write to the agent directory."""
+        runtime = runtime if runtime is not None else Runtime()
         cwd_text = os.fspath(cwd) if cwd is not None else os.getcwd()
         chosen, locked = dialect_for_new(dialect, None)
-        header = make.ordered(
-            chosen.headers.new,
-            type="session",
-            version=CURRENT_VERSION,
-            id=chosen.new_session_id(),
-            timestamp=now_iso(),
-            cwd=cwd_text,
-        )
+        header, _path = _new_header_and_path(runtime, chosen, cwd_text, Path("."))
         return cls(
             cwd=cwd_text,
             session_dir="",
@@ -325,6 +342,7 @@ class SessionManager(
             header=header,
             dialect=chosen,
             layout_locked=locked,
+            runtime=runtime,
         )
 
     @classmethod
@@ -337,6 +355,7 @@ class SessionManager(
         dialect: DialectChoice = None,
         reset_inherited_cost: bool = False,
         repair_interrupted_tail: bool = False,
+        runtime: Runtime | None = None,
     ) -> SessionManager:
         """A new session holding a copy of every entry of ``source_path`` (written at once).
 
@@ -344,20 +363,20 @@ class SessionManager(
         omp 18 options: ``reset_inherited_cost`` zeroes the cost of every copied usage (tokens
         kept); ``repair_interrupted_tail`` closes tool calls left without a result.
         """
+        runtime = runtime if runtime is not None else Runtime()
         source = Path(source_path)
         if not source.exists():
             raise SessionNotFoundError(source)
-        blobs = _default_blobs()
+        blobs = runtime.blob_store()
         loaded = parse_session(source, read_session_bytes(source), blobs)
         directory = _session_dir_for(cwd, session_dir)
         directory.mkdir(parents=True, exist_ok=True)
         chosen, locked = dialect_for_new(dialect, directory)
-        timestamp = now_iso()
-        session_id = chosen.new_session_id()
+        session_id, timestamp = runtime.session_id(chosen.session_id_style), runtime.now()
         header = make.fork_from_header(
             chosen.headers.fork_from, session_id, timestamp, os.fspath(cwd), loaded.header
         )
-        entries = fork_entries(loaded.entries, reset_inherited_cost, repair_interrupted_tail)
+        entries = fork_entries(loaded.entries, reset_inherited_cost, repair_interrupted_tail, runtime)
         storage = FileStorage(session_file_path(directory, timestamp, session_id), blobs)
         manager = cls(
             cwd=os.fspath(cwd),
@@ -368,6 +387,7 @@ class SessionManager(
             ensured_on_disk=True,
             dialect=chosen,
             layout_locked=locked,
+            runtime=runtime,
         )
         manager._has_slot = locked and chosen.title_slot
         manager._rewrite_all()
@@ -443,8 +463,11 @@ class SessionManager(
         self._has_assistant = self._has_assistant or is_assistant_entry(entry)
         return str(entry["id"])
 
+    def _blobs_dir(self) -> Path:
+        return self._runtime.blobs_dir()
+
     def _base(self) -> tuple[str, str | None, str]:
-        return new_entry_id(self._index.by_id), self._leaf, now_iso()
+        return self._runtime.new_entry_id(self._index.by_id), self._leaf, self._runtime.now()
 
     # ------------------------------------------------------------------ whole-session operations
 

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 from omp_session.dialects import Dialect
 from omp_session.errors import ReadOnlySessionError
 from omp_session.format import entry_factory as make
-from omp_session.format.ids import new_entry_id, now_iso
 from omp_session.format.title_slot import TitleSlot, encode_slot
+from omp_session.manager.runtime import Runtime
 from omp_session.model.tree import SessionIndex
 from omp_session.store import Storage
 from omp_session.store.lazy_index import LazySessionIndex
@@ -28,6 +28,7 @@ class TitleMethods:
     """Mixin over the manager's state (declared here, owned by ``SessionManager``)."""
 
     _dialect: Dialect
+    _runtime: Runtime
     _layout_locked: bool
     _has_slot: bool
     _header: Entry
@@ -106,9 +107,9 @@ class TitleMethods:
         title = self._dialect.clean_title(name)
         if not title:
             return False
-        timestamp = now_iso()
+        timestamp = self._runtime.now()
         entry = make.typed(
-            new_entry_id(self._index.by_id),
+            self._runtime.new_entry_id(self._index.by_id),
             self._leaf,
             timestamp,
             "title_change",
@@ -149,7 +150,7 @@ class TitleMethods:
         self._header["title"] = name
         self._session_name = name
         if self._has_slot:
-            self._title_updated_at = now_iso()
+            self._title_updated_at = self._runtime.now()
         if self._storage.exists():
             try:
                 self._rewrite_all()

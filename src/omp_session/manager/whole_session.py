@@ -10,18 +10,17 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from omp_session.dialects import Dialect
 from omp_session.errors import EntryNotFoundError, ReadOnlySessionError
 from omp_session.format import entry_factory as make
 from omp_session.format.entries import CURRENT_VERSION
-from omp_session.format.ids import new_entry_id, now_iso
 from omp_session.format.transform import prepare_for_disk
+from omp_session.manager.runtime import Runtime
 from omp_session.manager.workspace import normalize_directories
 from omp_session.model.tree import SessionIndex
 from omp_session.store import Storage
-from omp_session.store.breadcrumbs import write_breadcrumb
 from omp_session.store.lazy_index import LazySessionIndex
 from omp_session.store.paths import default_session_dir, session_file_path
 
@@ -33,10 +32,38 @@ class ForkResult(NamedTuple):
     new_session_file: str
 
 
+def _new_header_and_path(
+    runtime: Runtime,
+    dialect: Dialect,
+    cwd: str,
+    directory: Path,
+    parent: str | None = None,
+    *,
+    prompt_cache_key: str | None = None,
+    directories: Sequence[str] = (),
+) -> tuple[Entry, Path]:
+    """A new session's header in the dialect's key order, and its file name."""
+    session_id = runtime.session_id(dialect.session_id_style)
+    timestamp = runtime.now()
+    header = make.ordered(
+        dialect.headers.new,
+        type="session",
+        version=CURRENT_VERSION,
+        id=session_id,
+        timestamp=timestamp,
+        cwd=cwd,
+        parentSession=parent,
+        providerPromptCacheKey=prompt_cache_key,
+        additionalDirectories=list(directories) or None,
+    )
+    return header, session_file_path(directory, timestamp, session_id)
+
+
 class WholeSessionMethods:
     """Mixin over the manager's state (declared here, owned by ``SessionManager``)."""
 
     _read_only: bool
+    _runtime: Runtime
     _storage: Storage
     _index: SessionIndex | LazySessionIndex
     _cwd: str
@@ -64,36 +91,11 @@ class WholeSessionMethods:
     def _rewrite_all(self, extra: Entry | None = None) -> None:
         raise NotImplementedError
 
-    def _writes_slot(self) -> bool:
-        raise NotImplementedError
+    if TYPE_CHECKING:  # provided by TitleMethods
 
-    def _slot_line(self) -> bytes:
-        raise NotImplementedError
+        def _writes_slot(self) -> bool: ...
 
-    @staticmethod
-    def _new_header_and_path(
-        cwd: str,
-        directory: Path,
-        parent: str | None = None,
-        *,
-        dialect: Dialect,
-        prompt_cache_key: str | None = None,
-        directories: Sequence[str] = (),
-    ) -> tuple[Entry, Path]:
-        session_id = dialect.new_session_id()
-        timestamp = now_iso()
-        header = make.ordered(
-            dialect.headers.new,
-            type="session",
-            version=CURRENT_VERSION,
-            id=session_id,
-            timestamp=timestamp,
-            cwd=cwd,
-            parentSession=parent,
-            providerPromptCacheKey=prompt_cache_key,
-            additionalDirectories=list(directories) or None,
-        )
-        return header, session_file_path(directory, timestamp, session_id)
+        def _slot_line(self) -> bytes: ...
 
     def _adopt_title(self, header: Entry) -> None:
         """Title state of a new file from its header (fork, branch): the slot carries the same."""
@@ -140,11 +142,13 @@ class WholeSessionMethods:
         path = self._index.branch(leaf_id)
         if not path:
             raise EntryNotFoundError(leaf_id)
-        entries = make.branched_entries(path, self._index.labels, new_entry_id, now_iso())
+        entries = make.branched_entries(
+            path, self._index.labels, self._runtime.new_entry_id, self._runtime.now()
+        )
         persistent = self._persistent
         directory = Path(self._session_dir) if persistent else Path(".")
         dialect = self._dialect
-        header, new_path = self._new_header_and_path(self._cwd, directory, dialect=dialect)
+        header, new_path = _new_header_and_path(self._runtime, dialect, self._cwd, directory)
         name, source = self._session_name, self._title_source
         header = make.ordered(
             dialect.headers.branched,
@@ -180,7 +184,7 @@ class WholeSessionMethods:
         source = old_header.get("titleSource", self._title_source)
         key = old_header.get("providerPromptCacheKey")
         dialect = self._dialect
-        session_id, timestamp = dialect.new_session_id(), now_iso()
+        session_id, timestamp = self._runtime.session_id(dialect.session_id_style), self._runtime.now()
         header = make.ordered(
             dialect.headers.fork,
             type="session",
@@ -219,11 +223,12 @@ class WholeSessionMethods:
         self._require_writable()
         persistent = self._persistent
         directory = Path(self._session_dir) if persistent else Path(".")
-        header, new_path = self._new_header_and_path(
+        header, new_path = _new_header_and_path(
+            self._runtime,
+            self._dialect,
             self._cwd,
             directory,
             parent_session,
-            dialect=self._dialect,
             prompt_cache_key=provider_prompt_cache_key,
             directories=normalize_directories(self._cwd, additional_directories),
         )
@@ -236,7 +241,7 @@ class WholeSessionMethods:
         self._ensured = False
         self._flushed = False
         if persistent:
-            write_breadcrumb(self._cwd, os.fspath(new_path))
+            self._runtime.remember_terminal_session(self._cwd, os.fspath(new_path))
             if self._dialect.new_session_materializes:
                 self.ensure_on_disk()
         return os.fspath(new_path) if persistent else None
@@ -271,7 +276,9 @@ class WholeSessionMethods:
                     if old_path not in known:
                         self._header["previousSessionFiles"] = [*known, old_path]
             self._session_dir = os.fspath(directory)
-            write_breadcrumb(resolved, os.fspath(directory / Path(str(storage.path)).name))
+            self._runtime.remember_terminal_session(
+                resolved, os.fspath(directory / Path(str(storage.path)).name)
+            )
         self._cwd = resolved
         self._header["cwd"] = resolved
         if storage.exists():

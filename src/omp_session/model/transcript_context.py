@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from omp_session.format.javascript import UNDEFINED, template_string
 from omp_session.model.context import (
     SessionContext,
     _compaction_message,
     _index_of,
-    _js_str,
     _remote_history,
     _scan_state,
     entry_to_message,
@@ -63,7 +63,8 @@ class _Transcript:
     def track_message(self, message: dict[str, Any]) -> bool:
         if message.get("role") != "assistant":
             return False
-        model = f"{_js_str(message.get('provider'))}/{_js_str(message.get('model'))}"
+        provider = template_string(message.get("provider", UNDEFINED))
+        model = f"{provider}/{template_string(message.get('model', UNDEFINED))}"
         changed = self.last_model is not None and self.last_model != model
         self.last_model = model
         explained = self.pending_reset or changed
