@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .errors import SessionError
+from .format.ids import new_session_id, new_uuid_v7
 
 ENV_VAR = "OMP_SESSION_DIALECT"
 
@@ -141,9 +142,8 @@ class Dialect:
     name: str
     #: Full rewrites start with the 256-byte title slot (§1.2).
     title_slot: bool
-    #: Session ids: ``"snowflake"`` (16 hex, 13.19) or ``"uuidv7"`` (18, §7); minted by the
-    #: manager's runtime (``Runtime.session_id``).
-    session_id_style: str
+    #: Mints a session id: a 16-hex Snowflake (13.19) or a UUIDv7 (18, §7).
+    new_session_id: Callable[[], str]
     #: Cleans a name given to ``set_session_name`` (§1.4).
     clean_title: Callable[[str], str]
     #: A rename records a ``title_change`` entry, honours auto/user and rewrites the slot in place.
@@ -181,7 +181,7 @@ OMP_13_19 = Dialect(
     key="13",
     name="omp 13.19",
     title_slot=False,
-    session_id_style="snowflake",
+    new_session_id=new_session_id,
     clean_title=keep_title,
     title_change_entries=False,
     explicit_model_fields=False,
@@ -232,7 +232,7 @@ OMP_18_2 = Dialect(
     key="18",
     name="omp 18.2",
     title_slot=True,
-    session_id_style="uuidv7",
+    new_session_id=new_uuid_v7,
     clean_title=clean_title,
     title_change_entries=True,
     explicit_model_fields=True,

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from omp_session.dialects import Dialect
 from omp_session.errors import EntryNotFoundError
 from omp_session.format import entry_factory as make
-from omp_session.format.ids import iso_to_ms
+from omp_session.format.ids import iso_to_ms, now_ms
 from omp_session.format.title_slot import TitleSlot
 from omp_session.manager.runtime import Runtime
 from omp_session.model.tree import SessionIndex
@@ -39,7 +39,7 @@ def _reset_cost(usage: Any) -> None:
     usage.pop("premiumRequests", None)
 
 
-def _aborted_result(call: dict[str, Any], timestamp_ms: int | None) -> dict[str, Any]:
+def _aborted_result(call: dict[str, Any]) -> dict[str, Any]:
     """The synthetic result omp records for a tool call of an interrupted turn."""
     return {
         "role": "toolResult",
@@ -48,7 +48,7 @@ def _aborted_result(call: dict[str, Any], timestamp_ms: int | None) -> dict[str,
         "content": [{"type": "text", "text": "Tool execution was aborted."}],
         "details": {"__synthetic": True, "source": "assistant_stop_aborted", "executed": False},
         "isError": True,
-        "timestamp": timestamp_ms,
+        "timestamp": now_ms(),
     }
 
 
@@ -71,8 +71,7 @@ def _repair_interrupted_tail(entries: list[Entry], runtime: Runtime) -> None:
         if isinstance(block, dict) and block.get("type") == "toolCall" and block.get("id") not in paired:
             entry_id = runtime.new_entry_id(used)
             used.add(entry_id)
-            stamp = runtime.now()
-            entries.append(make.message(entry_id, parent, stamp, _aborted_result(block, iso_to_ms(stamp))))
+            entries.append(make.message(entry_id, parent, runtime.now(), _aborted_result(block)))
             parent = entry_id
 
 

@@ -18,14 +18,7 @@ from collections.abc import Callable, Container
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from omp_session.format.ids import (
-    SnowflakeGenerator,
-    iso_from_ms,
-    new_entry_id,
-    new_session_id,
-    new_uuid_v7,
-    now_iso,
-)
+from omp_session.format.ids import SnowflakeGenerator, iso_from_ms, new_entry_id, now_iso
 from omp_session.store.blobs import FileBlobStore
 from omp_session.store.breadcrumbs import read_breadcrumb, write_breadcrumb
 from omp_session.store.paths import blobs_dir, terminal_sessions_dir
@@ -39,10 +32,9 @@ class Runtime:
 
     #: The current time as omp writes it (``YYYY-MM-DDTHH:MM:SS.mmmZ``).
     now: Callable[[], str] = now_iso
-    #: A fresh session id (omp 13.19's 16-hex Snowflake).
-    new_session_id: Callable[[], str] = new_session_id
-    #: A fresh UUIDv7 (omp 18's session ids).
-    new_uuid_v7: Callable[[], str] = new_uuid_v7
+    #: A fresh session id; ``None``: the id style of the session's dialect (Snowflake for omp 13.19,
+    #: UUIDv7 for omp 18).
+    new_session_id: Callable[[], str] | None = None
     #: A fresh entry id not in the given container.
     new_entry_id: Callable[[Container[str]], str] = new_entry_id
     #: The agent directory for blobs and terminal breadcrumbs; ``None``: the configured one
@@ -54,9 +46,9 @@ class Runtime:
     breadcrumbs: bool = True
     _blobs: list[FileBlobStore] = field(default_factory=list, compare=False, repr=False)
 
-    def session_id(self, style: str) -> str:
-        """A fresh session id in a dialect's style (``"uuidv7"`` or ``"snowflake"``)."""
-        return self.new_uuid_v7() if style == "uuidv7" else self.new_session_id()
+    def session_id(self, dialect_style: Callable[[], str]) -> str:
+        """A fresh session id: this runtime's source when it has one, else ``dialect_style``."""
+        return self.new_session_id() if self.new_session_id is not None else dialect_style()
 
     def blobs_dir(self) -> Path:
         """The content-addressed blob store of this agent directory (spec §6.7)."""

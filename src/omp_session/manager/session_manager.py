@@ -20,7 +20,7 @@ from omp_session.errors import (
 )
 from omp_session.format import entry_factory as make
 from omp_session.format.codec import BLANK, LineIssue
-from omp_session.format.entries import is_assistant_entry
+from omp_session.format.entries import CURRENT_VERSION, is_assistant_entry
 from omp_session.format.title_slot import TitleSlot
 from omp_session.format.transform import prepare_for_disk
 from omp_session.manager.appends import AppendMethods
@@ -29,7 +29,7 @@ from omp_session.manager.navigation import NavigationMethods
 from omp_session.manager.omp18_api import Omp18Methods, fork_entries, peek_session_init
 from omp_session.manager.runtime import Runtime
 from omp_session.manager.titles import TitleMethods
-from omp_session.manager.whole_session import ForkResult, WholeSessionMethods, _new_header_and_path
+from omp_session.manager.whole_session import ForkResult, WholeSessionMethods, new_header_and_path
 from omp_session.manager.workspace import WorkspaceMethods
 from omp_session.model.tree import SessionTreeNode
 from omp_session.store import DurabilityPolicy, Storage
@@ -179,7 +179,7 @@ class SessionManager(
         directory = _session_dir_for(cwd, session_dir)
         directory.mkdir(parents=True, exist_ok=True)
         chosen, locked = dialect_for_new(dialect, directory)
-        header, path = _new_header_and_path(runtime, chosen, os.fspath(cwd), directory)
+        header, path = new_header_and_path(runtime, os.fspath(cwd), directory, dialect=chosen)
         storage = FileStorage(path, runtime.blob_store(), policy=durability)
         runtime.remember_terminal_session(os.fspath(cwd), os.fspath(path))
         manager = cls(
@@ -271,16 +271,23 @@ class SessionManager(
         # Nothing to lose: a missing, empty, whitespace-only or slot-only file gets a fresh header
         # at once.
         cwd = os.getcwd()
-        header, _path = _new_header_and_path(runtime, dialect, cwd, path.parent)
+        header = make.ordered(
+            dialect.headers.new,
+            type="session",
+            version=CURRENT_VERSION,
+            id=runtime.session_id(dialect.new_session_id),
+            timestamp=runtime.now(),
+            cwd=cwd,
+        )
         manager = cls(
             cwd=cwd,
             session_dir=directory,
             storage=storage,
             header=header,
             ensured_on_disk=True,
+            runtime=runtime,
             dialect=dialect,
             layout_locked=layout_locked,
-            runtime=runtime,
         )
         manager._has_slot = layout_locked and dialect.title_slot
         manager._rewrite_all()
@@ -300,9 +307,8 @@ class SessionManager(
         session by mtime, else create a new one."""
         runtime = runtime if runtime is not None else Runtime()
         directory = _session_dir_for(cwd, session_dir)
-        recent = runtime.terminal_session(os.fspath(cwd), directory) or listing.find_most_recent_session(
-            directory
-        )
+        recent = runtime.terminal_session(os.fspath(cwd), directory)
+        recent = recent or listing.find_most_recent_session(directory)
         if recent is not None:
             return cls.open(recent, directory, durability=durability, dialect=dialect, runtime=runtime)
         return cls.create(cwd, directory, durability=durability, dialect=dialect, runtime=runtime)
@@ -345,7 +351,14 @@ class SessionManager(
         runtime = runtime if runtime is not None else Runtime()
         cwd_text = os.fspath(cwd) if cwd is not None else os.getcwd()
         chosen, locked = dialect_for_new(dialect, None)
-        header, _path = _new_header_and_path(runtime, chosen, cwd_text, Path("."))
+        header = make.ordered(
+            chosen.headers.new,
+            type="session",
+            version=CURRENT_VERSION,
+            id=runtime.session_id(chosen.new_session_id),
+            timestamp=runtime.now(),
+            cwd=cwd_text,
+        )
         return cls(
             cwd=cwd_text,
             session_dir="",
@@ -383,7 +396,8 @@ class SessionManager(
         directory = _session_dir_for(cwd, session_dir)
         directory.mkdir(parents=True, exist_ok=True)
         chosen, locked = dialect_for_new(dialect, directory)
-        session_id, timestamp = runtime.session_id(chosen.session_id_style), runtime.now()
+        timestamp = runtime.now()
+        session_id = runtime.session_id(chosen.new_session_id)
         header = make.fork_from_header(
             chosen.headers.fork_from, session_id, timestamp, os.fspath(cwd), loaded.header
         )
@@ -474,11 +488,11 @@ class SessionManager(
         self._has_assistant = self._has_assistant or is_assistant_entry(entry)
         return str(entry["id"])
 
-    def _blobs_dir(self) -> Path:
-        return self._runtime.blobs_dir()
-
     def _base(self) -> tuple[str, str | None, str]:
         return self._runtime.new_entry_id(self._index.by_id), self._leaf, self._runtime.now()
+
+    def _blobs_dir(self) -> Path:
+        return self._runtime.blobs_dir()
 
     # ------------------------------------------------------------------ whole-session operations
 

@@ -28,8 +28,8 @@ class TitleMethods:
     """Mixin over the manager's state (declared here, owned by ``SessionManager``)."""
 
     _dialect: Dialect
-    _runtime: Runtime
     _layout_locked: bool
+    _runtime: Runtime
     _has_slot: bool
     _header: Entry
     _session_name: str | None

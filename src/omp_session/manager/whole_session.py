@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from omp_session.dialects import Dialect
 from omp_session.errors import EntryNotFoundError, ReadOnlySessionError
@@ -32,18 +32,17 @@ class ForkResult(NamedTuple):
     new_session_file: str
 
 
-def _new_header_and_path(
+def new_header_and_path(
     runtime: Runtime,
-    dialect: Dialect,
     cwd: str,
     directory: Path,
     parent: str | None = None,
     *,
+    dialect: Dialect,
     prompt_cache_key: str | None = None,
     directories: Sequence[str] = (),
 ) -> tuple[Entry, Path]:
-    """A new session's header in the dialect's key order, and its file name."""
-    session_id = runtime.session_id(dialect.session_id_style)
+    session_id = runtime.session_id(dialect.new_session_id)
     timestamp = runtime.now()
     header = make.ordered(
         dialect.headers.new,
@@ -91,11 +90,11 @@ class WholeSessionMethods:
     def _rewrite_all(self, extra: Entry | None = None) -> None:
         raise NotImplementedError
 
-    if TYPE_CHECKING:  # provided by TitleMethods
+    def _writes_slot(self) -> bool:
+        raise NotImplementedError
 
-        def _writes_slot(self) -> bool: ...
-
-        def _slot_line(self) -> bytes: ...
+    def _slot_line(self) -> bytes:
+        raise NotImplementedError
 
     def _adopt_title(self, header: Entry) -> None:
         """Title state of a new file from its header (fork, branch): the slot carries the same."""
@@ -148,7 +147,7 @@ class WholeSessionMethods:
         persistent = self._persistent
         directory = Path(self._session_dir) if persistent else Path(".")
         dialect = self._dialect
-        header, new_path = _new_header_and_path(self._runtime, dialect, self._cwd, directory)
+        header, new_path = new_header_and_path(self._runtime, self._cwd, directory, dialect=dialect)
         name, source = self._session_name, self._title_source
         header = make.ordered(
             dialect.headers.branched,
@@ -184,7 +183,8 @@ class WholeSessionMethods:
         source = old_header.get("titleSource", self._title_source)
         key = old_header.get("providerPromptCacheKey")
         dialect = self._dialect
-        session_id, timestamp = self._runtime.session_id(dialect.session_id_style), self._runtime.now()
+        session_id = self._runtime.session_id(dialect.new_session_id)
+        timestamp = self._runtime.now()
         header = make.ordered(
             dialect.headers.fork,
             type="session",
@@ -223,12 +223,12 @@ class WholeSessionMethods:
         self._require_writable()
         persistent = self._persistent
         directory = Path(self._session_dir) if persistent else Path(".")
-        header, new_path = _new_header_and_path(
+        header, new_path = new_header_and_path(
             self._runtime,
-            self._dialect,
             self._cwd,
             directory,
             parent_session,
+            dialect=self._dialect,
             prompt_cache_key=provider_prompt_cache_key,
             directories=normalize_directories(self._cwd, additional_directories),
         )

@@ -132,10 +132,9 @@ def _scan_state(path: Sequence[Entry], context: SessionContext) -> Entry | None:
             # omp 13.19.0: the assistant overrides an explicit default model (§5 step 4);
             # omp 18: only until an explicit default is on the path (omp18-differences §3.2).
             if isinstance(message, dict) and message.get("role") == "assistant" and not explicit_default:
-                context.models["default"] = (
-                    f"{template_string(message.get('provider', UNDEFINED))}/"
-                    f"{template_string(message.get('model', UNDEFINED))}"
-                )
+                provider = template_string(message.get("provider", UNDEFINED))
+                name = template_string(message.get("model", UNDEFINED))
+                context.models["default"] = f"{provider}/{name}"
         elif kind == "thinking_level_change":
             level = entry.get("thinkingLevel")
             context.thinking_level = level if level is not None else "off"
