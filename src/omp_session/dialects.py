@@ -69,7 +69,9 @@ class ContextRules:
     configured_thinking_level: bool
     #: Fields copied from a compaction onto its summary message, in order (§3.4).
     compaction_summary_fields: tuple[str, ...]
-    #: ``providerReplayThroughEntryId`` re-emits entries a remote history does not cover (§3.4).
+    #: ``providerReplayThroughEntryId`` re-emits entries a remote history does not cover; an
+    #: Anthropic server compaction becomes the summary's ``providerPayload``; a context rollover
+    #: re-emits the last user request (§3.4).
     provider_replay: bool
     #: A service tier is kept per provider family (``{"openai": "flex"}``), not as written.
     service_tier_by_family: bool = False
