@@ -64,6 +64,17 @@ def _session_dir_for(cwd: StrPath, session_dir: StrPath | None) -> Path:
     return Path(session_dir) if session_dir is not None else default_session_dir(cwd)
 
 
+def _working_directory(header: Entry, dialect: Dialect) -> str:
+    """The cwd a session opened from ``header`` works in (omp 18: the recorded one only if it can
+    be entered, else the process cwd)."""
+    recorded = header.get("cwd")
+    if not isinstance(recorded, str):
+        return os.getcwd()
+    if dialect.cwd_must_exist and not (os.path.isdir(recorded) and os.access(recorded, os.X_OK)):
+        return os.getcwd()
+    return recorded
+
+
 class SessionManager(
     NavigationMethods,
     AppendMethods,
@@ -252,7 +263,7 @@ class SessionManager(
         loaded = opened.loaded
         header = loaded.header
         chosen, locked = dialect_for_file(dialect, loaded.title_slot is not None)
-        cwd = header["cwd"] if isinstance(header.get("cwd"), str) else os.getcwd()
+        cwd = _working_directory(header, chosen)
         manager = cls(
             cwd=cwd,
             session_dir=directory,
