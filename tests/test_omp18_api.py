@@ -173,7 +173,9 @@ def test_anthropic_server_compaction_and_context_rollover_replay() -> None:
     }
     kept_entry = session.get_entry(kept)
     assert kept_entry is not None
-    assert summary["timestamp"] == iso_to_ms(kept_entry["timestamp"]) - 1  # just before the kept tail
+    kept_ms = iso_to_ms(kept_entry["timestamp"])
+    assert kept_ms is not None
+    assert summary["timestamp"] == kept_ms - 1  # just before the kept tail
     # the rollover re-sends the user request the kept tail starts after, then the kept tail
     assert [m["role"] for m in messages] == ["compactionSummary", "user", "assistant"]
     assert messages[1]["content"] == "the request"
