@@ -1,4 +1,7 @@
-"""``omp-session context``: the context omp would send to the model, as JSON."""
+"""``omp-session context``: the context omp would send to the model, as JSON.
+
+Internal module (a command of ``omp-session``, which is the interface); not part of the public API.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +11,8 @@ from omp_session.cli._common import emit_json, leaf_option, session_argument, st
 from omp_session.model.llm import convert_to_llm
 from omp_session.store.blobs import FileBlobStore
 from omp_session.tools.reading import session_context
+
+__all__ = ["context"]
 
 
 @click.command(

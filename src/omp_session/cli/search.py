@@ -1,4 +1,7 @@
-"""``omp-session search``: full-text search across sessions, aware of branches."""
+"""``omp-session search``: full-text search across sessions, aware of branches.
+
+Internal module (a command of ``omp-session``, which is the interface); not part of the public API.
+"""
 
 from __future__ import annotations
 
@@ -20,6 +23,8 @@ from omp_session.cli._common import (
     state,
 )
 from omp_session.tools.search import SearchHit, compile_query, search_sessions
+
+__all__ = ["PROGRESS_MIN_FILES", "search"]
 
 #: Below this many files the scan is quick and a progress bar would only flicker.
 PROGRESS_MIN_FILES = 20

@@ -1,4 +1,7 @@
-"""``omp-session tree``: every entry of a session as a tree, one line each."""
+"""``omp-session tree``: every entry of a session as a tree, one line each.
+
+Internal module (a command of ``omp-session``, which is the interface); not part of the public API.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +15,8 @@ from omp_session.tools.entry_kinds import EntryKind
 from omp_session.tools.reading import read_session
 from omp_session.tools.summary import TREE_KINDS
 from omp_session.tools.tree_view import TreeLine, render_tree_line, tree_lines
+
+__all__ = ["tree"]
 
 _KIND_STYLES = {
     "user": "green",

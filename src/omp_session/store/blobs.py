@@ -14,6 +14,16 @@ from typing import Protocol
 
 from omp_session.errors import SessionError
 
+__all__ = [
+    "BLOB_PREFIX",
+    "BlobSink",
+    "FileBlobStore",
+    "MemoryBlobStore",
+    "UnresolvedBlobs",
+    "blob_ref",
+    "parse_blob_ref",
+]
+
 BLOB_PREFIX = "blob:sha256:"
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 

@@ -4,6 +4,8 @@ Each session is searched with :func:`omp_session.tools.search.search_session`, s
 what ``omp-session search`` finds. Two shortcuts keep it usable over thousands of sessions: a file
 whose raw bytes cannot contain the query is not parsed (only for plain queries, see
 :func:`_plain_needle`), and results are cached per file version and query.
+
+Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not part of the public API.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from omp_session.errors import SessionError
+from omp_session.store.regular import read_regular
 from omp_session.tools.reading import read_session
 from omp_session.tools.search import SearchHit, compile_query, search_session
 from omp_session.web.catalog import SessionSummary
@@ -41,9 +44,9 @@ def _plain_needle(query: str) -> bytes | None:
 def _search_one(summary: SessionSummary, pattern: re.Pattern[str], needle: bytes | None) -> list[SearchHit]:
     if needle is not None:
         try:
-            if needle not in summary.path.read_bytes().lower():
+            if needle not in read_regular(summary.path).lower():  # never blocks on a FIFO or device
                 return []
-        except OSError:
+        except (OSError, SessionError):
             return []
     try:
         with read_session(summary.path) as session:

@@ -1,4 +1,7 @@
-"""The index page: sessions filtered by project and full-text search, paged, then grouped by project."""
+"""The index page: sessions filtered by project and full-text search, paged, then grouped by project.
+
+Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not part of the public API.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +10,11 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from omp_session.importers.base import AGENT_NAMES
 from omp_session.rendering.format import date_time, format_cost, format_size, one_line
 from omp_session.tools.search import SearchHit
 from omp_session.web.catalog import SessionSummary
+from omp_session.web.foreign import agent_of_ref
 from omp_session.web.index_search import SessionHits
 
 __all__ = ["IndexPage", "build_index"]
@@ -32,6 +37,8 @@ class SessionRow:
     hit_count: int
     #: Every further hit, so each one is reachable: ``(entry id, role, snippet parts)``.
     more: list[tuple[str, str, tuple[str, str, str]]] = field(default_factory=list)
+    #: The agent that wrote a foreign session ("Claude Code", …); ``None`` for omp's own.
+    agent: str | None = None
 
 
 @dataclass
@@ -83,6 +90,7 @@ def _row(summary: SessionSummary, hits: list[SearchHit] | None) -> SessionRow:
         hit_entry=first.entry_id if first else None,
         hit_count=sum(hit.matches for hit in hits) if hits else 0,
         more=[(hit.entry_id, hit.role, _snippet(hit)) for hit in (hits or [])[1:]],
+        agent=AGENT_NAMES.get(agent_of_ref(summary.ref) or ""),
     )
 
 
