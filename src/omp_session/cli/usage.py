@@ -1,4 +1,7 @@
-"""``omp-session usage``: tokens and cost by day, month, session, model or project (issue 13 #6)."""
+"""``omp-session usage``: tokens and cost by day, month, session, model or project (issue 13 #6).
+
+Internal module (a command of ``omp-session``, which is the interface); not part of the public API.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +12,8 @@ from rich.table import Table
 
 from omp_session.cli._common import console, emit_json, require_root, skipped, state
 from omp_session.tools.usage_report import VIEWS, UsageReport, UsageRow, usage_report
+
+__all__ = ["usage"]
 
 
 def _date(_ctx: click.Context, _param: click.Parameter, value: str | None) -> date | None:
