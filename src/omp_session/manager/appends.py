@@ -13,8 +13,7 @@ from typing import Any
 from omp_session.errors import EntryNotFoundError
 from omp_session.format import entry_factory as make
 from omp_session.format.ids import new_entry_id, now_iso
-from omp_session.model.tree import SessionIndex
-from omp_session.store.lazy_index import LazySessionIndex
+from omp_session.model.tree import EntryIndex
 
 Entry = dict[str, Any]
 Content = str | list[dict[str, Any]]
@@ -23,7 +22,7 @@ Content = str | list[dict[str, Any]]
 class AppendMethods:
     """Mixin: every way to add an entry at the leaf. Each returns the new entry id."""
 
-    _index: SessionIndex | LazySessionIndex
+    _index: EntryIndex
 
     def _append(self, entry: Entry) -> str:
         raise NotImplementedError  # the manager writes the entry, then indexes it

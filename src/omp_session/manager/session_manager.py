@@ -26,19 +26,13 @@ from omp_session.format.transform import prepare_for_disk
 from omp_session.manager.appends import AppendMethods
 from omp_session.manager.whole_session import ForkResult, WholeSessionMethods
 from omp_session.model.context import SessionContext
-from omp_session.model.tree import SessionTreeNode
+from omp_session.model.tree import EntryIndex, SessionIndex, SessionTreeNode
 from omp_session.model.usage import UsageStatistics
 from omp_session.store import DurabilityPolicy, Storage
 from omp_session.store.artifacts import ArtifactMethods
 from omp_session.store.blobs import BlobSink, FileBlobStore
 from omp_session.store.breadcrumbs import read_breadcrumb, write_breadcrumb
-from omp_session.store.fast_open import (
-    context_at,
-    has_assistant,
-    index_for,
-    remember_index,
-    usage_of,
-)
+from omp_session.store.fast_open import remember_index
 from omp_session.store.file import FileStorage
 from omp_session.store.loading import is_session_header, parse_session, read_session_bytes
 from omp_session.store.memory import MemoryStorage
@@ -83,7 +77,7 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         session_dir: str,
         storage: Storage,
         header: Entry,
-        entries: Sequence[Entry] = (),
+        index: EntryIndex | None = None,
         ensured_on_disk: bool = False,
         flushed: bool = False,
         migrated_from: int | None = None,
@@ -97,22 +91,19 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         self._issues = list(issues)
         self._read_offset = 0
         self._init_artifacts()
-        self._reset_state(header, entries)
+        self._reset_state(header, index if index is not None else SessionIndex())
         self._ensured = ensured_on_disk
         self._flushed = flushed
         self._migrated_from = migrated_from
 
-    def _reset_state(self, header: Entry, entries: Sequence[Entry]) -> None:
+    def _reset_state(self, header: Entry, index: EntryIndex) -> None:
         self._header = header
         title = header.get("title")
         self._session_name: str | None = title if isinstance(title, str) else None
-        self._index = index_for(entries)  # lazy for a file opened through its offset index
-        self._leaf: str | None = None
-        if entries:
-            last_id = entries[-1].get("id")
-            self._leaf = last_id if isinstance(last_id, str) else None
-        self._usage = usage_of(entries)
-        self._has_assistant = has_assistant(entries)
+        self._index = index  # lazy for a file opened through its offset index
+        self._leaf: str | None = index.last_id()
+        self._usage = index.usage()
+        self._has_assistant = index.has_assistant()
         self._migrated_from = None
 
     # ------------------------------------------------------------------ factories
@@ -158,7 +149,7 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
             session_dir=directory,
             storage=opened.storage,
             header=header,
-            entries=loaded.entries,
+            index=loaded.entry_index(),
             ensured_on_disk=True,
             flushed=True,
             issues=loaded.issues,
@@ -230,7 +221,7 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
             session_dir=os.fspath(directory),
             storage=storage,
             header=header,
-            entries=loaded.entries,
+            index=loaded.entry_index(),
             ensured_on_disk=True,
         )
         manager._rewrite_all()
@@ -338,7 +329,7 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         """The LLM context at the current leaf (O(depth))."""
         if self._leaf is None:
             return SessionContext()
-        return context_at(self._index, self._leaf)
+        return self._index.context(self._leaf)
 
     def get_injected_ttsr_rules(self) -> RuleList:
         """TTSR rule names injected along the current branch, first appearance first (§5)."""
@@ -412,7 +403,7 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         data = self._storage.read()
         loaded = parse_session(Path(str(self.get_session_file())), data, self._storage.blobs)
         seen = set(self._index.by_id)
-        self._reset_state(loaded.header, loaded.entries)
+        self._reset_state(loaded.header, loaded.entry_index())
         self._read_offset = data.rfind(b"\n") + 1
         return [entry for entry in loaded.entries if entry.get("id") not in seen]
 

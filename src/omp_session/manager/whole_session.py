@@ -16,11 +16,10 @@ from omp_session.errors import EntryNotFoundError, ReadOnlySessionError
 from omp_session.format import entry_factory as make
 from omp_session.format.ids import new_entry_id, new_session_id, now_iso
 from omp_session.format.transform import prepare_for_disk
-from omp_session.model.tree import SessionIndex
+from omp_session.model.tree import EntryIndex, SessionIndex
 from omp_session.store import Storage
 from omp_session.store.breadcrumbs import write_breadcrumb
 from omp_session.store.file import FileStorage
-from omp_session.store.lazy_index import LazySessionIndex
 from omp_session.store.memory import MemoryStorage
 from omp_session.store.paths import default_session_dir, session_file_path
 
@@ -38,7 +37,7 @@ class WholeSessionMethods:
 
     _read_only: bool
     _storage: Storage
-    _index: SessionIndex | LazySessionIndex
+    _index: EntryIndex
     _cwd: str
     _session_dir: str
     _session_name: str | None
@@ -53,7 +52,7 @@ class WholeSessionMethods:
     def get_session_id(self) -> str:
         raise NotImplementedError
 
-    def _reset_state(self, header: Entry, entries: Sequence[Entry]) -> None:
+    def _reset_state(self, header: Entry, index: EntryIndex) -> None:
         raise NotImplementedError
 
     def _rewrite_all(self, extra: Entry | None = None) -> None:
@@ -107,7 +106,7 @@ class WholeSessionMethods:
         )
         self._written_copy(new_path if persistent else None, header, entries)
         name = self._session_name
-        self._reset_state(header, entries)
+        self._reset_state(header, SessionIndex(entries))
         self._session_name = name  # omp keeps the name in memory although the header has no title
         self._flushed = True
         return os.fspath(new_path) if persistent else None
@@ -140,7 +139,7 @@ class WholeSessionMethods:
             self._storage = FileStorage(new_path, old.blobs, policy=old.policy)
         else:
             self._storage = MemoryStorage(old.blobs)
-        self._reset_state(header, [])
+        self._reset_state(header, SessionIndex())
         self._ensured = False
         self._flushed = False
         if persistent:

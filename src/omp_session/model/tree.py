@@ -13,12 +13,17 @@ docs/durability.md:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from omp_session.format.entries import is_assistant_entry
 from omp_session.format.ids import iso_to_ms
 from omp_session.gcpause import gc_paused
+from omp_session.model.usage import UsageStatistics
+
+if TYPE_CHECKING:
+    from omp_session.model.context import SessionContext
 
 Entry = dict[str, Any]
 
@@ -60,6 +65,60 @@ def _entry_id(entry: Entry) -> str | None:
 def _parent_id(entry: Entry) -> str | None:
     value = entry.get("parentId")
     return value if isinstance(value, str) and value else None
+
+
+class EntryIndex(Protocol):
+    """What a manager reads a session through, whoever holds the entries.
+
+    Two implementations: :class:`SessionIndex` (every entry in memory) and the lazy index of a file
+    opened through its offset index (:class:`omp_session.store.lazy_index.LazySessionIndex`), which
+    reads lines only when asked. Callers use this protocol and never ask which one they have.
+    """
+
+    @property
+    def entries(self) -> list[Entry]:
+        """Every entry in file order (the lazy index reads them all first)."""
+        ...
+
+    @property
+    def by_id(self) -> Mapping[str, Entry]:
+        """Entries by id (the last one for a duplicated id)."""
+        ...
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """Current label of each labelled entry, in the order a JS ``Map`` keeps."""
+        ...
+
+    def add(self, entry: Entry) -> None:
+        """Index one entry appended at the end of the file."""
+        ...
+
+    def get(self, entry_id: str | None) -> Entry | None: ...
+
+    def last_id(self) -> str | None:
+        """The id of the last entry in file order (the leaf after a load); ``None`` if it has none."""
+        ...
+
+    def branch(self, from_id: str | None) -> list[Entry]:
+        """Root→node path ending at ``from_id``; ``[]`` for an unknown or empty id."""
+        ...
+
+    def children(self, parent_id: str) -> list[Entry]: ...
+
+    def get_tree(self) -> list[SessionTreeNode]: ...
+
+    def context(self, leaf_id: str) -> SessionContext:
+        """``context_from_path(branch(leaf_id))``; the lazy index reads only the lines it needs."""
+        ...
+
+    def usage(self) -> UsageStatistics:
+        """Usage totals over every entry (a new object the caller may keep adding to)."""
+        ...
+
+    def has_assistant(self) -> bool:
+        """Whether any entry is an assistant message (spec §7.2)."""
+        ...
 
 
 class SessionIndex:
@@ -155,6 +214,9 @@ class SessionIndex:
     def get(self, entry_id: str | None) -> Entry | None:
         return self.by_id.get(entry_id) if entry_id else None
 
+    def last_id(self) -> str | None:
+        return _entry_id(self.entries[-1]) if self.entries else None
+
     def branch(self, from_id: str | None) -> list[Entry]:
         """Root→node path ending at ``from_id``; ``[]`` for an unknown or empty id. O(depth)."""
         return self.path_to(self.get(from_id))
@@ -168,6 +230,20 @@ class SessionIndex:
             node = self.parent_of(node)
         path.reverse()
         return path
+
+    def context(self, leaf_id: str) -> SessionContext:
+        """The context of the path ending at ``leaf_id`` (spec §5)."""
+        # Imported here: context.py builds on this module (build_session_context indexes entries).
+        from omp_session.model.context import context_from_path
+
+        return context_from_path(self.branch(leaf_id))
+
+    def usage(self) -> UsageStatistics:
+        with gc_paused():
+            return UsageStatistics.of(self.entries)
+
+    def has_assistant(self) -> bool:
+        return any(is_assistant_entry(entry) for entry in self.entries)
 
     def children(self, parent_id: str) -> list[Entry]:
         """Entries whose ``parentId`` is ``parent_id``, in file order of first appearance."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, cast
 
@@ -18,11 +17,9 @@ import orjson
 
 from omp_session.errors import SessionChangedError
 from omp_session.format.codec import DecodedFile, LineIssue, decode_lines
-from omp_session.format.entries import CURRENT_VERSION, is_assistant_entry
+from omp_session.format.entries import CURRENT_VERSION
 from omp_session.format.migrate import header_version
 from omp_session.gcpause import gc_paused
-from omp_session.model.context import SessionContext, context_from_path
-from omp_session.model.tree import SessionIndex
 from omp_session.model.usage import UsageStatistics
 from omp_session.store import offset_index
 from omp_session.store.file import FileState, FileStorage
@@ -242,9 +239,8 @@ def _open_with(
     markers = Markers(*index.meta["markers"]).merged(Markers.of(tail))
     store = LazyStore(path, fd, index, storage.blobs, markers)
     holder.append(store)
-    lazy = LazySessionIndex(store)
     usage = UsageStatistics(**json.loads(index.meta["usage"]))
-    has_assistant = bool(index.meta["has_assistant"])
+    lazy = LazySessionIndex(store, usage, bool(index.meta["has_assistant"]))
     issues = index.issues()
     if tail:
         decoded = _decode_after(tail)
@@ -252,45 +248,10 @@ def _open_with(
         for record in decoded.records:
             store.transform(record, tail)
             lazy.add(record)
-            usage.add_entry(record)
-            has_assistant = has_assistant or is_assistant_entry(record)
     # FileStorage.read() records what it read, to refuse rewrites over someone else's changes;
     # we read through our own descriptor, so record the same state it would have.
     storage._known = FileState.of(stat)
     # Only SessionManager.open consumes this LoadedSession, and it reads ``entries`` as a Sequence.
-    entries = cast("list[Entry]", LazyEntries(lazy, usage, has_assistant))
-    loaded = LoadedSession(header, entries, None, issues, None, stat.st_size)
+    entries = cast("list[Entry]", LazyEntries(lazy))
+    loaded = LoadedSession(header, entries, None, issues, None, stat.st_size, index=lazy)
     return IndexedOpen(loaded, covered + cut)
-
-
-# -- the manager's view of a loaded session ------------------------------------------------------
-
-
-def index_for(entries: Sequence[Entry]) -> SessionIndex | LazySessionIndex:
-    """The index a manager keeps: the lazy one of a lazily opened file, else a ``SessionIndex``."""
-    if isinstance(entries, LazyEntries):
-        return entries.lazy_index
-    with gc_paused():  # right after a load: the collector would walk every new entry (gcpause.py)
-        return SessionIndex(entries)
-
-
-def usage_of(entries: Sequence[Entry]) -> UsageStatistics:
-    """Usage totals over ``entries`` (without reading them for a lazily opened file)."""
-    if isinstance(entries, LazyEntries):
-        return entries.usage.copy()
-    with gc_paused():
-        return UsageStatistics.of(entries)
-
-
-def has_assistant(entries: Sequence[Entry]) -> bool:
-    """Whether any entry is an assistant message (spec §7.2)."""
-    if isinstance(entries, LazyEntries):
-        return entries.has_assistant
-    return any(is_assistant_entry(entry) for entry in entries)
-
-
-def context_at(index: SessionIndex | LazySessionIndex, leaf_id: str) -> SessionContext:
-    """``context_from_path(index.branch(leaf_id))``, reading as little as possible."""
-    if isinstance(index, LazySessionIndex):
-        return index.context(leaf_id)
-    return context_from_path(index.branch(leaf_id))

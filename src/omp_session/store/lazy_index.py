@@ -14,6 +14,7 @@ from bisect import bisect_left
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, overload
 
+from omp_session.format.entries import is_assistant_entry
 from omp_session.gcpause import gc_paused
 from omp_session.model.context import SessionContext, context_from_path
 from omp_session.model.tree import SessionIndex, SessionTreeNode
@@ -38,8 +39,11 @@ def _apply_label(labels: dict[str, str], entry: Entry) -> None:
 class LazySessionIndex:
     """Same reads and ``add`` as ``SessionIndex``; the leaf's context needs only a few lines."""
 
-    def __init__(self, store: LazyStore) -> None:
+    def __init__(self, store: LazyStore, usage: UsageStatistics, has_assistant: bool) -> None:
+        """``usage``/``has_assistant``: over the indexed entries (the offset index holds them)."""
         self._store = store
+        self._usage = usage
+        self._has_assistant = has_assistant
         self._size = len(store)
         self._full: SessionIndex | None = None
         self._extra: list[Entry] = []
@@ -88,8 +92,16 @@ class LazySessionIndex:
             self._labels = labels
         return self._labels
 
+    def usage(self) -> UsageStatistics:
+        return self._usage.copy()
+
+    def has_assistant(self) -> bool:
+        return self._has_assistant
+
     def add(self, entry: Entry) -> None:
         """Index one entry appended at the end of the file."""
+        self._usage.add_entry(entry)
+        self._has_assistant = self._has_assistant or is_assistant_entry(entry)
         if self._full is not None:
             self._full.add(entry)
             return
@@ -117,6 +129,14 @@ class LazySessionIndex:
             return self._full.get(entry_id)
         position = self._find(entry_id) if entry_id else None
         return None if position is None else self._entry_at(position)
+
+    def last_id(self) -> str | None:
+        if self._full is not None:
+            return self._full.last_id()
+        if self._extra:
+            last = self._extra[-1].get("id")
+            return last if isinstance(last, str) else None
+        return self._store.last_id()
 
     def branch(self, from_id: str | None) -> list[Entry]:
         """Root→node path ending at ``from_id``; ``[]`` for an unknown or empty id."""
@@ -179,7 +199,7 @@ class LazySessionIndex:
 
     # -- context ------------------------------------------------------------------------------
 
-    def context(self, leaf_id: str | None) -> SessionContext:
+    def context(self, leaf_id: str) -> SessionContext:
         """``context_from_path(branch(leaf_id))``, reading only the lines it depends on.
 
         The state is replayed over the entries the index names for the path's state (see
@@ -252,13 +272,11 @@ class _LazyIds(Mapping[str, Entry]):
 
 
 class LazyEntries(Sequence[Entry]):
-    """What ``LoadedSession.entries`` holds for a lazily opened file: the lazy index, the usage
-    totals and the assistant flag, without reading the entries; indexing reads one line."""
+    """What ``LoadedSession.entries`` holds for a lazily opened file: a view of the lazy index
+    that reads no entry until one is asked for (indexing reads one line)."""
 
-    def __init__(self, index: LazySessionIndex, usage: UsageStatistics, has_assistant: bool) -> None:
+    def __init__(self, index: LazySessionIndex) -> None:
         self.lazy_index = index
-        self.usage = usage
-        self.has_assistant = has_assistant
 
     def __len__(self) -> int:
         owner = self.lazy_index

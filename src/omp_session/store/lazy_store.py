@@ -99,10 +99,16 @@ class LazyStore:
         needed = (markers.blob and blobs is not None) or markers.openai
         self._marked = frozenset(index.meta.get("marked", ())) if needed else frozenset()
         self._closer = weakref.finalize(self, os.close, fd)
+        self._last_id: str | None = None
         if len(index):
             last_id = orjson.loads(index.id_bytes(len(index) - 1))
             if isinstance(last_id, str):
+                self._last_id = last_id
                 self._known[last_id] = len(index) - 1  # the leaf after a load: found without the id map
+
+    def last_id(self) -> str | None:
+        """The id of the last indexed entry (``None`` if it has none or there is none)."""
+        return self._last_id
 
     def __len__(self) -> int:
         return len(self.index)

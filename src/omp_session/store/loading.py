@@ -11,6 +11,7 @@ from omp_session.format.codec import BLANK, BOM, DecodedFile, LineIssue, decode_
 from omp_session.format.migrate import migrate_records
 from omp_session.format.transform import resolve_blob_refs, sanitize_openai_replay
 from omp_session.gcpause import gc_paused
+from omp_session.model.tree import EntryIndex, SessionIndex
 from omp_session.store.blobs import BlobSink
 
 
@@ -25,6 +26,16 @@ class LoadedSession:
     issues: list[LineIssue] = field(default_factory=list)
     decoded: DecodedFile | None = None
     size: int = 0
+    #: The index over ``entries``: given by an open path that builds its own (the lazy one of an
+    #: indexed file), else built on the first ``entry_index()``.
+    index: EntryIndex | None = None
+
+    def entry_index(self) -> EntryIndex:
+        """The index a manager reads this session through (built once, then kept)."""
+        if self.index is None:
+            with gc_paused():  # right after a load: the collector would walk every new entry
+                self.index = SessionIndex(self.entries)
+        return self.index
 
 
 def is_session_header(value: Any) -> bool:
