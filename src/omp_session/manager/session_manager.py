@@ -32,7 +32,6 @@ from omp_session.store import DurabilityPolicy, Storage
 from omp_session.store.artifacts import ArtifactMethods
 from omp_session.store.blobs import BlobSink, FileBlobStore
 from omp_session.store.breadcrumbs import read_breadcrumb, write_breadcrumb
-from omp_session.store.fast_open import remember_index
 from omp_session.store.file import FileStorage
 from omp_session.store.loading import is_session_header, parse_session, read_session_bytes
 from omp_session.store.memory import MemoryStorage
@@ -159,8 +158,6 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         manager._read_offset = opened.read_offset
         if not read_only:  # a reader is not "using" the session in this terminal
             write_breadcrumb(cwd, os.fspath(file_path))
-        if opened.data is not None:
-            remember_index(file_path, opened.data, loaded, manager.get_usage_statistics())
         return manager
 
     @classmethod

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from omp_session.format.entries import is_assistant_entry
 from omp_session.format.ids import iso_to_ms
@@ -128,12 +128,46 @@ class SessionIndex:
         self.entries: list[Entry] = []
         self.by_id: dict[str, Entry] = {}
         self.labels: dict[str, str] = {}
-        self._children: dict[str, list[str]] = {}
+        #: Child ids by parent id; ``None`` until first needed after a bulk build (``of_unique``).
+        self._children: dict[str, list[str]] | None = {}
         self._has_duplicates = False
         self._cycle_roots: set[str] | None = set()
         self._awaited: set[str] = set()  # parent ids named before an entry with that id arrived
         for entry in entries:
             self.add(entry)
+
+    @classmethod
+    def of_unique(
+        cls,
+        entries: list[Entry],
+        ids: list[str | None],
+        roots: Iterable[int],
+        awaited: Iterable[str],
+        labels: Iterable[Entry],
+    ) -> SessionIndex:
+        """The index of ``entries`` built in bulk, for entries known to have unique ids and parent
+        links that all name earlier entries (what an offset index guarantees, see
+        :mod:`omp_session.store.index_builder`): the same index as ``SessionIndex(entries)``
+        without the per-entry work, so that loading every entry costs little more than decoding.
+
+        ``ids``: each entry's id (``None`` where it has no string id); ``roots``: the positions of
+        the entries without a parent among them; ``awaited``: parent ids no entry has;
+        ``labels``: the label entries in file order.
+        """
+        index = cls()
+        by_id: dict[str | None, Entry] = dict(zip(ids, entries, strict=True))
+        by_id.pop(None, None)
+        index.entries, index.by_id, index._children = entries, cast("dict[str, Entry]", by_id), None
+        index._awaited = set(awaited)
+        # No link names a later entry, so the only cycles are self-parents (roots, as in ``add``).
+        index._cycle_roots = {
+            entry_id
+            for position in roots
+            if (entry_id := ids[position]) is not None and entries[position].get("parentId") == entry_id
+        }
+        for label in labels:
+            index._apply_label(label)
+        return index
 
     # -- building ------------------------------------------------------------------------------
 
@@ -145,7 +179,7 @@ class SessionIndex:
             if entry_id in self.by_id:
                 self._has_duplicates = True
                 self._cycle_roots = None  # a replaced parent link may close a cycle
-            elif entry_id in self._children:
+            elif self._children is not None and entry_id in self._children:
                 self._cycle_roots = None  # earlier entries named this id as parent: may close a cycle
             elif entry_id in self._awaited:
                 self._cycle_roots = None  # an earlier entry's forward parent link may close a cycle
@@ -154,7 +188,8 @@ class SessionIndex:
             if parent is not None and parent not in self.by_id:
                 self._awaited.add(parent)
             if parent is not None and not self._has_duplicates:
-                self._children.setdefault(parent, []).append(entry_id)
+                if self._children is not None:
+                    self._children.setdefault(parent, []).append(entry_id)
                 if parent == entry_id and self._cycle_roots is not None:
                     self._cycle_roots.add(entry_id)
             elif parent is not None and self._cycle_roots is not None:
@@ -249,6 +284,8 @@ class SessionIndex:
         """Entries whose ``parentId`` is ``parent_id``, in file order of first appearance."""
         if self._has_duplicates:
             return [e for e in self.by_id.values() if e.get("parentId") == parent_id]
+        if self._children is None:
+            self._children = _children_of(self.entries)
         return [self.by_id[child] for child in self._children.get(parent_id, ())]
 
     def get_tree(self) -> list[SessionTreeNode]:
@@ -275,6 +312,16 @@ class SessionIndex:
             if len(node.children) > 1:
                 _sort_by_timestamp(node.children)
         return roots
+
+
+def _children_of(entries: Iterable[Entry]) -> dict[str, list[str]]:
+    # What ``SessionIndex.add`` collects entry by entry (without duplicates).
+    children: dict[str, list[str]] = {}
+    for entry in entries:
+        entry_id, parent = _entry_id(entry), _parent_id(entry)
+        if entry_id is not None and parent is not None:
+            children.setdefault(parent, []).append(entry_id)
+    return children
 
 
 def _sort_by_timestamp(children: list[SessionTreeNode]) -> None:

@@ -27,21 +27,33 @@ class UsageStatistics:
     def add_usage(self, usage: Any) -> None:
         if not isinstance(usage, dict):
             return
-        self.input += _number(usage.get("input"))
-        self.output += _number(usage.get("output"))
-        self.cacheRead += _number(usage.get("cacheRead"))
-        self.cacheWrite += _number(usage.get("cacheWrite"))
-        self.premiumRequests += _number(usage.get("premiumRequests"))
-        cost = usage.get("cost")
-        if isinstance(cost, dict):
-            self.cost += _number(cost.get("total"))
+        # Unrolled, with the plain-number test inline: this runs for every assistant message of
+        # every session opened, listed or indexed. Anything but an int or float goes through
+        # ``_number`` (booleans and non-numbers count as zero; a missing key is None).
+        get = usage.get
+        if (value := get("input")) is not None:
+            self.input += value if type(value) is int or type(value) is float else _number(value)
+        if (value := get("output")) is not None:
+            self.output += value if type(value) is int or type(value) is float else _number(value)
+        if (value := get("cacheRead")) is not None:
+            self.cacheRead += value if type(value) is int or type(value) is float else _number(value)
+        if (value := get("cacheWrite")) is not None:
+            self.cacheWrite += value if type(value) is int or type(value) is float else _number(value)
+        if (value := get("premiumRequests")) is not None:
+            self.premiumRequests += value if type(value) is int or type(value) is float else _number(value)
+        cost = get("cost")
+        if isinstance(cost, dict) and (value := cost.get("total")) is not None:
+            self.cost += value if type(value) is int or type(value) is float else _number(value)
 
     def add_entry(self, entry: dict[str, Any]) -> None:
         if entry.get("type") != "message":
             return
         message = entry.get("message")
-        if not isinstance(message, dict):
-            return
+        if isinstance(message, dict):
+            self.add_message(message)
+
+    def add_message(self, message: dict[str, Any]) -> None:
+        """Count the message of a ``message`` entry (the rule of spec §6.3 for one message)."""
         role = message.get("role")
         if role == "assistant":
             self.add_usage(message.get("usage"))

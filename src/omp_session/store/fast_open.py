@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from itertools import accumulate
 from pathlib import Path
 from typing import Any, NamedTuple, cast
 
@@ -49,143 +50,6 @@ class IndexedOpen(NamedTuple):
 
     loaded: LoadedSession
     read_offset: int
-
-
-# -- building ------------------------------------------------------------------------------------
-
-
-def _issue_row(issue: LineIssue, line_shift: int = 0, offset_shift: int = 0) -> list[Any]:
-    return [issue.line + line_shift, issue.offset + offset_shift, issue.reason, issue.skipped, issue.preview]
-
-
-def _build(
-    data: bytes,
-    decoded: DecodedFile,
-    covered: int,
-    version: int,
-    usage: UsageStatistics | None,
-    file_id: list[int],
-) -> OffsetIndex:
-    lines = data.count(b"\n", 0, covered)
-    builder = IndexBuilder(usage)
-    header = (0, 0)
-    numbers = decoded.line_numbers
-    if not numbers or numbers[0] > lines:
-        raise ComplexSession("the header line is not complete yet")
-    with gc_paused():
-        for number, (record, (offset, length)) in enumerate(
-            zip(decoded.records, line_spans(data, numbers), strict=True)
-        ):
-            if numbers[number] > lines:
-                break  # the last line has no newline yet: not covered
-            if number == 0:
-                skip = len(b"\xef\xbb\xbf") if decoded.has_bom and numbers[0] == 1 else 0
-                header = (offset + skip, length - skip)
-            else:
-                builder.add(record, offset, length)
-    meta = {
-        "covered": covered,
-        "lines": lines,
-        "header": list(header),
-        "fingerprint": fingerprint(lambda n, at: data[at : at + n], covered, data[header[0] : sum(header)]),
-        "markers": Markers.of(data, covered).to_list(),
-        "marked": marked_lines(data, 0, covered, builder.offsets, builder.lengths, 0),
-        "issues": [_issue_row(issue) for issue in decoded.issues if issue.offset < covered],
-        "version": version,
-        "file": file_id,
-        "complex": None,
-    }
-    return OffsetIndex.from_builder(builder, meta)
-
-
-def remember_index(path: Path, data: bytes, loaded: LoadedSession, usage: UsageStatistics) -> None:
-    """After a full load of ``data``, store an offset index for the next ``open`` (best effort).
-
-    ``usage`` is the usage total of the loaded entries (the manager has just added it up)."""
-    covered = data.rfind(b"\n") + 1
-    decoded = loaded.decoded
-    if len(data) < offset_index.MIN_INDEXED_BYTES or decoded is None or covered == 0:
-        return
-    version = header_version(loaded.header)
-    if loaded.migrated_from is not None or version < CURRENT_VERSION:
-        return  # the first write rewrites the file anyway
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return
-    if stat.st_size != len(data):
-        return  # changed since it was read: this index would describe the wrong file
-    existing = read_index(path)
-    if existing is not None and existing.meta.get("complex") and existing.covered == covered:
-        return  # known not to be indexable: building again would find the same
-    try:
-        # The totals cover the whole file; a last line without newline is not covered: count again.
-        counted = usage.copy() if covered == len(data) else None
-        index = _build(data, decoded, covered, version, counted, [stat.st_dev, stat.st_ino])
-    except ComplexSession as exc:
-        index = OffsetIndex.from_builder(IndexBuilder(), {"covered": covered, "complex": str(exc)})
-    except (OverflowError, ValueError):
-        return  # beyond the format (a line over 4 GB): such a file is simply loaded in full
-    write_index(path, index)
-
-
-def _builder_from(index: OffsetIndex) -> IndexBuilder:
-    builder = IndexBuilder()
-    builder.offsets, builder.lengths = list(index.offsets), list(index.lengths)
-    builder.parents, builder.state_ids = list(index.parents), list(index.state_ids)
-    builder.defaults = list(index.defaults)
-    builder.ids = index.all_ids()
-    ends = index.id_ends
-    builder.id_sizes = [ends[p] - (ends[p - 1] + 1 if p else 0) for p in range(len(index))]
-    builder.states = [State.from_json(part) for part in index.state_blob.split(b"\n")]
-    builder._state_numbers = {state: number for number, state in enumerate(builder.states)}
-    positions: dict[Any, int] = dict(zip(builder.ids, range(len(index)), strict=True))
-    positions.pop(None, None)
-    builder.id_positions = positions
-    meta = index.meta
-    builder.dangling, builder.labels = set(meta["dangling"]), list(meta["labels"])
-    builder.kept = {int(c): int(k) for c, k in meta["kept"]}
-    builder.usage = UsageStatistics(**json.loads(meta["usage"]))
-    builder.has_assistant = bool(meta["has_assistant"])
-    return builder
-
-
-def _decode_after(data: bytes) -> DecodedFile:
-    # A leading blank line keeps decode_lines from taking a BOM in ``data`` as the file's own BOM;
-    # its BLANK issue (always the first) is dropped by the callers.
-    return decode_lines(b"\n" + data)
-
-
-def _extend(path: Path, index: OffsetIndex, chunk: bytes, fd: int, header_line: bytes) -> OffsetIndex:
-    """Index the complete lines appended since ``index`` was written; store and return it."""
-    decoded = _decode_after(chunk)
-    base = index.covered - 1
-    builder = _builder_from(index)
-    try:
-        with gc_paused():
-            spans = line_spans(b"\n" + chunk, decoded.line_numbers)
-            for record, (offset, length) in zip(decoded.records, spans, strict=True):
-                builder.add(record, base + offset, length)
-    except ComplexSession as exc:
-        write_index(path, OffsetIndex.from_builder(IndexBuilder(), {"covered": 0, "complex": str(exc)}))
-        raise
-    covered = index.covered + len(chunk)
-    issues = index.meta["issues"] + [_issue_row(i, index.lines - 1, base) for i in decoded.issues[1:]]
-    markers = Markers(*index.meta["markers"]).merged(Markers.of(chunk))
-    meta = {
-        **{key: index.meta[key] for key in ("header", "version", "file")},
-        "covered": covered,
-        "lines": index.lines + chunk.count(b"\n"),
-        "fingerprint": fingerprint(lambda n, at: os.pread(fd, n, at), covered, header_line),
-        "markers": markers.to_list(),
-        "marked": index.meta["marked"]
-        + marked_lines(b"\n" + chunk, 1, len(chunk) + 1, builder.offsets, builder.lengths, base),
-        "issues": issues,
-        "complex": None,
-    }
-    extended = OffsetIndex.from_builder(builder, meta)
-    write_index(path, extended)
-    return extended
 
 
 # -- opening -------------------------------------------------------------------------------------
@@ -236,22 +100,244 @@ def _open_with(
     if cut:
         index = _extend(path, index, rest[:cut], fd, header_line)
     tail = rest[cut:]
-    markers = Markers(*index.meta["markers"]).merged(Markers.of(tail))
-    store = LazyStore(path, fd, index, storage.blobs, markers)
+    store = LazyStore(
+        path, fd, index, storage.blobs, Markers(*index.meta["markers"]).merged(Markers.of(tail))
+    )
     holder.append(store)
     usage = UsageStatistics(**json.loads(index.meta["usage"]))
-    lazy = LazySessionIndex(store, usage, bool(index.meta["has_assistant"]))
-    issues = index.issues()
-    if tail:
-        decoded = _decode_after(tail)
-        issues += [LineIssue(*_issue_row(i, index.lines - 1, covered + cut - 1)) for i in decoded.issues[1:]]
-        for record in decoded.records:
-            store.transform(record, tail)
-            lazy.add(record)
     # FileStorage.read() records what it read, to refuse rewrites over someone else's changes;
     # we read through our own descriptor, so record the same state it would have.
     storage._known = FileState.of(stat)
+    return _opened(header, store, usage, bool(index.meta["has_assistant"]), tail, stat.st_size)
+
+
+def open_cold(path: Path, data: bytes, storage: FileStorage) -> IndexedOpen | None:
+    """Open a large file without an index in one pass over ``data`` (the whole file, just read):
+    decode every line and index it in the same loop, store the index for the next ``open`` and
+    serve this one lazily from the decoded entries (the lines after the first are decoded once).
+
+    ``None`` for anything but a plain current-version file (a blank, malformed or non-object line,
+    a BOM, a file that needs migration, a shape the index does not model): it is then loaded with
+    ``parse_session`` and indexed by ``remember_index``, as before this path existed.
+    """
+    covered = data.rfind(b"\n") + 1
+    if len(data) < offset_index.MIN_INDEXED_BYTES or covered == 0:
+        return None
+    lines = data.split(b"\n")
+    tail = lines.pop()  # b"" when the file ends with a newline
+    try:
+        header = orjson.loads(lines[0])
+        if not is_session_header(header) or header_version(header) < CURRENT_VERSION:
+            return None
+        stat = os.stat(path)
+        if stat.st_size != len(data):
+            return None  # changed since it was read: the index would describe another file
+        header_span, line_count = (0, len(lines[0])), len(lines)
+        del lines[0]
+        builder = IndexBuilder()
+        with gc_paused():  # the entries are acyclic: see gcpause.py
+            entries = list(map(orjson.loads, lines))  # the parse floor's own loop, in C
+            lengths = list(map(len, lines))
+            del lines
+            # Offsets in C too: each line starts one byte (its newline) after the previous one ends.
+            offsets = list(accumulate(map((1).__add__, lengths[:-1]), initial=header_span[1] + 1))
+            del offsets[len(lengths) :]  # no entry line at all: not even the first offset
+            builder.add_all(entries, offsets, lengths)
+        meta = _meta(data, covered, header_span, builder, [], [stat.st_dev, stat.st_ino], lines=line_count)
+        index = OffsetIndex.from_builder(builder, meta)
+    except (orjson.JSONDecodeError, AttributeError, ComplexSession, OverflowError, OSError):
+        # AttributeError: a line that is not an object (it has no ``get``).
+        return None
+    write_index(path, index)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    markers = Markers(*meta["markers"]).merged(Markers.of(tail))
+    store = LazyStore(path, fd, index, storage.blobs, markers, entries, builder.id_positions)
+    try:
+        for position in store.marked:  # what parse_session's transforms change (lazy_store.py)
+            offset = index.offsets[position]
+            store.transform(entries[position], data[offset : offset + index.lengths[position]])
+        return _opened(header, store, builder.usage, builder.has_assistant, tail, len(data))
+    except BaseException:
+        store.close()
+        raise
+
+
+def _opened(
+    header: Entry, store: LazyStore, usage: UsageStatistics, has_assistant: bool, tail: bytes, size: int
+) -> IndexedOpen:
+    """The ``IndexedOpen`` of ``store`` plus ``tail``, a last line without its newline yet (read
+    leniently, as ``parse_session`` would, and kept out of the index until it is complete)."""
+    index = store.index
+    lazy = LazySessionIndex(store, usage, has_assistant)
+    issues = index.issues()
+    if tail:
+        decoded = _decode_after(tail)
+        shift = index.covered - 1
+        issues += [LineIssue(*_issue_row(i, index.lines - 1, shift)) for i in decoded.issues[1:]]
+        for record in decoded.records:
+            store.transform(record, tail)
+            lazy.add(record)
     # Only SessionManager.open consumes this LoadedSession, and it reads ``entries`` as a Sequence.
     entries = cast("list[Entry]", LazyEntries(lazy))
-    loaded = LoadedSession(header, entries, None, issues, None, stat.st_size, index=lazy)
-    return IndexedOpen(loaded, covered + cut)
+    loaded = LoadedSession(header, entries, None, issues, None, size, index=lazy)
+    return IndexedOpen(loaded, index.covered)
+
+
+# -- building ------------------------------------------------------------------------------------
+
+
+def _issue_row(issue: LineIssue, line_shift: int = 0, offset_shift: int = 0) -> list[Any]:
+    return [issue.line + line_shift, issue.offset + offset_shift, issue.reason, issue.skipped, issue.preview]
+
+
+def _build(
+    data: bytes,
+    decoded: DecodedFile,
+    covered: int,
+    version: int,
+    file_id: list[int],
+) -> OffsetIndex:
+    lines = data.count(b"\n", 0, covered)
+    builder = IndexBuilder()
+    header = (0, 0)
+    numbers = decoded.line_numbers
+    if not numbers or numbers[0] > lines:
+        raise ComplexSession("the header line is not complete yet")
+    with gc_paused():
+        for number, (record, (offset, length)) in enumerate(
+            zip(decoded.records, line_spans(data, numbers), strict=True)
+        ):
+            if numbers[number] > lines:
+                break  # the last line has no newline yet: not covered
+            if number == 0:
+                skip = len(b"\xef\xbb\xbf") if decoded.has_bom and numbers[0] == 1 else 0
+                header = (offset + skip, length - skip)
+            else:
+                builder.add(record, offset, length)
+    issues = [_issue_row(issue) for issue in decoded.issues if issue.offset < covered]
+    return OffsetIndex.from_builder(builder, _meta(data, covered, header, builder, issues, file_id, version))
+
+
+def _meta(
+    data: bytes,
+    covered: int,
+    header: tuple[int, int],
+    builder: IndexBuilder,
+    issues: list[list[Any]],
+    file_id: list[int],
+    version: int = CURRENT_VERSION,
+    lines: int | None = None,
+) -> dict[str, Any]:
+    # The file-level part of a new index of ``data[:covered]`` (the header line at ``header``),
+    # ``lines`` its number of lines when the caller has counted them.
+    markers = Markers.of(data, covered)
+    return {
+        "covered": covered,
+        "lines": data.count(b"\n", 0, covered) if lines is None else lines,
+        "header": list(header),
+        "fingerprint": fingerprint(lambda n, at: data[at : at + n], covered, data[header[0] : sum(header)]),
+        "markers": markers.to_list(),
+        # The lines a transform may change; without any marker, none (and no scan for them).
+        "marked": marked_lines(data, 0, covered, builder.offsets, builder.lengths, 0)
+        if markers.any
+        else None,
+        "issues": issues,
+        "version": version,
+        "file": file_id,
+        "complex": None,
+    }
+
+
+def remember_index(path: Path, data: bytes, loaded: LoadedSession) -> None:
+    """After a full load of ``data``, store an offset index for the next ``open`` (best effort)."""
+    covered = data.rfind(b"\n") + 1
+    decoded = loaded.decoded
+    if len(data) < offset_index.MIN_INDEXED_BYTES or decoded is None or covered == 0:
+        return
+    version = header_version(loaded.header)
+    if loaded.migrated_from is not None or version < CURRENT_VERSION:
+        return  # the first write rewrites the file anyway
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return
+    if stat.st_size != len(data):
+        return  # changed since it was read: this index would describe the wrong file
+    existing = read_index(path)
+    if existing is not None and existing.meta.get("complex") and existing.covered == covered:
+        return  # known not to be indexable: building again would find the same
+    try:
+        index = _build(data, decoded, covered, version, [stat.st_dev, stat.st_ino])
+    except ComplexSession as exc:
+        index = OffsetIndex.from_builder(IndexBuilder(), {"covered": covered, "complex": str(exc)})
+    except (OverflowError, ValueError):
+        return  # beyond the format (a line over 4 GB): such a file is simply loaded in full
+    write_index(path, index)
+
+
+def _builder_from(index: OffsetIndex) -> IndexBuilder:
+    builder = IndexBuilder()
+    builder.offsets, builder.lengths = list(index.offsets), list(index.lengths)
+    builder.parents, builder.state_ids = list(index.parents), list(index.state_ids)
+    builder.defaults = list(index.defaults)
+    builder.ids = index.all_ids()
+    builder.states = [State.from_json(part) for part in index.state_blob.split(b"\n")]
+    builder._state_numbers = {state: number for number, state in enumerate(builder.states)}
+    positions: dict[Any, int] = dict(zip(builder.ids, range(len(index)), strict=True))
+    positions.pop(None, None)
+    builder.id_positions = positions
+    meta = index.meta
+    builder.dangling, builder.labels = set(meta["dangling"]), list(meta["labels"])
+    builder.kept = {int(c): int(k) for c, k in meta["kept"]}
+    builder.usage = UsageStatistics(**json.loads(meta["usage"]))
+    builder.has_assistant = bool(meta["has_assistant"])
+    return builder
+
+
+def _decode_after(data: bytes) -> DecodedFile:
+    # A leading blank line keeps decode_lines from taking a BOM in ``data`` as the file's own BOM;
+    # its BLANK issue (always the first) is dropped by the callers.
+    return decode_lines(b"\n" + data)
+
+
+def _marked_after(
+    marked: list[int] | None, chunk: bytes, builder: IndexBuilder, base: int
+) -> list[int] | None:
+    # The marked lines of the index extended by ``chunk``; ``None`` stays ``None`` (see LazyStore).
+    if marked is None:
+        return None
+    return marked + marked_lines(b"\n" + chunk, 1, len(chunk) + 1, builder.offsets, builder.lengths, base)
+
+
+def _extend(path: Path, index: OffsetIndex, chunk: bytes, fd: int, header_line: bytes) -> OffsetIndex:
+    """Index the complete lines appended since ``index`` was written; store and return it."""
+    decoded = _decode_after(chunk)
+    base = index.covered - 1
+    builder = _builder_from(index)
+    try:
+        with gc_paused():
+            spans = line_spans(b"\n" + chunk, decoded.line_numbers)
+            for record, (offset, length) in zip(decoded.records, spans, strict=True):
+                builder.add(record, base + offset, length)
+    except ComplexSession as exc:
+        write_index(path, OffsetIndex.from_builder(IndexBuilder(), {"covered": 0, "complex": str(exc)}))
+        raise
+    covered = index.covered + len(chunk)
+    issues = index.meta["issues"] + [_issue_row(i, index.lines - 1, base) for i in decoded.issues[1:]]
+    markers = Markers(*index.meta["markers"]).merged(Markers.of(chunk))
+    meta = {
+        **{key: index.meta[key] for key in ("header", "version", "file")},
+        "covered": covered,
+        "lines": index.lines + chunk.count(b"\n"),
+        "fingerprint": fingerprint(lambda n, at: os.pread(fd, n, at), covered, header_line),
+        "markers": markers.to_list(),
+        "marked": _marked_after(index.meta["marked"], chunk, builder, base),
+        "issues": issues,
+        "complex": None,
+    }
+    extended = OffsetIndex.from_builder(builder, meta)
+    write_index(path, extended)
+    return extended

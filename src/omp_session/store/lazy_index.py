@@ -55,15 +55,27 @@ class LazySessionIndex:
         self._ids = _LazyIds(self)
 
     @property
+    def opened_cold(self) -> bool:
+        """Whether the open decoded every line (the one-pass cold open) rather than reading them
+        through a stored offset index."""
+        return self._store.opened_cold
+
+    @property
     def materialized(self) -> bool:
         return self._full is not None
 
     def _materialize(self) -> SessionIndex:
         if self._full is None:
+            store, meta = self._store, self._store.index.meta
             with gc_paused():
-                entries = self._store.all_entries()
-                entries.extend(self._extra)
-                self._full = SessionIndex(entries)
+                entries = store.all_entries()
+                parents = store.index.parents
+                roots = [position for position in range(len(parents)) if parents[position] < 0]
+                labels = [entries[position] for position in meta["labels"]]
+                full = SessionIndex.of_unique(entries, store.ids(), roots, meta["dangling"], labels)
+                for entry in self._extra:
+                    full.add(entry)
+                self._full = full
             self._store.close()
             self._extra, self._extra_parents, self._extra_ids = [], [], {}
         return self._full

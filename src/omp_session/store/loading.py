@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,9 +58,12 @@ def read_session_bytes(path: Path) -> bytes:
         raise CorruptSessionError(path, f"cannot be read: {exc.strerror or exc}") from exc
 
 
+_NOT_BLANK = re.compile(rb"[^ \t\r\n\xef\xbb\xbf]")
+
+
 def is_blank(data: bytes) -> bool:
     """True for a file with no data at all (empty or whitespace only): safe to start afresh."""
-    return not data.strip(b" \t\r\n\xef\xbb\xbf")
+    return _NOT_BLANK.search(data) is None  # stops at the first byte of data (no copy)
 
 
 def header_problem_line(decoded: DecodedFile) -> int | None:

@@ -29,6 +29,7 @@ import secrets
 import sys
 import zlib
 from array import array
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
@@ -38,7 +39,7 @@ from typing import Any
 import orjson
 
 from omp_session.format.codec import LineIssue
-from omp_session.store.index_builder import IndexBuilder, State
+from omp_session.store.index_builder import ComplexSession, IndexBuilder, State
 from omp_session.store.paths import agent_dir
 
 MAGIC = b"OMPIDX\x00\x01"
@@ -130,6 +131,23 @@ class OffsetIndex:
             found.append(self.defaults[position])
         return found
 
+    def find_id(self, entry_id: str) -> int | None:
+        """Position of the entry with ``entry_id``, by a search of the id column's bytes (ids are
+        unique in an indexed file). An element of the column is ``"…"`` JSON between commas, and a
+        quote inside one is always escaped, so a match that starts after a comma and ends before
+        one is a whole element."""
+        try:
+            needle = orjson.dumps(entry_id)
+        except TypeError:
+            return None  # an id orjson cannot write is never indexed
+        blob, at = self.id_blob, -1
+        while (at := blob.find(needle, at + 1)) >= 0:
+            end = at + len(needle)
+            if (at == 0 or blob[at - 1] == 44) and (end == len(blob) or blob[end] == 44):
+                position = bisect_left(self.id_ends, end)
+                return position if position < len(self.id_ends) and self.id_ends[position] == end else None
+        return None
+
     def all_ids(self) -> list[Any]:
         """Every entry's id in position order (``None`` where an entry has no string id)."""
         if not self.id_blob:
@@ -141,7 +159,10 @@ class OffsetIndex:
     @classmethod
     def from_builder(cls, builder: IndexBuilder, meta: dict[str, Any]) -> OffsetIndex:
         """Freeze ``builder`` (plus file-level ``meta``) into an index."""
-        id_blob = orjson.dumps(builder.ids)[1:-1]  # the ids as JSON, separated by commas
+        try:
+            id_blob = orjson.dumps(builder.ids)[1:-1]  # the ids as JSON, separated by commas
+        except TypeError:
+            raise ComplexSession("an id orjson cannot write (lone surrogate)") from None
         state_parts = [state.to_json() for state in builder.states]
         meta = {
             **meta,
@@ -159,7 +180,7 @@ class OffsetIndex:
             array("i", builder.parents),
             array("I", builder.state_ids),
             array("i", builder.defaults),
-            _ends_of_sizes(builder.id_sizes),
+            _ends_of_sizes(_json_sizes(builder.ids, id_blob)),
             id_blob,
             _ends(state_parts),
             b"\n".join(state_parts),
@@ -204,6 +225,14 @@ class OffsetIndex:
         return cls(
             meta, offsets, lengths, parents, state_ids, defaults, id_ends, id_blob, state_ends, state_blob
         )
+
+
+def _json_sizes(ids: Sequence[str | None], id_blob: bytes) -> Sequence[int]:
+    # Bytes of each id in ``id_blob``: split on commas when no id holds one (the usual case).
+    parts = id_blob.split(b",") if id_blob else []
+    if len(parts) == len(ids):
+        return list(map(len, parts))
+    return [len(orjson.dumps(entry_id)) for entry_id in ids]
 
 
 def _ends(parts: Sequence[bytes]) -> array[int]:
