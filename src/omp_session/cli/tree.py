@@ -11,6 +11,9 @@ from omp_session.store.loading import load_session
 from omp_session.tools.transcript import default_leaf
 from omp_session.tools.tree_view import TreeLine, tree_lines
 
+#: Lines printed with one ``Console.print``.
+PRINT_BATCH = 1000
+
 _KIND_STYLES = {
     "user": "green",
     "assistant": "blue",
@@ -61,5 +64,7 @@ def tree(ctx: click.Context, session: str, full: bool, as_json: bool) -> None:
     out = console()
     if not lines:
         out.print(Text("(no entries)", style="italic"))
-    for line in lines:
-        out.print(_styled(line), no_wrap=True, overflow="ellipsis")
+    # In batches of lines: one ``print`` per line costs rich its console setup every time.
+    for start in range(0, len(lines), PRINT_BATCH):
+        styled = [_styled(line) for line in lines[start : start + PRINT_BATCH]]
+        out.print(*styled, sep="\n", no_wrap=True, overflow="ellipsis")
