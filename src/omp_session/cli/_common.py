@@ -14,8 +14,9 @@ import click
 from click.shell_completion import CompletionItem
 from rich.console import Console
 
-from omp_session.store.paths import blobs_dir, sessions_root
-from omp_session.tools.resolve import iter_session_files, project_dir, resolve_session, session_candidates
+from omp_session.store.paths import blobs_dir_near, sessions_root
+from omp_session.tools.listing import session_files
+from omp_session.tools.resolve import project_dir, resolve_session, session_candidates
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -42,9 +43,8 @@ class CliState:
 
     @property
     def blobs(self) -> Path:
-        """The blob store beside the sessions root (omp keeps ``blobs/`` next to ``sessions/``)."""
-        sibling = self.root.parent / "blobs"
-        return sibling if sibling.is_dir() else blobs_dir()
+        """The blob store beside the sessions root (see :func:`omp_session.store.paths.blobs_dir_near`)."""
+        return blobs_dir_near(self.root)
 
     def resolve(self, session: str) -> Path:
         """A SESSION argument (path, id or unique prefix) → an existing file."""
@@ -57,8 +57,8 @@ class CliState:
     def session_files(self, *, all_projects: bool, cwd: str | None) -> list[Path]:
         """Files for ``--all`` (every project) or for one project (``--cwd``, default here)."""
         if all_projects:
-            return list(iter_session_files(self.root))
-        return list(iter_session_files(directory=self.project_dir(cwd)))
+            return list(session_files(self.root))
+        return list(session_files(directory=self.project_dir(cwd)))
 
 
 def state(ctx: click.Context) -> CliState:
@@ -76,7 +76,7 @@ def _complete_session(ctx: click.Context, _param: click.Parameter, incomplete: s
         return [CompletionItem(incomplete, type="file")]
     root_dir = ctx.find_root().params.get("sessions_dir")
     root = Path(root_dir) if root_dir else sessions_root()
-    candidates = session_candidates(iter_session_files(root))
+    candidates = session_candidates(session_files(root))
     return [
         CompletionItem(c.id, help=c.path.parent.name)
         for c in candidates

@@ -161,7 +161,7 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         return manager
 
     @classmethod
-    def _start_at(cls, path: Path, directory: str, storage: FileStorage) -> SessionManager:
+    def _start_at(cls, path: Path, directory: str, storage: Storage) -> SessionManager:
         # Nothing to lose: a missing, empty or whitespace-only file gets a fresh header at once.
         cwd = os.getcwd()
         header = make.header(new_session_id(), now_iso(), cwd)
@@ -375,7 +375,7 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         Only complete lines are read; returns the new entries, which also move the leaf. If the
         writer replaced the file meanwhile (a full rewrite), it is read again in full.
         """
-        if not isinstance(self._storage, FileStorage) or not self._storage.exists():
+        if not self._persistent or not self._storage.exists():
             return []
         if self._read_only and self._storage.replaced_since_read():
             return self._reload()
@@ -396,7 +396,6 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
     def _reload(self) -> EntryList:
         # The writer replaced the file (a migration, rename or repair): read it again in full and
         # report the entries this reader had not seen.
-        assert isinstance(self._storage, FileStorage)
         data = self._storage.read()
         loaded = parse_session(Path(str(self.get_session_file())), data, self._storage.blobs)
         seen = set(self._index.by_id)

@@ -67,6 +67,20 @@ def _parent_id(entry: Entry) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def apply_label(labels: dict[str, str], entry: Entry) -> None:
+    """Apply one ``label`` entry to ``labels`` (target id -> label), the rule every index uses:
+    a non-empty string sets the label, anything else clears it. Like a JavaScript ``Map``,
+    re-setting a label keeps the target's original position."""
+    target = entry.get("targetId")
+    if not isinstance(target, str):
+        return
+    label = entry.get("label")
+    if isinstance(label, str) and label:
+        labels[target] = label
+    else:
+        labels.pop(target, None)
+
+
 class EntryIndex(Protocol):
     """What a manager reads a session through, whoever holds the entries.
 
@@ -166,7 +180,7 @@ class SessionIndex:
             if (entry_id := ids[position]) is not None and entries[position].get("parentId") == entry_id
         }
         for label in labels:
-            index._apply_label(label)
+            apply_label(index.labels, label)
         return index
 
     # -- building ------------------------------------------------------------------------------
@@ -195,17 +209,7 @@ class SessionIndex:
             elif parent is not None and self._cycle_roots is not None:
                 self._cycle_roots = None
         if entry.get("type") == "label":
-            self._apply_label(entry)
-
-    def _apply_label(self, entry: Entry) -> None:
-        target = entry.get("targetId")
-        if not isinstance(target, str):
-            return
-        label = entry.get("label")
-        if isinstance(label, str) and label:
-            self.labels[target] = label  # like a JS Map: re-setting keeps the insertion position
-        else:
-            self.labels.pop(target, None)
+            apply_label(self.labels, entry)
 
     # -- cycles --------------------------------------------------------------------------------
 

@@ -1,6 +1,8 @@
 """Where session lines go: a small protocol with a file and an in-memory implementation.
 
-The manager never knows which one it talks to (compare httpx's transports).
+The manager never knows which one it talks to (compare httpx's transports): everything it needs
+from a backend is a method of :class:`Storage`, so a new backend is one class, not a new branch
+in the façade.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ DurabilityPolicy = Literal["os", "fsync", "batch"]
 class Storage(Protocol):
     """Append-only JSONL storage of one session."""
 
-    #: The session file, or ``None`` for storage that is not a file.
+    #: Where the session lives (a file path, or the path key of a database row), or ``None`` for
+    #: storage that does not outlive the process (memory).
     path: Path | None
     #: Where the persistence transform puts externalised images.
     blobs: BlobSink
@@ -39,6 +42,20 @@ class Storage(Protocol):
 
     def close(self) -> None:
         """Flush and release resources (locks, descriptors)."""
+
+    def read_from(self, offset: int) -> bytes:
+        """Bytes stored after ``offset`` (for readers following a live writer)."""
+
+    def replaced_since_read(self) -> bool:
+        """Whether the stored session is no longer the one last read (replaced or truncated by a
+        full rewrite), so following it from an offset would misread it."""
+
+    def sibling(self, path: Path | None) -> Storage:
+        """A new, empty storage of the same kind and settings (same blobs, same durability) for
+        another session at ``path``. Writes nothing until it is appended to or rewritten."""
+
+    def move(self, target: Path) -> None:
+        """Give the stored session the address ``target``, keeping its lock (files: a rename)."""
 
 
 __all__ = ["DurabilityPolicy", "Storage"]

@@ -23,7 +23,7 @@ from omp_session.format.migrate import header_version
 from omp_session.gcpause import gc_paused
 from omp_session.model.usage import UsageStatistics
 from omp_session.store import offset_index
-from omp_session.store.file import FileState, FileStorage
+from omp_session.store.file import FileStorage
 from omp_session.store.index_builder import ComplexSession, IndexBuilder, State, line_spans
 from omp_session.store.lazy_index import LazyEntries, LazySessionIndex
 from omp_session.store.lazy_store import LazyStore, Markers, StaleIndex, marked_lines
@@ -107,7 +107,7 @@ def _open_with(
     usage = UsageStatistics(**json.loads(index.meta["usage"]))
     # FileStorage.read() records what it read, to refuse rewrites over someone else's changes;
     # we read through our own descriptor, so record the same state it would have.
-    storage._known = FileState.of(stat)
+    storage.adopt_read_state(stat)
     return _opened(header, store, usage, bool(index.meta["has_assistant"]), tail, stat.st_size)
 
 

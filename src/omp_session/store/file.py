@@ -122,6 +122,17 @@ class FileStorage:
         fsync_directory(self._path.parent)
         self._path = self.path = target
 
+    def sibling(self, path: Path | None) -> FileStorage:
+        if path is None:
+            raise ValueError("a file storage needs a path")
+        return FileStorage(path, self.blobs, policy=self.policy, batch_interval=self.batch_interval)
+
+    def adopt_read_state(self, stat: os.stat_result) -> None:
+        """Record ``stat`` as the state last read, as :meth:`read` does, for a caller that read the
+        file through its own descriptor (the offset-index open): rewrites then still refuse to
+        overwrite changes made by someone else since."""
+        self._known = FileState.of(stat)
+
     def replaced_since_read(self) -> bool:
         """Whether the file at the path is no longer the one last read (renamed over by a rewrite,
         or truncated), so following it from an offset would misread it."""

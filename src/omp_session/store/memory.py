@@ -39,5 +39,17 @@ class MemoryStorage:
     def flush(self) -> None:
         return None
 
+    def read_from(self, offset: int) -> bytes:
+        return bytes(self._buffer[offset:])
+
+    def replaced_since_read(self) -> bool:
+        return False  # one owner: nobody else can replace the buffer
+
+    def sibling(self, path: Path | None) -> MemoryStorage:
+        return MemoryStorage(self.blobs)
+
+    def move(self, target: Path) -> None:
+        return None  # nothing is addressed by path in memory
+
     def close(self) -> None:
         return None

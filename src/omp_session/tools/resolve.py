@@ -13,7 +13,7 @@ asking for two more characters.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ from typing import Any
 from omp_session.errors import EntryNotFoundError, SessionError, SessionNotFoundError
 from omp_session.store.loading import read_header
 from omp_session.store.paths import encode_session_dir_name, home_dir, sessions_root, temp_root
+from omp_session.tools.listing import session_files
 
 __all__ = [
     "AmbiguousEntryError",
@@ -28,7 +29,6 @@ __all__ = [
     "NoMatchingSessionError",
     "SessionCandidate",
     "UnstableEntryIdError",
-    "iter_session_files",
     "project_dir",
     "resolve_entry_id",
     "resolve_session",
@@ -101,28 +101,6 @@ def project_dir(cwd: str | os.PathLike[str], root: Path | None = None) -> Path:
     return base / encode_session_dir_name(cwd, home_dir(), temp_root())
 
 
-def iter_session_files(root: Path | None = None, directory: Path | None = None) -> Iterator[Path]:
-    """Every ``*.jsonl`` file of one project ``directory``, or of every project under ``root``.
-
-    Files are yielded whether or not they hold a valid header (``check`` wants the broken ones
-    too); sub-agent sessions inside artifact directories are not included, as in ``list``.
-    """
-    if directory is not None:
-        directories = [directory]
-    else:
-        base = root if root is not None else sessions_root()
-        try:
-            directories = sorted(d for d in base.iterdir() if d.is_dir())
-        except OSError:
-            return
-    for folder in directories:
-        try:
-            files = sorted(p for p in folder.iterdir() if p.suffix == ".jsonl" and p.is_file())
-        except OSError:
-            continue
-        yield from files
-
-
 def session_candidates(files: Iterable[Path]) -> list[SessionCandidate]:
     """Valid sessions among ``files`` (first line a session header), newest mtime first."""
     found: list[SessionCandidate] = []
@@ -180,10 +158,10 @@ def resolve_session(
         raise SessionNotFoundError(path)
     base = root if root is not None else sessions_root()
     local_dir = project_dir(cwd if cwd is not None else os.getcwd(), base)
-    local = _pick(text, session_candidates(iter_session_files(directory=local_dir)))
+    local = _pick(text, session_candidates(session_files(directory=local_dir)))
     if local is not None:
         return local
-    found = _pick(text, session_candidates(iter_session_files(base)))
+    found = _pick(text, session_candidates(session_files(base)))
     if found is None:
         raise NoMatchingSessionError(text, base)
     return found
