@@ -232,3 +232,40 @@ def test_a_file_changed_in_place_under_a_lazy_reader_is_reported(tmp_path: Path)
         with pytest.raises(SessionChangedError):
             manager.get_entries()
     assert read_index(path) is None  # dropped: the next open rebuilds it
+
+
+def test_appends_after_a_lazy_open_never_decode_every_id(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _session(tmp_path / "s.jsonl", 60, compaction_at=50)
+    SessionManager.open(path, read_only=True).close()  # writes the index
+
+    def every_id(self: offset_index.OffsetIndex) -> list[object]:
+        raise AssertionError("every id was decoded")
+
+    monkeypatch.setattr(offset_index.OffsetIndex, "all_ids", every_id)
+    with SessionManager.open(path) as manager:
+        assert is_lazy(manager) and not opened_cold(manager)
+        added = [
+            manager.append_message({"role": "user", "content": f"m{n}", "timestamp": n}) for n in range(5)
+        ]
+        assert manager.get_entry("e3") is not None  # an old id not decoded yet: found by its hash
+        assert manager.get_entry("nope") is None
+        parents = [manager.get_entry(entry_id)["parentId"] for entry_id in added]  # type: ignore[index]
+        assert parents == ["e59", *added[:-1]]
+
+
+@pytest.mark.parametrize("odd_id", ["a,b", 'q"uote', "é-ü", "back\\slash", "x"])
+def test_the_id_column_finds_every_id_and_only_those(tmp_path: Path, odd_id: str) -> None:
+    path = _session(tmp_path / "s.jsonl", 30)
+    data = path.read_bytes().replace(b'"id":"e7"', encode_line({"id": odd_id})[1:-2])
+    path.write_bytes(data.replace(b'"parentId":"e7"', b'"parentId":' + encode_line(odd_id).rstrip(b"\n")))
+    SessionManager.open(path, read_only=True).close()
+    index = read_index(path)
+    assert index is not None and not index.meta["complex"]
+    ids = index.all_ids()
+    assert odd_id in ids
+    for position, entry_id in enumerate(ids):
+        assert index.may_hold_id(entry_id) and index.find_id(entry_id) == position
+    for missing in ("e", "e70", '"e1"', "e1,e2", odd_id + "x"):
+        assert index.find_id(missing) is None
