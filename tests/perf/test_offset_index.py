@@ -269,3 +269,19 @@ def test_the_id_column_finds_every_id_and_only_those(tmp_path: Path, odd_id: str
         assert index.may_hold_id(entry_id) and index.find_id(entry_id) == position
     for missing in ("e", "e70", '"e1"', "e1,e2", odd_id + "x"):
         assert index.find_id(missing) is None
+
+
+@pytest.mark.parametrize("chunk", [1, 150, 1000, 1 << 30])
+def test_the_cold_open_decodes_in_chunks_of_any_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    from omp_session.store import fast_open
+
+    path = _session(tmp_path / "s.jsonl", 40, compaction_at=30)
+    with path.open("ab") as handle:
+        handle.write(encode_line(_entry(40, "e39"))[:-1])  # a last line without its newline
+    expected = full_snapshot(path, monkeypatch)
+    monkeypatch.setattr(fast_open, "_DECODE_CHUNK", chunk)
+    with SessionManager.open(path, read_only=True) as manager:
+        assert opened_cold(manager)
+        assert snapshot(manager) == expected

@@ -123,26 +123,24 @@ def open_cold(path: Path, data: bytes, storage: FileStorage) -> IndexedOpen | No
     covered = data.rfind(b"\n") + 1
     if len(data) < offset_index.MIN_INDEXED_BYTES or covered == 0:
         return None
-    lines = data.split(b"\n")
-    tail = lines.pop()  # b"" when the file ends with a newline
+    header_end = data.find(b"\n")
+    tail = data[covered:]  # b"" when the file ends with a newline
     try:
-        header = orjson.loads(lines[0])
+        header = orjson.loads(data[:header_end])
         if not is_session_header(header) or header_version(header) < CURRENT_VERSION:
             return None
         stat = os.stat(path)
         if stat.st_size != len(data):
             return None  # changed since it was read: the index would describe another file
-        header_span, line_count = (0, len(lines[0])), len(lines)
-        del lines[0]
+        header_span = (0, header_end)
         builder = IndexBuilder()
         with gc_paused():  # the entries are acyclic: see gcpause.py
-            entries = list(map(orjson.loads, lines))  # the parse floor's own loop, in C
-            lengths = list(map(len, lines))
-            del lines
+            entries, lengths = _decode_lines(data, header_end + 1, covered)
             # Offsets in C too: each line starts one byte (its newline) after the previous one ends.
-            offsets = list(accumulate(map((1).__add__, lengths[:-1]), initial=header_span[1] + 1))
+            offsets = list(accumulate(map((1).__add__, lengths[:-1]), initial=header_end + 1))
             del offsets[len(lengths) :]  # no entry line at all: not even the first offset
             builder.add_all(entries, offsets, lengths)
+        line_count = len(lengths) + 1
         meta = _meta(data, covered, header_span, builder, [], [stat.st_dev, stat.st_ino], lines=line_count)
         index = OffsetIndex.from_builder(builder, meta)
     except (orjson.JSONDecodeError, AttributeError, ComplexSession, OverflowError, OSError):
@@ -163,6 +161,30 @@ def open_cold(path: Path, data: bytes, storage: FileStorage) -> IndexedOpen | No
     except BaseException:
         store.close()
         raise
+
+
+#: Bytes split into lines at a time by the cold open (a copy of all of them would cost a file size).
+_DECODE_CHUNK = 8 << 20
+
+
+def _decode_lines(data: bytes, start: int, end: int) -> tuple[list[Entry], list[int]]:
+    """The values of the lines of ``data[start:end]`` (which ends with a newline) and their
+    lengths: split and decoded chunk by chunk, the per-line loops in C (``map``)."""
+    entries: list[Entry] = []
+    lengths: list[int] = []
+    while start < end:
+        stop = (
+            data.rfind(b"\n", start, min(start + _DECODE_CHUNK, end)) + 1
+            if start + _DECODE_CHUNK < end
+            else end
+        )
+        if stop <= start:  # one line longer than a chunk
+            stop = data.find(b"\n", start, end) + 1
+        lines = data[start : stop - 1].split(b"\n")
+        entries.extend(map(orjson.loads, lines))
+        lengths.extend(map(len, lines))
+        start = stop
+    return entries, lengths
 
 
 def _opened(
