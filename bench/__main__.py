@@ -224,16 +224,40 @@ def search_rows(paths: Sequence[Path], runs: int) -> list[Row]:
     return rows
 
 
+def cli_rows(path: Path, runs: int) -> list[Row]:
+    """Issue 12 item 6: each command on a 50,000-entry session within 2× the library's own time."""
+    rows = []
+    for command in ("show", "tree", "stats", "context", "export"):
+        _log(f"cli: {command}")
+        result = in_subprocess("cli", str(path), command, runs, timeout=3600)
+        rows.append(
+            Row.timing(
+                f"omp-session {command}, {megabytes(path.stat().st_size)} session",
+                result["cli"],
+                floors=[("library", result["library"]), ("start-up", result["startup"])],
+                target="≤ 2× library",
+                limit_floor=2.0,
+            )
+        )
+    return rows
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="smaller data (100 MB max) and fewer runs")
     parser.add_argument("--runs", type=int, help="runs per timed case (default 7, quick 3)")
     parser.add_argument("--no-write", action="store_true", help="do not update bench/RESULTS.md")
+    parser.add_argument(
+        "--cli-only", action="store_true", help="only the command-line cases (printed, never written)"
+    )
     options = parser.parse_args(argv)
     os.environ["PI_CODING_AGENT_DIR"] = str(data_sets.AGENT)
     sizes = data_sets.QUICK if options.quick else data_sets.FULL
     runs = options.runs or (3 if options.quick else 7)
     started = time.perf_counter()
+    if options.cli_only:
+        print(table(cli_rows(data_sets.cli_session(), min(runs, 3))))
+        return 0
     _log("generating data (first run only) ...")
     sessions = data_sets.main_sessions(sizes)
     trees = data_sets.tree_sessions(sizes)
@@ -248,6 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows += rss_rows(sessions[flat])
     rows += tree_rows(trees, sessions["100 MB"], min(runs, 3))
     rows += search_rows(corpus, runs)
+    rows += cli_rows(data_sets.cli_session(), min(runs, 3))
     print(table(rows))
     _log(f"done in {time.perf_counter() - started:.0f} s")
     if not options.no_write:

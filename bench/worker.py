@@ -281,3 +281,48 @@ def listing_floors(directory: str, runs: int) -> dict[str, Any]:
 if __name__ == "__main__":
     case, arguments = sys.argv[1], json.loads(sys.argv[2])
     print(json.dumps(globals()[case](*arguments)))
+
+
+def _library_work(command: str, path: str) -> Any:
+    """What the library does for ``omp-session COMMAND path``, without printing."""
+    from omp_session.export.markdown import export_markdown
+    from omp_session.model.context import context_from_path
+    from omp_session.model.tree import SessionIndex
+    from omp_session.store.loading import load_session
+    from omp_session.tools.stats import collect_stats
+    from omp_session.tools.transcript import default_leaf, load_transcript
+    from omp_session.tools.tree_view import tree_lines
+
+    if command == "show":
+        return load_transcript(Path(path))
+    if command == "tree":
+        loaded = load_session(path)
+        return tree_lines(SessionIndex(loaded.entries), default_leaf(loaded.entries))
+    if command == "stats":
+        return collect_stats([path])
+    if command == "context":
+        loaded = load_session(path)
+        return context_from_path(SessionIndex(loaded.entries).branch(default_leaf(loaded.entries))).to_dict()
+    return export_markdown(Path(path), None)
+
+
+def cli(path: str, command: str, runs: int) -> dict[str, Any]:
+    """``omp-session COMMAND path`` (stdout to /dev/null, a fresh process each run, start-up
+    included) and the library's own time for the same work (in this process, GC pass included);
+    ``startup``: ``omp-session --help``, the interpreter and imports alone."""
+    import subprocess
+
+    _read(path)
+    argv = [sys.executable, "-c", "from omp_session.cli import main; main()"]
+    extra = ["--no-pager"] if command == "show" else []
+
+    def run(arguments: list[str]) -> float:
+        start = time.perf_counter()
+        subprocess.run([*argv, *arguments], stdout=subprocess.DEVNULL, check=True)
+        return time.perf_counter() - start
+
+    return {
+        "cli": [run([command, *extra, path]) for _ in range(runs)],
+        "startup": [run(["--help"]) for _ in range(runs)],
+        "library": timed(lambda: _library_work(command, path), runs).to_json(),
+    }

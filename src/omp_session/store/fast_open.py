@@ -1,9 +1,15 @@
-"""The fast path of ``SessionManager.open``: open a large session through its offset index.
+"""The fast paths of ``SessionManager.open`` for large sessions, in the order ``opening.py``
+tries them (docs/performance.md, "How open reads a file"):
 
-``open_indexed`` returns ``None`` whenever it cannot serve the file exactly (no index, a stale or
-damaged one, a file that needs migration or has a shape the index does not model); the manager
-then loads the file in full as before and ``remember_index`` writes a fresh index for next time.
-The helpers at the end let the manager treat a lazily loaded session like a loaded one.
+1. ``open_indexed``: through the stored offset index (the warm open, reading a few lines);
+2. ``open_cold``: no usable index: one pass that decodes and indexes every line, writes the index
+   and serves the open from the decoded entries;
+3. otherwise the caller parses the file in full and ``remember_index`` stores an index if the
+   file can have one.
+
+Both fast paths return ``None`` whenever they cannot serve the file exactly (a stale or damaged
+index, a file that needs migration or has a shape the index does not model). The building
+helpers (``_build``, ``_extend``) come last.
 """
 
 from __future__ import annotations
