@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+from omp_session.dialects import OMP_13_19, OMP_18_2, Dialect
 from omp_session.errors import (
     CorruptSessionError,
     EntryNotFoundError,
@@ -19,6 +20,7 @@ from omp_session.errors import (
     SessionLockedError,
     SessionNotFoundError,
 )
+from omp_session.manager.runtime import Runtime
 from omp_session.manager.session_manager import ForkResult, SessionManager
 from omp_session.model.context import SessionContext, build_session_context
 from omp_session.model.llm import convert_to_llm
@@ -29,11 +31,15 @@ from omp_session.tools.listing import SessionInfo
 __version__ = "0.1.0"
 
 __all__ = [
+    "OMP_13_19",
+    "OMP_18_2",
     "CorruptSessionError",
+    "Dialect",
     "EntryNotFoundError",
     "ForkResult",
     "PersistenceError",
     "ReadOnlySessionError",
+    "Runtime",
     "SessionChangedError",
     "SessionContext",
     "SessionError",

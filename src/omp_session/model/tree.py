@@ -23,6 +23,7 @@ from omp_session.gcpause import gc_paused
 from omp_session.model.usage import UsageStatistics
 
 if TYPE_CHECKING:
+    from omp_session.dialects import ContextRules
     from omp_session.model.context import SessionContext
 
 Entry = dict[str, Any]
@@ -122,8 +123,9 @@ class EntryIndex(Protocol):
 
     def get_tree(self) -> list[SessionTreeNode]: ...
 
-    def context(self, leaf_id: str) -> SessionContext:
-        """``context_from_path(branch(leaf_id))``; the lazy index reads only the lines it needs."""
+    def context(self, leaf_id: str, rules: ContextRules | None = None) -> SessionContext:
+        """``context_from_path(branch(leaf_id), rules=rules)`` (default: omp 13.19's rules); the
+        lazy index reads only the lines it needs when the rules only replay state."""
         ...
 
     def usage(self) -> UsageStatistics:
@@ -270,12 +272,14 @@ class SessionIndex:
         path.reverse()
         return path
 
-    def context(self, leaf_id: str) -> SessionContext:
+    def context(self, leaf_id: str, rules: ContextRules | None = None) -> SessionContext:
         """The context of the path ending at ``leaf_id`` (spec §5)."""
         # Imported here: context.py builds on this module (build_session_context indexes entries).
         from omp_session.model.context import context_from_path
 
-        return context_from_path(self.branch(leaf_id))
+        if rules is None:
+            return context_from_path(self.branch(leaf_id))
+        return context_from_path(self.branch(leaf_id), rules=rules)
 
     def usage(self) -> UsageStatistics:
         with gc_paused():

@@ -57,5 +57,10 @@ class Storage(Protocol):
     def move(self, target: Path) -> None:
         """Give the stored session the address ``target``, keeping its lock (files: a rename)."""
 
+    def overwrite_title_slot(self, slot_line: bytes) -> None:
+        """Replace omp 18's 256-byte title slot at the start of the stored session in place
+        (its length never changes). Raises unless the stored session starts with a slot of the
+        same size."""
+
 
 __all__ = ["DurabilityPolicy", "Storage"]

@@ -26,6 +26,7 @@ from omp_session.errors import SessionChangedError
 from omp_session.format.codec import DecodedFile, LineIssue, decode_lines
 from omp_session.format.entries import CURRENT_VERSION
 from omp_session.format.migrate import header_version
+from omp_session.format.title_slot import TitleSlot, fold_into_header, split_slot
 from omp_session.gcpause import gc_paused
 from omp_session.model.usage import UsageStatistics
 from omp_session.store import offset_index
@@ -101,6 +102,11 @@ def _open_with(
     header = orjson.loads(header_line)
     if not is_session_header(header):
         raise StaleIndex("no header")
+    # An omp 18 title slot ahead of the header is folded in as a full load does. omp 18 rewrites
+    # it in place on a rename, which changes the sampled first block: the index is then stale.
+    slot = split_slot(os.pread(fd, header_offset, 0))[0] if header_offset else None
+    if slot is not None:
+        fold_into_header(header, slot)
     rest = os.pread(fd, stat.st_size - covered, covered) if stat.st_size > covered else b""
     cut = rest.rfind(b"\n") + 1
     if cut:
@@ -110,11 +116,11 @@ def _open_with(
         path, fd, index, storage.blobs, Markers(*index.meta["markers"]).merged(Markers.of(tail))
     )
     holder.append(store)
-    usage = UsageStatistics(**json.loads(index.meta["usage"]))
+    usage = UsageStatistics.from_state(json.loads(index.meta["usage"]))
     # FileStorage.read() records what it read, to refuse rewrites over someone else's changes;
     # we read through our own descriptor, so record the same state it would have.
     storage.adopt_read_state(stat)
-    return _opened(header, store, usage, bool(index.meta["has_assistant"]), tail, stat.st_size)
+    return _opened(header, store, usage, bool(index.meta["has_assistant"]), tail, stat.st_size, slot)
 
 
 def open_cold(path: Path, data: bytes, storage: FileStorage) -> IndexedOpen | None:
@@ -129,16 +135,21 @@ def open_cold(path: Path, data: bytes, storage: FileStorage) -> IndexedOpen | No
     covered = data.rfind(b"\n") + 1
     if len(data) < offset_index.MIN_INDEXED_BYTES or covered == 0:
         return None
-    header_end = data.find(b"\n")
+    slot, header_start = split_slot(data)  # an omp 18 title slot comes before the header
+    header_end = data.find(b"\n", header_start)
     tail = data[covered:]  # b"" when the file ends with a newline
+    if header_end < 0:
+        return None
     try:
-        header = orjson.loads(data[:header_end])
+        header = orjson.loads(data[header_start:header_end])
         if not is_session_header(header) or header_version(header) < CURRENT_VERSION:
             return None
         stat = os.stat(path)
         if stat.st_size != len(data):
             return None  # changed since it was read: the index would describe another file
-        header_span = (0, header_end)
+        header_span = (header_start, header_end - header_start)
+        if slot is not None:
+            fold_into_header(header, slot)
         builder = IndexBuilder()
         with gc_paused():  # the entries are acyclic: see gcpause.py
             entries, lengths = _decode_lines(data, header_end + 1, covered)
@@ -146,7 +157,7 @@ def open_cold(path: Path, data: bytes, storage: FileStorage) -> IndexedOpen | No
             offsets = list(accumulate(map((1).__add__, lengths[:-1]), initial=header_end + 1))
             del offsets[len(lengths) :]  # no entry line at all: not even the first offset
             builder.add_all(entries, offsets, lengths)
-        line_count = len(lengths) + 1
+        line_count = len(lengths) + (2 if slot is not None else 1)
         meta = _meta(data, covered, header_span, builder, [], [stat.st_dev, stat.st_ino], lines=line_count)
         index = OffsetIndex.from_builder(builder, meta)
     except (orjson.JSONDecodeError, AttributeError, ComplexSession, OverflowError, OSError):
@@ -163,7 +174,7 @@ def open_cold(path: Path, data: bytes, storage: FileStorage) -> IndexedOpen | No
         for position in store.marked:  # what parse_session's transforms change (lazy_store.py)
             offset = index.offsets[position]
             store.transform(entries[position], data[offset : offset + index.lengths[position]])
-        return _opened(header, store, builder.usage, builder.has_assistant, tail, len(data))
+        return _opened(header, store, builder.usage, builder.has_assistant, tail, len(data), slot)
     except BaseException:
         store.close()
         raise
@@ -194,7 +205,13 @@ def _decode_lines(data: bytes, start: int, end: int) -> tuple[list[Entry], list[
 
 
 def _opened(
-    header: Entry, store: LazyStore, usage: UsageStatistics, has_assistant: bool, tail: bytes, size: int
+    header: Entry,
+    store: LazyStore,
+    usage: UsageStatistics,
+    has_assistant: bool,
+    tail: bytes,
+    size: int,
+    slot: TitleSlot | None,
 ) -> IndexedOpen:
     """The ``IndexedOpen`` of ``store`` plus ``tail``, a last line without its newline yet (read
     leniently, as ``parse_session`` would, and kept out of the index until it is complete)."""
@@ -210,7 +227,7 @@ def _opened(
             lazy.add(record)
     # Only SessionManager.open consumes this LoadedSession, and it reads ``entries`` as a Sequence.
     entries = cast("list[Entry]", LazyEntries(lazy))
-    loaded = LoadedSession(header, entries, None, issues, None, size, index=lazy)
+    loaded = LoadedSession(header, entries, None, issues, None, size, slot, index=lazy)
     return IndexedOpen(loaded, index.covered)
 
 
@@ -320,7 +337,7 @@ def _builder_from(index: OffsetIndex) -> IndexBuilder:
     meta = index.meta
     builder.dangling, builder.labels = set(meta["dangling"]), list(meta["labels"])
     builder.kept = {int(c): int(k) for c, k in meta["kept"]}
-    builder.usage = UsageStatistics(**json.loads(meta["usage"]))
+    builder.usage = UsageStatistics.from_state(json.loads(meta["usage"]))
     builder.has_assistant = bool(meta["has_assistant"])
     return builder
 

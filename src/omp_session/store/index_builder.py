@@ -137,7 +137,7 @@ class IndexBuilder:
         """
         parents, state_ids, defaults, ids = self.parents, self.state_ids, self.defaults, self.ids
         id_positions, dangling, states, apply = self.id_positions, self.dangling, self.states, self._apply
-        add_usage, after_assistant = self.usage.add_message, self._after_assistant
+        add_usage, after_assistant = self.usage.add_entry, self._after_assistant
         position = len(ids)
         for entry in entries:
             raw_id = entry.get("id")
@@ -172,9 +172,11 @@ class IndexBuilder:
                             else:  # a new slot records this position as its first setter
                                 after = self.state_number(slotted)
                         number = after
-                        add_usage(message)
+                        add_usage(entry)
                     elif role == "toolResult":
-                        add_usage(message)
+                        add_usage(entry)
+            elif kind == "model_usage":  # omp 18's spend entries (UsageStatistics.add_entry)
+                add_usage(entry)
             elif isinstance(kind, str) and kind in _STATEFUL:
                 before = states[number]
                 state, default = apply(entry, kind, position, before, default)

@@ -14,6 +14,7 @@ from bisect import bisect_left
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, overload
 
+from omp_session.dialects import ContextRules
 from omp_session.format.entries import is_assistant_entry
 from omp_session.gcpause import gc_paused
 from omp_session.model.context import SessionContext, context_from_path
@@ -199,7 +200,7 @@ class LazySessionIndex:
 
     # -- context ------------------------------------------------------------------------------
 
-    def context(self, leaf_id: str) -> SessionContext:
+    def context(self, leaf_id: str, rules: ContextRules | None = None) -> SessionContext:
         """``context_from_path(branch(leaf_id))``, reading only the lines it depends on.
 
         The state is replayed over the entries the index names for the path's state (see
@@ -207,16 +208,21 @@ class LazySessionIndex:
         kept entry of the last compaction and the leaf; entries added since the index was written
         are part of both. ``context_from_path`` gives the same result for these as for the path.
         """
+        if rules is not None and rules.needs_full_path:
+            # omp 18's reset boundaries and filters read the whole path, not only its state.
+            return context_from_path(self.branch(leaf_id), rules=rules)
         if self._full is not None:
-            return context_from_path(self._full.branch(leaf_id))
+            return self._full.context(leaf_id, rules)
         position = self._find(leaf_id) if leaf_id else None
         if position is None:
-            return context_from_path([])
+            return context_from_path([]) if rules is None else context_from_path([], rules=rules)
         with gc_paused():  # until the context is built: its objects are all acyclic
             state, path = self._context_positions(position)
             path_entries = self._entries_at(path)
             state_entries = [self._entry_at(p) for p in self._read(state)]
-            return context_from_path(path_entries, state_entries)
+            if rules is None:
+                return context_from_path(path_entries, state_entries)
+            return context_from_path(path_entries, state_entries, rules=rules)
 
     def _context_positions(self, position: int) -> tuple[list[int], list[int]]:
         """(positions the state replay needs, positions of the path it emits from), ascending."""

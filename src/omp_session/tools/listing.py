@@ -19,8 +19,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from omp_session.dialects import OMP_18_2, Dialect
 from omp_session.format.codec import decode_lines
 from omp_session.format.ids import iso_to_ms
+from omp_session.format.title_slot import fold_into_header, slot_from_value
 from omp_session.model.usage import UsageStatistics
 from omp_session.store.loading import is_session_header, read_header
 from omp_session.store.paths import is_within, sessions_root
@@ -29,6 +31,7 @@ from omp_session.tools.listing_cache import FileKey, ListingCache
 __all__ = [
     "SessionInfo",
     "find_most_recent_session",
+    "fold_slot_record",
     "list_all_sessions",
     "list_sessions",
     "list_store",
@@ -60,8 +63,12 @@ class SessionInfo:
     #: The file's size in bytes.
     size: int = 0
     last_activity: datetime | None = None
-    #: Total cost of every assistant message and task result (spec §6.3).
+    #: Total cost of every assistant message and task result (spec §6.3), and of omp 18's
+    #: ``model_usage`` entries.
     cost: float = 0.0
+    #: omp 18 listings only (``listing18.py``): the state of the last message; with it, ``size``
+    #: and ``status`` are part of the JSON shape, as in omp 18.
+    status: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """omp's camelCase JSON shape (dates as ISO strings; absent optional keys omitted)."""
@@ -75,6 +82,9 @@ class SessionInfo:
         out["messageCount"] = self.message_count
         out["firstMessage"] = self.first_message
         out["allMessagesText"] = self.all_messages_text
+        if self.status is not None:
+            out["size"] = self.size
+            out["status"] = self.status
         return out
 
 
@@ -101,10 +111,26 @@ def message_text(message: dict[str, Any]) -> str:
     return ""
 
 
+def fold_slot_record(records: Sequence[dict[str, Any]]) -> Sequence[dict[str, Any]]:
+    """``records`` without a leading omp 18 title slot, which is folded into the header after it
+    (a copy of the header; the slot wins, omp18-differences §1.3)."""
+    slot = slot_from_value(records[0]) if records else None
+    if slot is None:
+        return records
+    rest = list(records[1:])
+    if rest and is_session_header(rest[0]):
+        header = dict(rest[0])
+        fold_into_header(header, slot)
+        rest[0] = header
+    return rest
+
+
 def summarize_records(
     path: Path, records: Sequence[dict[str, Any]], mtime: float, size: int = 0
 ) -> SessionInfo | None:
-    """A ``SessionInfo`` from decoded records (header first), or ``None`` if not a session."""
+    """A ``SessionInfo`` from decoded records (header first, after an omp 18 title slot if any),
+    or ``None`` if not a session."""
+    records = fold_slot_record(records)
     if not records or not is_session_header(records[0]) or not records[0].get("id"):
         return None
     header = records[0]
@@ -148,7 +174,7 @@ def summarize_records(
         all_messages_text=" ".join(texts),
         size=size,
         last_activity=_from_ms(newest_ms) or modified,
-        cost=UsageStatistics.of(records[1:]).cost,
+        cost=UsageStatistics.of(records[1:]).reported(OMP_18_2.usage).cost,  # model_usage included
     )
 
 
@@ -269,20 +295,35 @@ def _newest_first(infos: list[SessionInfo]) -> list[SessionInfo]:
     return sorted(infos, key=lambda info: info.modified, reverse=True)
 
 
-def list_sessions(directory: Path | str, *, cache: ListingCache | None = None) -> list[SessionInfo]:
-    """Every valid ``*.jsonl`` directly inside ``directory``, newest first. Writes the listing cache."""
+def list_sessions(
+    directory: Path | str, *, cache: ListingCache | None = None, dialect: Dialect | None = None
+) -> list[SessionInfo]:
+    """Every valid ``*.jsonl`` directly inside ``directory``, newest first. Writes the listing cache.
+
+    A dialect whose listing reads a prefix (omp 18) lists as that omp does (``listing18.py``).
+    """
     base = Path(directory)
-    return _newest_first(_summaries(list(session_files(directory=base)), base, cache))
+    files = list(session_files(directory=base))
+    if dialect is not None and dialect.listing.prefix_bytes is not None:
+        from omp_session.tools.listing18 import list_files
+
+        return list_files(files, dialect.listing.prefix_bytes)
+    return _newest_first(_summaries(files, base, cache))
 
 
 def list_all_sessions(
-    root: Path | str | None = None, *, cache: ListingCache | None = None
+    root: Path | str | None = None, *, cache: ListingCache | None = None, dialect: Dialect | None = None
 ) -> list[SessionInfo]:
     """Sessions of every project directory under the sessions root (XDG-aware, unlike omp §9 #16),
     newest first. Only project directories are scanned, not sub-agent sessions inside artifact
-    directories. Writes the listing cache."""
+    directories. Writes the listing cache (not under omp 18's prefix listing)."""
     base = Path(root) if root is not None else sessions_root()
-    return _newest_first(_summaries(list(session_files(base)), base, cache))
+    files = list(session_files(base))
+    if dialect is not None and dialect.listing.prefix_bytes is not None:
+        from omp_session.tools.listing18 import list_files
+
+        return list_files(files, dialect.listing.prefix_bytes)
+    return _newest_first(_summaries(files, base, cache))
 
 
 def list_store(root: Path | str, *, cache: ListingCache | None = None) -> list[SessionInfo]:
