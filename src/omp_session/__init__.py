@@ -11,14 +11,24 @@ from __future__ import annotations
 
 from omp_session.dialects import OMP_13_19, OMP_18_2, Dialect
 from omp_session.errors import (
+    AmbiguousEntryError,
+    AmbiguousSessionError,
     CorruptSessionError,
     EntryNotFoundError,
+    ForeignSessionError,
+    NoMatchingSessionError,
     PersistenceError,
     ReadOnlySessionError,
     SessionChangedError,
     SessionError,
     SessionLockedError,
     SessionNotFoundError,
+    TargetExistsError,
+    UnknownDialectError,
+    UnsafeNameError,
+    UnstableEntryIdError,
+    UnsupportedByDialectError,
+    WorkspaceError,
 )
 from omp_session.manager.runtime import Runtime
 from omp_session.manager.session_manager import ForkResult, SessionManager
@@ -33,10 +43,14 @@ __version__ = "0.1.0"
 __all__ = [
     "OMP_13_19",
     "OMP_18_2",
+    "AmbiguousEntryError",
+    "AmbiguousSessionError",
     "CorruptSessionError",
     "Dialect",
     "EntryNotFoundError",
+    "ForeignSessionError",
     "ForkResult",
+    "NoMatchingSessionError",
     "PersistenceError",
     "ReadOnlySessionError",
     "Runtime",
@@ -48,7 +62,13 @@ __all__ = [
     "SessionManager",
     "SessionNotFoundError",
     "SessionTreeNode",
+    "TargetExistsError",
+    "UnknownDialectError",
+    "UnsafeNameError",
+    "UnstableEntryIdError",
+    "UnsupportedByDialectError",
     "UsageStatistics",
+    "WorkspaceError",
     "__version__",
     "build_session_context",
     "convert_to_llm",

@@ -16,12 +16,16 @@ The promotion also moves whatever young objects the caller had to the oldest gen
 garbage cycle among them is freed by the next full collection instead of the next young one). It
 is skipped when the process uses ``gc.freeze()`` itself (``gc.get_freeze_count() > 0``), since
 ``gc.unfreeze()`` would undo that; then the young collection simply runs as before.
+
+Internal module (used by the store while it builds many entries); not part of the public API.
 """
 
 from __future__ import annotations
 
 import gc
 from types import TracebackType
+
+__all__ = ["gc_paused"]
 
 
 class gc_paused:  # named like a function: it is used as ``with gc_paused():``

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -38,7 +39,7 @@ def _session(path: Path, count: int, *, compaction_at: int | None = None) -> Pat
     parent = None
     for number in range(count):
         if number == compaction_at:
-            entry = {
+            entry: dict[str, object] = {
                 "type": "compaction",
                 "id": f"e{number}",
                 "parentId": parent,
@@ -80,7 +81,7 @@ def test_the_context_of_a_long_session_reads_only_the_tail(
     with SessionManager.open(path, read_only=True) as manager:
         assert is_lazy(manager)
         context = manager.build_session_context()
-        store = manager._index._store  # type: ignore[union-attr]
+        store = manager._index._store  # type: ignore[attr-defined]
         assert len(store._cache) < 30  # the kept entries, the compaction and what follows it
         assert context.to_dict() == expected["context"]
         assert [m.get("content") for m in context.messages[1:3]] == ["text 478", "text 479"]
@@ -99,8 +100,8 @@ def test_the_context_of_a_long_session_reads_only_the_tail(
     ids=["garbage", "truncated", "one-bit-flipped", "deleted"],
 )
 def test_a_damaged_or_missing_index_changes_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage
-) -> None:  # type: ignore[no-untyped-def]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: Callable[[Path], object]
+) -> None:
     path = _session(tmp_path / "s.jsonl", 50, compaction_at=40)
     expected = full_snapshot(path, monkeypatch)
     SessionManager.open(path, read_only=True).close()

@@ -1,5 +1,8 @@
 """Reading a session: the getters, navigation and context of ``SessionManager``, and following
-a live writer (``refresh``), as a mixin over the manager's state."""
+a live writer (``refresh``), as a mixin over the manager's state.
+
+Internal module (part of :class:`~omp_session.SessionManager`, which is the API); not part of the public API.
+"""
 
 from __future__ import annotations
 
@@ -19,6 +22,8 @@ from omp_session.model.tree import EntryIndex, SessionTreeNode
 from omp_session.model.usage import UsageStatistics
 from omp_session.store import Storage
 from omp_session.store.loading import parse_session
+
+__all__ = ["EntryList", "IssueList", "NavigationMethods", "NodeList", "RuleList"]
 
 Entry = dict[str, Any]
 EntryList = list[Entry]

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from omp_session.dialects import ContextRules
     from omp_session.model.context import SessionContext
 
+__all__ = ["EntryIndex", "SessionIndex", "SessionTreeNode"]
+
 Entry = dict[str, Any]
 
 

@@ -10,6 +10,8 @@ tries them (docs/performance.md, "How open reads a file"):
 Both fast paths return ``None`` whenever they cannot serve the file exactly (a stale or damaged
 index, a file that needs migration or has a shape the index does not model). The building
 helpers (``_build``, ``_extend``) come last.
+
+Internal module (part of ``SessionManager.open``); not part of the public API.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any, NamedTuple, cast
 
 import orjson
 
-from omp_session.errors import SessionChangedError
+from omp_session.errors import CorruptSessionError, SessionChangedError
 from omp_session.format.codec import DecodedFile, LineIssue, decode_lines
 from omp_session.format.entries import CURRENT_VERSION
 from omp_session.format.migrate import header_version
@@ -36,6 +38,9 @@ from omp_session.store.lazy_index import LazyEntries, LazySessionIndex
 from omp_session.store.lazy_store import LazyStore, Markers, StaleIndex, marked_lines
 from omp_session.store.loading import LoadedSession, is_session_header
 from omp_session.store.offset_index import OffsetIndex, fingerprint, read_index, write_index
+from omp_session.store.regular import open_regular
+
+__all__ = ["IndexedOpen", "open_cold", "open_indexed", "remember_index"]
 
 Entry = dict[str, Any]
 _FALLBACK = (
@@ -70,8 +75,8 @@ def open_indexed(path: Path, storage: FileStorage) -> IndexedOpen | None:
         index = read_index(path)
         if index is None or index.meta.get("complex") or index.meta.get("version", 0) < CURRENT_VERSION:
             return None
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
+        fd = open_regular(path)
+    except (OSError, CorruptSessionError):
         return None
     holder: list[LazyStore] = []
     try:
@@ -165,8 +170,8 @@ def open_cold(path: Path, data: bytes, storage: FileStorage) -> IndexedOpen | No
         return None
     write_index(path, index)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
+        fd = open_regular(path)
+    except (OSError, CorruptSessionError):
         return None
     markers = Markers(*meta["markers"]).merged(Markers.of(tail))
     store = LazyStore(path, fd, index, storage.blobs, markers, entries, builder.id_positions)

@@ -20,12 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from omp_session.dialects import OMP_18_2, Dialect
+from omp_session.errors import SessionError
 from omp_session.format.codec import decode_lines
 from omp_session.format.ids import iso_to_ms
 from omp_session.format.title_slot import fold_into_header, slot_from_value
 from omp_session.model.usage import UsageStatistics
 from omp_session.store.loading import is_session_header, read_header
 from omp_session.store.paths import is_within, sessions_root
+from omp_session.store.regular import open_regular
 from omp_session.tools.listing_cache import FileKey, ListingCache
 
 __all__ = [
@@ -180,9 +182,9 @@ def summarize_records(
 
 def _read(path: str) -> tuple[bytes, os.stat_result] | None:
     try:
-        with open(path, "rb") as handle:
+        with os.fdopen(open_regular(path), "rb") as handle:
             return handle.read(), os.fstat(handle.fileno())
-    except OSError:
+    except (OSError, SessionError):  # gone, unreadable, or not a regular file (a FIFO)
         return None
 
 
@@ -300,7 +302,8 @@ def list_sessions(
 ) -> list[SessionInfo]:
     """Every valid ``*.jsonl`` directly inside ``directory``, newest first. Writes the listing cache.
 
-    A dialect whose listing reads a prefix (omp 18) lists as that omp does (``listing18.py``).
+    A dialect whose listing reads a prefix (omp 18) lists as that omp does (``listing18.py``),
+    without the cache: it then writes nothing.
     """
     base = Path(directory)
     files = list(session_files(directory=base))

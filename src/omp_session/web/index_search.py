@@ -4,6 +4,8 @@ Each session is searched with :func:`omp_session.tools.search.search_entries`, s
 what ``omp-session search`` finds. Two shortcuts keep it usable over thousands of sessions: a file
 whose raw bytes cannot contain the query is not parsed (only for plain queries, see
 :func:`_plain_needle`), and results are cached per file version and query.
+
+Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not part of the public API.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 
 from omp_session.errors import SessionError
 from omp_session.store.loading import parse_session
+from omp_session.store.regular import read_regular
 from omp_session.tools.search import SearchHit, compile_query, search_entries
 from omp_session.web.catalog import SessionSummary
 
@@ -40,8 +43,8 @@ def _plain_needle(query: str) -> bytes | None:
 
 def _search_one(summary: SessionSummary, pattern: re.Pattern[str], needle: bytes | None) -> list[SearchHit]:
     try:
-        data = summary.path.read_bytes()
-    except OSError:
+        data = read_regular(summary.path)
+    except (OSError, SessionError):
         return []
     if needle is not None and needle not in data.lower():
         return []
