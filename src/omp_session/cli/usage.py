@@ -130,3 +130,6 @@ def usage(
         )
     else:
         _print(report)
+
+
+__all__ = ["usage"]
