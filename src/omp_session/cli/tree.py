@@ -18,6 +18,9 @@ from omp_session.tools.tree_view import TreeLine, render_tree_line, tree_lines
 
 __all__ = ["tree"]
 
+#: Lines printed with one ``Console.print``.
+PRINT_BATCH = 1000
+
 _KIND_STYLES = {
     "user": "green",
     "assistant": "blue",
@@ -93,5 +96,7 @@ def tree(ctx: click.Context, session: str, full: bool, width: int | None, as_jso
     columns = width if width is not None else out.width
     if not lines:
         out.print(Text("(no entries)", style="italic"))
-    for line in lines:
-        out.print(_styled(_fit(line, columns)), no_wrap=True, overflow="ignore", crop=False)
+    # In batches of lines: one ``print`` per line costs rich its console setup every time.
+    for start in range(0, len(lines), PRINT_BATCH):
+        styled = [_styled(_fit(line, columns)) for line in lines[start : start + PRINT_BATCH]]
+        out.print(*styled, sep="\n", no_wrap=True, overflow="ignore", crop=False)

@@ -135,3 +135,6 @@ def usage(
         )
     else:
         _print(report)
+
+
+__all__ = ["usage"]
