@@ -16,7 +16,6 @@ from typing import Any
 from omp_session.errors import (
     EntryNotFoundError,
     ReadOnlySessionError,
-    SessionNotFoundError,
 )
 from omp_session.format import entry_factory as make
 from omp_session.format.codec import LineIssue, decode_lines
@@ -28,7 +27,7 @@ from omp_session.manager.whole_session import ForkResult, WholeSessionMethods
 from omp_session.model.context import SessionContext
 from omp_session.model.tree import SessionTreeNode
 from omp_session.model.usage import UsageStatistics
-from omp_session.store import DurabilityPolicy, Storage
+from omp_session.store import DurabilityPolicy, SessionStorage, Storage
 from omp_session.store.artifacts import ArtifactMethods
 from omp_session.store.blobs import BlobSink, FileBlobStore
 from omp_session.store.breadcrumbs import read_breadcrumb, write_breadcrumb
@@ -39,10 +38,10 @@ from omp_session.store.fast_open import (
     remember_index,
     usage_of,
 )
-from omp_session.store.file import FileStorage
-from omp_session.store.loading import is_session_header, parse_session, read_session_bytes
+from omp_session.store.file_sessions import FileSessionStorage
+from omp_session.store.loading import is_session_header, parse_session
 from omp_session.store.memory import MemoryStorage
-from omp_session.store.opening import absolute, open_file
+from omp_session.store.opening import absolute
 from omp_session.store.paths import blobs_dir, default_session_dir, session_file_path
 from omp_session.tools import listing
 
@@ -64,6 +63,11 @@ def _session_dir_for(cwd: StrPath, session_dir: StrPath | None) -> Path:
 
 def _default_blobs() -> BlobSink:
     return FileBlobStore(blobs_dir())
+
+
+def _store(storage: SessionStorage | None) -> SessionStorage:
+    """The store a factory works on: the one given, else session files."""
+    return storage if storage is not None else FileSessionStorage()
 
 
 class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
@@ -124,14 +128,16 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         session_dir: str | os.PathLike[str] | None = None,
         *,
         durability: DurabilityPolicy = "os",
+        storage: SessionStorage | None = None,
     ) -> SessionManager:
-        """A new persistent session; its file is first written with the first assistant message."""
+        """A new persistent session; its file is first written with the first assistant message.
+
+        ``storage`` is where sessions live (default: files; or a ``PostgresStorage``)."""
         directory = _session_dir_for(cwd, session_dir)
-        directory.mkdir(parents=True, exist_ok=True)
         header, path = cls._new_header_and_path(os.fspath(cwd), directory)
-        storage = FileStorage(path, _default_blobs(), policy=durability)
+        session = _store(storage).new_storage(path, _default_blobs(), durability=durability)
         write_breadcrumb(os.fspath(cwd), os.fspath(path))
-        return cls(cwd=os.fspath(cwd), session_dir=os.fspath(directory), storage=storage, header=header)
+        return cls(cwd=os.fspath(cwd), session_dir=os.fspath(directory), storage=session, header=header)
 
     @classmethod
     def open(
@@ -141,13 +147,16 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         *,
         read_only: bool = False,
         durability: DurabilityPolicy = "os",
+        storage: SessionStorage | None = None,
     ) -> SessionManager:
         """Open a session file. A missing or blank file starts a new session at that path (its header
         is written at once, as omp does); a file with a bad header raises ``CorruptSessionError`` and
         is never modified. ``read_only=True`` never writes and takes no lock."""
         file_path = absolute(path)
         directory = os.fspath(session_dir) if session_dir is not None else os.fspath(file_path.parent)
-        opened = open_file(file_path, _default_blobs(), read_only=read_only, durability=durability)
+        opened = _store(storage).open_session(
+            file_path, _default_blobs(), read_only=read_only, durability=durability
+        )
         loaded = opened.loaded
         if loaded is None:
             return cls._start_at(file_path, directory, opened.storage)
@@ -173,7 +182,7 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         return manager
 
     @classmethod
-    def _start_at(cls, path: Path, directory: str, storage: FileStorage) -> SessionManager:
+    def _start_at(cls, path: Path, directory: str, storage: Storage) -> SessionManager:
         # Nothing to lose: a missing, empty or whitespace-only file gets a fresh header at once.
         cwd = os.getcwd()
         header = make.header(new_session_id(), now_iso(), cwd)
@@ -188,14 +197,18 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         session_dir: str | os.PathLike[str] | None = None,
         *,
         durability: DurabilityPolicy = "os",
+        storage: SessionStorage | None = None,
     ) -> SessionManager:
         """Open this terminal's last session of ``cwd`` (its breadcrumb, §7.8), else the newest valid
         session by mtime, else create a new one."""
         directory = _session_dir_for(cwd, session_dir)
-        recent = read_breadcrumb(os.fspath(cwd), directory) or listing.find_most_recent_session(directory)
+        store = _store(storage)
+        recent = read_breadcrumb(
+            os.fspath(cwd), directory, exists=store.session_exists
+        ) or listing.find_most_recent_session(directory, storage=storage)
         if recent is not None:
-            return cls.open(recent, directory, durability=durability)
-        return cls.create(cwd, directory, durability=durability)
+            return cls.open(recent, directory, durability=durability, storage=storage)
+        return cls.create(cwd, directory, durability=durability, storage=storage)
 
     @classmethod
     def in_memory(cls, cwd: str | os.PathLike[str] | None = None) -> SessionManager:
@@ -210,25 +223,26 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         source_path: str | os.PathLike[str],
         cwd: str | os.PathLike[str],
         session_dir: str | os.PathLike[str] | None = None,
+        *,
+        storage: SessionStorage | None = None,
     ) -> SessionManager:
-        """A new session holding a copy of every entry of ``source_path`` (written at once).
+        """A new session holding a copy of every entry of ``source_path`` (written at once), both in
+        ``storage`` (default: files).
 
         Unlike omp (§9 #19) a missing or corrupt source raises instead of yielding an empty session.
         """
+        store = _store(storage)
         source = Path(source_path)
-        if not source.exists():
-            raise SessionNotFoundError(source)
         blobs = _default_blobs()
-        loaded = parse_session(source, read_session_bytes(source), blobs)
+        loaded = parse_session(source, store.read_session(source), blobs)
         directory = _session_dir_for(cwd, session_dir)
-        directory.mkdir(parents=True, exist_ok=True)
         session_id, timestamp = new_session_id(), now_iso()
         header = make.fork_from_header(session_id, timestamp, os.fspath(cwd), loaded.header)
-        storage = FileStorage(session_file_path(directory, timestamp, session_id), blobs)
+        path = session_file_path(directory, timestamp, session_id)
         manager = cls(
             cwd=os.fspath(cwd),
             session_dir=os.fspath(directory),
-            storage=storage,
+            storage=store.new_storage(path, blobs, durability="os"),
             header=header,
             entries=loaded.entries,
             ensured_on_disk=True,
@@ -237,15 +251,21 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         return manager
 
     @classmethod
-    def list(cls, cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None = None) -> InfoList:
-        """Sessions of ``cwd`` (or of ``session_dir``), newest first."""
+    def list(
+        cls,
+        cwd: str | os.PathLike[str],
+        session_dir: str | os.PathLike[str] | None = None,
+        *,
+        storage: SessionStorage | None = None,
+    ) -> InfoList:
+        """Sessions of ``cwd`` (or of ``session_dir``) in ``storage`` (default: files), newest first."""
         directory = _session_dir_for(cwd, session_dir)
-        return listing.list_sessions(directory)
+        return listing.list_sessions(directory, storage=storage)
 
     @classmethod
-    def list_all(cls) -> InfoList:
+    def list_all(cls, *, storage: SessionStorage | None = None) -> InfoList:
         """Sessions of every project under the sessions root, newest first."""
-        return listing.list_all_sessions()
+        return listing.list_all_sessions(storage=storage)
 
     # ------------------------------------------------------------------ persistence
 
@@ -387,7 +407,7 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         Only complete lines are read; returns the new entries, which also move the leaf. If the
         writer replaced the file meanwhile (a full rewrite), it is read again in full.
         """
-        if not isinstance(self._storage, FileStorage) or not self._storage.exists():
+        if self._storage.path is None or not self._storage.exists():
             return []
         if self._read_only and self._storage.replaced_since_read():
             return self._reload()
@@ -408,7 +428,6 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
     def _reload(self) -> EntryList:
         # The writer replaced the file (a migration, rename or repair): read it again in full and
         # report the entries this reader had not seen.
-        assert isinstance(self._storage, FileStorage)
         data = self._storage.read()
         loaded = parse_session(Path(str(self.get_session_file())), data, self._storage.blobs)
         seen = set(self._index.by_id)

@@ -19,9 +19,7 @@ from omp_session.format.transform import prepare_for_disk
 from omp_session.model.tree import SessionIndex
 from omp_session.store import Storage
 from omp_session.store.breadcrumbs import write_breadcrumb
-from omp_session.store.file import FileStorage
 from omp_session.store.lazy_index import LazySessionIndex
-from omp_session.store.memory import MemoryStorage
 from omp_session.store.paths import default_session_dir, session_file_path
 
 Entry = dict[str, Any]
@@ -75,10 +73,7 @@ class WholeSessionMethods:
         """New storage at ``path`` holding ``header`` + ``entries``, written atomically *before* the
         manager switches to it: if the write fails, this session is left exactly as it was."""
         blobs = self._storage.blobs
-        if path is None or not isinstance(self._storage, FileStorage):
-            storage: Storage = MemoryStorage(blobs)
-        else:
-            storage = FileStorage(path, blobs, policy=self._storage.policy)
+        storage = self._storage.sibling(path)
         lines = (prepare_for_disk(item, blobs) for item in (header, *entries))
         try:
             storage.rewrite(lines)
@@ -100,7 +95,7 @@ class WholeSessionMethods:
         if not path:
             raise EntryNotFoundError(leaf_id)
         entries = make.branched_entries(path, self._index.labels, new_entry_id, now_iso())
-        persistent = isinstance(self._storage, FileStorage)
+        persistent = self._storage.path is not None
         directory = Path(self._session_dir) if persistent else Path(".")
         header, new_path = self._new_header_and_path(
             self._cwd, directory, self.get_session_file() if persistent else None
@@ -115,7 +110,7 @@ class WholeSessionMethods:
     def fork(self) -> ForkResult | None:
         """Copy this session (every branch, same ids) into a new file; ``None`` in memory."""
         self._require_writable()
-        if not isinstance(self._storage, FileStorage):
+        if self._storage.path is None:
             return None
         old_file = self.get_session_file()
         title = self._header.get("title", self._session_name)
@@ -131,15 +126,12 @@ class WholeSessionMethods:
     def new_session(self, parent_session: str | None = None) -> str | None:
         """Start a fresh, empty session (no file until the first assistant message)."""
         self._require_writable()
-        persistent = isinstance(self._storage, FileStorage)
+        persistent = self._storage.path is not None
         directory = Path(self._session_dir) if persistent else Path(".")
         header, new_path = self._new_header_and_path(self._cwd, directory, parent_session)
         old = self._storage
         old.close()
-        if isinstance(old, FileStorage):
-            self._storage = FileStorage(new_path, old.blobs, policy=old.policy)
-        else:
-            self._storage = MemoryStorage(old.blobs)
+        self._storage = old.sibling(new_path)
         self._reset_state(header, [])
         self._ensured = False
         self._flushed = False
@@ -175,7 +167,7 @@ class WholeSessionMethods:
         if resolved == os.path.abspath(self._cwd):
             return
         storage = self._storage
-        if isinstance(storage, FileStorage):
+        if storage.path is not None:
             root = Path(self._session_dir).parent  # stay under the same sessions root
             directory = default_session_dir(resolved, root)
             self._move_files(storage, directory)
@@ -187,7 +179,7 @@ class WholeSessionMethods:
             self._rewrite_all()
 
     @staticmethod
-    def _move_files(storage: FileStorage, directory: Path) -> None:
+    def _move_files(storage: Storage, directory: Path) -> None:
         old_path = Path(str(storage.path))
         artifacts = old_path.with_suffix("")
         target = directory / old_path.name

@@ -103,6 +103,12 @@ class FileStorage:
             self._known = FileState.of(os.fstat(handle.fileno()))
         return data
 
+    def sibling(self, path: Path | None) -> FileStorage:
+        """A new session file at ``path`` with this one's durability policy (nothing written yet)."""
+        if path is None:
+            raise ValueError("file storage needs a path")
+        return FileStorage(path, self.blobs, policy=self.policy)
+
     def move(self, target: Path) -> None:
         """Rename the session file to ``target`` (same filesystem). The lock and the append
         descriptor follow the inode, so no other writer can slip in and no stray file is left at

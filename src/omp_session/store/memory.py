@@ -36,6 +36,18 @@ class MemoryStorage:
         self._buffer = bytearray(new)
         self._written = True
 
+    def sibling(self, path: Path | None) -> MemoryStorage:
+        return MemoryStorage(self.blobs)
+
+    def move(self, target: Path) -> None:
+        return None  # nothing is stored under a path
+
+    def read_from(self, offset: int) -> bytes:
+        return bytes(self._buffer[offset:])
+
+    def replaced_since_read(self) -> bool:
+        return False
+
     def flush(self) -> None:
         return None
 

@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from omp_session.errors import SessionError
 from omp_session.format.codec import BOM, _decode_slow, decode_lines
 from omp_session.format.ids import iso_to_ms
+from omp_session.store import SessionStorage
 from omp_session.store.loading import is_session_header, read_header
 from omp_session.store.paths import sessions_root
 from omp_session.tools.listing_cache import FileKey, ListingCache, Row
@@ -294,13 +296,30 @@ def _list_directory(
     return infos
 
 
-def list_sessions(directory: Path | str) -> list[SessionInfo]:
+def list_sessions(directory: Path | str, *, storage: SessionStorage | None = None) -> list[SessionInfo]:
     """Every valid ``*.jsonl`` directly inside ``directory``, newest first (no side effects).
 
-    Summaries come from the metadata cache while a file is unchanged (``listing_cache.py``);
-    ``message_count`` and ``all_messages_text`` of a file not seen before are read when first used.
+    Summaries of files come from the metadata cache while a file is unchanged
+    (``listing_cache.py``); ``message_count`` and ``all_messages_text`` of a file not seen before
+    are read when first used. Sessions of another ``storage`` (a database) are read in full.
     """
+    if storage is not None:
+        return _list_stored(storage, [Path(directory)])
     return _list([Path(directory)], Path(directory))
+
+
+def _list_stored(storage: SessionStorage, directories: list[Path]) -> list[SessionInfo]:
+    infos: list[SessionInfo] = []
+    for directory in directories:
+        for stored in storage.list_sessions(directory):
+            try:
+                data = storage.read_session(stored.path)
+            except SessionError:
+                continue  # removed since it was listed
+            info = summarize_records(stored.path, decode_lines(data).records, stored.mtime)
+            if info is not None:
+                infos.append(info)
+    return _sorted_newest_first(infos)
 
 
 def _list(directories: list[Path], under: Path) -> list[SessionInfo]:
@@ -315,12 +334,16 @@ def _list(directories: list[Path], under: Path) -> list[SessionInfo]:
     return _sorted_newest_first(infos)
 
 
-def list_all_sessions(root: Path | str | None = None) -> list[SessionInfo]:
+def list_all_sessions(
+    root: Path | str | None = None, *, storage: SessionStorage | None = None
+) -> list[SessionInfo]:
     """Sessions of every project directory under the sessions root (XDG-aware, unlike omp §9 #16).
 
     Only project directories are scanned, not sub-agent sessions inside artifact directories.
     """
     base = Path(root) if root is not None else sessions_root()
+    if storage is not None:
+        return _list_stored(storage, storage.list_directories(base))
     try:
         directories = [d for d in base.iterdir() if d.is_dir()]
     except OSError:
@@ -328,8 +351,17 @@ def list_all_sessions(root: Path | str | None = None) -> list[SessionInfo]:
     return _list(directories, base)
 
 
-def find_most_recent_session(directory: Path | str) -> Path | None:
+def find_most_recent_session(directory: Path | str, *, storage: SessionStorage | None = None) -> Path | None:
     """The newest-mtime ``*.jsonl`` whose first line is a valid header (any length, §9 #18)."""
+    if storage is not None:
+        for stored in sorted(storage.list_sessions(Path(directory)), key=lambda s: s.mtime, reverse=True):
+            try:
+                data = storage.read_session(stored.path)
+            except SessionError:
+                continue
+            if is_session_header(_record(data.split(b"\n", 1)[0].removeprefix(BOM))):
+                return stored.path
+        return None
     best: tuple[float, Path] | None = None
     try:
         candidates = [p for p in Path(directory).iterdir() if p.suffix == ".jsonl" and p.is_file()]
