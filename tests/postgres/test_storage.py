@@ -59,8 +59,12 @@ def test_creates_omps_table_with_omps_columns(pg_store: PostgresStorage, sql: Sq
     assert primary == [("path",)]
 
 
-def test_adds_title_columns_to_a_table_older_than_titles(postgres_server: Any, sql: Sql, table_name: str) -> None:
-    sql.execute(f"CREATE TABLE {table_name} (path TEXT PRIMARY KEY, content TEXT NOT NULL, mtime_ms BIGINT NOT NULL)")
+def test_adds_title_columns_to_a_table_older_than_titles(
+    postgres_server: Any, sql: Sql, table_name: str
+) -> None:
+    sql.execute(
+        f"CREATE TABLE {table_name} (path TEXT PRIMARY KEY, content TEXT NOT NULL, mtime_ms BIGINT NOT NULL)"
+    )
     sql.execute(f"INSERT INTO {table_name} VALUES ('/s/a.jsonl', 'x', 1)")
     with PostgresStorage(postgres_server.dsn, table_name) as store:
         assert store.read_session(Path("/s/a.jsonl")) == b"x"
@@ -76,7 +80,7 @@ def test_a_session_is_one_row_byte_identical_to_its_file(
     pg_store: PostgresStorage, sql: Sql, table_name: str, tmp_path: Path
 ) -> None:
     with SessionManager.create("/work/project", tmp_path / "s", storage=pg_store) as session:
-        first = session.append_message({"role": "user", "content": "hi ü 😀\n\"quoted\"", "timestamp": 0})
+        first = session.append_message({"role": "user", "content": 'hi ü 😀\n"quoted"', "timestamp": 0})
         assert row(sql, table_name, session.get_session_file() or "") is None  # held until an answer
         session.append_message(dict(ASSISTANT))
         session.append_label_change(first, "start")
@@ -93,7 +97,9 @@ def test_a_session_is_one_row_byte_identical_to_its_file(
     reopened.close()
 
 
-def test_appends_add_to_the_content(pg_store: PostgresStorage, sql: Sql, table_name: str, tmp_path: Path) -> None:
+def test_appends_add_to_the_content(
+    pg_store: PostgresStorage, sql: Sql, table_name: str, tmp_path: Path
+) -> None:
     session = SessionManager.create("/p", tmp_path, storage=pg_store)
     session.append_message(dict(ASSISTANT))
     path = str(session.get_session_file())
@@ -129,7 +135,9 @@ def test_rewrite_of_a_migrated_session_keeps_a_backup_row(
     pg_store: PostgresStorage, sql: Sql, table_name: str
 ) -> None:
     v1 = b'{"type":"session","id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}\n'
-    v1 += b'{"type":"message","timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"a"}}\n'
+    v1 += (
+        b'{"type":"message","timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"a"}}\n'
+    )
     pg_store.write_session(Path("/d/v1.jsonl"), v1, expected_size=None)
     with SessionManager.open("/d/v1.jsonl", storage=pg_store) as session:
         session.append_message({"role": "user", "content": "b", "timestamp": 2})

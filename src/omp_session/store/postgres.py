@@ -40,9 +40,7 @@ def _psycopg() -> Any:
     try:
         import psycopg
     except ImportError as exc:  # pragma: no cover - depends on the installation
-        raise SessionError(
-            "PostgreSQL storage needs psycopg 3: pip install 'omp-session[postgres]'"
-        ) from exc
+        raise SessionError("PostgreSQL storage needs psycopg 3: pip install 'omp-session[postgres]'") from exc
     return psycopg
 
 
@@ -120,8 +118,10 @@ class PostgresStorage:
         try:
             connection.execute("SET synchronous_commit TO on")
             self._prepare(connection)
-        except BaseException:
+        except BaseException as exc:
             connection.close()
+            if isinstance(exc, pg.Error):
+                raise PersistenceError(self.describe(), exc) from exc
             raise
         return connection
 

@@ -18,6 +18,7 @@ acknowledged), or the row is as it was (the write is retried once), or someone e
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Callable, Iterable
@@ -44,7 +45,9 @@ _HOLDER = (
     "WHERE l.locktype = 'advisory' AND l.granted AND l.classid::bigint = %s "
     "AND l.objid::bigint = %s AND l.objsubid = 1"
 )
-_TAIL = "SELECT octet_length(content), substring(convert_to(content, 'UTF8') from %s) FROM {t} WHERE path = %s"
+_TAIL = (
+    "SELECT octet_length(content), substring(convert_to(content, 'UTF8') from %s) FROM {t} WHERE path = %s"
+)
 
 
 class PostgresSessionStorage:
@@ -137,12 +140,14 @@ class PostgresSessionStorage:
             granted = connection.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
             if granted is None or not granted[0]:
                 raise SessionLockedError(self._key, _holder_pid(connection, key))
-        except BaseException:
+            if relocking and self._tail_checked:
+                self._expect_size(connection, self._known)
+        except BaseException as exc:
             connection.close()
+            if isinstance(exc, Exception) and connection_lost(exc):
+                raise PersistenceError(self._key, exc) from exc
             raise
         self._connection, self._locked = connection, True
-        if relocking and self._tail_checked:
-            self._expect_size(connection, self._known)
         return connection
 
     def _expect_size(self, connection: psycopg.Connection[Row], expected: int | None) -> None:
@@ -154,10 +159,8 @@ class PostgresSessionStorage:
     def _drop_connection(self) -> None:
         if self._connection is not None:
             connection, self._connection = self._connection, None
-            try:
+            with contextlib.suppress(Exception):  # already broken: nothing to release
                 connection.close()
-            except Exception:  # already broken: nothing to release
-                pass
 
     def _ensure_writable(self) -> None:
         if self.read_only:

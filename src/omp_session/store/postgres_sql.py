@@ -68,10 +68,7 @@ class Statements:
             size=f"SELECT octet_length(content) FROM {t} WHERE path = %s",
             exists=f"SELECT 1 FROM {t} WHERE path = %s",
             tail_byte=f"SELECT right(content, 1) FROM {t} WHERE path = %s",
-            read_from=(
-                f"SELECT substring(convert_to(content, 'UTF8') from %s) FROM {t} "
-                "WHERE path = %s"
-            ),
+            read_from=(f"SELECT substring(convert_to(content, 'UTF8') from %s) FROM {t} WHERE path = %s"),
             insert_if_missing=(
                 f"INSERT INTO {t} (path, content, mtime_ms, title, title_source, title_updated_at) "
                 "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (path) DO NOTHING RETURNING path"
