@@ -19,6 +19,7 @@ acknowledged), or the row is as it was (the write is retried once), or someone e
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 from collections.abc import Callable, Iterable
@@ -44,6 +45,10 @@ _HOLDER = (
     "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
     "WHERE l.locktype = 'advisory' AND l.granted AND l.classid::bigint = %s "
     "AND l.objid::bigint = %s AND l.objsubid = 1"
+)
+_PREFIX_DIGEST = (
+    "SELECT octet_length(content), md5(substring(convert_to(content, 'UTF8') from 1 for %s)) "
+    "FROM {t} WHERE path = %s"
 )
 _TAIL = (
     "SELECT octet_length(content), substring(convert_to(content, 'UTF8') from %s) FROM {t} WHERE path = %s"
@@ -74,6 +79,7 @@ class PostgresSessionStorage:
         #: Whether ``_known`` was learned under the lock (appends learn it before their first write).
         self._tail_checked = known_size is not None
         self._read_size: int | None = None
+        self._read_digest = ""
         #: Whether the stored content is known to end with a newline (or be empty).
         self._newline_known = False
 
@@ -93,6 +99,7 @@ class PostgresSessionStorage:
             return None
         data = stored_content(row)
         self._known = self._read_size = len(data)  # the overlay keeps the length
+        self._read_digest = hashlib.md5(row[0].encode("utf-8"), usedforsecurity=False).hexdigest()
         # Read under our lock, the size is exact: the first append checks it, not re-learns it.
         self._tail_checked = self._locked
         self._newline_known = data.endswith(b"\n") or not data
@@ -112,8 +119,15 @@ class PostgresSessionStorage:
         return bytes(row[0]) if row is not None else b""
 
     def replaced_since_read(self) -> bool:
-        size = self._stored_size()
-        return size is None or self._read_size is None or size < self._read_size
+        """Whether the bytes read last are no longer the start of the row (a rewrite by the writer,
+        even one that made it longer): compared by a digest the server computes."""
+        if self._read_size is None:
+            return True
+        values = (self._read_size, self._key)
+        row = self._store.run(
+            lambda c: c.execute(_PREFIX_DIGEST.format(t=self._store.table), values).fetchone()
+        )
+        return row is None or int(row[0]) < self._read_size or row[1] != self._read_digest
 
     def _stored_size(self) -> int | None:
         row = self._store.run(lambda c: c.execute(self._store.sql.size, (self._key,)).fetchone())
@@ -339,7 +353,13 @@ class PostgresSessionStorage:
         return None  # every write was committed before it returned
 
     def close(self) -> None:
-        """Release the lock (by closing the writer's connection)."""
+        """Release the lock, then close the writer's connection. The unlock is a statement the
+        server has executed when it returns: a connection's close is not waited for, so another
+        writer opening right after us could still find the lock held."""
+        connection = self._connection
+        if self._locked and connection is not None and not connection.closed:
+            with contextlib.suppress(Exception):  # a broken connection has no lock left to release
+                connection.execute("SELECT pg_advisory_unlock_all()")
         self._locked = False
         self._drop_connection()
 
