@@ -8,11 +8,14 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from click.shell_completion import CompletionItem
 from rich.console import Console
+
+if TYPE_CHECKING:
+    from omp_session.store.postgres import PostgresStorage
 
 from omp_session.store.paths import blobs_dir, sessions_root
 from omp_session.tools.resolve import iter_session_files, project_dir, resolve_session, session_candidates
@@ -34,11 +37,33 @@ class CliError(click.ClickException):
         click.echo(f"omp-session: error: {self.format_message()}", err=True)
 
 
+def is_database_url(store: str) -> bool:
+    """Whether a ``--store`` value names a PostgreSQL database rather than a directory."""
+    return store.startswith(("postgresql://", "postgres://"))
+
+
+def open_database(url: str, table: str) -> PostgresStorage:
+    """The PostgreSQL store at ``url`` (connected now, so a bad URL fails before any command)."""
+    from omp_session.store.postgres import PostgresStorage
+
+    try:
+        return PostgresStorage(url, table)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+
+
 @dataclass
 class CliState:
     """Global options, available to every command as ``ctx.obj``."""
 
     root: Path
+    #: The database of ``--store postgresql://...`` (then every command reads and writes it).
+    database: PostgresStorage | None = None
+
+    def require_database(self, command: str) -> PostgresStorage:
+        if self.database is None:
+            raise CliError(f"{command} needs a database: --store postgresql://... (or OMP_SESSION_STORE)")
+        return self.database
 
     @property
     def blobs(self) -> Path:

@@ -31,6 +31,7 @@ from omp_session.store import DurabilityPolicy, SessionStorage, Storage
 from omp_session.store.artifacts import ArtifactMethods
 from omp_session.store.blobs import BlobSink, FileBlobStore
 from omp_session.store.breadcrumbs import read_breadcrumb, write_breadcrumb
+from omp_session.store.configured import session_storage
 from omp_session.store.fast_open import (
     context_at,
     has_assistant,
@@ -38,7 +39,6 @@ from omp_session.store.fast_open import (
     remember_index,
     usage_of,
 )
-from omp_session.store.file_sessions import FileSessionStorage
 from omp_session.store.loading import is_session_header, parse_session
 from omp_session.store.memory import MemoryStorage
 from omp_session.store.opening import absolute
@@ -66,8 +66,8 @@ def _default_blobs() -> BlobSink:
 
 
 def _store(storage: SessionStorage | None) -> SessionStorage:
-    """The store a factory works on: the one given, else session files."""
-    return storage if storage is not None else FileSessionStorage()
+    """The store a factory works on: the one given, else the process's (files by default)."""
+    return session_storage(storage)
 
 
 class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):

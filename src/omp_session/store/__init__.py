@@ -88,6 +88,9 @@ class SessionStorage(Protocol):
     def session_exists(self, path: Path) -> bool:
         """Whether a session is stored at ``path``."""
 
+    def stat_session(self, path: Path) -> StoredSession | None:
+        """Size and modification time of the session at ``path`` (``None`` if there is none)."""
+
     def list_sessions(self, directory: Path) -> list[StoredSession]:
         """The ``*.jsonl`` sessions directly inside ``directory``, in no particular order."""
 

@@ -34,6 +34,13 @@ class FileSessionStorage:
     def session_exists(self, path: Path) -> bool:
         return path.is_file()
 
+    def stat_session(self, path: Path) -> StoredSession | None:
+        try:
+            stat = path.stat()
+        except OSError:
+            return None
+        return StoredSession(path, stat.st_size, stat.st_mtime)
+
     def list_sessions(self, directory: Path) -> list[StoredSession]:
         found: list[StoredSession] = []
         try:

@@ -226,6 +226,10 @@ class PostgresStorage:
     def session_exists(self, path: Path) -> bool:
         return self.run(lambda c: c.execute(self.sql.exists, (os.fspath(path),)).fetchone()) is not None
 
+    def stat_session(self, path: Path) -> StoredSession | None:
+        row = self.run(lambda c: c.execute(self.sql.stat, (os.fspath(path),)).fetchone())
+        return StoredSession(path, int(row[0]), int(row[1]) / 1000) if row is not None else None
+
     def list_sessions(self, directory: Path) -> list[StoredSession]:
         prefix = os.fspath(directory).rstrip("/") + "/"
         return [

@@ -39,6 +39,7 @@ class Statements:
     read: str
     size: str
     exists: str
+    stat: str
     tail_byte: str
     read_from: str
     insert_if_missing: str
@@ -67,6 +68,7 @@ class Statements:
             # octet_length reads the stored size without de-TOASTing the value.
             size=f"SELECT octet_length(content) FROM {t} WHERE path = %s",
             exists=f"SELECT 1 FROM {t} WHERE path = %s",
+            stat=f"SELECT octet_length(content), mtime_ms FROM {t} WHERE path = %s",
             tail_byte=f"SELECT right(content, 1) FROM {t} WHERE path = %s",
             read_from=(f"SELECT substring(convert_to(content, 'UTF8') from %s) FROM {t} WHERE path = %s"),
             insert_if_missing=(

@@ -15,6 +15,7 @@ from omp_session.errors import SessionError
 from omp_session.format.codec import BOM, _decode_slow, decode_lines
 from omp_session.format.ids import iso_to_ms
 from omp_session.store import SessionStorage
+from omp_session.store.configured import configured_storage
 from omp_session.store.loading import is_session_header, read_header
 from omp_session.store.paths import sessions_root
 from omp_session.tools.listing_cache import FileKey, ListingCache, Row
@@ -303,6 +304,7 @@ def list_sessions(directory: Path | str, *, storage: SessionStorage | None = Non
     (``listing_cache.py``); ``message_count`` and ``all_messages_text`` of a file not seen before
     are read when first used. Sessions of another ``storage`` (a database) are read in full.
     """
+    storage = storage if storage is not None else configured_storage()
     if storage is not None:
         return _list_stored(storage, [Path(directory)])
     return _list([Path(directory)], Path(directory))
@@ -342,6 +344,7 @@ def list_all_sessions(
     Only project directories are scanned, not sub-agent sessions inside artifact directories.
     """
     base = Path(root) if root is not None else sessions_root()
+    storage = storage if storage is not None else configured_storage()
     if storage is not None:
         return _list_stored(storage, storage.list_directories(base))
     try:
@@ -353,6 +356,7 @@ def list_all_sessions(
 
 def find_most_recent_session(directory: Path | str, *, storage: SessionStorage | None = None) -> Path | None:
     """The newest-mtime ``*.jsonl`` whose first line is a valid header (any length, §9 #18)."""
+    storage = storage if storage is not None else configured_storage()
     if storage is not None:
         for stored in sorted(storage.list_sessions(Path(directory)), key=lambda s: s.mtime, reverse=True):
             try:

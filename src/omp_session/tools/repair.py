@@ -20,6 +20,7 @@ from omp_session.format.ids import new_entry_id, new_session_id, now_iso
 from omp_session.format.migrate import header_version, migrate_records
 from omp_session.model.toolcalls import find_unpaired
 from omp_session.model.tree import SessionIndex
+from omp_session.store.configured import configured_storage
 from omp_session.store.file import FileStorage, fsync_directory
 from omp_session.store.loading import header_problem_line, is_session_header, read_session_bytes
 
@@ -139,7 +140,8 @@ def _link_problems(index: SessionIndex, entries: list[Entry], line_of: dict[int,
 def check(path: Path | str) -> list[Problem]:
     """Every problem found in ``path``; never writes. Unusable paths raise ``CorruptSessionError``."""
     path = Path(path)
-    data = read_session_bytes(path)
+    store = configured_storage()  # a database store (the command line's --store), else the file
+    data = store.read_session(path) if store is not None else read_session_bytes(path)
     decoded = decode_lines(data)
     problems = _line_problems(decoded)
     bad_header = header_problem_line(decoded)

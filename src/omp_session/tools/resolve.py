@@ -19,7 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from omp_session.errors import EntryNotFoundError, SessionError, SessionNotFoundError
-from omp_session.store.loading import read_header
+from omp_session.format.codec import BOM, decode_line
+from omp_session.store import SessionStorage
+from omp_session.store.configured import configured_storage
+from omp_session.store.loading import is_session_header, read_header
 from omp_session.store.paths import encode_session_dir_name, home_dir, sessions_root, temp_root
 
 __all__ = [
@@ -107,6 +110,12 @@ def iter_session_files(root: Path | None = None, directory: Path | None = None) 
     Files are yielded whether or not they hold a valid header (``check`` wants the broken ones
     too); sub-agent sessions inside artifact directories are not included, as in ``list``.
     """
+    store = configured_storage()
+    if store is not None:  # a database store: its rows, listed as files would be
+        folders = [directory] if directory is not None else store.list_directories(root or sessions_root())
+        for folder in sorted(folders):
+            yield from sorted(found.path for found in store.list_sessions(folder))
+        return
     if directory is not None:
         directories = [directory]
     else:
@@ -126,6 +135,9 @@ def iter_session_files(root: Path | None = None, directory: Path | None = None) 
 def session_candidates(files: Iterable[Path]) -> list[SessionCandidate]:
     """Valid sessions among ``files`` (first line a session header), newest mtime first."""
     found: list[SessionCandidate] = []
+    store = configured_storage()
+    if store is not None:
+        return _stored_candidates(store, files)
     for path in files:
         header = read_header(path)
         if header is None:
@@ -135,6 +147,25 @@ def session_candidates(files: Iterable[Path]) -> list[SessionCandidate]:
         except OSError:
             continue
         found.append(SessionCandidate(path, str(header["id"]), mtime))
+    found.sort(key=lambda candidate: candidate.mtime, reverse=True)
+    return found
+
+
+def _stored_candidates(store: SessionStorage, files: Iterable[Path]) -> list[SessionCandidate]:
+    """Candidates in a database store: each row's first line (rows carry no cheap header read)."""
+    found: list[SessionCandidate] = []
+    wanted = set(files)
+    for folder in sorted({path.parent for path in wanted}):
+        for stored in store.list_sessions(folder):
+            if stored.path not in wanted:
+                continue
+            try:
+                first = store.read_session(stored.path).split(b"\n", 1)[0]
+                header = decode_line(first.removeprefix(BOM))
+            except (SessionError, ValueError):
+                continue
+            if is_session_header(header):
+                found.append(SessionCandidate(stored.path, str(header["id"]), stored.mtime))
     found.sort(key=lambda candidate: candidate.mtime, reverse=True)
     return found
 
@@ -174,8 +205,9 @@ def resolve_session(
     """
     text = os.fspath(query)
     path = Path(text).expanduser()
-    if path.exists():
-        return path
+    store = configured_storage()
+    if path.exists() if store is None else store.session_exists(path.absolute()):
+        return path.absolute() if store is not None else path
     if not text or _looks_like_path(text):
         raise SessionNotFoundError(path)
     base = root if root is not None else sessions_root()

@@ -30,7 +30,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from omp_session.errors import SessionError
+from omp_session.errors import SessionError, SessionNotFoundError
+from omp_session.store.configured import session_storage
 from omp_session.web.catalog import SessionCatalog
 from omp_session.web.images import blob_file, inline_images, linked_images, sniff_raster_mime
 from omp_session.web.index_search import CatalogSearch
@@ -88,8 +89,10 @@ class _Viewer:
 
     @staticmethod
     def _version(path: Path) -> str:
-        stat = path.stat()
-        return f"{stat.st_mtime_ns}-{stat.st_size}"
+        stat = session_storage().stat_session(path)
+        if stat is None:
+            raise SessionNotFoundError(path)
+        return f"{round(stat.mtime * 1e9)}-{stat.size}"
 
     def _view(self, path: Path, version: str) -> SessionView:
         key = (str(path), version)

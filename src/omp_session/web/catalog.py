@@ -15,9 +15,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from omp_session.errors import SessionError
 from omp_session.format.codec import decode_lines
 from omp_session.format.ids import iso_to_ms
 from omp_session.model.usage import UsageStatistics
+from omp_session.store.configured import configured_storage, session_storage, stored_session_exists
 from omp_session.store.paths import is_within, validate_name
 from omp_session.tools.listing import summarize_records
 
@@ -65,7 +67,7 @@ def resolve_ref(root: Path, ref: str) -> Path | None:
     except ValueError:
         return None
     candidate = root.joinpath(*parts)
-    if not is_within(root, candidate) or not candidate.is_file():
+    if not is_within(root, candidate) or not stored_session_exists(candidate):
         return None
     return candidate
 
@@ -113,6 +115,10 @@ class SessionCatalog:
 
     def _candidates(self) -> list[Path]:
         """``*.jsonl`` files in the root and in its project directories, symlinks kept inside."""
+        store = configured_storage()
+        if store is not None:  # a database store: its rows under the root
+            folders = [self.root, *store.list_directories(self.root)]
+            return [found.path for folder in folders for found in store.list_sessions(folder)]
         found: list[Path] = []
         directories = [self.root]
         try:
@@ -136,21 +142,22 @@ class SessionCatalog:
         return found
 
     def _summary(self, path: Path) -> SessionSummary | None:
-        try:
-            stat = path.stat()
-        except OSError:
+        store = session_storage()
+        stat = store.stat_session(path)
+        if stat is None:
             return None
+        mtime_ns = round(stat.mtime * 1e9)
         with self._lock:
             cached = self._cache.get(path)
-        if cached is not None and cached[0] == stat.st_mtime_ns and cached[1] == stat.st_size:
+        if cached is not None and cached[0] == mtime_ns and cached[1] == stat.size:
             return cached[2]
         try:
-            data = path.read_bytes()
-        except OSError:
+            data = store.read_session(path)
+        except (OSError, SessionError):
             return None
-        summary = summarize_file(self.root, path, data, stat.st_mtime_ns)
+        summary = summarize_file(self.root, path, data, mtime_ns)
         with self._lock:
-            self._cache[path] = (stat.st_mtime_ns, stat.st_size, summary)
+            self._cache[path] = (mtime_ns, stat.size, summary)
         return summary
 
     def sessions(self) -> list[SessionSummary]:

@@ -14,6 +14,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from omp_session.errors import SessionError
+from omp_session.store.configured import read_stored_session
 from omp_session.store.loading import parse_session
 from omp_session.tools.search import SearchHit, compile_query, search_entries
 from omp_session.web.catalog import SessionSummary
@@ -40,8 +41,8 @@ def _plain_needle(query: str) -> bytes | None:
 
 def _search_one(summary: SessionSummary, pattern: re.Pattern[str], needle: bytes | None) -> list[SearchHit]:
     try:
-        data = summary.path.read_bytes()
-    except OSError:
+        data = read_stored_session(summary.path)
+    except (OSError, SessionError):
         return []
     if needle is not None and needle not in data.lower():
         return []
