@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from omp_session.errors import EntryNotFoundError, SessionNotFoundError
+from omp_session.tools.listing import session_files
 from omp_session.tools.resolve import (
     AmbiguousEntryError,
     AmbiguousSessionError,
     NoMatchingSessionError,
-    iter_session_files,
     project_dir,
     resolve_entry_id,
     resolve_session,
@@ -94,7 +94,7 @@ def test_files_without_a_header_are_not_candidates(store: Store) -> None:
     store.add("corrupt-first-line", kind="deviations", name="2025-01-01T00-00-00-000Z_dead.jsonl")
     with pytest.raises(NoMatchingSessionError):
         resolve_session("dead", store.root)
-    assert len(list(iter_session_files(store.root))) == 1  # but check --all still sees the file
+    assert len(list(session_files(store.root))) == 1  # but check --all still sees the file
 
 
 def test_project_dir_has_no_side_effects(store: Store, tmp_path: Path) -> None:

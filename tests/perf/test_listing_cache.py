@@ -53,19 +53,20 @@ def test_cold_and_warm_listings_equal_reading_every_file(corpus_dir: Path) -> No
     assert _listed(corpus_dir) == expected  # cold: cheap summaries, details read on use
     assert cache_path().exists()
     assert _listed(corpus_dir) == expected  # warm: from the cache (message counts included now)
-    rows = ListingCache().rows(os.fspath(corpus_dir))
-    assert all(row[11] is not None for row in rows.values() if row[4])  # counts were remembered
+    cached = ListingCache().infos(os.fspath(corpus_dir))
+    remembered = [info.to_dict() for _key, info in cached.values() if info is not None]
+    assert sorted(remembered, key=lambda i: i["path"]) == sorted(expected, key=lambda i: i["path"])
 
 
 def test_a_warm_listing_reads_no_file(corpus_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     [info.to_dict() for info in list_sessions(corpus_dir)]  # cold, and every detail used once
+    expected = _reference(corpus_dir)
 
     def no_reading(*args: object) -> None:
         raise AssertionError("a file was read")
 
-    monkeypatch.setattr(listing, "_read_row", no_reading)
-    monkeypatch.setattr(listing, "_details", no_reading)
-    assert _listed(corpus_dir) == _reference(corpus_dir)
+    monkeypatch.setattr(listing, "_read", no_reading)
+    assert _listed(corpus_dir) == expected
 
 
 @pytest.mark.parametrize("change", ["append", "same-size", "replace", "touch"])
@@ -98,7 +99,7 @@ def test_a_corrupt_cache_is_replaced(corpus_dir: Path) -> None:
     cache_path().parent.mkdir(parents=True, exist_ok=True)
     cache_path().write_bytes(b"this is not a database" * 100)
     assert _listed(corpus_dir) == _reference(corpus_dir)
-    assert ListingCache().rows(os.fspath(corpus_dir))  # a working cache again
+    assert ListingCache().infos(os.fspath(corpus_dir))  # a working cache again
 
 
 def test_a_locked_cache_is_bypassed(corpus_dir: Path) -> None:
@@ -158,3 +159,28 @@ def test_listed_infos_behave_like_plain_ones(corpus_dir: Path) -> None:
     assert info == plain and repr(info) == repr(plain)
     assert dataclasses.replace(info, title="renamed").to_dict() == {**plain.to_dict(), "title": "renamed"}
     assert pickle.loads(pickle.dumps(info)) == plain and copy.copy(info) == plain
+
+
+def test_an_info_is_complete_and_plain(corpus_dir: Path) -> None:
+    # Every field is computed by the listing: deleting the file afterwards changes nothing, and
+    # neither repr() nor attribute access reads a file or the cache.
+    import dataclasses
+
+    infos = list_sessions(corpus_dir)
+    before = [(repr(info), info.message_count, info.all_messages_text) for info in infos]
+    shutil.rmtree(corpus_dir)
+    assert [(repr(info), info.message_count, info.all_messages_text) for info in infos] == before
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        infos[0].title = "changed"  # type: ignore[misc]
+
+
+def test_the_cache_can_be_switched_off_or_kept_in_memory(corpus_dir: Path) -> None:
+    expected = _reference(corpus_dir)
+    for cache in (ListingCache.disabled(), ListingCache.in_memory()):
+        assert _sorted(list_sessions(corpus_dir, cache=cache)) == expected
+        assert _sorted(list_sessions(corpus_dir, cache=cache)) == expected
+    assert not cache_path().exists()  # neither wrote the on-disk cache
+
+
+def _sorted(infos: list[listing.SessionInfo]) -> list[dict[str, Any]]:
+    return [i.to_dict() for i in sorted(infos, key=lambda i: (-i.modified.timestamp(), i.path))]

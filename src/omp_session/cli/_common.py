@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from omp_session.store.postgres import PostgresStorage
 
 from omp_session.store.paths import blobs_dir, sessions_root
-from omp_session.tools.resolve import iter_session_files, project_dir, resolve_session, session_candidates
+from omp_session.tools.listing import session_files
+from omp_session.tools.resolve import project_dir, resolve_session, session_candidates
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -82,8 +83,8 @@ class CliState:
     def session_files(self, *, all_projects: bool, cwd: str | None) -> list[Path]:
         """Files for ``--all`` (every project) or for one project (``--cwd``, default here)."""
         if all_projects:
-            return list(iter_session_files(self.root))
-        return list(iter_session_files(directory=self.project_dir(cwd)))
+            return list(session_files(self.root))
+        return list(session_files(directory=self.project_dir(cwd)))
 
 
 def state(ctx: click.Context) -> CliState:
@@ -101,7 +102,7 @@ def _complete_session(ctx: click.Context, _param: click.Parameter, incomplete: s
         return [CompletionItem(incomplete, type="file")]
     root_dir = ctx.find_root().params.get("sessions_dir")
     root = Path(root_dir) if root_dir else sessions_root()
-    candidates = session_candidates(iter_session_files(root))
+    candidates = session_candidates(session_files(root))
     return [
         CompletionItem(c.id, help=c.path.parent.name)
         for c in candidates

@@ -15,17 +15,10 @@ from omp_session.tools.listing import SessionInfo, list_all_sessions, list_sessi
 from omp_session.tools.summary import one_line
 
 
-def _size(info: SessionInfo) -> int:
-    try:
-        return os.stat(info.path).st_size
-    except OSError:
-        return 0
-
-
 def _row_json(info: SessionInfo) -> dict[str, Any]:
     data = info.to_dict()
     data.pop("allMessagesText", None)  # the whole conversation: too big for a listing
-    data["size"] = _size(info)
+    data["size"] = info.size
     return data
 
 
@@ -42,7 +35,7 @@ def _table(infos: list[SessionInfo], show_cwd: bool) -> Table:
     for info in infos:
         modified = datetime.fromtimestamp(info.modified.timestamp()).strftime("%Y-%m-%d %H:%M")
         title = Text(one_line(info.title), style="bold") if info.title else Text(one_line(info.first_message))
-        row: list[Any] = [modified, info.id[:8], title, str(info.message_count), human_size(_size(info))]
+        row: list[Any] = [modified, info.id[:8], title, str(info.message_count), human_size(info.size)]
         if show_cwd:
             row.append(info.cwd)
         table.add_row(*row)

@@ -16,13 +16,14 @@ surrogates as ``\\udxxx`` escapes, and JavaScript number formatting (``1`` not `
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+
+from omp_session.format.js_number import js_number
 
 BOM = b"\xef\xbb\xbf"
 
@@ -162,34 +163,6 @@ def decode_lines(data: bytes) -> DecodedFile:
 _JS_MISMATCH = re.compile(rb"[0-9]\.0(?:[,}\]]|$)|[0-9]e\+|[0-9]e-[1-6](?:[,}\]]|$)")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _MAX_SAFE_ORJSON_INT = 2**64 - 1
-
-
-def js_number(value: float) -> str:
-    """Format a float exactly as JavaScript's ``JSON.stringify`` does.
-
-    >>> [js_number(x) for x in (1.0, -0.0, 3e-05, 1.5e-07, 1e16, 1e21, 0.1)]
-    ['1', '0', '0.00003', '1.5e-7', '10000000000000000', '1e+21', '0.1']
-    """
-    if math.isnan(value) or math.isinf(value):
-        return "null"
-    if value == 0:
-        return "0"
-    # Number::toString: the shortest round-trip digits (Python's repr has the same ones) and the
-    # decimal exponent n, then fixed notation for -6 < n <= 21, exponent form otherwise.
-    mantissa, _, exponent_text = repr(abs(value)).partition("e")
-    whole, _, fraction = mantissa.partition(".")
-    digits = (whole + fraction).lstrip("0")
-    n = len(whole) + int(exponent_text or 0) - (len(whole + fraction) - len(digits))
-    digits = digits.rstrip("0")
-    sign, k = ("-" if value < 0 else ""), len(digits)
-    if k <= n <= 21:
-        return sign + digits + "0" * (n - k)
-    if 0 < n <= 21:
-        return f"{sign}{digits[:n]}.{digits[n:]}"
-    if -6 < n <= 0:
-        return f"{sign}0.{'0' * -n}{digits}"
-    fraction = f".{digits[1:]}" if k > 1 else ""
-    return f"{sign}{digits[0]}{fraction}e{'+' if n > 1 else '-'}{abs(n - 1)}"
 
 
 def _escape_string(text: str) -> bytes:

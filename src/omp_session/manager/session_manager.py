@@ -407,7 +407,7 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         Only complete lines are read; returns the new entries, which also move the leaf. If the
         writer replaced the file meanwhile (a full rewrite), it is read again in full.
         """
-        if self._storage.path is None or not self._storage.exists():
+        if not self._persistent or not self._storage.exists():
             return []
         if self._read_only and self._storage.replaced_since_read():
             return self._reload()

@@ -65,6 +65,11 @@ class WholeSessionMethods:
             directory, timestamp, session_id
         )
 
+    @property
+    def _persistent(self) -> bool:
+        """Whether the session outlives the process (a file or a database row, not memory)."""
+        return self._storage.path is not None
+
     def _require_writable(self) -> None:
         if self._read_only:
             raise ReadOnlySessionError(self.get_session_file())
@@ -73,7 +78,7 @@ class WholeSessionMethods:
         """New storage at ``path`` holding ``header`` + ``entries``, written atomically *before* the
         manager switches to it: if the write fails, this session is left exactly as it was."""
         blobs = self._storage.blobs
-        storage = self._storage.sibling(path)
+        storage = self._storage.sibling(path if self._persistent else None)
         lines = (prepare_for_disk(item, blobs) for item in (header, *entries))
         try:
             storage.rewrite(lines)
@@ -95,7 +100,7 @@ class WholeSessionMethods:
         if not path:
             raise EntryNotFoundError(leaf_id)
         entries = make.branched_entries(path, self._index.labels, new_entry_id, now_iso())
-        persistent = self._storage.path is not None
+        persistent = self._persistent
         directory = Path(self._session_dir) if persistent else Path(".")
         header, new_path = self._new_header_and_path(
             self._cwd, directory, self.get_session_file() if persistent else None
@@ -110,7 +115,7 @@ class WholeSessionMethods:
     def fork(self) -> ForkResult | None:
         """Copy this session (every branch, same ids) into a new file; ``None`` in memory."""
         self._require_writable()
-        if self._storage.path is None:
+        if not self._persistent:
             return None
         old_file = self.get_session_file()
         title = self._header.get("title", self._session_name)
@@ -126,12 +131,12 @@ class WholeSessionMethods:
     def new_session(self, parent_session: str | None = None) -> str | None:
         """Start a fresh, empty session (no file until the first assistant message)."""
         self._require_writable()
-        persistent = self._storage.path is not None
+        persistent = self._persistent
         directory = Path(self._session_dir) if persistent else Path(".")
         header, new_path = self._new_header_and_path(self._cwd, directory, parent_session)
         old = self._storage
         old.close()
-        self._storage = old.sibling(new_path)
+        self._storage = old.sibling(new_path if persistent else None)
         self._reset_state(header, [])
         self._ensured = False
         self._flushed = False
@@ -167,7 +172,7 @@ class WholeSessionMethods:
         if resolved == os.path.abspath(self._cwd):
             return
         storage = self._storage
-        if storage.path is not None:
+        if self._persistent:
             root = Path(self._session_dir).parent  # stay under the same sessions root
             directory = default_session_dir(resolved, root)
             self._move_files(storage, directory)

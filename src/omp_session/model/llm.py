@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, TypeGuard
 
+from omp_session.format.js_number import number_to_string
 from omp_session.model.prompt_format import format_prompt_content
 
 __all__ = [
@@ -55,17 +56,6 @@ def _truthy(value: Any) -> bool:
     return True
 
 
-def _js_number(value: float) -> str:
-    """``String(n)`` for the numbers JSON can hold (JSON has no NaN/Infinity, but be safe)."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == int(value) and abs(value) < 1e21:
-        return str(int(value))  # JSON `1.0` is the JavaScript number 1
-    return repr(value)
-
-
 def _js_str(value: Any) -> str:
     """What JavaScript's template literal ``${value}`` produces."""
     if value is _MISSING:
@@ -75,7 +65,7 @@ def _js_str(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
-        return _js_number(value)
+        return number_to_string(value)
     if isinstance(value, str):
         return value
     if isinstance(value, Mapping):
@@ -100,7 +90,7 @@ def _is_number(value: object) -> TypeGuard[float]:
 def _format_bytes(size: float) -> str:
     """omp's ``formatBytes``: ``512B``, ``1.5KB``, ``2.3MB``, ``1.2GB`` (1024 steps)."""
     if size < 1024:
-        return f"{_js_number(size)}B"
+        return f"{number_to_string(size)}B"
     if size < 1024**2:
         return f"{_to_fixed_1(size / 1024)}KB"
     if size < 1024**3:

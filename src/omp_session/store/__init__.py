@@ -2,7 +2,8 @@
 implementation.
 
 * :class:`Storage` is one session: append, rewrite, read. The manager never knows which one it
-  talks to (compare httpx's transports).
+  talks to (compare httpx's transports): everything it needs from a backend is a method of
+  :class:`Storage`, so a new backend is one class, not a new branch in the façade.
 * :class:`SessionStorage` is a store of many sessions addressed by their path strings (omp 18's
   ``SessionStorage``): the manager's factories and listing take one as ``storage=``. The default
   is the file system (:class:`~omp_session.store.file_sessions.FileSessionStorage`).
@@ -25,7 +26,8 @@ DurabilityPolicy = Literal["os", "fsync", "batch"]
 class Storage(Protocol):
     """Append-only JSONL storage of one session."""
 
-    #: The session's path (its key in a database), or ``None`` for storage that is not persisted.
+    #: Where the session lives (a file path, or the path key of a database row), or ``None`` for
+    #: storage that does not outlive the process (memory).
     path: Path | None
     #: Where the persistence transform puts externalised images.
     blobs: BlobSink
@@ -42,24 +44,25 @@ class Storage(Protocol):
     def rewrite(self, chunks: Iterable[bytes], *, backup_suffix: str | None = None) -> None:
         """Replace the whole content atomically; with ``backup_suffix`` keep the old content."""
 
-    def sibling(self, path: Path | None) -> Storage:
-        """New, empty storage of the same kind (and policy) for another session at ``path``; what
-        branching, forking and ``new_session`` switch to. Non-persisted storage ignores ``path``."""
-
-    def move(self, target: Path) -> None:
-        """Give the session the path ``target`` (keeping its writer lock)."""
-
-    def read_from(self, offset: int) -> bytes:
-        """Bytes stored after ``offset`` (for readers following a live writer)."""
-
-    def replaced_since_read(self) -> bool:
-        """Whether the content was replaced (not only appended to) since it was last read."""
-
     def flush(self) -> None:
         """Make everything appended so far durable."""
 
     def close(self) -> None:
         """Flush and release resources (locks, descriptors, connections)."""
+
+    def read_from(self, offset: int) -> bytes:
+        """Bytes stored after ``offset`` (for readers following a live writer)."""
+
+    def replaced_since_read(self) -> bool:
+        """Whether the stored session is no longer the one last read (replaced or truncated by a
+        full rewrite), so following it from an offset would misread it."""
+
+    def sibling(self, path: Path | None) -> Storage:
+        """A new, empty storage of the same kind and settings (same blobs, same durability) for
+        another session at ``path``. Writes nothing until it is appended to or rewritten."""
+
+    def move(self, target: Path) -> None:
+        """Give the stored session the address ``target``, keeping its lock (files: a rename)."""
 
 
 class StoredSession(NamedTuple):

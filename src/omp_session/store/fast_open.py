@@ -25,7 +25,7 @@ from omp_session.model.context import SessionContext, context_from_path
 from omp_session.model.tree import SessionIndex
 from omp_session.model.usage import UsageStatistics
 from omp_session.store import offset_index
-from omp_session.store.file import FileState, FileStorage
+from omp_session.store.file import FileStorage
 from omp_session.store.index_builder import ComplexSession, IndexBuilder, State, line_spans
 from omp_session.store.lazy_index import LazyEntries, LazySessionIndex
 from omp_session.store.lazy_store import LazyStore, Markers, StaleIndex, marked_lines
@@ -256,7 +256,7 @@ def _open_with(
             has_assistant = has_assistant or is_assistant_entry(record)
     # FileStorage.read() records what it read, to refuse rewrites over someone else's changes;
     # we read through our own descriptor, so record the same state it would have.
-    storage._known = FileState.of(stat)
+    storage.adopt_read_state(stat)
     # Only SessionManager.open consumes this LoadedSession, and it reads ``entries`` as a Sequence.
     entries = cast("list[Entry]", LazyEntries(lazy, usage, has_assistant))
     loaded = LoadedSession(header, entries, None, issues, None, stat.st_size)

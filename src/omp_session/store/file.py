@@ -103,12 +103,6 @@ class FileStorage:
             self._known = FileState.of(os.fstat(handle.fileno()))
         return data
 
-    def sibling(self, path: Path | None) -> FileStorage:
-        """A new session file at ``path`` with this one's durability policy (nothing written yet)."""
-        if path is None:
-            raise ValueError("file storage needs a path")
-        return FileStorage(path, self.blobs, policy=self.policy)
-
     def move(self, target: Path) -> None:
         """Rename the session file to ``target`` (same filesystem). The lock and the append
         descriptor follow the inode, so no other writer can slip in and no stray file is left at
@@ -127,6 +121,17 @@ class FileStorage:
         fsync_directory(target.parent)
         fsync_directory(self._path.parent)
         self._path = self.path = target
+
+    def sibling(self, path: Path | None) -> FileStorage:
+        if path is None:
+            raise ValueError("a file storage needs a path")
+        return FileStorage(path, self.blobs, policy=self.policy, batch_interval=self.batch_interval)
+
+    def adopt_read_state(self, stat: os.stat_result) -> None:
+        """Record ``stat`` as the state last read, as :meth:`read` does, for a caller that read the
+        file through its own descriptor (the offset-index open): rewrites then still refuse to
+        overwrite changes made by someone else since."""
+        self._known = FileState.of(stat)
 
     def replaced_since_read(self) -> bool:
         """Whether the file at the path is no longer the one last read (renamed over by a rewrite,

@@ -36,20 +36,20 @@ class MemoryStorage:
         self._buffer = bytearray(new)
         self._written = True
 
-    def sibling(self, path: Path | None) -> MemoryStorage:
-        return MemoryStorage(self.blobs)
-
-    def move(self, target: Path) -> None:
-        return None  # nothing is stored under a path
+    def flush(self) -> None:
+        return None
 
     def read_from(self, offset: int) -> bytes:
         return bytes(self._buffer[offset:])
 
     def replaced_since_read(self) -> bool:
-        return False
+        return False  # one owner: nobody else can replace the buffer
 
-    def flush(self) -> None:
-        return None
+    def sibling(self, path: Path | None) -> MemoryStorage:
+        return MemoryStorage(self.blobs)
+
+    def move(self, target: Path) -> None:
+        return None  # nothing is addressed by path in memory
 
     def close(self) -> None:
         return None

@@ -1,31 +1,55 @@
-"""Listing sessions (spec §6.9): ``SessionInfo`` for every valid session file of a directory."""
+"""Listing sessions (spec §6.9): one :class:`SessionInfo` per valid session file of a store.
+
+This is the only listing in the package: ``SessionManager.list``, ``omp-session list``, session
+resolution, ``check --all`` and the viewer's index all go through :func:`session_files` (which
+files) and :func:`list_sessions`/:func:`list_all_sessions`/:func:`list_store` (what they hold).
+
+A summary is computed in one pass over the file and kept in the metadata cache
+(``listing_cache.py``) until the file's size, mtime, ctime or inode change, so a warm listing of
+thousands of sessions costs one ``stat`` per file. **Side effects:** listing writes that cache
+(``<agent dir>/cache/session-list.sqlite3``, or the ``cache`` argument); it never writes a session.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-import orjson
+from typing import Any
 
 from omp_session.errors import SessionError
-from omp_session.format.codec import BOM, _decode_slow, decode_lines
+from omp_session.format.codec import BOM, decode_line, decode_lines
 from omp_session.format.ids import iso_to_ms
+from omp_session.model.usage import UsageStatistics
 from omp_session.store import SessionStorage
 from omp_session.store.configured import configured_storage
 from omp_session.store.loading import is_session_header, read_header
-from omp_session.store.paths import sessions_root
-from omp_session.tools.listing_cache import FileKey, ListingCache, Row
+from omp_session.store.paths import is_within, sessions_root
+from omp_session.tools.listing_cache import FileKey, ListingCache
 
-_LISTED = "_listed_file"  # where a listed info keeps the key of the file version it summarises
+__all__ = [
+    "SessionInfo",
+    "find_most_recent_session",
+    "list_all_sessions",
+    "list_sessions",
+    "list_store",
+    "message_text",
+    "session_files",
+    "session_info",
+    "stored_header",
+    "summarize_records",
+]
 
 
-@dataclass
+@dataclass(frozen=True)
 class SessionInfo:
-    """What a session list shows. ``modified`` is the file's mtime, as in omp 13.19.0."""
+    """What a session list shows, complete and plain: no field is computed on access.
+
+    ``modified`` is the file's mtime, as in omp 13.19.0. ``last_activity`` is the newest entry
+    timestamp (else ``modified``): copies and checkouts reset mtimes, entries keep their times.
+    """
 
     path: str
     id: str
@@ -37,6 +61,11 @@ class SessionInfo:
     message_count: int
     first_message: str
     all_messages_text: str
+    #: The file's size in bytes.
+    size: int = 0
+    last_activity: datetime | None = None
+    #: Total cost of every assistant message and task result (spec §6.3).
+    cost: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """omp's camelCase JSON shape (dates as ISO strings; absent optional keys omitted)."""
@@ -52,17 +81,6 @@ class SessionInfo:
         out["allMessagesText"] = self.all_messages_text
         return out
 
-    if not TYPE_CHECKING:  # (hidden from type checkers: it would make every attribute "exist")
-
-        def __getattr__(self, name: str) -> Any:
-            # Only reached for an attribute that is not set: the fields a listing leaves to be
-            # read from the file on first use (message_count, all_messages_text; _listed_info).
-            listed = self.__dict__.get(_LISTED)
-            if listed is None or name not in ("message_count", "all_messages_text"):
-                raise AttributeError(name)
-            _load_details(self, listed)
-            return self.__dict__[name]
-
 
 def _iso(moment: datetime | None) -> str | None:
     if moment is None:
@@ -72,8 +90,12 @@ def _iso(moment: datetime | None) -> str | None:
     )
 
 
+def _from_ms(ms: float | None) -> datetime | None:
+    return datetime.fromtimestamp(ms / 1000, timezone.utc) if ms is not None else None
+
+
 def message_text(message: dict[str, Any]) -> str:
-    """String content, or the text blocks joined by a single space."""
+    """String content, or the text blocks joined by a single space (omp's listing rule)."""
     content = message.get("content")
     if isinstance(content, str):
         return content
@@ -83,14 +105,20 @@ def message_text(message: dict[str, Any]) -> str:
     return ""
 
 
-def summarize_records(path: Path, records: list[dict[str, Any]], mtime: float) -> SessionInfo | None:
+def summarize_records(
+    path: Path, records: Sequence[dict[str, Any]], mtime: float, size: int = 0
+) -> SessionInfo | None:
     """A ``SessionInfo`` from decoded records (header first), or ``None`` if not a session."""
     if not records or not is_session_header(records[0]) or not records[0].get("id"):
         return None
     header = records[0]
     title = header.get("title") if isinstance(header.get("title"), str) else None
     count, first, texts = 0, None, []
+    newest_ms: float | None = None
     for record in records[1:]:
+        stamp = iso_to_ms(record.get("timestamp"))
+        if stamp is not None and (newest_ms is None or stamp > newest_ms):
+            newest_ms = stamp
         kind = record.get("type")
         if (
             kind == "compaction"
@@ -109,269 +137,238 @@ def summarize_records(path: Path, records: list[dict[str, Any]], mtime: float) -
             first = text
         if text:
             texts.append(text)
-    created_ms = iso_to_ms(header.get("timestamp"))
     parent = header.get("parentSession")
+    modified = datetime.fromtimestamp(mtime, timezone.utc)
     return SessionInfo(
         path=os.fspath(path),
         id=header["id"],
         cwd=header["cwd"] if isinstance(header.get("cwd"), str) else "",
         title=title,
         parent_session_path=parent if isinstance(parent, str) else None,
-        created=datetime.fromtimestamp(created_ms / 1000, timezone.utc) if created_ms is not None else None,
-        modified=datetime.fromtimestamp(mtime, timezone.utc),
+        created=_from_ms(iso_to_ms(header.get("timestamp"))),
+        modified=modified,
         message_count=count,
         first_message=first or "(no messages)",
         all_messages_text=" ".join(texts),
+        size=size,
+        last_activity=_from_ms(newest_ms) or modified,
+        cost=UsageStatistics.of(records[1:]).cost,
     )
 
 
-def session_info(path: Path) -> SessionInfo | None:
+def _read(path: str) -> tuple[bytes, os.stat_result] | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(), os.fstat(handle.fileno())
+    except OSError:
+        return None
+
+
+def session_info(path: Path | str) -> SessionInfo | None:
     """Read one file completely and summarise it; ``None`` for anything that is not a session."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-            mtime = os.fstat(handle.fileno()).st_mtime
-    except OSError:
+    read = _read(os.fspath(path))
+    if read is None:
         return None
-    return summarize_records(path, decode_lines(data).records, mtime)
+    data, stat = read
+    return summarize_records(Path(path), decode_lines(data).records, stat.st_mtime, stat.st_size)
 
 
-def _sorted_newest_first(infos: list[SessionInfo]) -> list[SessionInfo]:
-    return sorted(infos, key=lambda info: info.modified, reverse=True)
+# -- which files --------------------------------------------------------------------------------------
 
 
-# -- fast listing: cheap summaries, a metadata cache, and the rest on demand -------------------------
-
-
-def _listed_info(path: str, key: tuple[int, ...], mtime: float, row: Sequence[Any]) -> SessionInfo:
-    """A ``SessionInfo`` from a summary ``row`` (the fields of a :class:`Row` after ``valid``);
-    without a counted ``message_count`` and without ``all_messages_text``: those are read from
-    the file when first used (see ``SessionInfo.__getattr__``)."""
-    info = SessionInfo.__new__(SessionInfo)
-    session_id, cwd, title, parent, created, first_message, message_count = row
-    info.path, info.id, info.cwd, info.title = path, session_id, cwd, title
-    info.parent_session_path = parent
-    info.created = datetime.fromtimestamp(created / 1000, timezone.utc) if created is not None else None
-    info.modified = datetime.fromtimestamp(mtime, timezone.utc)
-    info.first_message = first_message
-    if message_count is not None:
-        info.message_count = message_count
-    info.__dict__[_LISTED] = FileKey(*key)
-    return info
-
-
-def _load_details(info: SessionInfo, listed: FileKey) -> None:
-    cache = ListingCache()
+def _jsonl_files(directory: Path, root: Path | None) -> list[Path]:
+    """``*.jsonl`` regular files directly in ``directory`` (symlinks only when they stay in ``root``)."""
+    found: list[Path] = []
     try:
-        text = cache.text(info.path, listed) if "message_count" in info.__dict__ else None
-        if text is None:
-            count, text, key = _details(info.path)
-            info.__dict__.setdefault("message_count", count)
-            if key == listed:  # still the file that was listed
-                cache.store_details(info.path, key, count, text)
-        info.__dict__["all_messages_text"] = text
-    finally:
-        cache.close()
-
-
-def _details(path: str) -> tuple[int, str, FileKey | None]:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-            stat = os.fstat(handle.fileno())
-    except OSError:
-        return 0, "", None  # gone since it was listed
-    info = summarize_records(Path(path), decode_lines(data).records, stat.st_mtime)
-    return (info.message_count, info.all_messages_text, FileKey.of(stat)) if info else (0, "", None)
-
-
-def _record(line: bytes) -> dict[str, Any] | None:
-    # One line as decode_lines reads it: the object, or None for a line it skips.
-    try:
-        value = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        if not line.strip():
-            return None
-        try:
-            value = _decode_slow(line)[0]
-        except ValueError:
-            return None
-    return value if type(value) is dict else None
-
-
-_NOT_A_SESSION = Row(False, "", "", None, None, None, "", None)
-_ESCAPE = b"\\u"  # a \u escape can spell any word, so lines holding one are always parsed
-
-
-def _first_user_text(lines: list[bytes]) -> str | None:
-    for line in lines:
-        if b'"user"' in line or _ESCAPE in line:  # a user message must spell its role
-            record = _record(line)
-            message = record.get("message") if record is not None else None
-            is_message = record is not None and record.get("type") == "message"
-            if is_message and isinstance(message, dict) and message.get("role") == "user":
-                return message_text(message)
-    return None
-
-
-def _compaction_title(lines: list[bytes]) -> str | None:
-    for line in reversed(lines):  # the last compaction with a short summary wins
-        if b"compaction" in line or _ESCAPE in line:
-            record = _record(line)
-            summary = record.get("shortSummary") if record is not None else None
-            if record and record.get("type") == "compaction" and isinstance(summary, str):
-                return summary
-    return None
-
-
-def _cheap_row(data: bytes) -> Row:
-    """What ``summarize_records`` gives, without the message count and text (which need every line
-    parsed): the header, the first user message and the title, from as few lines as possible."""
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    if data.startswith(BOM):
-        lines[0] = lines[0][len(BOM) :]
-    start, header = next(
-        ((i, r) for i, line in enumerate(lines) if (r := _record(line)) is not None), (0, None)
-    )
-    if header is None or not is_session_header(header) or not header.get("id"):
-        return _NOT_A_SESSION
-    rest = lines[start + 1 :]
-    title = header.get("title") if isinstance(header.get("title"), str) else None
-    if header.get("title") is None:
-        title = _compaction_title(rest)
-    parent = header.get("parentSession")
-    return Row(
-        valid=True,
-        id=header["id"],
-        cwd=header["cwd"] if isinstance(header.get("cwd"), str) else "",
-        title=title,
-        parent=parent if isinstance(parent, str) else None,
-        created_ms=iso_to_ms(header.get("timestamp")),
-        first_message=_first_user_text(rest) or "(no messages)",
-        message_count=None,
-    )
-
-
-def _read_row(path: str) -> tuple[FileKey, float, Row] | None:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-            stat = os.fstat(handle.fileno())
-    except OSError:
-        return None
-    return FileKey.of(stat), stat.st_mtime, _cheap_row(data)
-
-
-def _list_directory(
-    directory: Path, cached: dict[str, tuple[Any, ...]], fresh: list[tuple[str, FileKey, Row]]
-) -> list[SessionInfo]:
-    """Infos of the ``*.jsonl`` files directly in ``directory``; new summaries go to ``fresh``."""
-    prefix = os.fspath(directory / "x")[:-1]
-    infos: list[SessionInfo] = []
-    try:
-        with os.scandir(directory) as found:
-            names = [e.name for e in found if len(e.name) > 6 and e.name.endswith(".jsonl") and e.is_file()]
+        with os.scandir(directory) as entries:
+            for item in entries:
+                if not item.name.endswith(".jsonl") or len(item.name) <= len(".jsonl"):
+                    continue
+                try:
+                    if not item.is_file():
+                        continue
+                    if root is not None and item.is_symlink() and not is_within(root, item.path):
+                        continue
+                except OSError:  # a symlink loop or a vanished entry: skip only this one
+                    continue
+                found.append(Path(item.path))
     except OSError:
         return []
-    for name in names:
-        path = prefix + name
+    return sorted(found)
+
+
+def _project_dirs(root: Path) -> list[Path]:
+    found: list[Path] = []
+    try:
+        with os.scandir(root) as entries:
+            for item in entries:
+                try:
+                    if item.is_dir() and (not item.is_symlink() or is_within(root, item.path)):
+                        found.append(Path(item.path))
+                except OSError:
+                    continue
+    except OSError:
+        return []
+    return sorted(found)
+
+
+def session_files(
+    root: Path | None = None,
+    directory: Path | None = None,
+    *,
+    include_root_files: bool = False,
+    storage: SessionStorage | None = None,
+) -> Iterator[Path]:
+    """Every ``*.jsonl`` file of one project ``directory``, or of every project under ``root``
+    (the sessions root by default), valid sessions or not (``check`` wants the broken ones too).
+
+    Sub-agent sessions inside artifact directories are not included, as in omp's ``list``; symlinks
+    that lead outside ``root`` are skipped. ``include_root_files`` adds files lying directly in
+    ``root`` (the viewer accepts a root that is one project's directory). In a database
+    ``storage`` (default: the configured store, else files) its rows at those paths.
+    """
+    store = _store(storage)
+    if store is not None:
+        yield from _stored_files(store, root, directory, include_root_files)
+        return
+    if directory is not None:
+        yield from _jsonl_files(directory, None)
+        return
+    base = root if root is not None else sessions_root()
+    if include_root_files:
+        yield from _jsonl_files(base, base)
+    for folder in _project_dirs(base):
+        yield from _jsonl_files(folder, base)
+
+
+def _store(storage: SessionStorage | None) -> SessionStorage | None:
+    """The store to list: the one given, else the configured one; ``None`` means files (with the
+    listing cache and the file-system scan above)."""
+    return storage if storage is not None else configured_storage()
+
+
+def _stored_files(
+    store: SessionStorage, root: Path | None, directory: Path | None, include_root_files: bool
+) -> Iterator[Path]:
+    if directory is not None:
+        folders = [directory]
+    else:
+        base = root if root is not None else sessions_root()
+        folders = ([base] if include_root_files else []) + sorted(store.list_directories(base))
+    for folder in folders:
+        yield from sorted(found.path for found in store.list_sessions(folder))
+
+
+# -- what they hold -----------------------------------------------------------------------------------
+
+
+def _stored_summaries(store: SessionStorage, paths: Sequence[Path]) -> list[SessionInfo]:
+    """Summaries of sessions in a database store: each read in full (no listing cache)."""
+    infos: list[SessionInfo] = []
+    for path in paths:
+        stat = store.stat_session(path)
         try:
-            stat = os.stat(path)
-        except OSError:
-            continue
-        key = (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino)
-        hit = cached.get(path)
-        if hit is not None and hit[:4] == key:  # (size, mtime_ns, ctime_ns, inode, valid, fields...)
-            if hit[4]:
-                infos.append(_listed_info(path, key, stat.st_mtime, hit[5:]))
-            continue
-        read = _read_row(path)
-        if read is None:
-            continue
-        file_key, mtime, row = read
-        fresh.append((path, file_key, row))
-        if row.valid:
-            infos.append(_listed_info(path, file_key, mtime, row[1:]))
+            data = store.read_session(path)
+        except SessionError:
+            continue  # removed since it was listed
+        if stat is not None:
+            info = summarize_records(path, decode_lines(data).records, stat.mtime, len(data))
+            if info is not None:
+                infos.append(info)
     return infos
 
 
-def list_sessions(directory: Path | str, *, storage: SessionStorage | None = None) -> list[SessionInfo]:
-    """Every valid ``*.jsonl`` directly inside ``directory``, newest first (no side effects).
-
-    Summaries of files come from the metadata cache while a file is unchanged
-    (``listing_cache.py``); ``message_count`` and ``all_messages_text`` of a file not seen before
-    are read when first used. Sessions of another ``storage`` (a database) are read in full.
-    """
-    storage = storage if storage is not None else configured_storage()
-    if storage is not None:
-        return _list_stored(storage, [Path(directory)])
-    return _list([Path(directory)], Path(directory))
-
-
-def _list_stored(storage: SessionStorage, directories: list[Path]) -> list[SessionInfo]:
-    infos: list[SessionInfo] = []
-    for directory in directories:
-        for stored in storage.list_sessions(directory):
+def _summaries(paths: Sequence[Path], under: Path, cache: ListingCache | None) -> list[SessionInfo]:
+    own_cache = cache is None
+    cache = cache if cache is not None else ListingCache()
+    try:
+        cached = cache.infos(os.fspath(under))
+        infos: list[SessionInfo] = []
+        fresh: list[tuple[FileKey, SessionInfo | None, str]] = []
+        for path in paths:
+            text_path = os.fspath(path)
             try:
-                data = storage.read_session(stored.path)
-            except SessionError:
-                continue  # removed since it was listed
-            info = summarize_records(stored.path, decode_lines(data).records, stored.mtime)
+                stat = os.stat(text_path)
+            except OSError:
+                continue
+            key = FileKey.of(stat)
+            hit = cached.get(text_path)
+            if hit is not None and hit[0] == key:
+                if hit[1] is not None:
+                    infos.append(hit[1])
+                continue
+            read = _read(text_path)
+            if read is None:
+                continue
+            data, read_stat = read
+            info = summarize_records(path, decode_lines(data).records, read_stat.st_mtime, read_stat.st_size)
+            fresh.append((FileKey.of(read_stat), info, text_path))
             if info is not None:
                 infos.append(info)
-    return _sorted_newest_first(infos)
-
-
-def _list(directories: list[Path], under: Path) -> list[SessionInfo]:
-    cache = ListingCache()
-    try:
-        cached = cache.rows(os.fspath(under))
-        fresh: list[tuple[str, FileKey, Row]] = []
-        infos = [info for directory in directories for info in _list_directory(directory, cached, fresh)]
-        cache.store(fresh)
+        cache.store_infos(fresh)
     finally:
-        cache.close()
-    return _sorted_newest_first(infos)
+        if own_cache:
+            cache.close()
+    return infos
+
+
+def _newest_first(infos: list[SessionInfo]) -> list[SessionInfo]:
+    return sorted(infos, key=lambda info: info.modified, reverse=True)
+
+
+def list_sessions(
+    directory: Path | str, *, cache: ListingCache | None = None, storage: SessionStorage | None = None
+) -> list[SessionInfo]:
+    """Every valid ``*.jsonl`` directly inside ``directory`` (of ``storage``, default the configured
+    store, else files), newest first. Writes the listing cache (files only)."""
+    base = Path(directory)
+    store = _store(storage)
+    if store is not None:
+        return _newest_first(_stored_summaries(store, list(session_files(directory=base, storage=store))))
+    return _newest_first(_summaries(list(session_files(directory=base)), base, cache))
 
 
 def list_all_sessions(
-    root: Path | str | None = None, *, storage: SessionStorage | None = None
+    root: Path | str | None = None,
+    *,
+    cache: ListingCache | None = None,
+    storage: SessionStorage | None = None,
 ) -> list[SessionInfo]:
-    """Sessions of every project directory under the sessions root (XDG-aware, unlike omp §9 #16).
-
-    Only project directories are scanned, not sub-agent sessions inside artifact directories.
-    """
+    """Sessions of every project directory under the sessions root (XDG-aware, unlike omp §9 #16),
+    newest first. Only project directories are scanned, not sub-agent sessions inside artifact
+    directories. Writes the listing cache."""
     base = Path(root) if root is not None else sessions_root()
-    storage = storage if storage is not None else configured_storage()
-    if storage is not None:
-        return _list_stored(storage, storage.list_directories(base))
-    try:
-        directories = [d for d in base.iterdir() if d.is_dir()]
-    except OSError:
-        return []
-    return _list(directories, base)
+    store = _store(storage)
+    if store is not None:
+        return _newest_first(_stored_summaries(store, list(session_files(base, storage=store))))
+    return _newest_first(_summaries(list(session_files(base)), base, cache))
+
+
+def list_store(root: Path | str, *, cache: ListingCache | None = None) -> list[SessionInfo]:
+    """Sessions under a viewer root: files in ``root`` itself and in its project directories,
+    most recent activity first (mtime breaks ties). Writes the listing cache."""
+    base = Path(root)
+    store = configured_storage()
+    if store is not None:
+        infos = _stored_summaries(store, list(session_files(base, include_root_files=True, storage=store)))
+    else:
+        infos = _summaries(list(session_files(base, include_root_files=True)), base, cache)
+    return sorted(infos, key=lambda info: (info.last_activity or info.modified, info.modified), reverse=True)
 
 
 def find_most_recent_session(directory: Path | str, *, storage: SessionStorage | None = None) -> Path | None:
     """The newest-mtime ``*.jsonl`` whose first line is a valid header (any length, §9 #18)."""
-    storage = storage if storage is not None else configured_storage()
-    if storage is not None:
-        for stored in sorted(storage.list_sessions(Path(directory)), key=lambda s: s.mtime, reverse=True):
-            try:
-                data = storage.read_session(stored.path)
-            except SessionError:
-                continue
-            if is_session_header(_record(data.split(b"\n", 1)[0].removeprefix(BOM))):
-                return stored.path
+    store = _store(storage)
+    if store is not None:
+        stored = [
+            store.stat_session(path) for path in session_files(directory=Path(directory), storage=store)
+        ]
+        for found in sorted((s for s in stored if s is not None), key=lambda s: s.mtime, reverse=True):
+            if stored_header(store, found.path) is not None:
+                return found.path
         return None
     best: tuple[float, Path] | None = None
-    try:
-        candidates = [p for p in Path(directory).iterdir() if p.suffix == ".jsonl" and p.is_file()]
-    except OSError:
-        return None
-    for path in candidates:
+    for path in session_files(directory=Path(directory)):
         try:
             mtime = path.stat().st_mtime
         except OSError:
@@ -379,3 +376,13 @@ def find_most_recent_session(directory: Path | str, *, storage: SessionStorage |
         if (best is None or mtime > best[0]) and read_header(path) is not None:
             best = (mtime, path)
     return best[1] if best else None
+
+
+def stored_header(store: SessionStorage, path: Path) -> dict[str, Any] | None:
+    """The header of a session in ``store`` (from its first line), or ``None``."""
+    try:
+        first = store.read_session(path).split(b"\n", 1)[0]
+        value = decode_line(first.removeprefix(BOM))
+    except (SessionError, ValueError):
+        return None
+    return value if is_session_header(value) else None

@@ -1,8 +1,7 @@
 """The on-disk metadata cache of session listings: ``<agent dir>/cache/session-list.sqlite3``.
 
-One row per session file with what ``SessionInfo`` needs, keyed by the file's path and trusted only
-while the file's size, mtime, ctime and inode are all unchanged (any write changes one of them).
-The full message text, which can be large, lives in a second table read only when asked for.
+One row per session file holding its whole ``SessionInfo``, keyed by the file's path and trusted
+only while the file's size, mtime, ctime and inode are all unchanged (any write changes one of them).
 
 It is only a cache: every failure (a locked, corrupt or unwritable database) makes the listing
 compute from the files instead, and a corrupt database is replaced.
@@ -14,22 +13,24 @@ import contextlib
 import os
 import sqlite3
 from collections.abc import Iterable
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import orjson
 
 from omp_session.store.paths import agent_dir
 
-SCHEMA_VERSION = 1
+if TYPE_CHECKING:
+    from omp_session.tools.listing import SessionInfo
+
+SCHEMA_VERSION = 2
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS sessions (
-    path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, ino INTEGER,
-    valid INTEGER, id TEXT, cwd TEXT, title TEXT, parent TEXT, created_ms REAL,
-    first_message TEXT, message_count INTEGER
-);
-CREATE TABLE IF NOT EXISTS texts (
-    path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, ino INTEGER, text TEXT
+CREATE TABLE IF NOT EXISTS infos (
+    path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, ino INTEGER, info BLOB
 );
 """
+_DROP = "DROP TABLE IF EXISTS sessions; DROP TABLE IF EXISTS texts; DROP TABLE IF EXISTS infos;"
 
 
 class FileKey(NamedTuple):
@@ -45,19 +46,6 @@ class FileKey(NamedTuple):
         return cls(stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino)
 
 
-class Row(NamedTuple):
-    """The cached summary of one file (``valid=False``: not a session, skip it)."""
-
-    valid: bool
-    id: str
-    cwd: str
-    title: str | None
-    parent: str | None
-    created_ms: float | None
-    first_message: str
-    message_count: int | None  # None: not counted yet
-
-
 def cache_path() -> Path:
     return agent_dir() / "cache" / "session-list.sqlite3"
 
@@ -65,13 +53,30 @@ def cache_path() -> Path:
 class ListingCache:
     """A connection to the cache; every method swallows database errors (then: no cache)."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, *, enabled: bool = True) -> None:
         self.path = path if path is not None else cache_path()
         self._db: sqlite3.Connection | None = None
+        if not enabled:
+            return
         try:
             self._db = self._connect()
         except (sqlite3.Error, OSError):
             self._db = self._replace_damaged()
+
+    @classmethod
+    def disabled(cls) -> ListingCache:
+        """No cache at all: every listing summarises every file (nothing is written)."""
+        return cls(enabled=False)
+
+    @classmethod
+    def in_memory(cls) -> ListingCache:
+        """A cache that lives in this process only (for readers that must not write, like the
+        viewer). Usable from any thread, one at a time."""
+        cache = cls(enabled=False)
+        cache.path = Path(":memory:")
+        cache._db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        cache._db.executescript(_SCHEMA)
+        return cache
 
     def _connect(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -80,7 +85,7 @@ class ListingCache:
             db.execute("PRAGMA synchronous=OFF")  # a cache: losing the last writes costs a re-read
             version = db.execute("PRAGMA user_version").fetchone()[0]
             if version != SCHEMA_VERSION:
-                db.executescript("DROP TABLE IF EXISTS sessions; DROP TABLE IF EXISTS texts;" + _SCHEMA)
+                db.executescript(_DROP + _SCHEMA)
                 db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
                 with contextlib.suppress(sqlite3.Error):
                     db.execute("PRAGMA journal_mode=WAL")  # readers never wait for a writer
@@ -91,6 +96,8 @@ class ListingCache:
 
     def _replace_damaged(self) -> sqlite3.Connection | None:
         # A file that is not a database (or a broken one): start a new cache, or go without.
+        if self.path == Path(":memory:"):
+            return None
         with contextlib.suppress(OSError):
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{self.path}{suffix}").unlink(missing_ok=True)
@@ -105,62 +112,37 @@ class ListingCache:
                 self._db.close()
             self._db = None
 
-    def rows(self, directory: str) -> dict[str, tuple[Any, ...]]:
-        """Cached rows of the files directly or indirectly below ``directory``, by path, as plain
-        tuples ``(size, mtime_ns, ctime_ns, ino, valid, id, cwd, title, parent, created_ms,
-        first_message, message_count)`` (cheap to fetch thousands of)."""
+    def infos(self, directory: str) -> dict[str, tuple[FileKey, SessionInfo | None]]:
+        """Cached summaries of the files directly or indirectly below ``directory``, by path, each
+        with the file version it describes (``None``: that version is not a session)."""
         if self._db is None:
             return {}
         prefix = directory.rstrip(os.sep) + os.sep
         try:
-            cursor = self._db.execute(
-                "SELECT path, size, mtime_ns, ctime_ns, ino, valid, id, cwd, title, parent, created_ms,"
-                " first_message, message_count FROM sessions WHERE path >= ? AND path < ?",
+            rows = self._db.execute(
+                "SELECT path, size, mtime_ns, ctime_ns, ino, info FROM infos WHERE path >= ? AND path < ?",
                 (prefix, prefix + "\U0010ffff"),
-            )
-            return {row[0]: row[1:] for row in cursor.fetchall()}
+            ).fetchall()
         except sqlite3.Error as exc:
             self._failed(exc)
             return {}
+        found: dict[str, tuple[FileKey, SessionInfo | None]] = {}
+        for path, size, mtime_ns, ctime_ns, ino, blob in rows:
+            try:
+                info = _decode_info(blob) if blob is not None else None
+            except (orjson.JSONDecodeError, TypeError, KeyError, ValueError):
+                continue  # unreadable row (another version wrote it): summarise the file again
+            found[path] = (FileKey(size, mtime_ns, ctime_ns, ino), info)
+        return found
 
-    def store(self, items: Iterable[tuple[str, FileKey, Row]]) -> None:
-        """Insert or replace rows (one transaction; skipped if the database is busy)."""
-        rows = [(path, *key, *row) for path, key, row in items]
+    def store_infos(self, items: Iterable[tuple[FileKey, SessionInfo | None, str]]) -> None:
+        """Insert or replace summaries (one transaction; skipped if the database is busy)."""
+        rows = [(path, *key, _encode_info(info) if info is not None else None) for key, info, path in items]
         if self._db is None or not rows:
             return
         try:
             with self._transaction() as db:
-                db.executemany("INSERT OR REPLACE INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
-        except sqlite3.Error as exc:
-            self._failed(exc)
-
-    def text(self, path: str, key: FileKey) -> str | None:
-        """The cached full message text of ``path`` if it was stored for this very file version."""
-        if self._db is None:
-            return None
-        try:
-            row = self._db.execute(
-                "SELECT text FROM texts"
-                " WHERE path = ? AND size = ? AND mtime_ns = ? AND ctime_ns = ? AND ino = ?",
-                (path, *key),
-            ).fetchone()
-        except sqlite3.Error as exc:
-            self._failed(exc)
-            return None
-        return row[0] if row is not None else None
-
-    def store_details(self, path: str, key: FileKey, message_count: int, text: str) -> None:
-        """Remember the counted messages and the text of one file version."""
-        if self._db is None:
-            return
-        try:
-            with self._transaction() as db:
-                db.execute(
-                    "UPDATE sessions SET message_count = ? WHERE path = ? AND size = ? AND mtime_ns = ?"
-                    " AND ctime_ns = ? AND ino = ?",
-                    (message_count, path, *key),
-                )
-                db.execute("INSERT OR REPLACE INTO texts VALUES (?,?,?,?,?,?)", (path, *key, text))
+                db.executemany("INSERT OR REPLACE INTO infos VALUES (?,?,?,?,?,?)", rows)
         except sqlite3.Error as exc:
             self._failed(exc)
 
@@ -181,3 +163,24 @@ class ListingCache:
             self._db.execute("ROLLBACK")
             raise
         self._db.execute("COMMIT")
+
+
+_DATES = ("created", "modified", "last_activity")
+
+
+def _encode_info(info: SessionInfo) -> bytes:
+    fields = dict(info.__dict__)
+    for name in _DATES:
+        moment = fields[name]
+        fields[name] = moment.timestamp() if moment is not None else None
+    return orjson.dumps(fields)
+
+
+def _decode_info(blob: bytes) -> SessionInfo:
+    from omp_session.tools.listing import SessionInfo  # (listing imports this module)
+
+    fields = orjson.loads(blob)
+    for name in _DATES:
+        stamp = fields[name]
+        fields[name] = datetime.fromtimestamp(stamp, timezone.utc) if stamp is not None else None
+    return SessionInfo(**fields)

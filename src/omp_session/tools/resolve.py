@@ -13,17 +13,16 @@ asking for two more characters.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from omp_session.errors import EntryNotFoundError, SessionError, SessionNotFoundError
-from omp_session.format.codec import BOM, decode_line
-from omp_session.store import SessionStorage
 from omp_session.store.configured import configured_storage
-from omp_session.store.loading import is_session_header, read_header
+from omp_session.store.loading import read_header
 from omp_session.store.paths import encode_session_dir_name, home_dir, sessions_root, temp_root
+from omp_session.tools.listing import session_files, stored_header
 
 __all__ = [
     "AmbiguousEntryError",
@@ -31,7 +30,6 @@ __all__ = [
     "NoMatchingSessionError",
     "SessionCandidate",
     "UnstableEntryIdError",
-    "iter_session_files",
     "project_dir",
     "resolve_entry_id",
     "resolve_session",
@@ -104,41 +102,16 @@ def project_dir(cwd: str | os.PathLike[str], root: Path | None = None) -> Path:
     return base / encode_session_dir_name(cwd, home_dir(), temp_root())
 
 
-def iter_session_files(root: Path | None = None, directory: Path | None = None) -> Iterator[Path]:
-    """Every ``*.jsonl`` file of one project ``directory``, or of every project under ``root``.
-
-    Files are yielded whether or not they hold a valid header (``check`` wants the broken ones
-    too); sub-agent sessions inside artifact directories are not included, as in ``list``.
-    """
-    store = configured_storage()
-    if store is not None:  # a database store: its rows, listed as files would be
-        folders = [directory] if directory is not None else store.list_directories(root or sessions_root())
-        for folder in sorted(folders):
-            yield from sorted(found.path for found in store.list_sessions(folder))
-        return
-    if directory is not None:
-        directories = [directory]
-    else:
-        base = root if root is not None else sessions_root()
-        try:
-            directories = sorted(d for d in base.iterdir() if d.is_dir())
-        except OSError:
-            return
-    for folder in directories:
-        try:
-            files = sorted(p for p in folder.iterdir() if p.suffix == ".jsonl" and p.is_file())
-        except OSError:
-            continue
-        yield from files
-
-
 def session_candidates(files: Iterable[Path]) -> list[SessionCandidate]:
     """Valid sessions among ``files`` (first line a session header), newest mtime first."""
     found: list[SessionCandidate] = []
     store = configured_storage()
-    if store is not None:
-        return _stored_candidates(store, files)
     for path in files:
+        if store is not None:  # a database store: the row's first line and its mtime
+            header, stat = stored_header(store, path), store.stat_session(path)
+            if header is not None and stat is not None:
+                found.append(SessionCandidate(path, str(header["id"]), stat.mtime))
+            continue
         header = read_header(path)
         if header is None:
             continue
@@ -147,25 +120,6 @@ def session_candidates(files: Iterable[Path]) -> list[SessionCandidate]:
         except OSError:
             continue
         found.append(SessionCandidate(path, str(header["id"]), mtime))
-    found.sort(key=lambda candidate: candidate.mtime, reverse=True)
-    return found
-
-
-def _stored_candidates(store: SessionStorage, files: Iterable[Path]) -> list[SessionCandidate]:
-    """Candidates in a database store: each row's first line (rows carry no cheap header read)."""
-    found: list[SessionCandidate] = []
-    wanted = set(files)
-    for folder in sorted({path.parent for path in wanted}):
-        for stored in store.list_sessions(folder):
-            if stored.path not in wanted:
-                continue
-            try:
-                first = store.read_session(stored.path).split(b"\n", 1)[0]
-                header = decode_line(first.removeprefix(BOM))
-            except (SessionError, ValueError):
-                continue
-            if is_session_header(header):
-                found.append(SessionCandidate(stored.path, str(header["id"]), stored.mtime))
     found.sort(key=lambda candidate: candidate.mtime, reverse=True)
     return found
 
@@ -206,16 +160,18 @@ def resolve_session(
     text = os.fspath(query)
     path = Path(text).expanduser()
     store = configured_storage()
-    if path.exists() if store is None else store.session_exists(path.absolute()):
-        return path.absolute() if store is not None else path
+    if store is not None and store.session_exists(path.absolute()):
+        return path.absolute()
+    if store is None and path.exists():
+        return path
     if not text or _looks_like_path(text):
         raise SessionNotFoundError(path)
     base = root if root is not None else sessions_root()
     local_dir = project_dir(cwd if cwd is not None else os.getcwd(), base)
-    local = _pick(text, session_candidates(iter_session_files(directory=local_dir)))
+    local = _pick(text, session_candidates(session_files(directory=local_dir)))
     if local is not None:
         return local
-    found = _pick(text, session_candidates(iter_session_files(base)))
+    found = _pick(text, session_candidates(session_files(base)))
     if found is None:
         raise NoMatchingSessionError(text, base)
     return found

@@ -58,7 +58,7 @@ class CatalogSearch:
 
     def __init__(self, queries: int = _CACHE_QUERIES) -> None:
         self._queries = queries
-        self._cache: OrderedDict[str, dict[tuple[str, int, int], list[SearchHit]]] = OrderedDict()
+        self._cache: OrderedDict[str, dict[tuple[str, int, float], list[SearchHit]]] = OrderedDict()
         self._lock = threading.Lock()
 
     def __call__(self, summaries: list[SessionSummary], query: str) -> list[SessionHits]:
@@ -73,7 +73,7 @@ class CatalogSearch:
                 self._cache.popitem(last=False)
         found: list[SessionHits] = []
         for summary in summaries:
-            key = (str(summary.path), summary.size, summary.mtime_ns)
+            key = (str(summary.path), summary.size, summary.modified.timestamp())
             hits = cached.get(key)
             if hits is None:
                 hits = _search_one(summary, pattern, needle)

@@ -1,0 +1,56 @@
+"""JavaScript's number formatting, the one owner of it in the package.
+
+omp writes numbers with ``JSON.stringify`` and builds prompt text with template literals
+(``String(n)``). Both use ``Number.prototype.toString``: the shortest round-trip digits, fixed
+notation for decimal exponents in (-6, 21], exponent form (``1.5e-7``, ``1e+21``) outside it.
+Python's ``repr`` has the same digits but another layout (``1.5e-07``, ``1e+16``), so every place
+that shows a number the way omp does goes through here.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def js_number(value: float) -> str:
+    """Format a number exactly as JavaScript's ``JSON.stringify`` does (non-finite: ``null``).
+
+    >>> [js_number(x) for x in (1.0, -0.0, 3e-05, 1.5e-07, 1e16, 1e21, 0.1)]
+    ['1', '0', '0.00003', '1.5e-7', '10000000000000000', '1e+21', '0.1']
+    """
+    if math.isnan(value) or math.isinf(value):
+        return "null"
+    return number_to_string(value)
+
+
+def number_to_string(value: float) -> str:
+    """JavaScript's ``String(n)`` (``Number.prototype.toString``), as template literals use it.
+
+    >>> [number_to_string(x) for x in (2.0, 1.5e-07, float("nan"), float("-inf"), 123456789012.5)]
+    ['2', '1.5e-7', 'NaN', '-Infinity', '123456789012.5']
+    """
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0:
+        return "0"
+    # Number::toString: the shortest round-trip digits (Python's repr has the same ones) and the
+    # decimal exponent n, then fixed notation for -6 < n <= 21, exponent form otherwise.
+    mantissa, _, exponent_text = repr(abs(value)).partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    digits = (whole + fraction).lstrip("0")
+    n = len(whole) + int(exponent_text or 0) - (len(whole + fraction) - len(digits))
+    digits = digits.rstrip("0")
+    sign, k = ("-" if value < 0 else ""), len(digits)
+    if k <= n <= 21:
+        return sign + digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return f"{sign}{digits[:n]}.{digits[n:]}"
+    if -6 < n <= 0:
+        return f"{sign}0.{'0' * -n}{digits}"
+    fraction = f".{digits[1:]}" if k > 1 else ""
+    return f"{sign}{digits[0]}{fraction}e{'+' if n > 1 else '-'}{abs(n - 1)}"
+
+
+__all__ = ["js_number", "number_to_string"]
