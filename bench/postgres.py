@@ -152,6 +152,32 @@ def sized_appends(store: PostgresStorage, dsn: str, size: int, runs: int) -> dic
     return {"ours": ours, "omp": omp_style, "open": opened, "stored": [float(stored[0]), float(stored[1])]}
 
 
+def proposals(dsn: str, size: int, runs: int) -> dict[str, list[float]]:
+    """The two fixes docs/postgres.md weighs, at ``size``: omp's table with ``content`` stored
+    uncompressed (``SET STORAGE EXTERNAL``), and an entry-per-row side table (one INSERT)."""
+    suffix = uuid.uuid4().hex[:8]
+    content = session_bytes(size).decode()
+    line = encode_line({"type": "custom", "customType": "bench", "data": TEXT}).decode()
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        external = f"external_{suffix}"
+        connection.execute(
+            f"CREATE TABLE {external} (path TEXT PRIMARY KEY, content TEXT NOT NULL, mtime_ms BIGINT)"
+        )
+        connection.execute(f"ALTER TABLE {external} ALTER content SET STORAGE EXTERNAL")
+        connection.execute(f"INSERT INTO {external} VALUES ('s', %s, 0)", (content,))
+        append = f"UPDATE {external} SET content = content || %s WHERE path = 's'"
+        uncompressed = _times(lambda: connection.execute(append, (line,)), runs)
+        lines = f"lines_{suffix}"
+        connection.execute(
+            f"CREATE TABLE {lines} (path TEXT, seq BIGINT, line TEXT, PRIMARY KEY (path, seq))"
+        )
+        numbers = iter(range(10**9))
+        insert = f"INSERT INTO {lines} VALUES ('s', %s, %s)"
+        side_table = _times(lambda: connection.execute(insert, (next(numbers), line)), runs)
+        connection.execute(f"DROP TABLE {external}, {lines}")
+    return {"external": uncompressed, "side table": side_table}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.postgres")
     parser.add_argument("--dsn", help="an existing server (default: start a throwaway one)")
@@ -195,6 +221,23 @@ def main(argv: list[str] | None = None) -> None:
                         f"{stored[0] / 1e6:.1f} MB stored in {stored[1] / 1e6:.2f} MB (TOAST-compressed)",
                     )
                 )
+            label, size = list(sizes.items())[-1]
+            _log(f"proposed fixes at {label}")
+            fixes = proposals(dsn, size, sized_runs)
+            rows.append(
+                Row.timing(
+                    f"proposal: append, {label}, content SET STORAGE EXTERNAL",
+                    fixes["external"],
+                    floors=floor_pairs,
+                )
+            )
+            rows.append(
+                Row.timing(
+                    f"proposal: append, {label}, one row per entry (side table)",
+                    fixes["side table"],
+                    floors=floor_pairs,
+                )
+            )
     report = table(rows)
     print(report)
     info = machine()

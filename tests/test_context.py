@@ -131,6 +131,8 @@ def test_model_roles() -> None:
 def test_assistant_without_provider_uses_js_string_conversion() -> None:
     message = {"role": "assistant", "content": [], "model": "m", "timestamp": 1}
     assert build_session_context(chain(msg("a", None, message))).models == {"default": "undefined/m"}
+    explicit_null = {**message, "provider": None, "model": 4.5e-7}  # `${null}/${4.5e-7}` in JavaScript
+    assert build_session_context(chain(msg("a", None, explicit_null))).models == {"default": "null/4.5e-7"}
 
 
 # -- leaf selection (checklist 10, 13, 14) -------------------------------------------------------

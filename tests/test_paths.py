@@ -571,3 +571,22 @@ def test_rename_noreplace_directories(tmp_path: Path) -> None:
         paths._rename_noreplace(tmp_path / "a", tmp_path / "b")
     paths._rename_noreplace(tmp_path / "a", tmp_path / "c")
     assert _tree(tmp_path) == {"b/f": "B", "c/f": "A"}
+
+
+def test_blobs_dir_near_is_the_one_rule_for_readers(tmp_path: Path, isolated_agent_dir: Path) -> None:
+    # Beside a sessions root, beside the `sessions` directory a project sits in, else configured.
+    store = tmp_path / "agent"
+    project = store / "sessions" / "-work-app"
+    project.mkdir(parents=True)
+    session = project / "s.jsonl"
+    session.write_text("")
+    configured = isolated_agent_dir / "blobs"  # PI_CODING_AGENT_DIR/blobs
+    assert paths.blobs_dir_near(store / "sessions") == configured  # no blobs/ yet
+    (store / "blobs").mkdir()
+    assert paths.blobs_dir_near(store / "sessions") == store / "blobs"
+    assert paths.blobs_dir_near(project) == store / "blobs"
+    assert paths.blobs_dir_near(session) == store / "blobs"
+    loose = tmp_path / "elsewhere" / "x.jsonl"
+    loose.parent.mkdir()
+    loose.write_text("")
+    assert paths.blobs_dir_near(loose) == configured

@@ -14,12 +14,12 @@ import click
 from click.shell_completion import CompletionItem
 from rich.console import Console
 
-if TYPE_CHECKING:
-    from omp_session.store.postgres import PostgresStorage
-
-from omp_session.store.paths import blobs_dir, sessions_root
+from omp_session.store.paths import blobs_dir_near, sessions_root
 from omp_session.tools.listing import session_files
 from omp_session.tools.resolve import project_dir, resolve_session, session_candidates
+
+if TYPE_CHECKING:
+    from omp_session.store.postgres import PostgresStorage
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -68,9 +68,8 @@ class CliState:
 
     @property
     def blobs(self) -> Path:
-        """The blob store beside the sessions root (omp keeps ``blobs/`` next to ``sessions/``)."""
-        sibling = self.root.parent / "blobs"
-        return sibling if sibling.is_dir() else blobs_dir()
+        """The blob store beside the sessions root (see :func:`omp_session.store.paths.blobs_dir_near`)."""
+        return blobs_dir_near(self.root)
 
     def resolve(self, session: str) -> Path:
         """A SESSION argument (path, id or unique prefix) → an existing file."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from omp_session.errors import EntryNotFoundError
-from omp_session.store.paths import blobs_dir as default_blobs_dir
+from omp_session.store.paths import blobs_dir_near
 from omp_session.web.images import inline_images
 from omp_session.web.render import render_export
 from omp_session.web.view import build_session_view
@@ -18,12 +18,8 @@ __all__ = ["blobs_dir_for", "export_html"]
 
 
 def blobs_dir_for(path: Path) -> Path:
-    """The blob store of a session file: ``<agent dir>/blobs`` when the file sits in an omp-style
-    ``…/sessions/<project>/`` tree (also true of ``samples/``), else the configured blob store."""
-    candidate = path.absolute().parent.parent
-    if candidate.name == "sessions" and (candidate.parent / "blobs").is_dir():
-        return candidate.parent / "blobs"
-    return default_blobs_dir()
+    """The blob store of a session file (see :func:`omp_session.store.paths.blobs_dir_near`)."""
+    return blobs_dir_near(path)
 
 
 def export_html(path: Path, leaf_id: str | None = None, *, blobs_dir: Path | None = None) -> str:

@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from omp_session.format.js_number import js_number
+from omp_session.format.javascript import js_number
 
 BOM = b"\xef\xbb\xbf"
 

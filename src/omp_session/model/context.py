@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from omp_session.format.ids import iso_to_ms
+from omp_session.format.javascript import UNDEFINED, template_string
 from omp_session.model.tree import SessionIndex
 
 Entry = dict[str, Any]
@@ -57,6 +58,23 @@ class SessionContext:
         return out
 
 
+#: The entry types whose effect on the context is a state change replayed along the path (§5 step 4):
+#: the one list of them. The offset index (``store/index_builder.py``) records, for every entry,
+#: the last entry of each of these kinds on its path, and a test checks it handles exactly these.
+CONTEXT_STATE_ENTRY_TYPES = frozenset(
+    {
+        "message",  # an assistant message sets the default model
+        "thinking_level_change",
+        "model_change",
+        "service_tier_change",
+        "compaction",
+        "ttsr_injection",
+        "mcp_tool_selection",
+        "mode_change",
+    }
+)
+
+
 def _scan_state(path: Sequence[Entry], context: SessionContext) -> Entry | None:
     """Apply every state-changing entry root→leaf; return the last compaction on the path."""
     compaction: Entry | None = None
@@ -68,7 +86,8 @@ def _scan_state(path: Sequence[Entry], context: SessionContext) -> Entry | None:
             if isinstance(message, dict) and message.get("role") == "assistant":
                 # omp 13.19.0: the assistant overrides an explicit default model (§5 step 4).
                 context.models["default"] = (
-                    f"{_js_str(message.get('provider'))}/{_js_str(message.get('model'))}"
+                    f"{template_string(message.get('provider', UNDEFINED))}/"
+                    f"{template_string(message.get('model', UNDEFINED))}"
                 )
         elif kind == "thinking_level_change":
             level = entry.get("thinkingLevel")
@@ -93,15 +112,6 @@ def _scan_state(path: Sequence[Entry], context: SessionContext) -> Entry | None:
             context.mode_data = entry.get("data")
     context.injected_ttsr_rules = list(rules)
     return compaction
-
-
-def _js_str(value: Any) -> str:
-    # Template-literal conversion of the values omp concatenates ("undefined" for a missing one).
-    if value is None:
-        return "undefined"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 def entry_to_message(entry: Entry) -> dict[str, Any] | None:

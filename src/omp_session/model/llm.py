@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, TypeGuard
 
-from omp_session.format.js_number import number_to_string
+from omp_session.format.javascript import UNDEFINED, number_to_string, template_string
 from omp_session.model.prompt_format import format_prompt_content
 
 __all__ = [
@@ -37,7 +37,7 @@ COMPACTION_SUMMARY_PREAMBLE = (
 Message = dict[str, Any]
 
 # Distinguishes "key absent" (JavaScript `undefined`) from an explicit JSON null.
-_MISSING: Any = object()
+_MISSING: Any = UNDEFINED
 
 _FENCE = "```"
 
@@ -54,25 +54,6 @@ def _truthy(value: Any) -> bool:
     if isinstance(value, str):
         return value != ""
     return True
-
-
-def _js_str(value: Any) -> str:
-    """What JavaScript's template literal ``${value}`` produces."""
-    if value is _MISSING:
-        return "undefined"
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return number_to_string(value)
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Mapping):
-        return "[object Object]"
-    if isinstance(value, Sequence):
-        return ",".join("" if item is None else _js_str(item) for item in value)
-    return str(value)
 
 
 def _to_fixed_1(value: float) -> str:
@@ -100,15 +81,15 @@ def _format_bytes(size: float) -> str:
 
 def _truncation_notice(truncation: Mapping[str, Any]) -> str:
     """``Showing lines 91-100 of 100 (500B limit). Use offset=101 to continue. Read artifact://3 …``."""
-    total = _js_str(truncation.get("totalLines", _MISSING))
+    total = template_string(truncation.get("totalLines", _MISSING))
     shown = truncation.get("shownRange")
     start = shown.get("start") if isinstance(shown, Mapping) else None
     end = shown.get("end") if isinstance(shown, Mapping) else None
     # The original only trusts a range whose end is not before its start.
     if _is_number(start) and _is_number(end) and end >= start:
-        notice = f"Showing lines {_js_str(start)}-{_js_str(end)} of {total}"
+        notice = f"Showing lines {template_string(start)}-{template_string(end)} of {total}"
     else:
-        notice = f"Showing {_js_str(truncation.get('outputLines', _MISSING))} of {total} lines"
+        notice = f"Showing {template_string(truncation.get('outputLines', _MISSING))} of {total} lines"
     if truncation.get("truncatedBy") == "bytes":
         limit = truncation.get("maxBytes")
         limit = limit if limit is not None else truncation.get("outputBytes")
@@ -116,9 +97,9 @@ def _truncation_notice(truncation: Mapping[str, Any]) -> str:
         if _is_number(limit):
             notice += f" ({_format_bytes(limit)} limit)"
     if truncation.get("nextOffset") is not None:
-        notice += f". Use offset={_js_str(truncation['nextOffset'])} to continue"
+        notice += f". Use offset={template_string(truncation['nextOffset'])} to continue"
     if truncation.get("artifactId") is not None:
-        notice += f". Read artifact://{_js_str(truncation['artifactId'])} for full output"
+        notice += f". Read artifact://{template_string(truncation['artifactId'])} for full output"
     return notice
 
 
@@ -134,12 +115,12 @@ def _limit_notices(limits: Mapping[str, Any]) -> list[str]:
     for key, template in _LIMIT_NOTICES:
         limit = limits.get(key)
         if isinstance(limit, Mapping):
-            reached = _js_str(limit.get("reached", _MISSING))
-            suggestion = _js_str(limit.get("suggestion", _MISSING))
+            reached = template_string(limit.get("reached", _MISSING))
+            suggestion = template_string(limit.get("suggestion", _MISSING))
             parts.append(template.format(reached=reached, suggestion=suggestion))
     column = limits.get("columnTruncated")
     if isinstance(column, Mapping):
-        parts.append(f"Some lines truncated to {_js_str(column.get('maxColumn', _MISSING))} chars")
+        parts.append(f"Some lines truncated to {template_string(column.get('maxColumn', _MISSING))} chars")
     return parts
 
 
@@ -150,8 +131,8 @@ def _diagnostics_notice(diagnostics: Any) -> str:
     messages = diagnostics.get("messages")
     if not isinstance(messages, Sequence) or isinstance(messages, str) or not messages:
         return ""
-    summary = _js_str(diagnostics.get("summary", _MISSING))
-    body = "\n".join(_js_str(message) for message in messages)
+    summary = template_string(diagnostics.get("summary", _MISSING))
+    body = "\n".join(template_string(message) for message in messages)
     return f"\n\nLSP Diagnostics ({summary}):\n{body}"
 
 
@@ -184,7 +165,7 @@ def format_output_meta(meta: Mapping[str, Any] | None) -> str:
 
 
 def _fenced(body: Any, language: str = "") -> str:
-    return f"{_FENCE}{language}\n{_js_str(body)}\n{_FENCE}"
+    return f"{_FENCE}{language}\n{template_string(body)}\n{_FENCE}"
 
 
 def _exit_code_is_failure(exit_code: Any) -> bool:
@@ -195,14 +176,14 @@ def _exit_code_is_failure(exit_code: Any) -> bool:
 
 
 def _bash_execution_text(message: Mapping[str, Any]) -> str:
-    text = f"Ran `{_js_str(message.get('command', _MISSING))}`\n"
+    text = f"Ran `{template_string(message.get('command', _MISSING))}`\n"
     output = message.get("output", _MISSING)
     text += _fenced(output) if _truthy(output) else "(no output)"
     exit_code = message.get("exitCode", _MISSING)
     if _truthy(message.get("cancelled")):
         text += "\n\n(command cancelled)"
     elif _exit_code_is_failure(exit_code):
-        text += f"\n\nCommand exited with code {_js_str(exit_code)}"
+        text += f"\n\nCommand exited with code {template_string(exit_code)}"
     return text + format_output_meta(message.get("meta"))
 
 
@@ -214,13 +195,13 @@ def _python_execution_text(message: Mapping[str, Any]) -> str:
     if _truthy(message.get("cancelled")):
         text += "\n\n(execution cancelled)"
     elif _exit_code_is_failure(exit_code):
-        text += f"\n\nExecution failed with code {_js_str(exit_code)}"
+        text += f"\n\nExecution failed with code {template_string(exit_code)}"
     return text + format_output_meta(message.get("meta"))
 
 
 def _summary_text(preamble: str, summary: Any) -> str:
     # Handlebars renders a missing or null value as the empty string; anything else via String().
-    body = "" if summary is None or summary is _MISSING else _js_str(summary)
+    body = "" if summary is None or summary is _MISSING else template_string(summary)
     return format_prompt_content(f"{preamble}\n\n<summary>\n{body}\n</summary>")
 
 
@@ -228,9 +209,9 @@ def _file_mention_text(files: Sequence[Mapping[str, Any]]) -> str:
     wrapped = []
     for file in files:
         content = file.get("content", _MISSING)
-        inner = f"\n{_js_str(content)}\n" if _truthy(content) else "\n"
+        inner = f"\n{template_string(content)}\n" if _truthy(content) else "\n"
         # The path is deliberately not escaped: the original does not escape it either.
-        wrapped.append(f'<file path="{_js_str(file.get("path", _MISSING))}">{inner}</file>')
+        wrapped.append(f'<file path="{template_string(file.get("path", _MISSING))}">{inner}</file>')
     return "<system-reminder>\n" + "\n\n".join(wrapped) + "\n</system-reminder>"
 
 
@@ -332,7 +313,7 @@ def _convert_tool_result(message: Mapping[str, Any]) -> Message | None:
         # Pruned output keeps only its text (images go); with no text a fixed marker stands in.
         blocks = result.get("content")
         texts = [
-            _js_str(block.get("text", _MISSING))
+            template_string(block.get("text", _MISSING))
             for block in (blocks if isinstance(blocks, list) else [])
             if isinstance(block, Mapping) and block.get("type") == "text"
         ]

@@ -62,6 +62,20 @@ def _parent_id(entry: Entry) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def apply_label(labels: dict[str, str], entry: Entry) -> None:
+    """Apply one ``label`` entry to ``labels`` (target id -> label), the rule every index uses:
+    a non-empty string sets the label, anything else clears it. Like a JavaScript ``Map``,
+    re-setting a label keeps the target's original position."""
+    target = entry.get("targetId")
+    if not isinstance(target, str):
+        return
+    label = entry.get("label")
+    if isinstance(label, str) and label:
+        labels[target] = label
+    else:
+        labels.pop(target, None)
+
+
 class SessionIndex:
     """Entries in file order plus the indices every read needs; appends are O(1)."""
 
@@ -101,17 +115,7 @@ class SessionIndex:
             elif parent is not None and self._cycle_roots is not None:
                 self._cycle_roots = None
         if entry.get("type") == "label":
-            self._apply_label(entry)
-
-    def _apply_label(self, entry: Entry) -> None:
-        target = entry.get("targetId")
-        if not isinstance(target, str):
-            return
-        label = entry.get("label")
-        if isinstance(label, str) and label:
-            self.labels[target] = label  # like a JS Map: re-setting keeps the insertion position
-        else:
-            self.labels.pop(target, None)
+            apply_label(self.labels, entry)
 
     # -- cycles --------------------------------------------------------------------------------
 

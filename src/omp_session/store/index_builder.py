@@ -164,7 +164,9 @@ class IndexBuilder:
             self.usage.add_entry(entry)
 
     def _apply(self, entry: Entry, position: int, state: State, default: int) -> tuple[State, int]:
-        """The state after ``entry`` (mirrors ``context._scan_state`` branch for branch)."""
+        """The state after ``entry`` (mirrors ``context._scan_state`` branch for branch, for the
+        types of ``CONTEXT_STATE_ENTRY_TYPES``; ``HANDLED_STATE_ENTRY_TYPES`` lists them again so
+        a test notices when the two drift apart)."""
         kind = entry.get("type")
         if kind == "message":
             message = entry.get("message")
@@ -199,6 +201,22 @@ class IndexBuilder:
         elif kind == "label":
             self.labels.append(position)
         return state, default
+
+
+#: The context-state entry types ``IndexBuilder._apply`` replays (must equal
+#: ``model.context.CONTEXT_STATE_ENTRY_TYPES``; tests/store/test_context_state_table.py checks).
+HANDLED_STATE_ENTRY_TYPES = frozenset(
+    {
+        "message",
+        "thinking_level_change",
+        "model_change",
+        "service_tier_change",
+        "compaction",
+        "ttsr_injection",
+        "mcp_tool_selection",
+        "mode_change",
+    }
+)
 
 
 def _json_size(entry_id: str | None) -> int:

@@ -16,23 +16,11 @@ from typing import Any, overload
 
 from omp_session.gcpause import gc_paused
 from omp_session.model.context import SessionContext, context_from_path
-from omp_session.model.tree import SessionIndex, SessionTreeNode
+from omp_session.model.tree import SessionIndex, SessionTreeNode, apply_label
 from omp_session.model.usage import UsageStatistics
 from omp_session.store.lazy_store import LazyStore
 
 Entry = dict[str, Any]
-
-
-def _apply_label(labels: dict[str, str], entry: Entry) -> None:
-    # SessionIndex._apply_label: a JS Map, re-setting keeps the insertion position.
-    target = entry.get("targetId")
-    if not isinstance(target, str):
-        return
-    label = entry.get("label")
-    if isinstance(label, str) and label:
-        labels[target] = label
-    else:
-        labels.pop(target, None)
 
 
 class LazySessionIndex:
@@ -81,10 +69,10 @@ class LazySessionIndex:
         if self._labels is None:
             labels: dict[str, str] = {}
             for entry in self._store.entries(self._store.index.meta["labels"]):
-                _apply_label(labels, entry)
+                apply_label(labels, entry)
             for entry in self._extra:
                 if entry.get("type") == "label":
-                    _apply_label(labels, entry)
+                    apply_label(labels, entry)
             self._labels = labels
         return self._labels
 
@@ -110,7 +98,7 @@ class LazySessionIndex:
         self._extra.append(entry)
         self._extra_parents.append(parent_position)
         if self._labels is not None and entry.get("type") == "label":
-            _apply_label(self._labels, entry)
+            apply_label(self._labels, entry)
 
     def get(self, entry_id: str | None) -> Entry | None:
         if self._full is not None:

@@ -148,6 +148,21 @@ def blobs_dir(
     return _agent_subdir("blobs", "XDG_DATA_HOME", env, home, cwd, platform)
 
 
+def blobs_dir_near(location: Path) -> Path:
+    """The blob store that goes with sessions read from ``location`` (a sessions root, a project
+    directory or a session file), for readers of stores that are not this machine's own.
+
+    omp keeps ``blobs/`` beside ``sessions/`` (§1.1, §6.7): a root's sibling ``blobs`` directory, or
+    the one beside the ``sessions`` directory a project sits in, when it exists; else the
+    configured blob store (:func:`blobs_dir`). The one rule every view uses.
+    """
+    start = location if location.is_dir() else location.parent
+    candidates = [start.parent / "blobs"]
+    if start.parent.name == "sessions":  # a project directory (or a file in one) of an omp store
+        candidates.append(start.parent.parent / "blobs")
+    return next((c for c in candidates if c.is_dir()), None) or blobs_dir()
+
+
 def terminal_sessions_dir(
     env: Env | None = None,
     *,

@@ -32,6 +32,7 @@ from starlette.routing import Route
 
 from omp_session.errors import SessionError, SessionNotFoundError
 from omp_session.store.configured import session_storage
+from omp_session.store.paths import blobs_dir_near
 from omp_session.web.catalog import SessionCatalog
 from omp_session.web.images import blob_file, inline_images, linked_images, sniff_raster_mime
 from omp_session.web.index_search import CatalogSearch
@@ -55,8 +56,8 @@ _VIEW_CACHE_SIZE = 8
 
 
 def default_blobs_dir(sessions_root: Path) -> Path:
-    """omp keeps blobs beside the sessions directory: ``<root>/../blobs`` (spec §1.1, §6.7)."""
-    return sessions_root.parent / "blobs"
+    """The blob store beside the sessions root (see :func:`omp_session.store.paths.blobs_dir_near`)."""
+    return blobs_dir_near(sessions_root)
 
 
 @dataclass(frozen=True)

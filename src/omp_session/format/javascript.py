@@ -1,4 +1,4 @@
-"""JavaScript's number formatting, the one owner of it in the package.
+"""JavaScript's number and template-literal formatting, the one owner of both in the package.
 
 omp writes numbers with ``JSON.stringify`` and builds prompt text with template literals
 (``String(n)``). Both use ``Number.prototype.toString``: the shortest round-trip digits, fixed
@@ -10,6 +10,18 @@ that shows a number the way omp does goes through here.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+
+class _Undefined:
+    def __repr__(self) -> str:
+        return "UNDEFINED"
+
+
+#: A key that is absent (JavaScript ``undefined``), as opposed to an explicit JSON ``null``:
+#: pass it as the default of ``dict.get`` to keep the two apart.
+UNDEFINED: Any = _Undefined()
 
 
 def js_number(value: float) -> str:
@@ -53,4 +65,28 @@ def number_to_string(value: float) -> str:
     return f"{sign}{digits[0]}{fraction}e{'+' if n > 1 else '-'}{abs(n - 1)}"
 
 
-__all__ = ["js_number", "number_to_string"]
+def template_string(value: Any) -> str:
+    """What a JavaScript template literal ``${value}`` produces for a JSON value (``UNDEFINED``
+    for an absent key).
+
+    >>> [template_string(v) for v in (UNDEFINED, None, True, 1.5e-07, "x", {"a": 1}, [1, None, "b"])]
+    ['undefined', 'null', 'true', '1.5e-7', 'x', '[object Object]', '1,,b']
+    """
+    if value is UNDEFINED:
+        return "undefined"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return number_to_string(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        return "[object Object]"
+    if isinstance(value, Sequence):
+        return ",".join("" if item is None else template_string(item) for item in value)
+    return str(value)
+
+
+__all__ = ["UNDEFINED", "js_number", "number_to_string", "template_string"]

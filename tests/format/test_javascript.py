@@ -10,8 +10,7 @@ import subprocess
 
 import pytest
 
-from omp_session.format.js_number import js_number, number_to_string
-from omp_session.model.llm import _js_str
+from omp_session.format.javascript import UNDEFINED, js_number, number_to_string, template_string
 
 _EDGES = [
     0.0,
@@ -84,10 +83,27 @@ def test_string_of_number_matches_javascript(numbers: list[float]) -> None:
     assert [number_to_string(v) for v in numbers] == expected
 
 
-def test_template_literals_use_javascript_exponent_form() -> None:
-    # Drifted copy fixed: the LLM conversion once wrote 1.5e-7 as Python's "1.5e-07".
-    assert _js_str(1.5e-7) == "1.5e-7"
-    assert _js_str(1e21) == "1e+21"
-    assert _js_str(2.0) == "2"
+def test_template_literals_match_javascript() -> None:
+    # Drifted copies fixed: the LLM conversion once wrote 1.5e-7 as Python's "1.5e-07", and the
+    # context builder wrote an explicit null provider as "undefined".
+    values: list[object] = [
+        None,
+        True,
+        False,
+        1.5e-7,
+        1e21,
+        2.0,
+        -0.0,
+        "text",
+        {"a": 1},
+        [1, None, "b", [2, 3]],
+        [],
+    ]
+    expected = _node(
+        "const xs = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+        "process.stdout.write(JSON.stringify([...xs.map((x) => `${x}`), `${undefined}`]));",
+        json.dumps(values),
+    )
+    assert [template_string(v) for v in values] + [template_string(UNDEFINED)] == expected
     assert number_to_string(float("nan")) == "NaN"
     assert js_number(float("inf")) == "null"
