@@ -36,23 +36,10 @@ from omp_session.errors import (
 )
 from omp_session.store.blobs import BlobSink
 from omp_session.store.postgres import PostgresStorage, Row, connection_lost, stored_content, title_columns
-from omp_session.store.postgres_sql import advisory_key
+from omp_session.store.postgres_sql import LOCK_HOLDER, TRY_LOCK, UNLOCK, UNLOCK_ALL, advisory_key
 
 if TYPE_CHECKING:
     import psycopg
-
-_HOLDER = (
-    "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
-    "WHERE l.locktype = 'advisory' AND l.granted AND l.classid::bigint = %s "
-    "AND l.objid::bigint = %s AND l.objsubid = 1"
-)
-_PREFIX_DIGEST = (
-    "SELECT octet_length(content), md5(substring(convert_to(content, 'UTF8') from 1 for %s)) "
-    "FROM {t} WHERE path = %s"
-)
-_TAIL = (
-    "SELECT octet_length(content), substring(convert_to(content, 'UTF8') from %s) FROM {t} WHERE path = %s"
-)
 
 
 class PostgresSessionStorage:
@@ -124,9 +111,7 @@ class PostgresSessionStorage:
         if self._read_size is None:
             return True
         values = (self._read_size, self._key)
-        row = self._store.run(
-            lambda c: c.execute(_PREFIX_DIGEST.format(t=self._store.table), values).fetchone()
-        )
+        row = self._store.run(lambda c: c.execute(self._store.sql.prefix_digest, values).fetchone())
         return row is None or int(row[0]) < self._read_size or row[1] != self._read_digest
 
     def _stored_size(self) -> int | None:
@@ -151,7 +136,7 @@ class PostgresSessionStorage:
         connection = self._store.connect()
         try:
             key = advisory_key(self._store.table, self._key)
-            granted = connection.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
+            granted = connection.execute(TRY_LOCK, (key,)).fetchone()
             if granted is None or not granted[0]:
                 raise SessionLockedError(self._key, _holder_pid(connection, key))
             if relocking and self._tail_checked:
@@ -252,7 +237,7 @@ class PostgresSessionStorage:
         self._newline_known = False
 
     def _tail_is(self, known: int, data: bytes) -> bool:
-        query = _TAIL.format(t=self._store.table)
+        query = self._store.sql.size_and_tail
         row = self._store.run(lambda c: c.execute(query, (known + 1, self._key)).fetchone())
         if row is None:
             return False
@@ -335,7 +320,7 @@ class PostgresSessionStorage:
             raise PersistenceError(target, FileExistsError(f"{target} already exists"))
         new_lock = advisory_key(self._store.table, new_key)
         old_lock = advisory_key(self._store.table, self._key)
-        granted = connection.execute("SELECT pg_try_advisory_lock(%s)", (new_lock,)).fetchone()
+        granted = connection.execute(TRY_LOCK, (new_lock,)).fetchone()
         if granted is None or not granted[0]:
             raise SessionLockedError(target, _holder_pid(connection, new_lock))
         try:
@@ -344,9 +329,9 @@ class PostgresSessionStorage:
                 if connection.execute(self._store.sql.move, values).fetchone() is None:
                     raise SessionChangedError(self._key, "row was deleted")
         except BaseException:
-            connection.execute("SELECT pg_advisory_unlock(%s)", (new_lock,))
+            connection.execute(UNLOCK, (new_lock,))
             raise
-        connection.execute("SELECT pg_advisory_unlock(%s)", (old_lock,))
+        connection.execute(UNLOCK, (old_lock,))
         self._key, self.path = new_key, Path(target)
 
     def flush(self) -> None:
@@ -359,7 +344,7 @@ class PostgresSessionStorage:
         connection = self._connection
         if self._locked and connection is not None and not connection.closed:
             with contextlib.suppress(Exception):  # a broken connection has no lock left to release
-                connection.execute("SELECT pg_advisory_unlock_all()")
+                connection.execute(UNLOCK_ALL)
         self._locked = False
         self._drop_connection()
 
@@ -394,7 +379,7 @@ def _holder_pid(connection: psycopg.Connection[Row], key: int) -> int | None:
     unsigned = key & 0xFFFFFFFFFFFFFFFF
     values: Any = (unsigned >> 32, unsigned & 0xFFFFFFFF)
     try:
-        row = connection.execute(_HOLDER, values).fetchone()
+        row = connection.execute(LOCK_HOLDER, values).fetchone()
     except Exception:
         return None
     found = re.search(r"pid (\d+)", row[0]) if row is not None and row[0] else None

@@ -17,6 +17,17 @@ DEFAULT_TABLE = "omp_session_files"
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 
 
+TRY_LOCK = "SELECT pg_try_advisory_lock(%s)"
+UNLOCK = "SELECT pg_advisory_unlock(%s)"
+UNLOCK_ALL = "SELECT pg_advisory_unlock_all()"
+#: The application name of the client holding an advisory lock (the key as two 32-bit halves).
+LOCK_HOLDER = (
+    "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+    "WHERE l.locktype = 'advisory' AND l.granted AND l.classid::bigint = %s "
+    "AND l.objid::bigint = %s AND l.objsubid = 1"
+)
+
+
 def validate_table(table: str) -> str:
     if not _IDENTIFIER.fullmatch(table):
         raise ValueError(f"table name must match {_IDENTIFIER.pattern} (got {table!r})")
@@ -41,6 +52,8 @@ class Statements:
     exists: str
     stat: str
     tail_byte: str
+    size_and_tail: str
+    prefix_digest: str
     read_from: str
     insert_if_missing: str
     append_if_size: str
@@ -70,6 +83,14 @@ class Statements:
             exists=f"SELECT 1 FROM {t} WHERE path = %s",
             stat=f"SELECT octet_length(content), mtime_ms FROM {t} WHERE path = %s",
             tail_byte=f"SELECT right(content, 1) FROM {t} WHERE path = %s",
+            size_and_tail=(
+                "SELECT octet_length(content), substring(convert_to(content, 'UTF8') from %s) "
+                f"FROM {t} WHERE path = %s"
+            ),
+            prefix_digest=(
+                "SELECT octet_length(content), "
+                f"md5(substring(convert_to(content, 'UTF8') from 1 for %s)) FROM {t} WHERE path = %s"
+            ),
             read_from=(f"SELECT substring(convert_to(content, 'UTF8') from %s) FROM {t} WHERE path = %s"),
             insert_if_missing=(
                 f"INSERT INTO {t} (path, content, mtime_ms, title, title_source, title_updated_at) "
@@ -101,4 +122,13 @@ class Statements:
         )
 
 
-__all__ = ["DEFAULT_TABLE", "Statements", "advisory_key", "validate_table"]
+__all__ = [
+    "DEFAULT_TABLE",
+    "LOCK_HOLDER",
+    "TRY_LOCK",
+    "UNLOCK",
+    "UNLOCK_ALL",
+    "Statements",
+    "advisory_key",
+    "validate_table",
+]
