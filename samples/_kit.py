@@ -6,18 +6,12 @@ import base64
 import random
 import struct
 import zlib
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import Container
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
-from omp_session import SessionManager
-from omp_session.format import ids
+from omp_session import Runtime, SessionManager
 from omp_session.format.ids import SnowflakeGenerator, iso_from_ms
-from omp_session.manager import appends, whole_session
-from omp_session.manager import session_manager as manager
-from omp_session.store import breadcrumbs
 from omp_session.store.paths import encode_session_dir_name
 
 HERE = Path(__file__).resolve().parent
@@ -33,8 +27,10 @@ Message = dict[str, Any]
 class Clock:
     """Milliseconds that move forward a little on every read, and a lot when told to."""
 
-    def __init__(self, start_ms: int) -> None:
+    def __init__(self, start_ms: int, seed: int) -> None:
         self.ms = start_ms
+        #: What the sample sessions are created with: this clock and seeded ids.
+        self.runtime = deterministic_runtime(self, seed)
 
     def read(self) -> int:
         self.ms += 350
@@ -47,22 +43,17 @@ class Clock:
         return iso_from_ms(self.read() if ms is None else ms)
 
 
-@contextmanager
-def deterministic(clock: Clock, seed: int) -> Iterator[None]:
+def deterministic_runtime(clock: Clock, seed: int) -> Runtime:
+    """Seeded stand-ins for the clock and every id source; no terminal breadcrumbs (no ~/.omp writes)."""
     rng = random.Random(seed)
     snowflakes = SnowflakeGenerator(start_seq=seed, clock=clock.read)
-    with ExitStack() as stack:
-        # Every module that stamps times or makes session ids imported them by name.
-        for module in (manager, appends, whole_session):
-            stack.enter_context(mock.patch.object(module, "now_iso", lambda ms=None: clock.iso(ms)))
-            if hasattr(module, "new_session_id"):
-                stack.enter_context(mock.patch.object(module, "new_session_id", snowflakes.next_id))
-        stack.enter_context(
-            mock.patch.object(breadcrumbs, "terminal_id", lambda *args: None)
-        )  # no ~/.omp writes
-        suffixes = lambda: f"{rng.getrandbits(32):08x}"  # noqa: E731
-        stack.enter_context(mock.patch.object(ids, "random_entry_suffix", suffixes))
-        yield
+
+    def entry_id(existing: Container[str]) -> str:
+        while (candidate := f"{rng.getrandbits(32):08x}") in existing:
+            pass
+        return candidate
+
+    return Runtime(now=clock.iso, new_session_id=snowflakes.next_id, new_entry_id=entry_id, breadcrumbs=False)
 
 
 # -- message builders ------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ import random
 import shutil
 from pathlib import Path
 
-from _kit import DAY_MS, HERE, START_MS, Clock, deterministic
+from _kit import DAY_MS, HERE, START_MS, Clock
 from other_projects import blog_session, infra_session, plan_session, quick_question_session
 from shop_api import flaky_test_session, invoices_fork, pagination_session
 
@@ -46,12 +46,10 @@ def generate(out: Path) -> list[Path]:
         infra_session,
     ]
     for day, build in enumerate(builders):
-        clock = Clock(START_MS + day * DAY_MS + day * 3_600_000)
-        with deterministic(clock, seed=day + 1):
-            files.append(build(root, clock, random.Random(day + 100)))
-    clock = Clock(START_MS + len(builders) * DAY_MS)
-    with deterministic(clock, seed=99):
-        files.append(invoices_fork(root, clock, random.Random(199), files[0]))
+        clock = Clock(START_MS + day * DAY_MS + day * 3_600_000, seed=day + 1)
+        files.append(build(root, clock, random.Random(day + 100)))
+    clock = Clock(START_MS + len(builders) * DAY_MS, seed=99)
+    files.append(invoices_fork(root, clock, random.Random(199), files[0]))
     for path in files:  # the index sorts by mtime, as omp does: make it the last entry's time
         last = path.read_bytes().rstrip(b"\n").rsplit(b"\n", 1)[-1]
         stamp = iso_to_ms(json.loads(last).get("timestamp"))

@@ -73,7 +73,7 @@ def _post_edits(session: SessionManager, w: Writer, clock: Clock) -> None:
 def blog_session(root: Path, clock: Clock, rng: random.Random) -> Path:
     """An image from the user (moved to the blob store), a Python run, a file mention, an inline icon."""
     cwd = "/home/ada/projects/blog"
-    session = SessionManager.create(cwd, session_dir(root, cwd))
+    session = SessionManager.create(cwd, session_dir(root, cwd), runtime=clock.runtime)
     w = Writer(session, clock, rng)
     session.append_model_change("anthropic/claude-sonnet-4-5")
     w.user(
@@ -99,7 +99,7 @@ def blog_session(root: Path, clock: Clock, rng: random.Random) -> Path:
 def quick_question_session(root: Path, clock: Clock, rng: random.Random) -> Path:
     """A short question, a model switch to a small model, and an aborted answer."""
     cwd = "/home/ada/projects/blog"
-    session = SessionManager.create(cwd, session_dir(root, cwd))
+    session = SessionManager.create(cwd, session_dir(root, cwd), runtime=clock.runtime)
     w = Writer(session, clock, rng)
     session.append_model_change("anthropic/claude-sonnet-4-5")
     w.user("What's the difference between `git rebase --onto` and a plain rebase, in two sentences?")
@@ -125,7 +125,7 @@ def quick_question_session(root: Path, clock: Clock, rng: random.Random) -> Path
 def plan_session(root: Path, clock: Clock, rng: random.Random) -> Path:
     """Plan mode, an injected rule (TTSR), MCP tool selection and a plan in Markdown."""
     cwd = "/tmp/scratch"
-    session = SessionManager.create(cwd, session_dir(root, cwd))
+    session = SessionManager.create(cwd, session_dir(root, cwd), runtime=clock.runtime)
     w = Writer(session, clock, rng)
     session.append_model_change("anthropic/claude-sonnet-4-5")
     session.append_thinking_level_change("high")
@@ -175,7 +175,7 @@ DU_OUTPUT = "\n".join(
 def infra_session(root: Path, clock: Clock, rng: random.Random) -> Path:
     """Three tries at the same question (two abandoned branches), a label, a failing command."""
     cwd = "/srv/infra"
-    session = SessionManager.create(cwd, session_dir(root, cwd))
+    session = SessionManager.create(cwd, session_dir(root, cwd), runtime=clock.runtime)
     w = Writer(session, clock, rng)
     session.append_model_change("anthropic/claude-sonnet-4-5")
     question = w.user(

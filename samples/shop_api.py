@@ -191,7 +191,7 @@ def _keyset_attempt(session: SessionManager, w: Writer, clock: Clock, ask: str) 
 def pagination_session(root: Path, clock: Clock, rng: random.Random) -> Path:
     """Tool calls, a failing then passing test run, a label, and an abandoned branch with a summary."""
     cwd = "/home/ada/projects/shop-api"
-    session = SessionManager.create(cwd, session_dir(root, cwd))
+    session = SessionManager.create(cwd, session_dir(root, cwd), runtime=clock.runtime)
     w = Writer(session, clock, rng)
     session.append_model_change("anthropic/claude-sonnet-4-5")
     session.append_thinking_level_change("medium")
@@ -298,7 +298,7 @@ def _compact_and_fix(session: SessionManager, w: Writer, clock: Clock, kept: str
 def flaky_test_session(root: Path, clock: Clock, rng: random.Random) -> Path:
     """A long investigation compacted half way; a title; greps, reads and test runs."""
     cwd = "/home/ada/projects/shop-api"
-    session = SessionManager.create(cwd, session_dir(root, cwd))
+    session = SessionManager.create(cwd, session_dir(root, cwd), runtime=clock.runtime)
     w = Writer(session, clock, rng)
     session.append_model_change("anthropic/claude-sonnet-4-5")
     session.append_thinking_level_change("high")
@@ -309,7 +309,7 @@ def flaky_test_session(root: Path, clock: Clock, rng: random.Random) -> Path:
 
 def invoices_fork(root: Path, clock: Clock, rng: random.Random, source: Path) -> Path:
     """A new session forked from the offset-pagination branch of the first sample."""
-    session = SessionManager.open(source)
+    session = SessionManager.open(source, runtime=clock.runtime)
     labels = {label: entry_id for entry_id, label in session.get_labels().items()}
     session.create_branched_session(labels["offset pagination"])
     w = Writer(session, clock, rng)

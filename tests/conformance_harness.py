@@ -166,7 +166,8 @@ _APPENDS = {
     "branch": lambda m, a: m.branch(a["entryId"]),
     "resetLeaf": lambda m, a: m.reset_leaf(),
     "createBranchedSession": lambda m, a: m.create_branched_session(a["leafId"]),
-    "setSessionName": lambda m, a: m.set_session_name(a["name"]),
+    # omp 13.19's setSessionName returns nothing
+    "setSessionName": lambda m, a: [m.set_session_name(a["name"]), None][1],
     "getLeafId": lambda m, a: m.get_leaf_id(),
     "getBranch": lambda m, a: [e.get("id") for e in m.get_branch(a.get("fromId"))],
     "getChildren": lambda m, a: [e.get("id") for e in m.get_children(a["parentId"])],

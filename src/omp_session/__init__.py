@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from omp_session.dialects import OMP_13_19, OMP_18_2, Dialect
 from omp_session.errors import (
     CorruptSessionError,
     EntryNotFoundError,
@@ -21,6 +22,7 @@ from omp_session.errors import (
     SessionLockedError,
     SessionNotFoundError,
 )
+from omp_session.manager.runtime import Runtime
 from omp_session.manager.session_manager import ForkResult, SessionManager
 from omp_session.model.context import SessionContext, build_session_context
 from omp_session.model.llm import convert_to_llm
@@ -44,12 +46,16 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "OMP_13_19",
+    "OMP_18_2",
     "CorruptSessionError",
+    "Dialect",
     "EntryNotFoundError",
     "ForkResult",
     "PersistenceError",
     "PostgresStorage",
     "ReadOnlySessionError",
+    "Runtime",
     "SessionChangedError",
     "SessionContext",
     "SessionError",

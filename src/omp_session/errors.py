@@ -80,3 +80,10 @@ class SessionNotFoundError(SessionError, FileNotFoundError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+class UnsupportedByDialectError(SessionError, AttributeError):
+    """A method the session's omp version does not have (``append_mcp_tool_selection`` in omp 18)."""
+
+    def __init__(self, method: str, dialect: object) -> None:
+        super().__init__(f"no method {method} in {dialect}")

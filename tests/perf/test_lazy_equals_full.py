@@ -11,8 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from omp_session import SessionManager
-from omp_session.manager import session_manager as manager_module
+from omp_session import Runtime, SessionManager
 from omp_session.store import offset_index
 from omp_session.store.offset_index import index_path
 
@@ -108,8 +107,9 @@ def test_appends_and_branches_after_a_lazy_open(
     lines: list[bytes], operations: list[Operation], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     counter = itertools.count()
-    monkeypatch.setattr(manager_module, "new_entry_id", lambda existing: f"new{next(counter)}")
-    monkeypatch.setattr(manager_module, "now_iso", lambda: "2025-06-03T00:00:00.000Z")
+    runtime = Runtime(
+        now=lambda: "2025-06-03T00:00:00.000Z", new_entry_id=lambda existing: f"new{next(counter)}"
+    )
     with tempfile.TemporaryDirectory() as directory:
         lazy_path = _write(directory, lines)
         full_path = lazy_path.with_name("copy.jsonl")
@@ -118,8 +118,8 @@ def test_appends_and_branches_after_a_lazy_open(
         SessionManager.open(lazy_path, read_only=True).close()
         with monkeypatch.context() as patch:
             patch.setattr(offset_index, "MIN_INDEXED_BYTES", 1 << 62)
-            full = SessionManager.open(full_path)
-        with SessionManager.open(lazy_path) as lazy, full:
+            full = SessionManager.open(full_path, runtime=runtime)
+        with SessionManager.open(lazy_path, runtime=runtime) as lazy, full:
             assert is_lazy(lazy)
             counter = itertools.count()
             lazy_contexts = _apply(lazy, operations, list(known))

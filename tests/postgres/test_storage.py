@@ -10,7 +10,7 @@ import pytest
 
 from omp_session import SessionChangedError, SessionManager, SessionNotFoundError
 from omp_session.format.codec import encode_line
-from omp_session.format.title_slot import TitleUpdate, serialize_title_slot
+from omp_session.format.title_slot import TitleSlot, encode_slot
 from omp_session.store.postgres import PostgresStorage
 
 Sql = psycopg.Connection[tuple[Any, ...]]
@@ -150,18 +150,18 @@ def test_rewrite_of_a_migrated_session_keeps_a_backup_row(
 def test_titles_are_updated_without_rewriting_the_body(
     pg_store: PostgresStorage, sql: Sql, table_name: str
 ) -> None:
-    old = TitleUpdate("first", "auto", "2025-01-01T00:00:00.000Z")
+    old = TitleSlot("first", "2025-01-01T00:00:00.000Z", "auto")
     body = b'{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}\n'
-    pg_store.write_session(Path("/d/t.jsonl"), serialize_title_slot(old) + body, expected_size=None)
+    pg_store.write_session(Path("/d/t.jsonl"), encode_slot(old) + body, expected_size=None)
     assert row(sql, table_name, "/d/t.jsonl")[2:] == ("first", "auto", "2025-01-01T00:00:00.000Z")  # type: ignore[index]
-    new = TitleUpdate("a much better title", "user", "2025-01-02T00:00:00.000Z")
+    new = TitleSlot("a much better title", "2025-01-02T00:00:00.000Z", "user")
     pg_store.update_title(Path("/d/t.jsonl"), new)
     stored = row(sql, table_name, "/d/t.jsonl")
     assert stored is not None
-    assert stored[0].encode() == serialize_title_slot(old) + body  # the body is not rewritten
+    assert stored[0].encode() == encode_slot(old) + body  # the body is not rewritten
     assert stored[2:] == ("a much better title", "user", "2025-01-02T00:00:00.000Z")
     # Read as omp reads it: the columns laid over the slot, the same bytes a file would hold.
-    assert pg_store.read_session(Path("/d/t.jsonl")) == serialize_title_slot(new) + body
+    assert pg_store.read_session(Path("/d/t.jsonl")) == encode_slot(new) + body
     with pytest.raises(SessionNotFoundError):
         pg_store.update_title(Path("/d/missing.jsonl"), new)
 
@@ -169,7 +169,7 @@ def test_titles_are_updated_without_rewriting_the_body(
 def test_a_slotless_body_is_never_overlaid(pg_store: PostgresStorage) -> None:
     body = b'{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}\n'
     pg_store.write_session(Path("/d/h.jsonl"), body, expected_size=None)
-    pg_store.update_title(Path("/d/h.jsonl"), TitleUpdate("t", "user", "2025-01-02T00:00:00.000Z"))
+    pg_store.update_title(Path("/d/h.jsonl"), TitleSlot("t", "2025-01-02T00:00:00.000Z", "user"))
     assert pg_store.read_session(Path("/d/h.jsonl")) == body
 
 

@@ -23,7 +23,7 @@ from omp_session.cli._common import (
 )
 from omp_session.cli._common import human_size as _human_size
 from omp_session.tools.content import Execution, Part, ToolCall
-from omp_session.tools.summary import display_time
+from omp_session.tools.summary import display_time, usage_text
 from omp_session.tools.transcript import Branch, Transcript, TranscriptItem, load_transcript
 
 #: Lines of tool output, command output and file content shown before folding (``--full`` shows all).
@@ -158,6 +158,20 @@ def _item(item: TranscriptItem, options: _Options, date: list[str]) -> Iterator[
     if item.kind == "event":
         if options.events:
             yield Text(f"· {item.title} ({item.entry_id})", style="dim")
+        return
+    if item.kind == "reset":  # omp 18's /clear: everything above is out of the model's context
+        yield Text("")
+        yield Rule(Text(f"{item.title} · {item.entry_id}", style="yellow"), style="yellow")
+        return
+    if item.kind == "title":
+        source = item.meta.get("source")
+        yield Text(
+            f"✎ {item.title}" + (f" ({source})" if source else "") + f" ({item.entry_id})", style="cyan"
+        )
+        return
+    if item.kind == "model_usage":
+        cost = usage_text(item.meta.get("usage"))
+        yield Text(f"$ model usage · {item.title}" + (f" · {cost}" if cost else ""), style="dim")
         return
     yield Text("")
     if item.kind in ("compaction", "branch_summary"):

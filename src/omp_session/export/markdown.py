@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from omp_session.tools.content import Execution, Part, ToolCall
-from omp_session.tools.summary import display_time
+from omp_session.tools.summary import display_time, usage_text
 from omp_session.tools.transcript import Transcript, TranscriptItem, load_transcript
 
 __all__ = ["export_markdown", "fence", "render_markdown"]
@@ -158,6 +158,24 @@ def _preamble(transcript: Transcript) -> list[str]:
     return lines
 
 
+def _reset(item: TranscriptItem) -> str:
+    return f"---\n\n*{item.title}* · `{item.entry_id}`\n\n---"
+
+
+def _title(item: TranscriptItem) -> str:
+    source = item.meta.get("source")
+    return _event(item) + (f" · {source}" if source else "")
+
+
+def _model_usage(item: TranscriptItem) -> str:
+    cost = usage_text(item.meta.get("usage"))
+    return f"*model usage: {item.title}*" + (f" · {cost}" if cost else "")
+
+
+#: omp 18 entries shown as one line (a /clear as a horizontal rule).
+_ONE_LINERS = {"reset": _reset, "title": _title, "model_usage": _model_usage}
+
+
 def render_markdown(transcript: Transcript, *, events: bool = False) -> str:
     """The Markdown document of ``transcript`` (state-change events only with ``events``)."""
     blocks = ["\n".join(_preamble(transcript))]
@@ -170,6 +188,9 @@ def render_markdown(transcript: Transcript, *, events: bool = False) -> str:
             if item.kind == "event":
                 if events:
                     blocks.append(_event(item))
+                continue
+            if item.kind in _ONE_LINERS:
+                blocks.append(_ONE_LINERS[item.kind](item))
                 continue
             blocks.append("\n\n".join([_heading(item), *_body(item)]).rstrip())
     return "\n\n".join(blocks).rstrip() + "\n"

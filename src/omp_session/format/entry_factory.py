@@ -77,6 +77,12 @@ def custom_message(
     return _fields(entry, {"id": entry_id, "parentId": parent_id, "timestamp": timestamp})
 
 
+def ordered(order: Sequence[str], **values: Any) -> Entry:
+    """A header with the keys of ``order`` that have a value (``None`` is left out, as omp drops
+    ``undefined``); the dialect gives the order per operation (omp18-differences §2.10)."""
+    return {key: values[key] for key in order if values.get(key) is not None}
+
+
 def header(session_id: str, timestamp: str, cwd: str, parent_session: str | None = None) -> Entry:
     """Header of ``create``/``newSession``/branched sessions.
 
@@ -94,21 +100,24 @@ def header(session_id: str, timestamp: str, cwd: str, parent_session: str | None
     return entry
 
 
-def fork_header(session_id: str, title: str | None, timestamp: str, cwd: str, parent_id: str) -> Entry:
-    """``fork()``: ``type, version, id, title?, timestamp, cwd, parentSession`` (parent = old id)."""
-    entry: Entry = {"type": "session", "version": CURRENT_VERSION, "id": session_id}
-    if title is not None:
-        entry["title"] = title
-    entry.update({"timestamp": timestamp, "cwd": cwd, "parentSession": parent_id})
-    return entry
-
-
-def fork_from_header(session_id: str, timestamp: str, cwd: str, source: Entry) -> Entry:
-    """``forkFrom()``: ``type, version, id, timestamp, cwd, parentSession?, title?``."""
-    entry = header(session_id, timestamp, cwd, source.get("id"))
-    if isinstance(source.get("title"), str):
-        entry["title"] = source["title"]
-    return entry
+def fork_from_header(order: Sequence[str], session_id: str, timestamp: str, cwd: str, source: Entry) -> Entry:
+    """``forkFrom()``: the source's id as ``parentSession``; its title (and omp 18's title source,
+    prompt-cache key, else the source id, and extra directories) carried over."""
+    title = source.get("title")
+    key = source.get("providerPromptCacheKey")
+    return ordered(
+        order,
+        type="session",
+        version=CURRENT_VERSION,
+        id=session_id,
+        timestamp=timestamp,
+        cwd=cwd,
+        parentSession=source.get("id"),
+        providerPromptCacheKey=key if isinstance(key, str) and key else source.get("id"),
+        title=title if isinstance(title, str) else None,
+        titleSource=source.get("titleSource") if isinstance(title, str) else None,
+        additionalDirectories=source.get("additionalDirectories") or None,
+    )
 
 
 def reparent_without_labels(path: Sequence[Entry]) -> list[Entry]:

@@ -86,6 +86,22 @@ def new_session_id() -> str:
     return _DEFAULT_GENERATOR.next_id()
 
 
+def new_uuid_v7(now: int | None = None) -> str:
+    """A UUIDv7 (RFC 9562): 48 bits of Unix ms, version 7, 74 random bits; omp 18's session id
+    (``Bun.randomUUIDv7()``, omp18-differences §7). Lowercase, with dashes.
+
+    >>> uid = new_uuid_v7(0x0123456789AB)
+    >>> uid[:13], uid[14], len(uid)
+    ('01234567-89ab', '7', 36)
+    """
+    ms = (now_ms() if now is None else now) & ((1 << 48) - 1)
+    rand = int.from_bytes(os.urandom(10), "big")
+    rand_a, rand_b = rand >> 68, rand & ((1 << 62) - 1)
+    value = (ms << 80) | (0x7 << 76) | (rand_a << 64) | (0b10 << 62) | rand_b
+    text = f"{value:032x}"
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+
+
 def decode_snowflake(hex_id: str) -> tuple[int, int]:
     """Decode a Snowflake id into ``(unix_ms, seq)`` (§1.4).
 

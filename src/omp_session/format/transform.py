@@ -12,6 +12,7 @@ import base64
 import binascii
 from typing import Any
 
+from omp_session.dialects import OMP_13_19, PersistRules
 from omp_session.format.codec import encode_json
 from omp_session.store.blobs import BLOB_PREFIX, BlobSink, blob_ref, parse_blob_ref
 
@@ -19,7 +20,14 @@ MAX_STRING_UNITS = 500_000
 TRUNCATION_NOTICE = "\n\n[Session persistence truncated large content]"
 MIN_EXTERNAL_IMAGE_CHARS = 1024
 _SIGNATURE_KEYS = frozenset({"thinkingSignature", "thoughtSignature", "textSignature"})
-_DROPPED_KEYS = frozenset({"partialJson", "jsonlEvents"})
+_IMAGE_EXTENSIONS = {
+    "image/png": "png",
+    "image/jpeg": "jpg",
+    "image/jpg": "jpg",
+    "image/gif": "gif",
+    "image/webp": "webp",
+    "image/svg+xml": "svg",
+}
 _MARKERS = (b'"image"', b'"image_url"', b'"partialJson"', b'"jsonlEvents"')
 
 
@@ -39,9 +47,25 @@ def truncate_js(text: str) -> str:
     return units.decode("utf-16-le", "surrogatepass") + TRUNCATION_NOTICE
 
 
+def image_extension(mime_type: Any) -> str | None:
+    """The sidecar extension omp 18 gives an externalised image of ``mime_type``."""
+    if not isinstance(mime_type, str):
+        return None
+    lower = mime_type.lower()
+    if lower in _IMAGE_EXTENSIONS:
+        return _IMAGE_EXTENSIONS[lower]
+    if not lower.startswith("image/"):
+        return None
+    subtype = lower[len("image/") :].split(";")[0].split("+")[0]
+    if not subtype or not (subtype[0].isascii() and subtype[0].isalnum()):
+        return None
+    return subtype if all(c.isascii() and (c.isalnum() or c in "._-") for c in subtype) else None
+
+
 class _Transformer:
-    def __init__(self, sink: BlobSink) -> None:
+    def __init__(self, sink: BlobSink, rules: PersistRules) -> None:
         self.sink = sink
+        self.rules = rules
 
     def value(self, value: Any, key: str | None, in_content: bool) -> tuple[Any, bool]:
         if isinstance(value, str):
@@ -78,13 +102,17 @@ class _Transformer:
             raw = base64.b64decode(data, validate=False)
         except (binascii.Error, ValueError):
             return block
-        return {**block, "data": blob_ref(self.sink.put(raw))}
+        digest = self.sink.put(raw)
+        extension = image_extension(block.get("mimeType")) if self.rules.image_extensions else None
+        if extension is not None:
+            self.sink.put_sidecar(digest, extension)
+        return {**block, "data": blob_ref(digest)}
 
     def mapping(self, mapping: dict[str, Any]) -> tuple[dict[str, Any], bool]:
         out: dict[str, Any] = {}
         changed = shrunk = False
         for key, item in mapping.items():
-            if key in _DROPPED_KEYS:
+            if key in self.rules.dropped_keys:
                 changed = shrunk = True
                 continue
             new, item_changed = self.value(item, key, False)
@@ -97,11 +125,11 @@ class _Transformer:
         return (out, True) if changed else (mapping, False)
 
 
-def prepare_for_disk(entry: dict[str, Any], sink: BlobSink) -> bytes:
+def prepare_for_disk(entry: dict[str, Any], sink: BlobSink, rules: PersistRules = OMP_13_19.persist) -> bytes:
     """The exact line (with ``\\n``) that is written for ``entry``; ``entry`` is not modified."""
     line = encode_json(entry)
     if len(line) > MAX_STRING_UNITS or any(marker in line for marker in _MARKERS):
-        transformed, _changed = _Transformer(sink).value(entry, None, False)
+        transformed, _changed = _Transformer(sink, rules).value(entry, None, False)
         line = encode_json(transformed)
     return line + b"\n"
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from omp_session.errors import EntryNotFoundError
+from omp_session.dialects import Dialect
+from omp_session.errors import EntryNotFoundError, UnsupportedByDialectError
 from omp_session.format import entry_factory as make
-from omp_session.format.ids import new_entry_id, now_iso
+from omp_session.manager.runtime import Runtime
 from omp_session.model.tree import SessionIndex
 from omp_session.store.lazy_index import LazySessionIndex
 
@@ -24,6 +25,8 @@ class AppendMethods:
     """Mixin: every way to add an entry at the leaf. Each returns the new entry id."""
 
     _index: SessionIndex | LazySessionIndex
+    _dialect: Dialect
+    _runtime: Runtime
 
     def _append(self, entry: Entry) -> str:
         raise NotImplementedError  # the manager writes the entry, then indexes it
@@ -35,11 +38,33 @@ class AppendMethods:
         """Append a ``message`` entry (any role); returns the new entry id."""
         return self._append(make.message(*self._base(), message))
 
-    def append_thinking_level_change(self, level: str | None = None) -> str:
-        return self._append(make.typed(*self._base(), "thinking_level_change", thinkingLevel=level))
+    def append_thinking_level_change(self, level: str | None = None, configured: str | None = None) -> str:
+        """omp 18 also records the ``configured`` selector (always written, ``null`` when unset)."""
+        explicit = self._dialect.explicit_model_fields
+        return self._append(
+            make.typed(
+                *self._base(),
+                "thinking_level_change",
+                thinkingLevel=level,
+                configured=configured if explicit else make.OMIT_NONE(configured),
+            )
+        )
 
-    def append_model_change(self, model: str, role: str | None = None) -> str:
-        return self._append(make.typed(*self._base(), "model_change", model=model, role=make.OMIT_NONE(role)))
+    def append_model_change(
+        self, model: str, role: str | None = None, resolved_model_is_fallback: bool = False
+    ) -> str:
+        """omp 18 always writes ``resolvedModelIsFallback`` (``false`` by default)."""
+        explicit = self._dialect.explicit_model_fields
+        flag = resolved_model_is_fallback if explicit or resolved_model_is_fallback else make.OMIT
+        return self._append(
+            make.typed(
+                *self._base(),
+                "model_change",
+                model=model,
+                role=make.OMIT_NONE(role),
+                resolvedModelIsFallback=flag,
+            )
+        )
 
     def append_service_tier_change(self, tier: str | None) -> str:
         return self._append(make.typed(*self._base(), "service_tier_change", serviceTier=tier))
@@ -48,8 +73,24 @@ class AppendMethods:
         return self._append(make.typed(*self._base(), "mode_change", mode=mode, data=make.OMIT_NONE(data)))
 
     def append_session_init(
-        self, system_prompt: str, task: str, tools: Sequence[str], output_schema: Any = None
+        self,
+        system_prompt: str,
+        task: str,
+        tools: Sequence[str],
+        output_schema: Any = None,
+        *,
+        agent: str | None = None,
+        model_role: str | None = None,
+        resolved_model: str | None = None,
+        read_only: bool | None = None,
+        output_schema_mode: str | None = None,
+        restrict_tool_names: bool | None = None,
+        spawns: str | None = None,
+        read_summarize: bool | None = None,
+        advisor: str | None = None,
+        isolated: bool | None = None,
     ) -> str:
+        """A subagent's start (omp 18 added the keyword fields, written in its declared order)."""
         return self._append(
             make.typed(
                 *self._base(),
@@ -57,7 +98,17 @@ class AppendMethods:
                 systemPrompt=system_prompt,
                 task=task,
                 tools=[*tools],
+                agent=make.OMIT_NONE(agent),
+                modelRole=make.OMIT_NONE(model_role),
+                resolvedModel=make.OMIT_NONE(resolved_model),
+                readOnly=make.OMIT_NONE(read_only),
                 outputSchema=make.OMIT_NONE(output_schema),
+                outputSchemaMode=make.OMIT_NONE(output_schema_mode),
+                restrictToolNames=make.OMIT_NONE(restrict_tool_names),
+                spawns=make.OMIT_NONE(spawns),
+                readSummarize=make.OMIT_NONE(read_summarize),
+                advisor=make.OMIT_NONE(advisor),
+                isolated=make.OMIT_NONE(isolated),
             )
         )
 
@@ -70,21 +121,34 @@ class AppendMethods:
         details: Any = None,
         from_extension: bool | None = None,
         preserve_data: dict[str, Any] | None = None,
+        *,
+        tokens_after: int | None = None,
+        method: str | None = None,
+        provider_replay_through_entry_id: str | None = None,
     ) -> str:
-        """Append a compaction (``first_kept_entry_id`` is not validated, as in omp)."""
-        return self._append(
-            make.typed(
-                *self._base(),
-                "compaction",
-                summary=summary,
-                shortSummary=make.OMIT_NONE(short_summary),
-                firstKeptEntryId=make.OMIT_NONE(first_kept_entry_id),
-                tokensBefore=tokens_before,
-                details=make.OMIT_NONE(details),
-                fromExtension=make.OMIT_NONE(from_extension),
-                preserveData=make.OMIT_NONE(preserve_data),
-            )
+        """Append a compaction (``first_kept_entry_id`` is not validated, as in omp).
+
+        omp 18's options (``tokens_after``, ``method``, ``provider_replay_through_entry_id``) are
+        keywords; the dialect gives the key order (omp 18 writes ``details`` after them).
+        """
+        values = {
+            "summary": summary,
+            "shortSummary": make.OMIT_NONE(short_summary),
+            "firstKeptEntryId": make.OMIT_NONE(first_kept_entry_id),
+            "tokensBefore": tokens_before,
+            "tokensAfter": make.OMIT_NONE(tokens_after),
+            "method": make.OMIT_NONE(method),
+            "providerReplayThroughEntryId": make.OMIT_NONE(provider_replay_through_entry_id),
+            "details": make.OMIT_NONE(details),
+            "fromExtension": make.OMIT_NONE(from_extension),
+            "preserveData": make.OMIT_NONE(preserve_data),
+        }
+        order = self._dialect.compaction_keys
+        fields = {key: values[key] for key in order}
+        fields.update(
+            {key: value for key, value in values.items() if key not in order and value is not make.OMIT}
         )
+        return self._append(make.typed(*self._base(), "compaction", **fields))
 
     def append_custom_entry(self, custom_type: str, data: Any = None) -> str:
         return self._append(make.custom(*self._base(), custom_type, data))
@@ -105,6 +169,9 @@ class AppendMethods:
         return self._append(make.typed(*self._base(), "ttsr_injection", injectedRules=[*rule_names]))
 
     def append_mcp_tool_selection(self, tool_names: Sequence[str]) -> str:
+        """omp 13.19 only: omp 18 removed MCP tool selections."""
+        if not self._dialect.mcp_tool_selection:
+            raise UnsupportedByDialectError("append_mcp_tool_selection", self._dialect)
         return self._append(make.typed(*self._base(), "mcp_tool_selection", selectedToolNames=[*tool_names]))
 
     def append_label_change(self, target_id: str, label: str | None = None) -> str:
@@ -122,9 +189,9 @@ class AppendMethods:
         if entry_id is not None and entry_id not in self._index.by_id:
             raise EntryNotFoundError(entry_id)
         entry = make.typed(
-            new_entry_id(self._index.by_id),
+            self._runtime.new_entry_id(self._index.by_id),
             entry_id,
-            now_iso(),
+            self._runtime.now(),
             "branch_summary",
             fromId=entry_id if entry_id is not None else "root",
             summary=summary,

@@ -13,27 +13,29 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from omp_session.dialects import Dialect, DialectChoice, auto_dialect, explicit_dialect
 from omp_session.errors import (
-    EntryNotFoundError,
     ReadOnlySessionError,
+    SessionNotFoundError,
 )
 from omp_session.format import entry_factory as make
-from omp_session.format.codec import LineIssue, decode_lines
-from omp_session.format.entries import is_assistant_entry
-from omp_session.format.ids import new_entry_id, new_session_id, now_iso
+from omp_session.format.codec import BLANK, LineIssue
+from omp_session.format.entries import CURRENT_VERSION, is_assistant_entry
+from omp_session.format.title_slot import TitleSlot
 from omp_session.format.transform import prepare_for_disk
 from omp_session.manager.appends import AppendMethods
-from omp_session.manager.whole_session import ForkResult, WholeSessionMethods
-from omp_session.model.context import SessionContext
+from omp_session.manager.layout import dialect_for_file, dialect_for_new
+from omp_session.manager.navigation import NavigationMethods
+from omp_session.manager.omp18_api import Omp18Methods, fork_entries, peek_session_init
+from omp_session.manager.runtime import Runtime
+from omp_session.manager.titles import TitleMethods
+from omp_session.manager.whole_session import ForkResult, WholeSessionMethods, new_header_and_path
+from omp_session.manager.workspace import WorkspaceMethods
 from omp_session.model.tree import SessionTreeNode
-from omp_session.model.usage import UsageStatistics
 from omp_session.store import DurabilityPolicy, SessionStorage, Storage
 from omp_session.store.artifacts import ArtifactMethods
-from omp_session.store.blobs import BlobSink, FileBlobStore
-from omp_session.store.breadcrumbs import read_breadcrumb, write_breadcrumb
 from omp_session.store.configured import session_storage
 from omp_session.store.fast_open import (
-    context_at,
     has_assistant,
     index_for,
     remember_index,
@@ -42,7 +44,7 @@ from omp_session.store.fast_open import (
 from omp_session.store.loading import is_session_header, parse_session
 from omp_session.store.memory import MemoryStorage
 from omp_session.store.opening import absolute
-from omp_session.store.paths import blobs_dir, default_session_dir, session_file_path
+from omp_session.store.paths import default_session_dir, session_file_path
 from omp_session.tools import listing
 
 Entry = dict[str, Any]
@@ -61,16 +63,15 @@ def _session_dir_for(cwd: StrPath, session_dir: StrPath | None) -> Path:
     return Path(session_dir) if session_dir is not None else default_session_dir(cwd)
 
 
-def _default_blobs() -> BlobSink:
-    return FileBlobStore(blobs_dir())
-
-
-def _store(storage: SessionStorage | None) -> SessionStorage:
-    """The store a factory works on: the one given, else the process's (files by default)."""
-    return session_storage(storage)
-
-
-class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
+class SessionManager(
+    NavigationMethods,
+    AppendMethods,
+    Omp18Methods,
+    TitleMethods,
+    WorkspaceMethods,
+    WholeSessionMethods,
+    ArtifactMethods,
+):
     """One session: a header and a tree of entries, persisted to a JSONL file or kept in memory.
 
     Build one with :meth:`create`, :meth:`open`, :meth:`continue_recent`, :meth:`in_memory` or
@@ -93,23 +94,48 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         migrated_from: int | None = None,
         issues: Sequence[LineIssue] = (),
         read_only: bool = False,
+        dialect: Dialect | None = None,
+        layout_locked: bool = True,
+        title_slot: TitleSlot | None = None,
+        runtime: Runtime | None = None,
     ) -> None:
+        self._runtime = runtime if runtime is not None else Runtime()
         self._cwd = cwd
         self._session_dir = session_dir
         self._storage = storage
         self._read_only = read_only
         self._issues = list(issues)
         self._read_offset = 0
+        self._dialect = dialect if dialect is not None else auto_dialect(title_slot is not None)
+        #: Auto mode: never add or remove the title slot of an existing file.
+        self._layout_locked = layout_locked
+        self._sealed = False
+        self._hold_writes = False
+        self._title_revision = 0
         self._init_artifacts()
-        self._reset_state(header, entries)
+        self._reset_state(header, entries, title_slot)
         self._ensured = ensured_on_disk
         self._flushed = flushed
         self._migrated_from = migrated_from
+        #: omp 18: the first write after a load with malformed lines rewrites the file (§5.4).
+        self._rewrite_pending = self._dialect.rewrite_after_malformed and any(
+            issue.skipped and issue.reason != BLANK for issue in issues
+        )
 
-    def _reset_state(self, header: Entry, entries: Sequence[Entry]) -> None:
+    def _reset_state(
+        self, header: Entry, entries: Sequence[Entry], title_slot: TitleSlot | None = None
+    ) -> None:
         self._header = header
         title = header.get("title")
         self._session_name: str | None = title if isinstance(title, str) else None
+        source = header.get("titleSource")
+        self._title_source: str | None = source if source in ("auto", "user") else None
+        timestamp = header.get("timestamp")
+        self._title_updated_at = title_slot.updated_at if title_slot else str(timestamp or "")
+        self._has_slot = title_slot is not None
+        directories = header.get("additionalDirectories")
+        self._additional_directories: list[str] = list(directories) if isinstance(directories, list) else []
+        self._rewrite_pending = False
         self._index = index_for(entries)  # lazy for a file opened through its offset index
         self._leaf: str | None = None
         if entries:
@@ -118,6 +144,11 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         self._usage = usage_of(entries)
         self._has_assistant = has_assistant(entries)
         self._migrated_from = None
+
+    @property
+    def dialect(self) -> Dialect:
+        """The omp version whose rules this session follows (see :mod:`omp_session.dialects`)."""
+        return self._dialect
 
     # ------------------------------------------------------------------ factories
 
@@ -128,16 +159,30 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         session_dir: str | os.PathLike[str] | None = None,
         *,
         durability: DurabilityPolicy = "os",
+        dialect: DialectChoice = None,
+        runtime: Runtime | None = None,
         storage: SessionStorage | None = None,
     ) -> SessionManager:
         """A new persistent session; its file is first written with the first assistant message.
-
+        Writes the terminal breadcrumb (§7.8) unless the runtime turns breadcrumbs off.
         ``storage`` is where sessions live (default: files; or a ``PostgresStorage``)."""
+        runtime = runtime if runtime is not None else Runtime()
         directory = _session_dir_for(cwd, session_dir)
-        header, path = cls._new_header_and_path(os.fspath(cwd), directory)
-        session = _store(storage).new_storage(path, _default_blobs(), durability=durability)
-        write_breadcrumb(os.fspath(cwd), os.fspath(path))
-        return cls(cwd=os.fspath(cwd), session_dir=os.fspath(directory), storage=session, header=header)
+        chosen, locked = dialect_for_new(dialect, directory)
+        header, path = new_header_and_path(runtime, os.fspath(cwd), directory, dialect=chosen)
+        session = session_storage(storage).new_storage(path, runtime.blob_store(), durability=durability)
+        runtime.remember_terminal_session(os.fspath(cwd), os.fspath(path))
+        manager = cls(
+            cwd=os.fspath(cwd),
+            session_dir=os.fspath(directory),
+            storage=session,
+            header=header,
+            dialect=chosen,
+            layout_locked=locked,
+            runtime=runtime,
+        )
+        manager._has_slot = locked and chosen.title_slot  # auto: the store already has slot files
+        return manager
 
     @classmethod
     def open(
@@ -147,20 +192,40 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         *,
         read_only: bool = False,
         durability: DurabilityPolicy = "os",
+        dialect: DialectChoice = None,
+        throw_if_missing: bool = False,
+        runtime: Runtime | None = None,
         storage: SessionStorage | None = None,
     ) -> SessionManager:
         """Open a session file. A missing or blank file starts a new session at that path (its header
         is written at once, as omp does); a file with a bad header raises ``CorruptSessionError`` and
-        is never modified. ``read_only=True`` never writes and takes no lock."""
+        is never modified.
+
+        ``read_only=True`` takes no lock and never writes the session file or a breadcrumb; like
+        every open of a large file it may write the offset-index cache under the agent directory
+        (``<agent dir>/cache/offsets``) unless the runtime turns it off."""
+        runtime = runtime if runtime is not None else Runtime()
         file_path = absolute(path)
         directory = os.fspath(session_dir) if session_dir is not None else os.fspath(file_path.parent)
-        opened = _store(storage).open_session(
-            file_path, _default_blobs(), read_only=read_only, durability=durability
+        store = session_storage(storage)
+        if throw_if_missing and not store.session_exists(file_path):
+            raise SessionNotFoundError(file_path)
+        opened = store.open_session(
+            file_path,
+            runtime.blob_store(),
+            read_only=read_only,
+            durability=durability,
+            use_index=runtime.offset_index,
         )
         loaded = opened.loaded
         if loaded is None:
-            return cls._start_at(file_path, directory, opened.storage)
+            if throw_if_missing:
+                opened.storage.close()
+                raise SessionNotFoundError(file_path)
+            chosen, locked = dialect_for_new(dialect, file_path.parent)
+            return cls._start_at(file_path, directory, opened.storage, chosen, locked, runtime)
         header = loaded.header
+        chosen, locked = dialect_for_file(dialect, loaded.title_slot is not None)
         cwd = header["cwd"] if isinstance(header.get("cwd"), str) else os.getcwd()
         manager = cls(
             cwd=cwd,
@@ -172,21 +237,51 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
             flushed=True,
             issues=loaded.issues,
             read_only=read_only,
+            dialect=chosen,
+            layout_locked=locked,
+            title_slot=loaded.title_slot,
+            runtime=runtime,
         )
         manager._migrated_from = loaded.migrated_from
         manager._read_offset = opened.read_offset
         if not read_only:  # a reader is not "using" the session in this terminal
-            write_breadcrumb(cwd, os.fspath(file_path))
-        if opened.data is not None:
-            remember_index(file_path, opened.data, loaded, manager.get_usage_statistics())
+            runtime.remember_terminal_session(cwd, os.fspath(file_path))
+        if opened.data is not None and runtime.offset_index:
+            remember_index(file_path, opened.data, loaded, manager._usage.copy())
         return manager
 
     @classmethod
-    def _start_at(cls, path: Path, directory: str, storage: Storage) -> SessionManager:
-        # Nothing to lose: a missing, empty or whitespace-only file gets a fresh header at once.
+    def _start_at(
+        cls,
+        path: Path,
+        directory: str,
+        storage: Storage,
+        dialect: Dialect,
+        layout_locked: bool,
+        runtime: Runtime,
+    ) -> SessionManager:
+        # Nothing to lose: a missing, empty, whitespace-only or slot-only file gets a fresh header
+        # at once.
         cwd = os.getcwd()
-        header = make.header(new_session_id(), now_iso(), cwd)
-        manager = cls(cwd=cwd, session_dir=directory, storage=storage, header=header, ensured_on_disk=True)
+        header = make.ordered(
+            dialect.headers.new,
+            type="session",
+            version=CURRENT_VERSION,
+            id=runtime.session_id(dialect.new_session_id),
+            timestamp=runtime.now(),
+            cwd=cwd,
+        )
+        manager = cls(
+            cwd=cwd,
+            session_dir=directory,
+            storage=storage,
+            header=header,
+            ensured_on_disk=True,
+            runtime=runtime,
+            dialect=dialect,
+            layout_locked=layout_locked,
+        )
+        manager._has_slot = layout_locked and dialect.title_slot
         manager._rewrite_all()
         return manager
 
@@ -197,25 +292,77 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         session_dir: str | os.PathLike[str] | None = None,
         *,
         durability: DurabilityPolicy = "os",
+        dialect: DialectChoice = None,
+        runtime: Runtime | None = None,
         storage: SessionStorage | None = None,
     ) -> SessionManager:
         """Open this terminal's last session of ``cwd`` (its breadcrumb, §7.8), else the newest valid
-        session by mtime, else create a new one."""
+        session by mtime, else create a new one (in ``storage``, default files)."""
+        runtime = runtime if runtime is not None else Runtime()
         directory = _session_dir_for(cwd, session_dir)
-        store = _store(storage)
-        recent = read_breadcrumb(
-            os.fspath(cwd), directory, exists=store.session_exists
-        ) or listing.find_most_recent_session(directory, storage=storage)
+        store = session_storage(storage)
+        recent = runtime.terminal_session(os.fspath(cwd), directory, exists=store.session_exists)
+        recent = recent or listing.find_most_recent_session(directory, storage=storage)
+        options: dict[str, Any] = {"durability": durability, "dialect": dialect, "runtime": runtime}
         if recent is not None:
-            return cls.open(recent, directory, durability=durability, storage=storage)
-        return cls.create(cwd, directory, durability=durability, storage=storage)
+            return cls.open(recent, directory, storage=storage, **options)
+        return cls.create(cwd, directory, storage=storage, **options)
 
     @classmethod
-    def in_memory(cls, cwd: str | os.PathLike[str] | None = None) -> SessionManager:
-        """A session that never touches the disk (not even blobs)."""
+    def create_empty_session_file(
+        cls,
+        cwd: str | os.PathLike[str],
+        session_dir: str | os.PathLike[str] | None = None,
+        *,
+        dialect: DialectChoice = None,
+        runtime: Runtime | None = None,
+    ) -> str:
+        """Write a new session file holding only its header (behind an untitled title slot when
+        the session is written as omp 18's) and return its path (omp 18 ``createEmptySessionFile``;
+        the header's cwd is resolved)."""
+        manager = cls.create(os.path.abspath(cwd), session_dir, dialect=dialect, runtime=runtime)
+        try:
+            manager.ensure_on_disk()
+            return str(manager.get_session_file())
+        finally:
+            manager.close()
+
+    @staticmethod
+    def peek_session_init(path: str | os.PathLike[str]) -> dict[str, Any]:
+        """``{cwd, init}`` of a session file without opening it for writing: the header's cwd and
+        the **last** ``session_init`` entry in file order (omp 18 ``peekSessionInit``)."""
+        return peek_session_init(path)
+
+    @classmethod
+    def in_memory(
+        cls,
+        cwd: str | os.PathLike[str] | None = None,
+        *,
+        dialect: DialectChoice = None,
+        runtime: Runtime | None = None,
+    ) -> SessionManager:
+        """A session whose entries and externalised images stay in memory. Only the explicit blob
+        and artifact calls (``put_blob``, ``save_artifact``) write to the agent directory."""
+        runtime = runtime if runtime is not None else Runtime()
         cwd_text = os.fspath(cwd) if cwd is not None else os.getcwd()
-        header = make.header(new_session_id(), now_iso(), cwd_text)
-        return cls(cwd=cwd_text, session_dir="", storage=MemoryStorage(), header=header)
+        chosen, locked = dialect_for_new(dialect, None)
+        header = make.ordered(
+            chosen.headers.new,
+            type="session",
+            version=CURRENT_VERSION,
+            id=runtime.session_id(chosen.new_session_id),
+            timestamp=runtime.now(),
+            cwd=cwd_text,
+        )
+        return cls(
+            cwd=cwd_text,
+            session_dir="",
+            storage=MemoryStorage(),
+            header=header,
+            dialect=chosen,
+            layout_locked=locked,
+            runtime=runtime,
+        )
 
     @classmethod
     def fork_from(
@@ -224,29 +371,44 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         cwd: str | os.PathLike[str],
         session_dir: str | os.PathLike[str] | None = None,
         *,
+        dialect: DialectChoice = None,
+        reset_inherited_cost: bool = False,
+        repair_interrupted_tail: bool = False,
+        runtime: Runtime | None = None,
         storage: SessionStorage | None = None,
     ) -> SessionManager:
-        """A new session holding a copy of every entry of ``source_path`` (written at once), both in
-        ``storage`` (default: files).
+        """A new session holding a copy of every entry of ``source_path`` (written at once).
 
         Unlike omp (§9 #19) a missing or corrupt source raises instead of yielding an empty session.
+        omp 18 options: ``reset_inherited_cost`` zeroes the cost of every copied usage (tokens
+        kept); ``repair_interrupted_tail`` closes tool calls left without a result.
         """
-        store = _store(storage)
+        runtime = runtime if runtime is not None else Runtime()
+        store = session_storage(storage)  # the source and the copy: files, or one database
         source = Path(source_path)
-        blobs = _default_blobs()
+        blobs = runtime.blob_store()
         loaded = parse_session(source, store.read_session(source), blobs)
         directory = _session_dir_for(cwd, session_dir)
-        session_id, timestamp = new_session_id(), now_iso()
-        header = make.fork_from_header(session_id, timestamp, os.fspath(cwd), loaded.header)
+        chosen, locked = dialect_for_new(dialect, directory)
+        timestamp = runtime.now()
+        session_id = runtime.session_id(chosen.new_session_id)
+        header = make.fork_from_header(
+            chosen.headers.fork_from, session_id, timestamp, os.fspath(cwd), loaded.header
+        )
+        entries = fork_entries(loaded.entries, reset_inherited_cost, repair_interrupted_tail, runtime)
         path = session_file_path(directory, timestamp, session_id)
         manager = cls(
             cwd=os.fspath(cwd),
             session_dir=os.fspath(directory),
             storage=store.new_storage(path, blobs, durability="os"),
             header=header,
-            entries=loaded.entries,
+            entries=entries,
             ensured_on_disk=True,
+            dialect=chosen,
+            layout_locked=locked,
+            runtime=runtime,
         )
+        manager._has_slot = locked and chosen.title_slot
         manager._rewrite_all()
         return manager
 
@@ -256,16 +418,17 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         cwd: str | os.PathLike[str],
         session_dir: str | os.PathLike[str] | None = None,
         *,
+        dialect: DialectChoice = None,
         storage: SessionStorage | None = None,
     ) -> InfoList:
-        """Sessions of ``cwd`` (or of ``session_dir``) in ``storage`` (default: files), newest first."""
+        """Sessions of ``cwd`` (or of ``session_dir``) in ``storage`` (default files), newest first."""
         directory = _session_dir_for(cwd, session_dir)
-        return listing.list_sessions(directory, storage=storage)
+        return listing.list_sessions(directory, dialect=explicit_dialect(dialect), storage=storage)
 
     @classmethod
-    def list_all(cls, *, storage: SessionStorage | None = None) -> InfoList:
+    def list_all(cls, *, dialect: DialectChoice = None, storage: SessionStorage | None = None) -> InfoList:
         """Sessions of every project under the sessions root, newest first."""
-        return listing.list_all_sessions(storage=storage)
+        return listing.list_all_sessions(dialect=explicit_dialect(dialect), storage=storage)
 
     # ------------------------------------------------------------------ persistence
 
@@ -273,32 +436,46 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         """Write ``entry`` (not yet in memory) or decide to hold it; raises before memory changes."""
         if self._read_only:
             raise ReadOnlySessionError(self.get_session_file())
+        if self._hold_writes:
+            return  # inside append_entries_atomically: written by its one rewrite
         if not (self._ensured or self._has_assistant or is_assistant_entry(entry)):
             self._flushed = False  # held in memory until an assistant message exists (§7.2)
             return
-        if self._migrated_from is not None or not self._flushed:
+        if self._migrated_from is not None or not self._flushed or self._rewrite_pending:
             self._rewrite_all(extra=entry)
             return
-        self._storage.append(prepare_for_disk(entry, self._storage.blobs))
+        self._storage.append(self._disk_line(entry))
+
+    def _disk_line(self, entry: Entry) -> bytes:
+        """The line written for ``entry`` (the dialect's persistence transform)."""
+        return prepare_for_disk(entry, self._storage.blobs, self._dialect.persist)
 
     def _lines(self, extra: Entry | None) -> Iterator[bytes]:
-        blobs = self._storage.blobs
-        yield prepare_for_disk(self._header, blobs)
+        if self._writes_slot():
+            yield self._slot_line()
+        yield self._disk_line(self._header)
         for entry in self._index.entries:
-            yield prepare_for_disk(entry, blobs)
+            yield self._disk_line(entry)
         if extra is not None:
-            yield prepare_for_disk(extra, blobs)
+            yield self._disk_line(extra)
 
     def _rewrite_all(self, extra: Entry | None = None) -> None:
         """Atomically replace the file with header + every entry (+ ``extra``)."""
         if self._read_only:
             raise ReadOnlySessionError(self.get_session_file())
         backup = f".v{self._migrated_from}.bak" if self._migrated_from is not None else None
+        if backup is None and self._rewrite_pending:
+            backup = ".malformed.bak"  # omp 18 drops malformed lines; we keep the old file beside
+        with_slot = self._writes_slot()
         self._storage.rewrite(self._lines(extra), backup_suffix=backup)
+        self._has_slot = with_slot
         self._flushed = True
         self._migrated_from = None
+        self._rewrite_pending = False
 
     def _append(self, entry: Entry) -> str:
+        if self._sealed:
+            return str(entry["id"])  # omp 18: appends after seal() are dropped
         self._persist(entry)
         self._index.add(entry)
         self._leaf = entry["id"]
@@ -307,133 +484,12 @@ class SessionManager(AppendMethods, WholeSessionMethods, ArtifactMethods):
         return str(entry["id"])
 
     def _base(self) -> tuple[str, str | None, str]:
-        return new_entry_id(self._index.by_id), self._leaf, now_iso()
+        return self._runtime.new_entry_id(self._index.by_id), self._leaf, self._runtime.now()
 
-    # ------------------------------------------------------------------ reads and navigation
-
-    def get_leaf_id(self) -> str | None:
-        return self._leaf
-
-    def get_leaf_entry(self) -> Entry | None:
-        return self._index.get(self._leaf)
-
-    def get_entry(self, entry_id: str) -> Entry | None:
-        return self._index.get(entry_id)
-
-    def get_entries(self) -> EntryList:
-        """Every entry in file order (a new list; the entries themselves are live)."""
-        return [*self._index.entries]
-
-    def get_header(self) -> Entry:
-        return self._header
-
-    def get_branch(self, from_id: str | None = None) -> EntryList:
-        """Root→entry path for ``from_id`` (default: the leaf); ``[]`` if unknown."""
-        return self._index.branch(from_id if from_id is not None else self._leaf)
-
-    def get_tree(self) -> NodeList:
-        return self._index.get_tree()
-
-    def get_children(self, parent_id: str) -> EntryList:
-        return self._index.children(parent_id)
-
-    def get_label(self, entry_id: str) -> str | None:
-        return self._index.labels.get(entry_id)
-
-    def get_labels(self) -> dict[str, str]:
-        """Every current label by target id (a copy)."""
-        return dict(self._index.labels)
-
-    def branch(self, entry_id: str) -> None:
-        """Move the leaf to an existing entry (not persisted, as in omp)."""
-        if entry_id not in self._index.by_id:
-            raise EntryNotFoundError(entry_id)
-        self._leaf = entry_id
-
-    def reset_leaf(self) -> None:
-        """Move the leaf before the first entry; the next append starts a new root."""
-        self._leaf = None
-
-    def build_session_context(self) -> SessionContext:
-        """The LLM context at the current leaf (O(depth))."""
-        if self._leaf is None:
-            return SessionContext()
-        return context_at(self._index, self._leaf)
-
-    def get_injected_ttsr_rules(self) -> RuleList:
-        """TTSR rule names injected along the current branch, first appearance first (§5)."""
-        return self.build_session_context().injected_ttsr_rules if self._leaf is not None else []
-
-    def get_last_model_change_role(self) -> str | None:
-        """``role`` (default ``"default"``) of the nearest ``model_change`` above the leaf (§5)."""
-        for entry in reversed(self.get_branch()):
-            if entry.get("type") == "model_change":
-                role = entry.get("role")
-                return role if isinstance(role, str) else "default"
-        return None
-
-    def get_usage_statistics(self) -> UsageStatistics:
-        """Totals over every branch (a copy, not a live object)."""
-        return self._usage.copy()
-
-    def get_session_id(self) -> str:
-        return str(self._header.get("id"))
-
-    def get_session_file(self) -> str | None:
-        path = self._storage.path
-        return os.fspath(path) if path is not None else None
-
-    def get_session_dir(self) -> str:
-        return self._session_dir
-
-    def get_cwd(self) -> str:
-        return self._cwd
-
-    def get_session_name(self) -> str | None:
-        return self._session_name
-
-    def get_load_issues(self) -> IssueList:
-        """Lines skipped or read leniently when the file was loaded."""
-        return [*self._issues]
-
-    def is_persisted(self) -> bool:
-        return self._storage.path is not None
+    def _blobs_dir(self) -> Path:
+        return self._runtime.blobs_dir()
 
     # ------------------------------------------------------------------ whole-session operations
-
-    def refresh(self) -> EntryList:
-        """Read entries appended to the file since it was loaded (for read-only followers).
-
-        Only complete lines are read; returns the new entries, which also move the leaf. If the
-        writer replaced the file meanwhile (a full rewrite), it is read again in full.
-        """
-        if not self._persistent or not self._storage.exists():
-            return []
-        if self._read_only and self._storage.replaced_since_read():
-            return self._reload()
-        data = self._storage.read_from(self._read_offset)
-        complete = data[: data.rfind(b"\n") + 1]
-        if not complete:
-            return []
-        self._read_offset += len(complete)
-        added = decode_lines(complete).records
-        for entry in added:
-            self._index.add(entry)
-            self._usage.add_entry(entry)
-            self._has_assistant = self._has_assistant or is_assistant_entry(entry)
-            if isinstance(entry.get("id"), str):
-                self._leaf = entry["id"]
-        return added
-
-    def _reload(self) -> EntryList:
-        # The writer replaced the file (a migration, rename or repair): read it again in full and
-        # report the entries this reader had not seen.
-        data = self._storage.read()
-        loaded = parse_session(Path(str(self.get_session_file())), data, self._storage.blobs)
-        seen = set(self._index.by_id)
-        self._reset_state(loaded.header, loaded.entries)
-        self._read_offset = data.rfind(b"\n") + 1
-        return [entry for entry in loaded.entries if entry.get("id") not in seen]
 
     def flush(self) -> None:
         """Make every written entry durable (fsync)."""

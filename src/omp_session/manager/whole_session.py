@@ -8,22 +8,23 @@ switches to it, so a failure leaves the session exactly as it was.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from omp_session.dialects import Dialect
 from omp_session.errors import EntryNotFoundError, ReadOnlySessionError
 from omp_session.format import entry_factory as make
-from omp_session.format.ids import new_entry_id, new_session_id, now_iso
+from omp_session.format.entries import CURRENT_VERSION
 from omp_session.format.transform import prepare_for_disk
+from omp_session.manager.runtime import Runtime
+from omp_session.manager.workspace import normalize_directories
 from omp_session.model.tree import SessionIndex
 from omp_session.store import Storage
-from omp_session.store.breadcrumbs import write_breadcrumb
 from omp_session.store.lazy_index import LazySessionIndex
 from omp_session.store.paths import default_session_dir, session_file_path
 
 Entry = dict[str, Any]
-_MISSING = object()
 
 
 class ForkResult(NamedTuple):
@@ -31,10 +32,37 @@ class ForkResult(NamedTuple):
     new_session_file: str
 
 
+def new_header_and_path(
+    runtime: Runtime,
+    cwd: str,
+    directory: Path,
+    parent: str | None = None,
+    *,
+    dialect: Dialect,
+    prompt_cache_key: str | None = None,
+    directories: Sequence[str] = (),
+) -> tuple[Entry, Path]:
+    session_id = runtime.session_id(dialect.new_session_id)
+    timestamp = runtime.now()
+    header = make.ordered(
+        dialect.headers.new,
+        type="session",
+        version=CURRENT_VERSION,
+        id=session_id,
+        timestamp=timestamp,
+        cwd=cwd,
+        parentSession=parent,
+        providerPromptCacheKey=prompt_cache_key,
+        additionalDirectories=list(directories) or None,
+    )
+    return header, session_file_path(directory, timestamp, session_id)
+
+
 class WholeSessionMethods:
     """Mixin over the manager's state (declared here, owned by ``SessionManager``)."""
 
     _read_only: bool
+    _runtime: Runtime
     _storage: Storage
     _index: SessionIndex | LazySessionIndex
     _cwd: str
@@ -44,6 +72,11 @@ class WholeSessionMethods:
     _migrated_from: int | None
     _flushed: bool
     _ensured: bool
+    _dialect: Dialect
+    _title_source: str | None
+    _title_updated_at: str
+    _additional_directories: list[str]
+    _has_slot: bool
 
     def get_session_file(self) -> str | None:
         raise NotImplementedError
@@ -51,19 +84,24 @@ class WholeSessionMethods:
     def get_session_id(self) -> str:
         raise NotImplementedError
 
-    def _reset_state(self, header: Entry, entries: Sequence[Entry]) -> None:
+    def _reset_state(self, header: Entry, entries: Sequence[Entry], title_slot: Any = None) -> None:
         raise NotImplementedError
 
     def _rewrite_all(self, extra: Entry | None = None) -> None:
         raise NotImplementedError
 
-    @staticmethod
-    def _new_header_and_path(cwd: str, directory: Path, parent: str | None = None) -> tuple[Entry, Path]:
-        session_id = new_session_id()
-        timestamp = now_iso()
-        return make.header(session_id, timestamp, cwd, parent), session_file_path(
-            directory, timestamp, session_id
-        )
+    def _writes_slot(self) -> bool:
+        raise NotImplementedError
+
+    def _slot_line(self) -> bytes:
+        raise NotImplementedError
+
+    def _adopt_title(self, header: Entry) -> None:
+        """Title state of a new file from its header (fork, branch): the slot carries the same."""
+        title, source = header.get("title"), header.get("titleSource")
+        self._session_name = title if isinstance(title, str) else None
+        self._title_source = source if isinstance(source, str) else None
+        self._title_updated_at = str(header.get("timestamp") or "")
 
     @property
     def _persistent(self) -> bool:
@@ -79,7 +117,11 @@ class WholeSessionMethods:
         manager switches to it: if the write fails, this session is left exactly as it was."""
         blobs = self._storage.blobs
         storage = self._storage.sibling(path if self._persistent else None)
-        lines = (prepare_for_disk(item, blobs) for item in (header, *entries))
+        lines: Iterator[bytes] = (
+            prepare_for_disk(item, blobs, self._dialect.persist) for item in (header, *entries)
+        )
+        if self._writes_slot():
+            lines = _prefixed(self._slot_line(), lines)
         try:
             storage.rewrite(lines)
         except BaseException:
@@ -99,18 +141,36 @@ class WholeSessionMethods:
         path = self._index.branch(leaf_id)
         if not path:
             raise EntryNotFoundError(leaf_id)
-        entries = make.branched_entries(path, self._index.labels, new_entry_id, now_iso())
+        entries = make.branched_entries(
+            path, self._index.labels, self._runtime.new_entry_id, self._runtime.now()
+        )
         persistent = self._persistent
         directory = Path(self._session_dir) if persistent else Path(".")
-        header, new_path = self._new_header_and_path(
-            self._cwd, directory, self.get_session_file() if persistent else None
+        dialect = self._dialect
+        header, new_path = new_header_and_path(self._runtime, self._cwd, directory, dialect=dialect)
+        name, source = self._session_name, self._title_source
+        header = make.ordered(
+            dialect.headers.branched,
+            **header,
+            title=name,
+            titleSource=source,
+            parentSession=self.get_session_file() if persistent else None,
+            additionalDirectories=list(self._additional_directories) or None,
         )
+        state = self._title_state_for_copy(header)
         self._written_copy(new_path if persistent else None, header, entries)
-        name = self._session_name
+        has_slot = self._has_slot
         self._reset_state(header, entries)
-        self._session_name = name  # omp keeps the name in memory although the header has no title
+        self._has_slot = has_slot
+        # omp 13.19 keeps the name in memory although the header has no title; omp 18 writes it
+        self._session_name, self._title_source, self._title_updated_at = state
         self._flushed = True
         return os.fspath(new_path) if persistent else None
+
+    def _title_state_for_copy(self, header: Entry) -> tuple[str | None, str | None, str]:
+        """Switch the title state to the new file's (its slot is written from it) and return it."""
+        self._title_updated_at = str(header.get("timestamp") or "")
+        return self._session_name, self._title_source, self._title_updated_at
 
     def fork(self) -> ForkResult | None:
         """Copy this session (every branch, same ids) into a new file; ``None`` in memory."""
@@ -118,49 +178,77 @@ class WholeSessionMethods:
         if not self._persistent:
             return None
         old_file = self.get_session_file()
-        title = self._header.get("title", self._session_name)
-        session_id, timestamp = new_session_id(), now_iso()
-        header = make.fork_header(session_id, title, timestamp, self._cwd, self.get_session_id())
+        old_header, parent_id = self._header, self.get_session_id()
+        title = old_header.get("title", self._session_name)
+        source = old_header.get("titleSource", self._title_source)
+        key = old_header.get("providerPromptCacheKey")
+        dialect = self._dialect
+        session_id = self._runtime.session_id(dialect.new_session_id)
+        timestamp = self._runtime.now()
+        header = make.ordered(
+            dialect.headers.fork,
+            type="session",
+            version=CURRENT_VERSION,
+            id=session_id,
+            title=title,
+            titleSource=source,
+            timestamp=timestamp,
+            cwd=self._cwd,
+            additionalDirectories=list(self._additional_directories) or None,
+            parentSession=parent_id,
+            providerPromptCacheKey=key if isinstance(key, str) else parent_id,
+        )
         new_path = session_file_path(self._session_dir, timestamp, session_id)
-        self._written_copy(new_path, header, self._index.entries)
+        before = (self._session_name, self._title_source, self._title_updated_at)
+        self._adopt_title(header)
+        try:
+            self._written_copy(new_path, header, self._index.entries)
+        except BaseException:
+            self._session_name, self._title_source, self._title_updated_at = before
+            raise
         self._header = header
         self._migrated_from = None
         self._flushed = True
         return ForkResult(old_file, os.fspath(new_path))
 
-    def new_session(self, parent_session: str | None = None) -> str | None:
-        """Start a fresh, empty session (no file until the first assistant message)."""
+    def new_session(
+        self,
+        parent_session: str | None = None,
+        *,
+        provider_prompt_cache_key: str | None = None,
+        additional_directories: Sequence[str] = (),
+    ) -> str | None:
+        """Start a fresh, empty session. omp 13.19 writes its file with the first assistant
+        message; omp 18 writes it (title slot and header) at once."""
         self._require_writable()
         persistent = self._persistent
         directory = Path(self._session_dir) if persistent else Path(".")
-        header, new_path = self._new_header_and_path(self._cwd, directory, parent_session)
+        header, new_path = new_header_and_path(
+            self._runtime,
+            self._cwd,
+            directory,
+            parent_session,
+            dialect=self._dialect,
+            prompt_cache_key=provider_prompt_cache_key,
+            directories=normalize_directories(self._cwd, additional_directories),
+        )
+        has_slot = self._has_slot
         old = self._storage
         old.close()
         self._storage = old.sibling(new_path if persistent else None)
         self._reset_state(header, [])
+        self._has_slot = has_slot
         self._ensured = False
         self._flushed = False
         if persistent:
-            write_breadcrumb(self._cwd, os.fspath(new_path))
+            self._runtime.remember_terminal_session(self._cwd, os.fspath(new_path))
+            if self._dialect.new_session_materializes:
+                self.ensure_on_disk()
         return os.fspath(new_path) if persistent else None
 
-    def set_session_name(self, name: str) -> None:
-        """Set the title in the header; rewrites the file at once if it exists."""
-        self._require_writable()
-        previous = self._header.get("title", _MISSING)
-        self._header["title"] = name
-        if self._storage.exists():
-            try:
-                self._rewrite_all()
-            except BaseException:  # keep memory as the file still says
-                if previous is _MISSING:
-                    del self._header["title"]
-                else:
-                    self._header["title"] = previous
-                raise
-        self._session_name = name
-
-    def move_to(self, new_cwd: str | os.PathLike[str]) -> None:
+    def move_to(
+        self, new_cwd: str | os.PathLike[str], target_session_dir: str | os.PathLike[str] | None = None
+    ) -> None:
         """Move the session to the project directory of ``new_cwd`` (omp's ``moveTo``, §6.6).
 
         The file and its artifact directory are renamed into the new session directory (the
@@ -169,15 +257,28 @@ class WholeSessionMethods:
         """
         self._require_writable()
         resolved = os.path.abspath(new_cwd)
-        if resolved == os.path.abspath(self._cwd):
+        if resolved == os.path.abspath(self._cwd) and target_session_dir is None:
             return
         storage = self._storage
         if self._persistent:
             root = Path(self._session_dir).parent  # stay under the same sessions root
-            directory = default_session_dir(resolved, root)
-            self._move_files(storage, directory)
+            directory = (
+                Path(os.path.abspath(target_session_dir))
+                if target_session_dir is not None
+                else default_session_dir(resolved, root)
+            )
+            old_path = os.fspath(str(storage.path))
+            if directory != Path(old_path).parent:
+                self._move_files(storage, directory)
+                if self._dialect.records_previous_files:  # omp 18 remembers where the file was (§2.10)
+                    previous = self._header.get("previousSessionFiles")
+                    known = list(previous) if isinstance(previous, list) else []
+                    if old_path not in known:
+                        self._header["previousSessionFiles"] = [*known, old_path]
             self._session_dir = os.fspath(directory)
-            write_breadcrumb(resolved, os.fspath(directory / Path(str(storage.path)).name))
+            self._runtime.remember_terminal_session(
+                resolved, os.fspath(directory / Path(str(storage.path)).name)
+            )
         self._cwd = resolved
         self._header["cwd"] = resolved
         if storage.exists():
@@ -209,3 +310,8 @@ class WholeSessionMethods:
         if not self._flushed or self._migrated_from is not None or not self._storage.exists():
             self._rewrite_all()
         self._ensured = True
+
+
+def _prefixed(first: bytes, rest: Iterable[bytes]) -> Iterator[bytes]:
+    yield first
+    yield from rest

@@ -2,6 +2,10 @@
 
 The cost is O(length of the path): the path is collected leaf→root once and reversed (omp
 prepends per step, which is O(depth²), §9 #24).
+
+What differs between omp versions is asked of :class:`~omp_session.dialects.ContextRules`: omp 18
+adds reset boundaries, a sticky explicit default model, ``configuredThinkingLevel``, service tiers
+by provider family, and filters (dangling tool calls, failed turns; see :mod:`.context_filters`).
 """
 
 from __future__ import annotations
@@ -10,8 +14,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from omp_session.dialects import OMP_13_19, ContextRules
 from omp_session.format.ids import iso_to_ms
 from omp_session.format.javascript import UNDEFINED, template_string
+from omp_session.model.context_filters import (
+    custom_message_18,
+    drop_failed_turns,
+    skipped_assistant,
+    strip_dangling_tool_calls,
+)
 from omp_session.model.tree import SessionIndex
 
 Entry = dict[str, Any]
@@ -39,23 +50,56 @@ class SessionContext:
     mode_data: dict[str, Any] | None = None
     selected_mcp_tool_names: list[str] = field(default_factory=list)
     has_persisted_mcp_tool_selection: bool = False
+    #: omp 18: the configured thinking selector of the latest change (``None`` when unknown).
+    configured_thinking_level: str | None = None
+    #: omp 18 transcript mode only: which assistant turns a cache miss is explained for.
+    cache_miss_explained_at: list[bool] | None = None
+    #: The dialect rules that built this context (they decide the JSON shape).
+    rules: ContextRules = field(default=OMP_13_19.context, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """omp's ``SessionContext`` JSON: absent optional keys are omitted, as JS drops undefined."""
-        out: dict[str, Any] = {
-            "messages": self.messages,
-            "thinkingLevel": self.thinking_level,
-            "models": self.models,
-            "injectedTtsrRules": self.injected_ttsr_rules,
-            "selectedMCPToolNames": self.selected_mcp_tool_names,
-            "hasPersistedMCPToolSelection": self.has_persisted_mcp_tool_selection,
-            "mode": self.mode,
-        }
+        out: dict[str, Any] = {"messages": self.messages}
+        if self.cache_miss_explained_at is not None:
+            out["cacheMissExplainedAt"] = self.cache_miss_explained_at
+        out["thinkingLevel"] = self.thinking_level
+        if self.rules.configured_thinking_level and self.configured_thinking_level is not None:
+            out["configuredThinkingLevel"] = self.configured_thinking_level
+        out["models"] = self.models
+        out["injectedTtsrRules"] = self.injected_ttsr_rules
+        if self.rules.mcp_tool_selection:
+            out["selectedMCPToolNames"] = self.selected_mcp_tool_names
+            out["hasPersistedMCPToolSelection"] = self.has_persisted_mcp_tool_selection
+        out["mode"] = self.mode
         if self.service_tier is not None:
             out["serviceTier"] = self.service_tier
         if self.mode_data is not None:
             out["modeData"] = self.mode_data
         return out
+
+
+_TIER_FAMILIES = ("openai", "anthropic", "google")
+_TIERS = ("auto", "default", "flex", "scale", "priority")
+_TIER_SHORTHANDS: dict[str, dict[str, str]] = {
+    "priority": {"openai": "priority", "anthropic": "priority", "google": "priority"},
+    "openai-only": {"openai": "priority"},
+    "claude-only": {"anthropic": "priority"},
+    "auto": {"openai": "auto"},
+    "default": {"openai": "default"},
+    "flex": {"openai": "flex"},
+    "scale": {"openai": "scale"},
+}
+
+
+def service_tier_by_family(value: Any) -> Any:
+    """omp 18 keeps the service tier per provider family (``coerceServiceTierByFamily``)."""
+    if isinstance(value, dict):
+        tiers = {family: value[family] for family in _TIER_FAMILIES if value.get(family) in _TIERS}
+        return tiers or None
+    if isinstance(value, str):
+        shorthand = _TIER_SHORTHANDS.get(value)
+        return dict(shorthand) if shorthand is not None else None
+    return None
 
 
 #: The entry types whose effect on the context is a state change replayed along the path (§5 step 4):
@@ -79,32 +123,39 @@ def _scan_state(path: Sequence[Entry], context: SessionContext) -> Entry | None:
     """Apply every state-changing entry root→leaf; return the last compaction on the path."""
     compaction: Entry | None = None
     rules: dict[str, None] = {}  # insertion-ordered set
+    dialect = context.rules
+    explicit_default = False
     for entry in path:
         kind = entry.get("type")
         if kind == "message":
             message = entry.get("message")
-            if isinstance(message, dict) and message.get("role") == "assistant":
-                # omp 13.19.0: the assistant overrides an explicit default model (§5 step 4).
-                context.models["default"] = (
-                    f"{template_string(message.get('provider', UNDEFINED))}/"
-                    f"{template_string(message.get('model', UNDEFINED))}"
-                )
+            # omp 13.19.0: the assistant overrides an explicit default model (§5 step 4);
+            # omp 18: only until an explicit default is on the path (omp18-differences §3.2).
+            if isinstance(message, dict) and message.get("role") == "assistant" and not explicit_default:
+                provider = template_string(message.get("provider", UNDEFINED))
+                name = template_string(message.get("model", UNDEFINED))
+                context.models["default"] = f"{provider}/{name}"
         elif kind == "thinking_level_change":
             level = entry.get("thinkingLevel")
             context.thinking_level = level if level is not None else "off"
+            configured = entry.get("configured")
+            context.configured_thinking_level = configured if configured is not None else level
         elif kind == "model_change":
             model = entry.get("model")
             if model:
-                role = entry.get("role")
-                context.models[role if role is not None else "default"] = model
+                given = entry.get("role")
+                role = given if given is not None else "default"
+                context.models[role] = model
+                explicit_default = explicit_default or (dialect.sticky_default_model and role == "default")
         elif kind == "service_tier_change":
-            context.service_tier = entry.get("serviceTier")
+            tier = entry.get("serviceTier")
+            context.service_tier = service_tier_by_family(tier) if dialect.service_tier_by_family else tier
         elif kind == "compaction":
             compaction = entry
         elif kind == "ttsr_injection":
             for rule in entry.get("injectedRules") or ():
                 rules[rule] = None
-        elif kind == "mcp_tool_selection":
+        elif kind == "mcp_tool_selection" and dialect.mcp_tool_selection:
             context.selected_mcp_tool_names = list(entry.get("selectedToolNames") or ())
             context.has_persisted_mcp_tool_selection = True
         elif kind == "mode_change":
@@ -114,13 +165,24 @@ def _scan_state(path: Sequence[Entry], context: SessionContext) -> Entry | None:
     return compaction
 
 
-def entry_to_message(entry: Entry) -> dict[str, Any] | None:
-    """The agent message an entry contributes to the context, or ``None`` (§5 step 5)."""
+def entry_to_message(
+    entry: Entry, rules: ContextRules = OMP_13_19.context, *, for_model: bool = True
+) -> dict[str, Any] | None:
+    """The agent message an entry contributes to the context, or ``None`` (§5 step 5).
+
+    ``for_model=False`` (omp 18's display transcript) keeps what only the model is spared."""
     kind = entry.get("type")
     if kind == "message":
         message = entry.get("message")
-        return message if isinstance(message, dict) else None
+        if not isinstance(message, dict):
+            return None
+        dropped = rules.drop_failed_turns and for_model
+        if dropped and message.get("role") == "assistant" and skipped_assistant(message):
+            return None
+        return message
     if kind == "custom_message":
+        if rules.normalize_custom_messages:
+            return custom_message_18(entry, rules, for_model=for_model)
         out = {"role": "custom"}
         for key in ("customType", "content", "display", "details", "attribution"):
             if key in entry:
@@ -145,62 +207,91 @@ def _remote_history(compaction: Entry) -> dict[str, Any] | None:
     history = remote.get("replacementHistory")
     if not isinstance(provider, str) or not provider or not isinstance(history, list):
         return None
+    if not all(isinstance(item, dict) for item in history):
+        return None
     return {"type": "openaiResponsesHistory", "provider": provider, "items": history}
 
 
-def _compaction_message(compaction: Entry, payload: dict[str, Any] | None) -> dict[str, Any]:
+def _compaction_message(
+    compaction: Entry, payload: dict[str, Any] | None, rules: ContextRules
+) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "compactionSummary", "summary": compaction.get("summary")}
-    if "shortSummary" in compaction:
-        message["shortSummary"] = compaction["shortSummary"]
-    if "tokensBefore" in compaction:
-        message["tokensBefore"] = compaction["tokensBefore"]
+    for key in rules.compaction_summary_fields:
+        if key in compaction:
+            message[key] = compaction[key]
     if payload is not None:
         message["providerPayload"] = payload
     message["timestamp"] = iso_to_ms(compaction.get("timestamp"))
     return message
 
 
-def _emit(entries: Sequence[Entry], out: list[dict[str, Any]]) -> None:
+def _emit(entries: Sequence[Entry], out: list[dict[str, Any]], rules: ContextRules) -> None:
     append = out.append
+    plain = not rules.drop_failed_turns
     for entry in entries:
-        if entry.get("type") == "message":  # the common case of entry_to_message, inlined
+        if plain and entry.get("type") == "message":  # the common case of entry_to_message, inlined
             message = entry.get("message")
             if isinstance(message, dict):
                 append(message)
             continue
-        converted = entry_to_message(entry)
+        converted = entry_to_message(entry, rules)
         if converted is not None:
             append(converted)
 
 
-def context_from_path(path: Sequence[Entry], state_path: Sequence[Entry] | None = None) -> SessionContext:
+def _index_of(path: Sequence[Entry], wanted: Any, before: int | None = None) -> int | None:
+    end = len(path) if before is None else before
+    return next((i for i in range(end) if path[i].get("id") == wanted), None)
+
+
+def context_from_path(
+    path: Sequence[Entry],
+    state_path: Sequence[Entry] | None = None,
+    rules: ContextRules = OMP_13_19.context,
+) -> SessionContext:
     """Build the context from a root→leaf path (the core of §5, steps 4–8).
 
     ``state_path`` (default: ``path``) is what the state scan replays: any part of the path that
     keeps, for every kind of state, the entries that decide it gives the same state (the offset
     index knows them; see :mod:`omp_session.store.index_builder`). ``path`` may then also start late:
-    at the first kept entry of the last compaction.
+    at the first kept entry of the last compaction. (Only used under 13.19 rules.)
     """
-    context = SessionContext()
+    context = SessionContext(rules=rules)
     compaction = _scan_state(path if state_path is None else state_path, context)
     messages = context.messages
-    if compaction is None:
-        _emit(path, messages)
-        return context
-    position = next(i for i, entry in enumerate(path) if entry is compaction)
-    payload = _remote_history(compaction)
-    messages.append(_compaction_message(compaction, payload))
-    if payload is None:
+    position = next((i for i, entry in enumerate(path) if entry is compaction), -1)
+    reset = -1
+    if rules.reset_boundaries:
+        reset = max((i for i, entry in enumerate(path) if entry.get("type") == "reset_boundary"), default=-1)
+    if reset >= 0 and reset > position:
+        # omp 18: a /clear boundary after the latest compaction starts the context (§3.3).
+        _emit(path[reset + 1 :], messages, rules)
+    elif compaction is None:
+        _emit(path, messages, rules)
+    else:
+        payload = _remote_history(compaction)
+        messages.append(_compaction_message(compaction, payload, rules))
         kept_id = compaction.get("firstKeptEntryId")
-        before = path[:position]
-        start = next((i for i, entry in enumerate(before) if entry.get("id") == kept_id), None)
-        if start is not None:
-            _emit(before[start:], messages)
-    _emit(path[position + 1 :], messages)
+        if payload is None:
+            before = path[:position]
+            start = _index_of(before, kept_id)
+            if start is not None:
+                _emit(before[start:], messages, rules)
+        elif rules.provider_replay and compaction.get("providerReplayThroughEntryId"):
+            replayed = _index_of(path, compaction["providerReplayThroughEntryId"])
+            if replayed is not None and replayed < position:
+                _emit(path[replayed + 1 : position], messages, rules)
+        _emit(path[position + 1 :], messages, rules)
+    if rules.strip_dangling_tool_calls:
+        strip_dangling_tool_calls(messages)
+    if rules.drop_failed_turns:
+        drop_failed_turns(messages)
     return context
 
 
-def build_session_context(entries: Sequence[Entry], leaf_id: str | None = UNSET) -> SessionContext:
+def build_session_context(
+    entries: Sequence[Entry], leaf_id: str | None = UNSET, rules: ContextRules = OMP_13_19.context
+) -> SessionContext:
     """Build the LLM context of ``entries`` at ``leaf_id`` (spec §5).
 
     ``leaf_id=None`` gives the empty context; an unset, empty or unknown leaf falls back to the last
@@ -210,11 +301,11 @@ def build_session_context(entries: Sequence[Entry], leaf_id: str | None = UNSET)
     'off'
     """
     if leaf_id is None:
-        return SessionContext()
+        return SessionContext(rules=rules)
     index = SessionIndex(entries)
     leaf = index.get(leaf_id) if isinstance(leaf_id, str) else None
     if leaf is None:
         if not entries:
-            return SessionContext()
+            return SessionContext(rules=rules)
         leaf = entries[-1]
-    return context_from_path(index.path_to(leaf))
+    return context_from_path(index.path_to(leaf), rules=rules)

@@ -64,6 +64,11 @@ class Storage(Protocol):
     def move(self, target: Path) -> None:
         """Give the stored session the address ``target``, keeping its lock (files: a rename)."""
 
+    def overwrite_title_slot(self, slot_line: bytes) -> None:
+        """Replace omp 18's 256-byte title slot at the start of the stored session in place
+        (its length never changes). Raises unless the stored session starts with a slot of the
+        same size."""
+
 
 class StoredSession(NamedTuple):
     """One session of a :class:`SessionStorage`, as a listing sees it."""
@@ -81,9 +86,16 @@ class SessionStorage(Protocol):
         """Storage for a session not written yet (nothing is written until the first append)."""
 
     def open_session(
-        self, path: Path, blobs: BlobSink, *, read_only: bool, durability: DurabilityPolicy
+        self,
+        path: Path,
+        blobs: BlobSink,
+        *,
+        read_only: bool,
+        durability: DurabilityPolicy,
+        use_index: bool = True,
     ) -> OpenedFile:
-        """Lock (unless ``read_only``) and read the session at ``path`` (see ``opening.open_file``)."""
+        """Lock (unless ``read_only``) and read the session at ``path`` (see ``opening.open_file``;
+        ``use_index``: whether a file store may use and write its offset-index cache)."""
 
     def read_session(self, path: Path) -> bytes:
         """The bytes of the session at ``path`` (``SessionNotFoundError`` if there is none)."""

@@ -43,6 +43,10 @@ class ArtifactMethods:
         self._next_artifact = {}
         self._memory_artifacts = {}
 
+    def _blobs_dir(self) -> Path:
+        """Where ``put_blob`` writes (the manager answers from its runtime)."""
+        return blobs_dir()
+
     def get_artifacts_dir(self) -> str | None:
         """``<session file minus .jsonl>``, or ``None`` for an in-memory session."""
         path = self._storage.path
@@ -84,7 +88,8 @@ class ArtifactMethods:
         return None
 
     def put_blob(self, data: bytes) -> BlobInfo:
-        """Store ``data`` in the global content-addressed blob store (written atomically)."""
-        store = FileBlobStore(blobs_dir())
+        """Store ``data`` in the agent directory's content-addressed blob store (written atomically;
+        an existing blob is not rewritten). Writes to disk even for an in-memory session."""
+        store = FileBlobStore(self._blobs_dir())
         digest = store.put(data)
         return BlobInfo(digest, store.path_of(digest), blob_ref(digest))

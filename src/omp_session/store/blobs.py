@@ -25,6 +25,9 @@ class BlobSink(Protocol):
     def get(self, digest: str) -> bytes | None:
         """The bytes of ``digest`` or ``None`` when unknown."""
 
+    def put_sidecar(self, digest: str, extension: str) -> None:
+        """Give blob ``digest`` a typed name ``<digest>.<extension>`` too (omp 18: for OS viewers)."""
+
 
 def blob_ref(digest: str) -> str:
     return BLOB_PREFIX + digest
@@ -70,6 +73,22 @@ class FileBlobStore:
         except (OSError, ValueError):
             return None
 
+    def put_sidecar(self, digest: str, extension: str) -> None:
+        """A hard link ``<digest>.<extension>`` to the blob (a copy where links fail), as omp 18."""
+        source = self.path_of(digest)
+        target = source.with_name(f"{digest}.{extension}")
+        if target.exists():
+            return
+        try:
+            os.link(source, target)
+        except FileExistsError:
+            return
+        except OSError:
+            data = source.read_bytes()
+            temp = self.directory / f".{digest}.{extension}.{os.getpid()}.tmp"
+            temp.write_bytes(data)
+            os.replace(temp, target)
+
 
 class MemoryBlobStore:
     """Blobs in a dict: for in-memory sessions, which must never write to disk (§7.7)."""
@@ -84,3 +103,6 @@ class MemoryBlobStore:
 
     def get(self, digest: str) -> bytes | None:
         return self.blobs.get(digest)
+
+    def put_sidecar(self, digest: str, extension: str) -> None:
+        return None  # nothing for an OS viewer to open in memory

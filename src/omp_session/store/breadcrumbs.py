@@ -41,17 +41,20 @@ def terminal_id(env: Mapping[str, str] | None = None, stdin: IO[Any] | None = No
     return None
 
 
-def _breadcrumb_file(terminal: str) -> Path | None:
+def _breadcrumb_file(terminal: str, directory: Path | None) -> Path | None:
     try:
-        return terminal_sessions_dir() / validate_name(terminal)
+        return (directory if directory is not None else terminal_sessions_dir()) / validate_name(terminal)
     except ValueError:
         return None
 
 
-def write_breadcrumb(cwd: str, session_file: str, terminal: str | None = None) -> None:
-    """Remember ``session_file`` as this terminal's session (atomic; errors are ignored)."""
+def write_breadcrumb(
+    cwd: str, session_file: str, terminal: str | None = None, *, directory: Path | None = None
+) -> None:
+    """Remember ``session_file`` as this terminal's session (atomic; errors are ignored), in
+    ``directory`` (default: the configured terminal-sessions directory)."""
     terminal = terminal if terminal is not None else terminal_id()
-    target = _breadcrumb_file(terminal) if terminal else None
+    target = _breadcrumb_file(terminal, directory) if terminal else None
     if target is None:
         return
     with contextlib.suppress(OSError):
@@ -66,12 +69,13 @@ def read_breadcrumb(
     session_dir: Path,
     terminal: str | None = None,
     *,
+    directory: Path | None = None,
     exists: Callable[[Path], bool] = Path.is_file,
 ) -> Path | None:
     """This terminal's last session for ``cwd``, if it is a session inside ``session_dir`` (a
     regular file, or whatever ``exists`` accepts for another store)."""
     terminal = terminal if terminal is not None else terminal_id()
-    source = _breadcrumb_file(terminal) if terminal else None
+    source = _breadcrumb_file(terminal, directory) if terminal else None
     if source is None:
         return None
     try:

@@ -16,10 +16,12 @@ from typing import Any, NamedTuple, cast
 
 import orjson
 
+from omp_session.dialects import OMP_13_19, ContextRules
 from omp_session.errors import SessionChangedError
 from omp_session.format.codec import DecodedFile, LineIssue, decode_lines
 from omp_session.format.entries import CURRENT_VERSION, is_assistant_entry
 from omp_session.format.migrate import header_version
+from omp_session.format.title_slot import fold_into_header, split_slot
 from omp_session.gcpause import gc_paused
 from omp_session.model.context import SessionContext, context_from_path
 from omp_session.model.tree import SessionIndex
@@ -148,7 +150,7 @@ def _builder_from(index: OffsetIndex) -> IndexBuilder:
     meta = index.meta
     builder.dangling, builder.labels = set(meta["dangling"]), list(meta["labels"])
     builder.kept = {int(c): int(k) for c, k in meta["kept"]}
-    builder.usage = UsageStatistics(**json.loads(meta["usage"]))
+    builder.usage = UsageStatistics.from_state(json.loads(meta["usage"]))
     builder.has_assistant = bool(meta["has_assistant"])
     return builder
 
@@ -234,6 +236,11 @@ def _open_with(
     header = orjson.loads(header_line)
     if not is_session_header(header):
         raise StaleIndex("no header")
+    # An omp 18 title slot ahead of the header is folded in as a full load does. omp 18 rewrites
+    # it in place on a rename, which changes the sampled first block: the index is then stale.
+    slot = split_slot(os.pread(fd, header_offset, 0))[0] if header_offset else None
+    if slot is not None:
+        fold_into_header(header, slot)
     rest = os.pread(fd, stat.st_size - covered, covered) if stat.st_size > covered else b""
     cut = rest.rfind(b"\n") + 1
     if cut:
@@ -243,7 +250,7 @@ def _open_with(
     store = LazyStore(path, fd, index, storage.blobs, markers)
     holder.append(store)
     lazy = LazySessionIndex(store)
-    usage = UsageStatistics(**json.loads(index.meta["usage"]))
+    usage = UsageStatistics.from_state(json.loads(index.meta["usage"]))
     has_assistant = bool(index.meta["has_assistant"])
     issues = index.issues()
     if tail:
@@ -259,7 +266,7 @@ def _open_with(
     storage.adopt_read_state(stat)
     # Only SessionManager.open consumes this LoadedSession, and it reads ``entries`` as a Sequence.
     entries = cast("list[Entry]", LazyEntries(lazy, usage, has_assistant))
-    loaded = LoadedSession(header, entries, None, issues, None, stat.st_size)
+    loaded = LoadedSession(header, entries, None, issues, None, stat.st_size, slot)
     return IndexedOpen(loaded, covered + cut)
 
 
@@ -289,8 +296,13 @@ def has_assistant(entries: Sequence[Entry]) -> bool:
     return any(is_assistant_entry(entry) for entry in entries)
 
 
-def context_at(index: SessionIndex | LazySessionIndex, leaf_id: str) -> SessionContext:
-    """``context_from_path(index.branch(leaf_id))``, reading as little as possible."""
-    if isinstance(index, LazySessionIndex):
+def context_at(
+    index: SessionIndex | LazySessionIndex, leaf_id: str, rules: ContextRules = OMP_13_19.context
+) -> SessionContext:
+    """``context_from_path(index.branch(leaf_id))``, reading as little as possible.
+
+    The offset index precomputes the state scan of rules that only replay state; other rules
+    (omp 18's reset boundaries and filters) read the whole path."""
+    if isinstance(index, LazySessionIndex) and not rules.needs_full_path:
         return index.context(leaf_id)
-    return context_from_path(index.branch(leaf_id))
+    return context_from_path(index.branch(leaf_id), rules=rules)

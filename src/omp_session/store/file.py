@@ -326,3 +326,37 @@ class FileStorage:
                 os.fsync(fd)
             finally:
                 os.close(fd)
+
+    def overwrite_title_slot(self, slot_line: bytes) -> None:
+        """Replace the omp 18 title slot (the first 256 bytes) in place (omp18-differences §1.2).
+
+        Refuses unless the file is the one we know and already starts with a slot of exactly the
+        same length, so no other byte can be touched. The write is one ``pwrite`` of 256 bytes at
+        offset 0 — inside the first sector, which filesystems write whole — then ``fsync``: a
+        crash leaves the old slot or the new one. (Not the append descriptor: with ``O_APPEND``,
+        Linux ``pwrite`` ignores the offset.)
+        """
+        from omp_session.format.title_slot import parse_slot_line
+
+        self._ensure_writable()
+        self.check_unchanged()
+        try:
+            fd = os.open(self._path, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
+        except OSError as exc:
+            raise PersistenceError(self._path, exc) from exc
+        try:
+            current = os.pread(fd, len(slot_line), 0)
+            if (
+                len(current) != len(slot_line)
+                or not current.endswith(b"\n")
+                or parse_slot_line(current[:-1]) is None
+            ):
+                raise SessionChangedError(self._path, "the first line is not a title slot of the same size")
+            if os.pwrite(fd, slot_line, 0) != len(slot_line):
+                raise OSError("short write of the title slot")
+            os.fsync(fd)
+            self._known = FileState.of(os.fstat(fd))
+        except OSError as exc:
+            raise PersistenceError(self._path, exc) from exc
+        finally:
+            os.close(fd)

@@ -21,9 +21,15 @@ class FileSessionStorage:
         return FileStorage(path, blobs, policy=durability)
 
     def open_session(
-        self, path: Path, blobs: BlobSink, *, read_only: bool, durability: DurabilityPolicy
+        self,
+        path: Path,
+        blobs: BlobSink,
+        *,
+        read_only: bool,
+        durability: DurabilityPolicy,
+        use_index: bool = True,
     ) -> OpenedFile:
-        return open_file(path, blobs, read_only=read_only, durability=durability)
+        return open_file(path, blobs, read_only=read_only, durability=durability, use_index=use_index)
 
     def read_session(self, path: Path) -> bytes:
         try:

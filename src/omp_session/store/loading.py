@@ -9,6 +9,7 @@ from typing import Any
 from omp_session.errors import CorruptSessionError
 from omp_session.format.codec import BLANK, BOM, DecodedFile, LineIssue, decode_line, decode_lines
 from omp_session.format.migrate import migrate_records
+from omp_session.format.title_slot import TitleSlot, fold_into_header, parse_slot_line, slot_from_value
 from omp_session.format.transform import resolve_blob_refs, sanitize_openai_replay
 from omp_session.gcpause import gc_paused
 from omp_session.store.blobs import BlobSink
@@ -25,6 +26,8 @@ class LoadedSession:
     issues: list[LineIssue] = field(default_factory=list)
     decoded: DecodedFile | None = None
     size: int = 0
+    #: The omp 18 title slot of the file's first line (already folded into ``header``), if any.
+    title_slot: TitleSlot | None = None
 
 
 def is_session_header(value: Any) -> bool:
@@ -61,10 +64,34 @@ def header_problem_line(decoded: DecodedFile) -> int | None:
     return min(non_blank + decoded.line_numbers[:1], default=1)
 
 
+def peel_title_slot(decoded: DecodedFile, data: bytes) -> TitleSlot | None:
+    """Remove an omp 18 title slot from the decoded records (omp18-differences §1.3) and return it.
+
+    Only line 1 can be a slot, and only when a newline ends it (omp parses the text before the
+    first ``\n``). Line numbers of everything else stay physical, so errors name real lines.
+    """
+    if not decoded.records or decoded.line_numbers[0] != 1 or b"\n" not in data:
+        return None
+    slot = slot_from_value(decoded.records[0])
+    if slot is not None:
+        del decoded.records[0]
+        del decoded.line_numbers[0]
+    return slot
+
+
+def is_slot_only(data: bytes) -> bool:
+    """A title slot and nothing else (blank lines aside): omp 18 starts a fresh session there."""
+    decoded = decode_lines(data)
+    slot = peel_title_slot(decoded, data)
+    return slot is not None and not decoded.records and not decoded.skipped
+
+
 def parse_session(path: Path, data: bytes, blobs: BlobSink | None) -> LoadedSession:
-    """Decode, validate the header, migrate, resolve blobs. Raises ``CorruptSessionError``."""
+    """Decode, fold the title slot, validate the header, migrate, resolve blobs.
+    Raises ``CorruptSessionError``."""
     with gc_paused():  # acyclic objects only: see gcpause.py
         decoded = decode_lines(data)
+    slot = peel_title_slot(decoded, data)
     bad_line = header_problem_line(decoded)
     if bad_line is not None:
         raise CorruptSessionError(
@@ -73,6 +100,8 @@ def parse_session(path: Path, data: bytes, blobs: BlobSink | None) -> LoadedSess
             bad_line,
         )
     records = decoded.records
+    if slot is not None:
+        fold_into_header(records[0], slot)
     migrated_from = migrate_records(records)
     entries = records[1:]
     if blobs is not None and b"blob:sha256:" in data:
@@ -82,7 +111,7 @@ def parse_session(path: Path, data: bytes, blobs: BlobSink | None) -> LoadedSess
     if b"openaiResponsesHistory" in data:
         for entry in entries:
             sanitize_openai_replay(entry)
-    return LoadedSession(records[0], entries, migrated_from, decoded.issues, decoded, len(data))
+    return LoadedSession(records[0], entries, migrated_from, decoded.issues, decoded, len(data), slot)
 
 
 def load_session(path: Path | str, blobs: BlobSink | None = None) -> LoadedSession:
@@ -97,14 +126,23 @@ def load_session(path: Path | str, blobs: BlobSink | None = None) -> LoadedSessi
 
 
 def read_header(path: Path, limit: int | None = None) -> dict[str, Any] | None:
-    """The header of ``path`` from its first line only (no size limit by default, §9 #18)."""
+    """The header of ``path`` from its first line (the second behind an omp 18 title slot, which
+    is folded in); no size limit by default (§9 #18)."""
     try:
         with open(path, "rb") as handle:
             first = handle.readline() if limit is None else handle.readline(limit)
+            slot = parse_slot_line(first.removeprefix(BOM).rstrip(b"\n")) if first.endswith(b"\n") else None
+            if slot is not None:
+                first = handle.readline() if limit is None else handle.readline(limit)
     except OSError:
         return None
     try:
         value = decode_line(first.removeprefix(BOM))
     except ValueError:
         return None
-    return value if is_session_header(value) else None
+    if not is_session_header(value):
+        return None
+    header: dict[str, Any] = value
+    if slot is not None:
+        fold_into_header(header, slot)
+    return header

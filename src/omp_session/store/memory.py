@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from omp_session.errors import SessionChangedError
 from omp_session.store.blobs import BlobSink, MemoryBlobStore
 
 
@@ -50,6 +51,11 @@ class MemoryStorage:
 
     def move(self, target: Path) -> None:
         return None  # nothing is addressed by path in memory
+
+    def overwrite_title_slot(self, slot_line: bytes) -> None:
+        if self._buffer.find(b"\n") + 1 != len(slot_line):
+            raise SessionChangedError("<memory>", "the session does not start with a title slot of this size")
+        self._buffer[: len(slot_line)] = slot_line
 
     def close(self) -> None:
         return None

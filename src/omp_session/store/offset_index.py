@@ -149,7 +149,7 @@ class OffsetIndex:
             "kept": [[c, k] for c, k in builder.kept.items()],
             "dangling": sorted(builder.dangling),
             # As text from the stdlib: totals can be huge integers or infinite, which orjson mangles.
-            "usage": json.dumps(builder.usage.to_dict()),
+            "usage": json.dumps(builder.usage.to_state()),
             "has_assistant": builder.has_assistant,
         }
         return cls(

@@ -15,7 +15,7 @@ from omp_session.store import DurabilityPolicy, Storage
 from omp_session.store.blobs import BlobSink
 from omp_session.store.fast_open import IndexedOpen, open_indexed
 from omp_session.store.file import FileStorage
-from omp_session.store.loading import LoadedSession, is_blank, parse_session
+from omp_session.store.loading import LoadedSession, is_blank, is_slot_only, parse_session
 
 
 @dataclass
@@ -31,7 +31,9 @@ class OpenedFile:
     data: bytes | None = None
 
 
-def open_file(path: Path, blobs: BlobSink, *, read_only: bool, durability: DurabilityPolicy) -> OpenedFile:
+def open_file(
+    path: Path, blobs: BlobSink, *, read_only: bool, durability: DurabilityPolicy, use_index: bool = True
+) -> OpenedFile:
     """Lock (unless ``read_only``) and read ``path``; raise ``SessionError``s for unusable files.
 
     A missing, empty or whitespace-only file gives ``loaded=None`` (read-only: an error instead).
@@ -45,10 +47,11 @@ def open_file(path: Path, blobs: BlobSink, *, read_only: bool, durability: Durab
             raise SessionNotFoundError(path)
         return OpenedFile(path, storage)
     try:
-        found = _lock_and_read(storage, path, read_only)
+        found = _lock_and_read(storage, path, read_only, use_index)
         if isinstance(found, IndexedOpen):
             return OpenedFile(path, storage, found.loaded, found.read_offset)
-        if is_blank(found):
+        if is_blank(found) or (len(found) < 65536 and is_slot_only(found)):
+            # omp 18 starts afresh on a slot-only file too (its slot title is lost, §6.2).
             if read_only:
                 raise CorruptSessionError(path, "empty session file")
             return OpenedFile(path, storage)
@@ -59,13 +62,13 @@ def open_file(path: Path, blobs: BlobSink, *, read_only: bool, durability: Durab
     return OpenedFile(path, storage, loaded, found.rfind(b"\n") + 1, found)
 
 
-def _lock_and_read(storage: FileStorage, path: Path, read_only: bool) -> bytes | IndexedOpen:
+def _lock_and_read(storage: FileStorage, path: Path, read_only: bool, use_index: bool) -> bytes | IndexedOpen:
     """Take the writer lock, then read: nobody can append in between. A large file with a valid
     offset index is opened through it instead (fast_open.py)."""
     try:
         if not read_only:
             storage.lock()
-        return open_indexed(path, storage) or storage.read()
+        return (open_indexed(path, storage) if use_index else None) or storage.read()
     except SessionError:
         raise
     except OSError as exc:

@@ -20,10 +20,10 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from omp_session.errors import CorruptSessionError, PersistenceError, SessionError, SessionNotFoundError
-from omp_session.format.title_slot import TitleUpdate, overlay_title_slot, parse_title_slot
+from omp_session.format.title_slot import SLOT_BYTES, TitleSlot, encode_slot, split_slot
 from omp_session.store import DurabilityPolicy, StoredSession
 from omp_session.store.blobs import BlobSink, MemoryBlobStore
-from omp_session.store.loading import is_blank, parse_session
+from omp_session.store.loading import is_blank, is_slot_only, parse_session
 from omp_session.store.opening import OpenedFile
 from omp_session.store.postgres_sql import DEFAULT_TABLE, Statements
 
@@ -56,15 +56,15 @@ def stored_content(row: Row) -> bytes:
     checking, we only overlay a body that starts with a slot, so a 13.19 header is never hit)."""
     content: bytes = row[0].encode("utf-8")
     title, source, updated_at = row[1], row[2], row[3]
-    if updated_at is None or parse_title_slot(content.split(b"\n", 1)[0]) is None:
+    if updated_at is None or split_slot(content)[1] != SLOT_BYTES:  # only over a full-size slot
         return content
-    return overlay_title_slot(content, TitleUpdate(title, source, updated_at))
+    return encode_slot(TitleSlot(title or "", updated_at, source)) + content[SLOT_BYTES:]
 
 
 def title_columns(content: bytes) -> tuple[str | None, str | None, str | None]:
     """``title, title_source, title_updated_at`` for a full body, from its slot (as omp's
     ``writeFull`` derives them), or all ``None`` for a body without one."""
-    slot = parse_title_slot(content.split(b"\n", 1)[0])
+    slot, _end = split_slot(content)
     return (slot.title, slot.source, slot.updated_at) if slot is not None else (None, None, None)
 
 
@@ -196,7 +196,13 @@ class PostgresStorage:
         return PostgresSessionStorage(self, path, blobs)
 
     def open_session(
-        self, path: Path, blobs: BlobSink, *, read_only: bool, durability: DurabilityPolicy = "os"
+        self,
+        path: Path,
+        blobs: BlobSink,
+        *,
+        read_only: bool,
+        durability: DurabilityPolicy = "os",
+        use_index: bool = True,
     ) -> OpenedFile:
         """Lock (unless ``read_only``), then read the row: nobody can append in between. A missing
         or blank row gives ``loaded=None`` (read-only: an error), as for files."""
@@ -207,7 +213,8 @@ class PostgresStorage:
             if not read_only:
                 storage.lock()
             data = storage.read_if_exists()
-            if data is None or is_blank(data):
+            if data is None or is_blank(data) or (len(data) < 65536 and is_slot_only(data)):
+                # omp 18 starts afresh on a slot-only file too, as for files (opening.py).
                 if read_only:
                     raise SessionNotFoundError(path) if data is None else CorruptSessionError(path, "empty")
                 return OpenedFile(path, storage)
@@ -264,10 +271,10 @@ class PostgresStorage:
         finally:
             storage.close()
 
-    def update_title(self, path: Path, update: TitleUpdate) -> None:
+    def update_title(self, path: Path, slot: TitleSlot) -> None:
         """Set the title columns without rewriting the body (omp's ``updateSessionTitle``); the
         slot of the stored body is read with the new title laid over it."""
-        values = (update.title, update.source, update.updated_at, self.clock.now_ms(), os.fspath(path))
+        values = (slot.title, slot.source, slot.updated_at, self.clock.now_ms(), os.fspath(path))
         if self.run(lambda c: c.execute(self.sql.update_title, values).fetchone()) is None:
             raise SessionNotFoundError(path)
 

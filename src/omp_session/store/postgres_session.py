@@ -34,6 +34,7 @@ from omp_session.errors import (
     SessionLockedError,
     SessionNotFoundError,
 )
+from omp_session.format.title_slot import SLOT_BYTES, parse_slot_line, split_slot
 from omp_session.store.blobs import BlobSink
 from omp_session.store.postgres import PostgresStorage, Row, connection_lost, stored_content, title_columns
 from omp_session.store.postgres_sql import LOCK_HOLDER, TRY_LOCK, UNLOCK, UNLOCK_ALL, advisory_key
@@ -305,6 +306,33 @@ class PostgresSessionStorage:
             if connection.execute(self._store.sql.copy_row, values).fetchone() is not None:
                 return
         raise PersistenceError(self._key, FileExistsError("no free backup name"))
+
+    def overwrite_title_slot(self, slot_line: bytes) -> None:
+        """A rename of an omp 18 session: set the title columns from ``slot_line`` and leave the
+        body alone, as omp's ``updateSessionTitle`` does (reads lay the columns over the body's
+        slot). Refuses, as files do, unless the row is the size we know and starts with a slot."""
+        slot = parse_slot_line(slot_line.removesuffix(b"\n"))
+        if slot is None or len(slot_line) != SLOT_BYTES:
+            raise ValueError("not a 256-byte title slot line")
+        known = self._known
+        statements = self._store.sql
+
+        def attempt(connection: psycopg.Connection[Row]) -> None:
+            with connection.transaction():
+                row = connection.execute(statements.head_for_update, (SLOT_BYTES, self._key)).fetchone()
+                size = int(row[0]) if row is not None else None
+                if size != known:
+                    raise SessionChangedError(self._key, _change(known, size))
+                assert row is not None
+                head = bytes(row[1])
+                if split_slot(head)[1] != SLOT_BYTES:
+                    raise SessionChangedError(
+                        self._key, "the first line is not a title slot of the same size"
+                    )
+                values = (slot.title, slot.source, slot.updated_at, self._store.clock.now_ms(), self._key)
+                connection.execute(statements.update_title, values)
+
+        self._write(attempt, lambda: False)  # setting the same columns again is harmless
 
     def sibling(self, path: Path | None) -> PostgresSessionStorage:
         if path is None:

@@ -53,6 +53,7 @@ class Statements:
     stat: str
     tail_byte: str
     size_and_tail: str
+    head_for_update: str
     prefix_digest: str
     read_from: str
     insert_if_missing: str
@@ -83,6 +84,10 @@ class Statements:
             exists=f"SELECT 1 FROM {t} WHERE path = %s",
             stat=f"SELECT octet_length(content), mtime_ms FROM {t} WHERE path = %s",
             tail_byte=f"SELECT right(content, 1) FROM {t} WHERE path = %s",
+            head_for_update=(
+                "SELECT octet_length(content), substring(convert_to(content, 'UTF8') from 1 for %s) "
+                f"FROM {t} WHERE path = %s FOR UPDATE"
+            ),
             size_and_tail=(
                 "SELECT octet_length(content), substring(convert_to(content, 'UTF8') from %s) "
                 f"FROM {t} WHERE path = %s"

@@ -19,9 +19,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from omp_session.dialects import OMP_18_2, Dialect
 from omp_session.errors import SessionError
 from omp_session.format.codec import BOM, decode_line, decode_lines
 from omp_session.format.ids import iso_to_ms
+from omp_session.format.title_slot import fold_into_header, slot_from_value, split_slot
 from omp_session.model.usage import UsageStatistics
 from omp_session.store import SessionStorage
 from omp_session.store.configured import configured_storage
@@ -32,6 +34,7 @@ from omp_session.tools.listing_cache import FileKey, ListingCache
 __all__ = [
     "SessionInfo",
     "find_most_recent_session",
+    "fold_slot_record",
     "list_all_sessions",
     "list_sessions",
     "list_store",
@@ -64,8 +67,12 @@ class SessionInfo:
     #: The file's size in bytes.
     size: int = 0
     last_activity: datetime | None = None
-    #: Total cost of every assistant message and task result (spec §6.3).
+    #: Total cost of every assistant message and task result (spec §6.3), and of omp 18's
+    #: ``model_usage`` entries.
     cost: float = 0.0
+    #: omp 18 listings only (``listing18.py``): the state of the last message; with it, ``size``
+    #: and ``status`` are part of the JSON shape, as in omp 18.
+    status: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """omp's camelCase JSON shape (dates as ISO strings; absent optional keys omitted)."""
@@ -79,6 +86,9 @@ class SessionInfo:
         out["messageCount"] = self.message_count
         out["firstMessage"] = self.first_message
         out["allMessagesText"] = self.all_messages_text
+        if self.status is not None:
+            out["size"] = self.size
+            out["status"] = self.status
         return out
 
 
@@ -105,10 +115,26 @@ def message_text(message: dict[str, Any]) -> str:
     return ""
 
 
+def fold_slot_record(records: Sequence[dict[str, Any]]) -> Sequence[dict[str, Any]]:
+    """``records`` without a leading omp 18 title slot, which is folded into the header after it
+    (a copy of the header; the slot wins, omp18-differences §1.3)."""
+    slot = slot_from_value(records[0]) if records else None
+    if slot is None:
+        return records
+    rest = list(records[1:])
+    if rest and is_session_header(rest[0]):
+        header = dict(rest[0])
+        fold_into_header(header, slot)
+        rest[0] = header
+    return rest
+
+
 def summarize_records(
     path: Path, records: Sequence[dict[str, Any]], mtime: float, size: int = 0
 ) -> SessionInfo | None:
-    """A ``SessionInfo`` from decoded records (header first), or ``None`` if not a session."""
+    """A ``SessionInfo`` from decoded records (header first, after an omp 18 title slot if any),
+    or ``None`` if not a session."""
+    records = fold_slot_record(records)
     if not records or not is_session_header(records[0]) or not records[0].get("id"):
         return None
     header = records[0]
@@ -152,7 +178,7 @@ def summarize_records(
         all_messages_text=" ".join(texts),
         size=size,
         last_activity=_from_ms(newest_ms) or modified,
-        cost=UsageStatistics.of(records[1:]).cost,
+        cost=UsageStatistics.of(records[1:]).reported(OMP_18_2.usage).cost,  # model_usage included
     )
 
 
@@ -225,7 +251,7 @@ def session_files(
     Sub-agent sessions inside artifact directories are not included, as in omp's ``list``; symlinks
     that lead outside ``root`` are skipped. ``include_root_files`` adds files lying directly in
     ``root`` (the viewer accepts a root that is one project's directory). In a database
-    ``storage`` (default: the configured store, else files) its rows at those paths.
+    ``storage`` (default: the configured store, else files): its rows at those paths.
     """
     store = _store(storage)
     if store is not None:
@@ -278,6 +304,18 @@ def _stored_summaries(store: SessionStorage, paths: Sequence[Path]) -> list[Sess
     return infos
 
 
+def stored_header(store: SessionStorage, path: Path) -> dict[str, Any] | None:
+    """The header of a session in ``store`` (its first line, after an omp 18 slot), or ``None``."""
+    try:
+        data = store.read_session(path).removeprefix(BOM)
+        _slot, start = split_slot(data)
+        end = data.find(b"\n", start)
+        value = decode_line(data[start : end if end >= 0 else len(data)])
+    except (SessionError, ValueError):
+        return None
+    return value if is_session_header(value) else None
+
+
 def _summaries(paths: Sequence[Path], under: Path, cache: ListingCache | None) -> list[SessionInfo]:
     own_cache = cache is None
     cache = cache if cache is not None else ListingCache()
@@ -317,31 +355,49 @@ def _newest_first(infos: list[SessionInfo]) -> list[SessionInfo]:
 
 
 def list_sessions(
-    directory: Path | str, *, cache: ListingCache | None = None, storage: SessionStorage | None = None
+    directory: Path | str,
+    *,
+    cache: ListingCache | None = None,
+    dialect: Dialect | None = None,
+    storage: SessionStorage | None = None,
 ) -> list[SessionInfo]:
-    """Every valid ``*.jsonl`` directly inside ``directory`` (of ``storage``, default the configured
-    store, else files), newest first. Writes the listing cache (files only)."""
+    """Every valid ``*.jsonl`` directly inside ``directory``, newest first. Writes the listing cache.
+
+    A dialect whose listing reads a prefix (omp 18) lists as that omp does (``listing18.py``).
+    Sessions of a database ``storage`` (default: the configured store) are read in full.
+    """
     base = Path(directory)
     store = _store(storage)
     if store is not None:
         return _newest_first(_stored_summaries(store, list(session_files(directory=base, storage=store))))
-    return _newest_first(_summaries(list(session_files(directory=base)), base, cache))
+    files = list(session_files(directory=base))
+    if dialect is not None and dialect.listing.prefix_bytes is not None:
+        from omp_session.tools.listing18 import list_files
+
+        return list_files(files, dialect.listing.prefix_bytes)
+    return _newest_first(_summaries(files, base, cache))
 
 
 def list_all_sessions(
     root: Path | str | None = None,
     *,
     cache: ListingCache | None = None,
+    dialect: Dialect | None = None,
     storage: SessionStorage | None = None,
 ) -> list[SessionInfo]:
     """Sessions of every project directory under the sessions root (XDG-aware, unlike omp §9 #16),
     newest first. Only project directories are scanned, not sub-agent sessions inside artifact
-    directories. Writes the listing cache."""
+    directories. Writes the listing cache (not under omp 18's prefix listing)."""
     base = Path(root) if root is not None else sessions_root()
     store = _store(storage)
     if store is not None:
         return _newest_first(_stored_summaries(store, list(session_files(base, storage=store))))
-    return _newest_first(_summaries(list(session_files(base)), base, cache))
+    files = list(session_files(base))
+    if dialect is not None and dialect.listing.prefix_bytes is not None:
+        from omp_session.tools.listing18 import list_files
+
+        return list_files(files, dialect.listing.prefix_bytes)
+    return _newest_first(_summaries(files, base, cache))
 
 
 def list_store(root: Path | str, *, cache: ListingCache | None = None) -> list[SessionInfo]:
@@ -360,9 +416,8 @@ def find_most_recent_session(directory: Path | str, *, storage: SessionStorage |
     """The newest-mtime ``*.jsonl`` whose first line is a valid header (any length, §9 #18)."""
     store = _store(storage)
     if store is not None:
-        stored = [
-            store.stat_session(path) for path in session_files(directory=Path(directory), storage=store)
-        ]
+        paths = session_files(directory=Path(directory), storage=store)
+        stored = [store.stat_session(path) for path in paths]
         for found in sorted((s for s in stored if s is not None), key=lambda s: s.mtime, reverse=True):
             if stored_header(store, found.path) is not None:
                 return found.path
@@ -376,13 +431,3 @@ def find_most_recent_session(directory: Path | str, *, storage: SessionStorage |
         if (best is None or mtime > best[0]) and read_header(path) is not None:
             best = (mtime, path)
     return best[1] if best else None
-
-
-def stored_header(store: SessionStorage, path: Path) -> dict[str, Any] | None:
-    """The header of a session in ``store`` (from its first line), or ``None``."""
-    try:
-        first = store.read_session(path).split(b"\n", 1)[0]
-        value = decode_line(first.removeprefix(BOM))
-    except (SessionError, ValueError):
-        return None
-    return value if is_session_header(value) else None

@@ -24,7 +24,8 @@ from omp_session.store.paths import agent_dir
 if TYPE_CHECKING:
     from omp_session.tools.listing import SessionInfo
 
-SCHEMA_VERSION = 2
+# 3: files starting with an omp 18 title slot are sessions (the slot folded into the header).
+SCHEMA_VERSION = 3
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS infos (
     path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, ino INTEGER, info BLOB

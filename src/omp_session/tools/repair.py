@@ -18,11 +18,17 @@ from omp_session.format.codec import BLANK, BOM, NOT_OBJECT, TORN, DecodedFile, 
 from omp_session.format.entries import CURRENT_VERSION
 from omp_session.format.ids import new_entry_id, new_session_id, now_iso
 from omp_session.format.migrate import header_version, migrate_records
+from omp_session.format.title_slot import SLOT_BYTES, encode_slot
 from omp_session.model.toolcalls import find_unpaired
 from omp_session.model.tree import SessionIndex
 from omp_session.store.configured import configured_storage
 from omp_session.store.file import FileStorage, fsync_directory
-from omp_session.store.loading import header_problem_line, is_session_header, read_session_bytes
+from omp_session.store.loading import (
+    header_problem_line,
+    is_session_header,
+    peel_title_slot,
+    read_session_bytes,
+)
 
 Entry = dict[str, Any]
 
@@ -143,7 +149,20 @@ def check(path: Path | str) -> list[Problem]:
     store = configured_storage()  # a database store (the command line's --store), else the file
     data = store.read_session(path) if store is not None else read_session_bytes(path)
     decoded = decode_lines(data)
+    slot = peel_title_slot(decoded, data)  # omp 18's first line, folded into the header
     problems = _line_problems(decoded)
+    slot_size = data.find(b"\n") + 1
+    if slot is not None and slot_size != SLOT_BYTES:
+        problems.insert(
+            0,
+            Problem(
+                "title-slot",
+                1,
+                None,
+                f"title slot is {slot_size} bytes, not {SLOT_BYTES}: omp 18 would overwrite the header "
+                "line when it renames the session",
+            ),
+        )
     bad_header = header_problem_line(decoded)
     if bad_header is not None:  # the same rule as open(): it would refuse this file
         problems.insert(0, Problem("header", bad_header, None, "the first line is not a session header"))
@@ -171,6 +190,8 @@ class _Plan:
     lines: list[tuple[Entry, bytes | None]]
     rejected: list[bytes]
     changes: list[str]
+    #: omp 18's title slot line (kept, padded to 256 bytes if it was not), or ``None``.
+    slot_line: bytes | None = None
 
 
 def _raw_lines(data: bytes) -> list[bytes]:
@@ -182,8 +203,15 @@ def _raw_lines(data: bytes) -> list[bytes]:
 
 def _plan(path: Path, data: bytes) -> _Plan:
     decoded = decode_lines(data)
+    slot = peel_title_slot(decoded, data)
     raw = _raw_lines(data)
     changes: list[str] = []
+    slot_line = None
+    if slot is not None:
+        slot_line = raw[0].removeprefix(BOM) + b"\n"
+        if len(slot_line) != SLOT_BYTES:
+            slot_line = encode_slot(slot)
+            changes.append(f"title slot rewritten to its fixed {SLOT_BYTES} bytes")
     rejected = [raw[i.line - 1] for i in decoded.issues if i.skipped and i.reason != BLANK]
     for issue in decoded.issues:
         if issue.skipped and issue.reason != BLANK:
@@ -225,7 +253,7 @@ def _plan(path: Path, data: bytes) -> _Plan:
     ]
     _rename_duplicates(lines, changes)
     _break_cycles(lines, changes)
-    return _Plan(records[0], header_raw, lines, rejected, changes)
+    return _Plan(records[0], header_raw, lines, rejected, changes, slot_line)
 
 
 def _rename_duplicates(lines: list[tuple[Entry, bytes | None]], changes: list[str]) -> None:
@@ -281,7 +309,8 @@ def repair(path: Path | str) -> RepairReport:
             return report
         if plan.rejected:
             report.sidecar = _write_sidecar(path, plan.rejected)
-        chunks = [plan.header_raw if plan.header_raw is not None else encode_line(plan.header)]
+        chunks = [plan.slot_line] if plan.slot_line is not None else []
+        chunks.append(plan.header_raw if plan.header_raw is not None else encode_line(plan.header))
         chunks += [raw if raw is not None else encode_line(entry) for entry, raw in plan.lines]
         storage.rewrite(chunks, backup_suffix=".repair.bak")
         report.backup = _newest_backup(path)
@@ -305,6 +334,9 @@ class _NoBlobs:
     def get(self, digest: str) -> bytes | None:
         return None
 
+    def put_sidecar(self, digest: str, extension: str) -> None:
+        raise RuntimeError("repair never externalises blobs")
+
 
 def migrate_file(path: Path | str, dry_run: bool = False) -> int | None:
     """Upgrade ``path`` to version 3 in place (backup ``<name>.v<old>.bak``); returns the old version.
@@ -318,6 +350,7 @@ def migrate_file(path: Path | str, dry_run: bool = False) -> int | None:
     try:
         data = storage.read()
         decoded = decode_lines(data)
+        slot = peel_title_slot(decoded, data)  # kept as it is: migration is about the entries
         bad_header = header_problem_line(decoded)
         if bad_header is not None:
             raise CorruptSessionError(path, "the first line is not a session header", bad_header)
@@ -325,7 +358,9 @@ def migrate_file(path: Path | str, dry_run: bool = False) -> int | None:
         old = migrate_records(records)
         if old is None or dry_run:
             return old
-        storage.rewrite([encode_line(record) for record in records], backup_suffix=f".v{old}.bak")
+        chunks = [data[: data.find(b"\n") + 1]] if slot is not None else []
+        chunks += [encode_line(record) for record in records]
+        storage.rewrite(chunks, backup_suffix=f".v{old}.bak")
         return old
     finally:
         storage.close()

@@ -75,7 +75,8 @@ class Totals:
     def to_dict(self) -> dict[str, Any]:
         """JSON shape: omp's usage keys, then the counters sorted by count (most first)."""
         usage = self.usage.to_dict()
-        usage["cost"] = round(usage["cost"], 6)  # float sums drift in the last digits
+        cost = usage["cost"]
+        usage["cost"] = round(cost, 6) if cost is not None else None  # float sums drift in the last digits
         return {
             **usage,
             "entries": self.entries,

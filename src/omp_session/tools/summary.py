@@ -78,6 +78,18 @@ def event_text(entry: Mapping[str, Any]) -> str:
         return f"MCP tools: {_names(entry.get('selectedToolNames'))}"
     if kind == "ttsr_injection":
         return f"rules injected: {_names(entry.get('injectedRules'))}"
+    if kind == "reset_boundary":
+        return "/clear: the model context starts after this"
+    if kind == "title_change":
+        return f"title → {_str(entry.get('title'))}"
+    if kind == "model_usage":
+        model = f"{_str(entry.get('provider'))}/{_str(entry.get('model'))}"
+        return (
+            f"model usage: {_str(entry.get('purpose'))} · {model} {usage_text(entry.get('usage'))}".rstrip()
+        )
+    if kind == "credential_pin":
+        digest = _str(entry.get("hash"))
+        return f"credential pinned for {_str(entry.get('provider'))} ({digest[:8]}…)"
     if kind == "session_init":
         return f"sub-agent session: {_str(entry.get('task'))}"
     if kind == "custom":
@@ -154,3 +166,15 @@ def entry_summary(entry: Mapping[str, Any]) -> EntrySummary:
     else:
         found = EntrySummary("event", event_text(entry))
     return EntrySummary(found.kind, one_line(found.text))
+
+
+def usage_text(usage: Any) -> str:
+    """``in 300 · out 12 · $0.0012``: one ``usage`` object as a cost line ("" if it has none)."""
+    if not isinstance(usage, Mapping):
+        return ""
+    parts = [f"{name} {usage[key]}" for key, name in (("input", "in"), ("output", "out")) if key in usage]
+    cost = usage.get("cost")
+    total = cost.get("total") if isinstance(cost, Mapping) else None
+    if isinstance(total, int | float) and not isinstance(total, bool):
+        parts.append(f"${total:.4f}")
+    return " · ".join(parts)

@@ -5,7 +5,9 @@ The model is plain dataclasses (``to_dict()`` gives JSON for ``show --json`` and
 * a :class:`TranscriptItem` per entry worth showing, in path order, with a ``kind``: ``user``,
   ``developer``, ``assistant``, ``tool_result`` (a result whose call is not on the same stretch),
   ``bash``, ``python``, ``file_mention``, ``custom``, ``compaction``, ``branch_summary``,
-  ``event`` (model, thinking, mode changes and other state entries) or ``other`` (unknown roles);
+  omp 18's ``reset`` (a ``/clear`` divider), ``title`` (a rename) and ``model_usage`` (the spend
+  of a side request), ``event`` (model, thinking, mode changes, credential pins and other state
+  entries) or ``other`` (unknown roles);
 * assistant tool calls carry their result (matched by ``toolCallId``), so renderers show a call and
   what it returned together;
 * labels are attached to the entry they name; label entries themselves are not items.
@@ -150,6 +152,17 @@ def _entry_item(entry: Entry, labels: Mapping[str, str]) -> TranscriptItem | Non
         item.meta = _pick_meta(entry, "fromId")
     elif kind == "label":
         return None
+    elif kind == "reset_boundary":
+        item.kind, item.title = "reset", "context cleared (/clear): the model sees only what follows"
+    elif kind == "title_change":
+        item.kind, item.title = "title", f"title → {_str(entry.get('title'))}"
+        item.meta = _pick_meta(entry, "source", "previousTitle", "trigger")
+    elif kind == "model_usage":
+        item.kind = "model_usage"
+        item.title = (
+            f"{_str(entry.get('purpose'))} · {_str(entry.get('provider'))}/{_str(entry.get('model'))}"
+        )
+        item.meta = _pick_meta(entry, "usage", "stopReason", "role", "errorMessage")
     else:
         item.title = event_text(entry)
     return item

@@ -307,6 +307,40 @@ def _unknown(key: str, entry: Entry, kind: str) -> EntryView:
     return view
 
 
+def _reset_boundary(key: str, _entry: Entry, _images: ImageSource, _calls: ToolCalls) -> EntryView:
+    # omp 18's /clear: a visible divider; the model context starts after the last one.
+    view = _meta(key, "Context cleared", "/clear — the model sees only what follows")
+    view.kind = "reset"
+    return view
+
+
+def _title_change(key: str, entry: Entry, _images: ImageSource, _calls: ToolCalls) -> EntryView:
+    source = entry.get("source")
+    text = f"title → “{entry.get('title')}”" + (f" ({source})" if isinstance(source, str) else "")
+    view = _meta(key, "Title", text)
+    previous = entry.get("previousTitle")
+    if isinstance(previous, str):
+        view.badges.append(f"was “{one_line(previous, 60)}”")
+    return view
+
+
+def _model_usage(key: str, entry: Entry, _images: ImageSource, _calls: ToolCalls) -> EntryView:
+    # Spend of a side request (a title, a memory pass…): a cost line, never part of the context.
+    model = f"{entry.get('provider')}/{entry.get('model')}"
+    view = _meta(key, "Model usage", f"{entry.get('purpose')} · {model}")
+    view.kind = "usage"
+    _set_usage(view, entry.get("usage"))
+    if view.usage_text:
+        view.blocks[0].title = f"{entry.get('purpose')} · {model} · {view.usage_text}"
+    return view
+
+
+def _credential_pin(key: str, entry: Entry, _images: ImageSource, _calls: ToolCalls) -> EntryView:
+    digest = entry.get("hash")
+    short = f"{digest[:8]}…" if isinstance(digest, str) and len(digest) > 8 else str(digest)
+    return _meta(key, "Credential", f"account pinned for {entry.get('provider')} ({short})")
+
+
 _BUILDERS = {
     "message": _message,
     "compaction": _compaction,
@@ -321,6 +355,10 @@ _BUILDERS = {
     "mcp_tool_selection": _simple("MCP tools", "selectedToolNames", "MCP tools: {}"),
     "session_init": _session_init,
     "custom": _custom_entry,
+    "reset_boundary": _reset_boundary,
+    "title_change": _title_change,
+    "model_usage": _model_usage,
+    "credential_pin": _credential_pin,
 }
 
 

@@ -56,10 +56,18 @@
     return path.reverse();
   }
 
-  /* The same split as context.context_from_path: only the last compaction on the path counts. */
+  /* The same split as context.context_from_path: only the last compaction on the path counts;
+     an omp 18 /clear (reset_boundary) after it starts the context after the boundary. */
   function arrange(path) {
     var at = -1;
-    path.forEach(function (item, i) { if (item.type === "compaction") at = i; });
+    var reset = -1;
+    path.forEach(function (item, i) {
+      if (item.type === "compaction") at = i;
+      if (item.type === "reset_boundary") reset = i;
+    });
+    if (reset >= 0 && reset > at) {
+      return { dropped: path.slice(0, reset), summary: null, cleared: path[reset], rest: path.slice(reset + 1) };
+    }
     if (at < 0) return { dropped: [], summary: null, rest: path };
     var compaction = path[at];
     var before = path.slice(0, at);
@@ -147,11 +155,13 @@
       group.className = "compacted";
       var summary = document.createElement("summary");
       summary.textContent = parts.dropped.length + " earlier entr" + (parts.dropped.length === 1 ? "y is" : "ies are") +
-        " replaced by the compaction summary below (not sent to the model)";
+        (parts.cleared ? " cleared by /clear below" : " replaced by the compaction summary below") +
+        " (not sent to the model)";
       group.appendChild(summary);
       parts.dropped.forEach(function (item) { place(group, item, "dropped"); });
       transcript.appendChild(group);
     }
+    if (parts.cleared) place(transcript, parts.cleared, "");
     if (parts.summary) place(transcript, parts.summary, "summary");
     parts.rest.forEach(function (item) { place(transcript, item, ""); });
     var sent = (parts.summary ? 1 : 0) + parts.rest.filter(function (item) { return item.ctx; }).length;

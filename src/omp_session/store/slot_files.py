@@ -1,0 +1,33 @@
+"""Does a session directory hold files written by omp 18? ("never strand an older omp").
+
+In auto mode (no explicit dialect) a new session file gets the omp 18 title slot only when its
+store already holds slot files: an omp 13.19 still using that store would overwrite a file whose
+first line is not a header (docs/compatibility.md).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from omp_session.format.title_slot import SLOT_BYTES, parse_slot_line
+
+
+def starts_with_slot(path: Path | str) -> bool:
+    """Whether the file's first line is an omp 18 title slot (reads at most 256 bytes)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(SLOT_BYTES)
+    except OSError:
+        return False
+    end = head.find(b"\n")
+    return end >= 0 and parse_slot_line(head[:end]) is not None
+
+
+def directory_has_slot_files(directory: Path | str) -> bool:
+    """Whether any ``*.jsonl`` session file directly in ``directory`` starts with a title slot."""
+    try:
+        names = [entry.path for entry in os.scandir(directory) if entry.name.endswith(".jsonl")]
+    except OSError:
+        return False
+    return any(starts_with_slot(name) for name in sorted(names, reverse=True))

@@ -1,0 +1,209 @@
+"""omp 18's session listing (omp18-differences §8.1): a 4 KB prefix and a 32 KB tail per file.
+
+Only the first ``prefix_bytes`` of a file are parsed, so ``message_count``, ``first_message`` and
+``all_messages_text`` describe that prefix (as in omp 18); the title is the slot's, else the
+header's, else the last ``shortSummary`` in the prefix; ``status`` comes from the last message in
+the tail. Reading two windows per file makes the listing fast whatever the session sizes, so no
+cache is needed (nothing can go stale).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from omp_session.format.codec import BOM, decode_lines
+from omp_session.format.ids import iso_to_ms
+from omp_session.format.title_slot import slot_from_value
+from omp_session.tools.listing import SessionInfo, message_text
+
+SUFFIX_BYTES = 32_768
+
+
+def _string_property(source: str, name: str, start: int = 0) -> str | None:
+    """The string value of ``"name": "..."`` found textually (for a prefix cut mid-line)."""
+    at = source.find(f'"{name}"', start)
+    if at < 0:
+        return None
+    colon = source.find(":", at + len(name) + 2)
+    if colon < 0:
+        return None
+    i = colon + 1
+    while i < len(source) and source[i] in " \t\n\r":
+        i += 1
+    if i >= len(source) or source[i] != '"':
+        return None
+    begin, escaped = i + 1, False
+    for j in range(begin, len(source)):
+        char = source[j]
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == '"':
+            return _decode_fragment(source[begin:j])
+    return _decode_fragment(source[begin:])
+
+
+def _decode_fragment(value: str) -> str:
+    value = value[:-1] if value.endswith("\\") else value
+    try:
+        decoded = json.loads(f'"{value}"')
+        return decoded if isinstance(decoded, str) else value
+    except ValueError:
+        return value.replace("\\n", "\n").replace("\\r", "\r").replace("\\t", "\t").replace('\\"', '"')
+
+
+def _count_message_markers(content: str) -> int:
+    count, index = 0, 0
+    while True:
+        at = content.find('"type"', index)
+        if at < 0:
+            return count
+        colon = content.find(":", at + 6)
+        if colon < 0:
+            return count
+        if _string_property(content, "type", at) == "message":
+            count += 1
+        index = colon + 1
+
+
+def _first_display_message(content: str) -> str | None:
+    fallback = None
+    index = content.find('"role"')
+    while index >= 0:
+        role = _string_property(content, "role", index)
+        text = _string_property(content, "content", index) or _string_property(content, "text", index)
+        if text:
+            if role == "user":
+                return text
+            if fallback is None and role in ("developer", "assistant"):
+                fallback = text
+        index = content.find('"role"', index + 6)
+    return fallback
+
+
+def session_status(suffix: bytes) -> str:
+    """``complete|interrupted|aborted|error|pending|unknown`` from the last message in ``suffix``."""
+    for line in reversed(suffix.split(b"\n")):
+        if not line.startswith(b"{"):
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        message = entry.get("message") if isinstance(entry, dict) else None
+        if entry.get("type") == "message" and isinstance(message, dict):
+            return _status_of(message)
+    return "unknown"
+
+
+def _status_of(message: dict[str, Any]) -> str:
+    role = message.get("role")
+    if role == "assistant":
+        stop = message.get("stopReason")
+        if stop in ("error", "aborted"):
+            return str(stop)
+        if stop == "length":
+            return "interrupted"
+        content = message.get("content")
+        calls = isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") == "toolCall" for b in content
+        )
+        return "interrupted" if calls else "complete"
+    return {"toolResult": "interrupted", "user": "pending"}.get(str(role), "unknown")
+
+
+def _header_and_title(records: list[dict[str, Any]], text: str) -> tuple[dict[str, Any] | None, Any]:
+    """The header (from records, else textually from a cut prefix) and the slot's title override:
+    a string, ``None`` for "no title" (an empty slot title), or ``...`` for "no slot"."""
+    override: Any = ...
+    first = records[0] if records else None
+    slot = slot_from_value(first) if first is not None and first.get("type") == "title" else None
+    if first is not None and first.get("type") == "title" and isinstance(first.get("title"), str):
+        override = first["title"] if first["title"].strip() else None
+    candidate = (
+        records[1 if slot is not None or (first or {}).get("type") == "title" else 0] if records else None
+    )
+    if (
+        isinstance(candidate, dict)
+        and candidate.get("type") == "session"
+        and isinstance(candidate.get("id"), str)
+    ):
+        return candidate, override
+    lines = [line.strip() for line in text.replace("\r\n", "\n").split("\n") if line.strip()]
+    if lines and _string_property(lines[0], "type") == "title":
+        title = _string_property(lines[0], "title")
+        override = ... if title is None else (title if title.strip() else None)
+        lines = lines[1:]
+    if not lines or _string_property(lines[0], "type") != "session" or not _string_property(lines[0], "id"):
+        return None, override
+    line = lines[0]
+    header = {
+        key: _string_property(line, key) for key in ("id", "cwd", "title", "parentSession", "timestamp")
+    }
+    return {"type": "session", **{k: v for k, v in header.items() if v is not None}}, override
+
+
+def scan_session_file(path: Path, prefix_bytes: int = 4096) -> SessionInfo | None:
+    """One file as omp 18 lists it, or ``None`` when its prefix holds no session header."""
+    try:
+        with open(path, "rb") as handle:
+            stat = os.fstat(handle.fileno())
+            prefix = handle.read(prefix_bytes)
+            handle.seek(max(0, stat.st_size - SUFFIX_BYTES))
+            suffix = handle.read(SUFFIX_BYTES)
+    except OSError:
+        return None
+    text = prefix.removeprefix(BOM).decode("utf-8", errors="replace")
+    records = decode_lines(prefix.removeprefix(BOM)).records
+    header, override = _header_and_title(records, text)
+    if header is None:
+        return None
+    count, first, texts, short = 0, "", [], None
+    for record in records[1:]:
+        if record.get("type") == "compaction" and isinstance(record.get("shortSummary"), str):
+            short = record["shortSummary"]
+        message = record.get("message")
+        if record.get("type") == "message" and isinstance(message, dict) and message:
+            count += 1
+            if message.get("role") in ("user", "assistant"):
+                content = message_text(message)
+                if content:
+                    texts.append(content)
+                    if not first and message.get("role") == "user":
+                        first = content
+    first = first or _first_display_message(text) or ""
+    title = None if override is None else (override if override is not ... else header.get("title"))
+    created = iso_to_ms(header.get("timestamp"))
+    return SessionInfo(
+        path=os.fspath(path),
+        id=str(header["id"]),
+        cwd=header["cwd"] if isinstance(header.get("cwd"), str) else "",
+        title=title if isinstance(title, str) else short,
+        parent_session_path=header["parentSession"] if isinstance(header.get("parentSession"), str) else None,
+        created=datetime.fromtimestamp(created / 1000, timezone.utc) if created is not None else None,
+        modified=datetime.fromtimestamp(stat.st_mtime, timezone.utc),
+        message_count=max(count, _count_message_markers(text)),
+        first_message=first or "(no messages)",
+        all_messages_text=" ".join(texts) if texts else first,
+        size=stat.st_size,
+        status=session_status(suffix),
+    )
+
+
+def list_files(files: list[Path], prefix_bytes: int = 4096) -> list[SessionInfo]:
+    """The sessions among ``files``, sorted as omp 18 sorts: mtime, then created, then path, each
+    descending."""
+    infos = []
+    for path in files:
+        info = scan_session_file(path, prefix_bytes)
+        if info is not None:
+            infos.append(info)
+    infos.sort(key=lambda i: i.path, reverse=True)
+    infos.sort(key=lambda i: i.created.timestamp() if i.created else float("-inf"), reverse=True)
+    infos.sort(key=lambda i: i.modified, reverse=True)
+    return infos

@@ -1,0 +1,394 @@
+"""Drive the Python SessionManager under the omp 18 dialect the way the reference harness drove
+omp 18.2.3 (``tests/conformance_omp18/README.md``), producing RAW results for its ``normalize.py``.
+
+Errors: the oracle records ``{"__error__": message, "__error_name__": name}``. Our errors are our
+own (``SessionError`` subclasses naming file and line); :func:`oracle_error` words the few that a
+case prints the way omp 18 words them, so the golden files can be compared as they are.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from omp_session import SessionManager
+from omp_session.errors import CorruptSessionError, SessionNotFoundError, UnsupportedByDialectError
+from omp_session.format.title_slot import TitleSlot, encode_slot, parsed_slot_dict
+from omp_session.manager.omp18_api import peek_session_init
+from tests.conformance_harness import PROBE, blob_names, lines_raw, tree_flat, tree_return
+
+NO_MANAGER = "no current SessionManager: start with create/open/continueRecent/inMemory/forkFrom"
+
+
+def oracle_error(exc: BaseException) -> dict[str, Any]:
+    if isinstance(exc, CorruptSessionError):
+        message = (
+            f'Cannot resume session "{exc.path}": the session header is missing or malformed. '
+            "The file was not modified."
+        )
+    elif isinstance(exc, SessionNotFoundError):
+        message = f"ENOENT: no such file or directory, stat '{exc.path}'"
+    elif isinstance(exc, UnsupportedByDialectError):
+        message = str(exc).split(" in ")[0]
+    else:
+        message = str(exc)
+    return {"__error__": message, "__error_name__": "Error"}
+
+
+def snapshot(manager: SessionManager) -> dict[str, Any]:
+    roots = manager.get_tree()
+    return {
+        "header": manager.get_header(),
+        "entries": manager.get_entries(),
+        "leafId": manager.get_leaf_id(),
+        "context": manager.build_session_context().to_dict(),
+        "tree_flat": tree_flat(roots),
+        "tree_roots": [root.entry.get("id") for root in roots],
+        "usage": manager.get_usage_statistics().to_dict(),
+    }
+
+
+def run_load_case(case_file: Path, work: Path, agent_dir: Path) -> dict[str, Any]:
+    directory = work / "load"
+    directory.mkdir()
+    target = directory / "input.jsonl"
+    shutil.copyfile(case_file, target)
+    before = target.read_bytes()
+    os.chdir(directory)  # omp 18 gives a fresh header the process cwd
+    raw: dict[str, Any] = {"dir": str(directory)}
+    try:
+        manager = SessionManager.open(target, dialect="18")
+    except Exception as exc:
+        raw["load_error"] = oracle_error(exc)
+    else:
+        raw.update(snapshot(manager))
+        raw["sessionName"] = manager.get_session_name()
+        raw["titleSource"] = manager.get_title_source()
+        manager.close()
+    raw["file_changed_by_load"] = target.read_bytes() != before
+    if raw["file_changed_by_load"]:
+        raw["file_after_load_raw"] = lines_raw(target)
+
+    shutil.rmtree(agent_dir / "blobs", ignore_errors=True)
+    directory2 = work / "append"
+    directory2.mkdir()
+    target2 = directory2 / "input.jsonl"
+    shutil.copyfile(case_file, target2)
+    os.chdir(directory2)
+    returns: list[Any]
+    try:
+        manager2 = SessionManager.open(target2, dialect="18")
+    except Exception as exc:
+        returns = [oracle_error(exc), {"__error__": NO_MANAGER, "__error_name__": "Error"}]
+    else:
+        returns = [str(target2), manager2.append_message(dict(PROBE))]
+        manager2.close()
+    raw["after_append"] = {
+        "dir": str(directory2),
+        "returns": returns,
+        "file_lines_raw": lines_raw(target2),
+        "blobs": blob_names(agent_dir),
+    }
+    return raw
+
+
+def _substitute(value: Any, directory: str, returns: list[Any]) -> Any:
+    if isinstance(value, str):
+        if value.startswith("$") and value[1:].isdigit():
+            return returns[int(value[1:])]
+        return value.replace("$DIR", directory)
+    if isinstance(value, list):
+        return [_substitute(v, directory, returns) for v in value]
+    if isinstance(value, dict):
+        return {k: _substitute(v, directory, returns) for k, v in value.items()}
+    return value
+
+
+def read_file(path: str | None) -> list[Any] | None:
+    if path is None or not os.path.exists(path):
+        return None
+    out = []
+    for line in lines_raw(Path(path)):
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            out.append({"__unparseable_line__": line})
+    return out
+
+
+def read_title_slot(path: str | None) -> dict[str, Any] | None:
+    if path is None or not os.path.exists(path):
+        return None
+    data = Path(path).read_bytes()
+    end = data.find(b"\n")
+    if end < 0:
+        return None
+    slot = parsed_slot_dict(data[:end])
+    if slot is None:
+        return None
+    return {**slot, "line_bytes": end + 1}
+
+
+def _compaction(m: SessionManager, a: dict[str, Any]) -> str:
+    return m.append_compaction(
+        a["summary"],
+        a.get("shortSummary"),
+        a.get("firstKeptEntryId"),
+        a["tokensBefore"],
+        a.get("details"),
+        a.get("fromExtension"),
+        a.get("preserveData"),
+        tokens_after=a.get("tokensAfter"),
+        method=a.get("method"),
+        provider_replay_through_entry_id=a.get("providerReplayThroughEntryId"),
+    )
+
+
+_SESSION_INIT_KEYS = {
+    "agent": "agent",
+    "modelRole": "model_role",
+    "resolvedModel": "resolved_model",
+    "readOnly": "read_only",
+    "outputSchemaMode": "output_schema_mode",
+    "restrictToolNames": "restrict_tool_names",
+    "spawns": "spawns",
+    "readSummarize": "read_summarize",
+    "advisor": "advisor",
+    "isolated": "isolated",
+}
+
+
+def _model_usage(m: SessionManager, a: dict[str, Any]) -> str | None:
+    extra: dict[str, Any] = {}
+    if "parentId" in a:
+        extra["parent_id"] = a["parentId"]
+    return m.append_model_usage(
+        a["purpose"],
+        a["api"],
+        a["provider"],
+        a["model"],
+        a["usage"],
+        a["stopReason"],
+        role=a.get("role"),
+        error_message=a.get("errorMessage"),
+        session_id=a.get("sessionId"),
+        **extra,
+    )
+
+
+def _add_workspace(m: SessionManager, a: dict[str, Any]) -> str | None:
+    return m.add_workspace_directory(a["directory"])
+
+
+_OPS: dict[str, Callable[[SessionManager, dict[str, Any]], Any]] = {
+    "appendMessage": lambda m, a: m.append_message(a["message"]),
+    "appendThinkingLevelChange": lambda m, a: m.append_thinking_level_change(
+        a.get("level"), a.get("configured")
+    ),
+    "appendModelChange": lambda m, a: m.append_model_change(
+        a["model"], a.get("role"), a.get("resolvedModelIsFallback", False)
+    ),
+    "appendServiceTierChange": lambda m, a: m.append_service_tier_change(a["serviceTier"]),
+    "appendModeChange": lambda m, a: m.append_mode_change(a["mode"], a.get("data")),
+    "appendSessionInit": lambda m, a: m.append_session_init(
+        a["systemPrompt"],
+        a["task"],
+        a["tools"],
+        a.get("outputSchema"),
+        **{py: a[js] for js, py in _SESSION_INIT_KEYS.items() if js in a},
+    ),
+    "appendCompaction": _compaction,
+    "appendCustomEntry": lambda m, a: m.append_custom_entry(a["customType"], a.get("data")),
+    "appendCustomMessageEntry": lambda m, a: m.append_custom_message_entry(
+        a["customType"], a["content"], a["display"], a.get("details"), a.get("attribution", "agent")
+    ),
+    "appendMCPToolSelection": lambda m, a: m.append_mcp_tool_selection(a["selectedToolNames"]),
+    "appendTtsrInjection": lambda m, a: m.append_ttsr_injection(a["ruleNames"]),
+    "appendLabelChange": lambda m, a: m.append_label_change(a["targetId"], a.get("label")),
+    "appendResetBoundary": lambda m, a: m.append_reset_boundary(),
+    "appendModelUsage": _model_usage,
+    "appendCredentialPin": lambda m, a: m.append_credential_pin(a["provider"], a["hash"]),
+    "getCredentialPins": lambda m, a: m.get_credential_pins(),
+    "appendMessageToBranch": lambda m, a: m.append_message_to_branch(a["message"], a["parentId"]),
+    "branchWithSummary": lambda m, a: m.branch_with_summary(
+        a["entryId"], a["summary"], a.get("details"), a.get("fromExtension")
+    ),
+    "branch": lambda m, a: m.branch(a["entryId"]),
+    "resetLeaf": lambda m, a: m.reset_leaf(),
+    "createBranchedSession": lambda m, a: m.create_branched_session(a["leafId"]),
+    "setSessionName": lambda m, a: m.set_session_name(a["name"], a.get("source", "auto"), a.get("trigger")),
+    "getSessionName": lambda m, a: m.get_session_name(),
+    "getTitleSource": lambda m, a: m.get_title_source(),
+    "getTitleRevision": lambda m, a: m.get_title_revision(),
+    "getLeafId": lambda m, a: m.get_leaf_id(),
+    "getHeader": lambda m, a: m.get_header(),
+    "getBranch": lambda m, a: [e.get("id") for e in m.get_branch(a.get("fromId"))],
+    "getChildren": lambda m, a: [e.get("id") for e in m.get_children(a["parentId"])],
+    "getLabel": lambda m, a: m.get_label(a["id"]),
+    "getEntry": lambda m, a: m.get_entry(a["id"]),
+    "getTree": lambda m, a: tree_return(m),
+    "getUsageStatistics": lambda m, a: m.get_usage_statistics().to_dict(),
+    "getLastModelChangeRole": lambda m, a: m.get_last_model_change_role(),
+    "buildSessionContext": lambda m, a: m.build_session_context(
+        transcript=bool((a.get("options") or {}).get("transcript")),
+        collapse_compacted_history=bool((a.get("options") or {}).get("collapseCompactedHistory")),
+        keep_dangling_tool_calls=bool((a.get("options") or {}).get("keepDanglingToolCalls")),
+    ).to_dict(),
+    "serializeTitleSlot": lambda m, a: encode_slot(
+        TitleSlot(a.get("title") or "", a["updatedAt"], a.get("source"))
+    ).decode("utf-8"),
+    "discardEntryDurably": lambda m, a: m.discard_entry_durably(a["entryId"]),
+    "addWorkspaceDirectory": _add_workspace,
+    "removeWorkspaceDirectory": lambda m, a: m.remove_workspace_directory(a["directory"]),
+    "setAdditionalDirectories": lambda m, a: [m.set_additional_directories(a["directories"]), None][1],
+    "getAdditionalDirectories": lambda m, a: m.get_additional_directories(),
+    "seal": lambda m, a: m.seal(),
+    "ensureOnDisk": lambda m, a: m.ensure_on_disk(),
+    "rewriteEntries": lambda m, a: m.rewrite_entries(),
+    "flush": lambda m, a: m.flush(),
+    "getRecordedCwd": lambda m, a: m.get_recorded_cwd(),
+}
+
+
+def _fork(m: SessionManager) -> dict[str, Any] | None:
+    result = m.fork()
+    return (
+        None
+        if result is None
+        else {"oldSessionFile": result.old_session_file, "newSessionFile": result.new_session_file}
+    )
+
+
+def _batch(m: SessionManager, a: dict[str, Any]) -> list[Any]:
+    def run() -> list[Any]:
+        out = []
+        for step in a["ops"]:
+            name = {
+                "appendCustomEntry": "append_custom_entry",
+                "appendResetBoundary": "append_reset_boundary",
+            }.get(step["op"], step["op"])
+            method = getattr(m, name)
+            out.append(method(*step.get("args", [])))
+        return out
+
+    result: list[Any] = m.append_entries_atomically(run)
+    return result
+
+
+def _files(directory: Path, home: Path) -> list[dict[str, Any]]:
+    paths = [*directory.glob("*.jsonl"), *directory.glob("*/*.jsonl"), *home.glob("sessions/*/*.jsonl")]
+    return [{"path": str(p), "file_lines_raw": lines_raw(p)} for p in sorted(paths)]
+
+
+def run_ops_case(ops: list[dict[str, Any]], directory: Path, agent_dir: Path) -> dict[str, Any]:
+    returns: list[Any] = []
+    current: SessionManager | None = None
+    for op in ops:
+        args = _substitute(op, str(directory), returns)
+        name = args["op"]
+        result: Any = None
+        try:
+            if name in ("create", "open", "inMemory", "forkFrom"):
+                previous = current
+                if (
+                    previous is not None
+                    and name == "open"
+                    and previous.get_session_file() == os.path.abspath(args["file"])
+                ):
+                    # omp has no writer lock; ours would refuse a second manager on the same file
+                    previous.close()
+                    previous = current = None
+                if name == "create":
+                    current = SessionManager.create(args["cwd"], args.get("dir"), dialect="18")
+                    result = current.get_session_file()
+                elif name == "open":
+                    current = SessionManager.open(
+                        args["file"],
+                        args.get("dir"),
+                        dialect="18",
+                        throw_if_missing=bool(args.get("throwIfMissing")),
+                    )
+                    result = current.get_session_file()
+                elif name == "forkFrom":
+                    current = SessionManager.fork_from(
+                        args["source"],
+                        args["cwd"],
+                        args.get("dir"),
+                        dialect="18",
+                        reset_inherited_cost=bool(args.get("resetInheritedCost")),
+                        repair_interrupted_tail=bool(args.get("repairInterruptedTail")),
+                    )
+                    result = current.get_session_file()
+                else:
+                    current = SessionManager.in_memory(args.get("cwd"), dialect="18")
+                if previous is not None and previous is not current:
+                    previous.close()
+            elif name == "list":
+                found = SessionManager.list(args["cwd"], args.get("dir"), dialect="18")
+                result = [info.to_dict() for info in found]
+            elif name == "writeFile":
+                Path(args["file"]).write_text(args["content"], encoding="utf-8")
+                result = args["file"]
+            elif name == "readFile":
+                result = read_file(args.get("file") or (current.get_session_file() if current else None))
+            elif name == "readTitleSlot":
+                result = read_title_slot(
+                    args.get("file") or (current.get_session_file() if current else None)
+                )
+            elif name == "listDir":
+                result = sorted(os.listdir(args["dir"]))
+            elif name == "peekSessionInit":
+                result = peek_session_init(args["file"])
+            elif current is None:
+                result = {"__error__": NO_MANAGER, "__error_name__": "Error"}
+            elif name == "fileExists":
+                file = args.get("file") or current.get_session_file()
+                result = file is not None and os.path.exists(file)
+            elif name == "fork":
+                result = _fork(current)
+            elif name == "newSession":
+                result = current.new_session(
+                    args.get("parentSession"), provider_prompt_cache_key=args.get("providerPromptCacheKey")
+                )
+            elif name == "moveTo":
+                current.move_to(args["cwd"], args.get("dir"))
+                result = current.get_session_file()
+            elif name == "appendEntriesAtomically":
+                result = _batch(current, args)
+            elif name in _OPS:
+                result = _OPS[name](current, args)
+            else:
+                result = {"__error__": f"no method {name}", "__error_name__": "Error"}
+        except UnsupportedByDialectError:
+            result = {"__error__": f"no method {name}", "__error_name__": "Error"}
+        except Exception as exc:  # the reference harness records every throw the same way
+            result = oracle_error(exc)
+        returns.append(result)
+    assert current is not None
+    file = current.get_session_file()
+    raw = {
+        "dir": str(directory),
+        "returns": returns,
+        "file": file,
+        "file_exists": file is not None and os.path.exists(file),
+        "files": _files(directory, agent_dir),
+        "sessionId": current.get_session_id(),
+        "sessionName": current.get_session_name(),
+        "blobs": blob_names(agent_dir),
+        "title_slot": read_title_slot(file),
+        "manager_state": {
+            "sessionName": current.get_session_name(),
+            "titleSource": current.get_title_source(),
+            "titleRevision": current.get_title_revision(),
+            "additionalDirectories": current.get_additional_directories(),
+            "recordedCwd": current.get_recorded_cwd(),
+            "isSessionOnDisk": file is not None and os.path.exists(file),
+        },
+        **snapshot(current),
+    }
+    current.close()
+    return raw
