@@ -56,9 +56,13 @@ def stored_content(row: Row) -> bytes:
     checking, we only overlay a body that starts with a slot, so a 13.19 header is never hit)."""
     content: bytes = row[0].encode("utf-8")
     title, source, updated_at = row[1], row[2], row[3]
-    if updated_at is None or split_slot(content)[1] != SLOT_BYTES:  # only over a full-size slot
+    slot, end = split_slot(content)
+    if updated_at is None or slot is None or end != SLOT_BYTES:  # only over a full-size slot
         return content
-    return encode_slot(TitleSlot(title or "", updated_at, source)) + content[SLOT_BYTES:]
+    columns = TitleSlot(title or "", updated_at, source)
+    if columns == slot:  # the body's own slot is current: keep its bytes (unknown keys included)
+        return content
+    return encode_slot(columns) + content[SLOT_BYTES:]
 
 
 def title_columns(content: bytes) -> tuple[str | None, str | None, str | None]:

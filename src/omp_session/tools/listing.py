@@ -304,6 +304,14 @@ def _stored_summaries(store: SessionStorage, paths: Sequence[Path]) -> list[Sess
     return infos
 
 
+def _list_stored(store: SessionStorage, paths: list[Path], dialect: Dialect | None) -> list[SessionInfo]:
+    if dialect is not None and dialect.listing.prefix_bytes is not None:
+        from omp_session.tools.listing18 import list_stored
+
+        return list_stored(store, paths, dialect.listing.prefix_bytes)
+    return _newest_first(_stored_summaries(store, paths))
+
+
 def stored_header(store: SessionStorage, path: Path) -> dict[str, Any] | None:
     """The header of a session in ``store`` (its first line, after an omp 18 slot), or ``None``."""
     try:
@@ -369,7 +377,7 @@ def list_sessions(
     base = Path(directory)
     store = _store(storage)
     if store is not None:
-        return _newest_first(_stored_summaries(store, list(session_files(directory=base, storage=store))))
+        return _list_stored(store, list(session_files(directory=base, storage=store)), dialect)
     files = list(session_files(directory=base))
     if dialect is not None and dialect.listing.prefix_bytes is not None:
         from omp_session.tools.listing18 import list_files
@@ -391,7 +399,7 @@ def list_all_sessions(
     base = Path(root) if root is not None else sessions_root()
     store = _store(storage)
     if store is not None:
-        return _newest_first(_stored_summaries(store, list(session_files(base, storage=store))))
+        return _list_stored(store, list(session_files(base, storage=store)), dialect)
     files = list(session_files(base))
     if dialect is not None and dialect.listing.prefix_bytes is not None:
         from omp_session.tools.listing18 import list_files
