@@ -192,3 +192,25 @@ def test_text_postgresql_cannot_hold_is_refused_before_anything_is_written(pg_st
     with pytest.raises(PersistenceError, match="NUL"):
         pg_store.write_session(Path("/d/bad.jsonl"), b"a\x00\n", expected_size=None)
     assert not pg_store.session_exists(Path("/d/bad.jsonl"))
+
+
+def test_an_omp18_rename_sets_the_title_columns_and_leaves_the_body(
+    pg_store: PostgresStorage, sql: Sql, table_name: str, tmp_path: Path
+) -> None:
+    session = SessionManager.create("/work/project", tmp_path, storage=pg_store, dialect="18")
+    session.append_message(dict(ASSISTANT))
+    path = str(session.get_session_file())
+    before = row(sql, table_name, path)
+    assert before is not None and before[2:4] == ("", None)  # the untitled slot of a new session
+    session.set_session_name("Renamed in place", "user")
+    after = row(sql, table_name, path)
+    assert after is not None
+    # The rename appended its title_change entry; the body before it is untouched, slot included.
+    assert after[0].startswith(before[0]) and after[0][:256] == before[0][:256]
+    assert after[2:4] == ("Renamed in place", "user") and after[4] is not None
+    stored = pg_store.read_session(Path(path))
+    assert stored[:256] == encode_slot(TitleSlot("Renamed in place", after[4], "user"))
+    assert stored[256:] == after[0].encode()[256:]
+    session.close()
+    with SessionManager.open(path, storage=pg_store, read_only=True) as reopened:
+        assert reopened.get_session_name() == "Renamed in place"
