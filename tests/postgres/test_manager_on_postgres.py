@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from omp_session import SessionManager
+from omp_session.format.title_slot import TitleSlot, encode_slot
 from omp_session.store.postgres import PostgresStorage
 
 ANSWER = {
@@ -105,3 +106,22 @@ def test_a_read_only_follower_refreshes_from_the_row(pg_store: PostgresStorage, 
     assert reader.get_header().get("title") == "renamed"
     reader.close()
     writer.close()
+
+
+def test_the_layout_rule_looks_at_the_rows_of_the_directory(
+    pg_store: PostgresStorage, tmp_path: Path
+) -> None:
+    """Auto dialect: a new session gets omp 18's title slot only when the store already holds
+    slot sessions in that directory (docs/compatibility.md) — here, rows of the table."""
+    plain = started(pg_store, tmp_path / "old-omp")
+    plain.close()
+    assert not pg_store.read_session(Path(str(plain.get_session_file()))).startswith(b'{"type":"title"')
+    header = b'{"type":"session","version":3,"id":"s18","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}\n'
+    slot = encode_slot(TitleSlot("", "2025-01-01T00:00:00.000Z"))
+    pg_store.write_session(tmp_path / "new-omp" / "a.jsonl", slot + header, expected_size=None)
+    newer = started(pg_store, tmp_path / "new-omp")
+    newer.close()
+    assert pg_store.read_session(Path(str(newer.get_session_file()))).startswith(b'{"type":"title"')
+    again = started(pg_store, tmp_path / "old-omp")
+    again.close()
+    assert not pg_store.read_session(Path(str(again.get_session_file()))).startswith(b'{"type":"title"')

@@ -34,7 +34,7 @@ from omp_session.manager.workspace import WorkspaceMethods
 from omp_session.model.tree import SessionTreeNode
 from omp_session.store import DurabilityPolicy, SessionStorage, Storage
 from omp_session.store.artifacts import ArtifactMethods
-from omp_session.store.configured import session_storage
+from omp_session.store.configured import configured_storage, session_storage
 from omp_session.store.fast_open import (
     has_assistant,
     index_for,
@@ -61,6 +61,11 @@ Content = str | list[dict[str, Any]]
 def _session_dir_for(cwd: StrPath, session_dir: StrPath | None) -> Path:
     """An explicit session directory as given, else omp's per-project directory for ``cwd`` (§1.2)."""
     return Path(session_dir) if session_dir is not None else default_session_dir(cwd)
+
+
+def _database(storage: SessionStorage | None) -> SessionStorage | None:
+    """The store whose sessions the layout rule looks at, ``None`` for files (scanned directly)."""
+    return storage if storage is not None else configured_storage()
 
 
 class SessionManager(
@@ -168,7 +173,7 @@ class SessionManager(
         ``storage`` is where sessions live (default: files; or a ``PostgresStorage``)."""
         runtime = runtime if runtime is not None else Runtime()
         directory = _session_dir_for(cwd, session_dir)
-        chosen, locked = dialect_for_new(dialect, directory)
+        chosen, locked = dialect_for_new(dialect, directory, _database(storage))
         header, path = new_header_and_path(runtime, os.fspath(cwd), directory, dialect=chosen)
         session = session_storage(storage).new_storage(path, runtime.blob_store(), durability=durability)
         runtime.remember_terminal_session(os.fspath(cwd), os.fspath(path))
@@ -222,7 +227,7 @@ class SessionManager(
             if throw_if_missing:
                 opened.storage.close()
                 raise SessionNotFoundError(file_path)
-            chosen, locked = dialect_for_new(dialect, file_path.parent)
+            chosen, locked = dialect_for_new(dialect, file_path.parent, _database(storage))
             return cls._start_at(file_path, directory, opened.storage, chosen, locked, runtime)
         header = loaded.header
         chosen, locked = dialect_for_file(dialect, loaded.title_slot is not None)
@@ -389,7 +394,7 @@ class SessionManager(
         blobs = runtime.blob_store()
         loaded = parse_session(source, store.read_session(source), blobs)
         directory = _session_dir_for(cwd, session_dir)
-        chosen, locked = dialect_for_new(dialect, directory)
+        chosen, locked = dialect_for_new(dialect, directory, _database(storage))
         timestamp = runtime.now()
         session_id = runtime.session_id(chosen.new_session_id)
         header = make.fork_from_header(

@@ -106,6 +106,9 @@ class SessionStorage(Protocol):
     def stat_session(self, path: Path) -> StoredSession | None:
         """Size and modification time of the session at ``path`` (``None`` if there is none)."""
 
+    def read_head(self, path: Path, limit: int) -> bytes:
+        """At most the first ``limit`` bytes of the session at ``path`` (``b""`` if there is none)."""
+
     def list_sessions(self, directory: Path) -> list[StoredSession]:
         """The ``*.jsonl`` sessions directly inside ``directory``, in no particular order."""
 

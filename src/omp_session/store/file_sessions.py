@@ -47,6 +47,13 @@ class FileSessionStorage:
             return None
         return StoredSession(path, stat.st_size, stat.st_mtime)
 
+    def read_head(self, path: Path, limit: int) -> bytes:
+        try:
+            with open(path, "rb") as handle:
+                return handle.read(limit)
+        except OSError:
+            return b""
+
     def list_sessions(self, directory: Path) -> list[StoredSession]:
         found: list[StoredSession] = []
         try:

@@ -241,6 +241,10 @@ class PostgresStorage:
         row = self.run(lambda c: c.execute(self.sql.stat, (os.fspath(path),)).fetchone())
         return StoredSession(path, int(row[0]), int(row[1]) / 1000) if row is not None else None
 
+    def read_head(self, path: Path, limit: int) -> bytes:
+        row = self.run(lambda c: c.execute(self.sql.head, (limit, os.fspath(path))).fetchone())
+        return bytes(row[0]) if row is not None else b""
+
     def list_sessions(self, directory: Path) -> list[StoredSession]:
         prefix = os.fspath(directory).rstrip("/") + "/"
         return [

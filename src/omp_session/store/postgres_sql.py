@@ -51,6 +51,7 @@ class Statements:
     size: str
     exists: str
     stat: str
+    head: str
     tail_byte: str
     size_and_tail: str
     head_for_update: str
@@ -83,6 +84,7 @@ class Statements:
             size=f"SELECT octet_length(content) FROM {t} WHERE path = %s",
             exists=f"SELECT 1 FROM {t} WHERE path = %s",
             stat=f"SELECT octet_length(content), mtime_ms FROM {t} WHERE path = %s",
+            head=f"SELECT substring(convert_to(content, 'UTF8') from 1 for %s) FROM {t} WHERE path = %s",
             tail_byte=f"SELECT right(content, 1) FROM {t} WHERE path = %s",
             head_for_update=(
                 "SELECT octet_length(content), substring(convert_to(content, 'UTF8') from 1 for %s) "
