@@ -160,3 +160,16 @@ def test_serve_shows_the_sessions_of_a_database(
     finally:
         process.terminate()
         process.communicate(timeout=10)
+
+
+def test_the_store_can_come_from_the_environment(
+    postgres_server: ThrowawayServer, table_name: str, samples_root: Path
+) -> None:
+    assert run(postgres_server, table_name, samples_root, "push").exit_code == 0
+    env = {"OMP_SESSION_STORE": postgres_server.dsn, "OMP_SESSION_TABLE": table_name}
+    empty_root = samples_root.parent / "elsewhere"  # files there are not what is listed
+    listed = CliRunner().invoke(main, ["--dir", str(samples_root), "list", "--all", "--json"], env=env)
+    assert listed.exit_code == 0, listed.output
+    assert len(json.loads(listed.output)) >= 5
+    local = CliRunner().invoke(main, ["--dir", str(empty_root), "list", "--all", "--json"])
+    assert local.exit_code == 0 and json.loads(local.output) == []
