@@ -288,19 +288,36 @@ def _stored_files(
 # -- what they hold -----------------------------------------------------------------------------------
 
 
-def _stored_summaries(store: SessionStorage, paths: Sequence[Path]) -> list[SessionInfo]:
-    """Summaries of sessions in a database store: each read in full (no listing cache)."""
+def _stored_summaries(
+    store: SessionStorage, paths: Sequence[Path], cache: ListingCache | None = None, under: str = ""
+) -> list[SessionInfo]:
+    """Summaries of sessions in a database store, each read in full unless ``cache`` (only one
+    given by the caller, such as the viewer's in-memory one) holds its summary for the row's size
+    and ``mtime_ms``. Those keys carry inode -1, which no file has, so a row never passes for a
+    file of the same path."""
+    cached = cache.infos(under) if cache is not None else {}
     infos: list[SessionInfo] = []
+    fresh: list[tuple[FileKey, SessionInfo | None, str]] = []
     for path in paths:
         stat = store.stat_session(path)
+        if stat is None:
+            continue  # removed since it was listed
+        key = FileKey(stat.size, round(stat.mtime * 1e9), -1, -1)
+        hit = cached.get(os.fspath(path))
+        if hit is not None and hit[0] == key:
+            if hit[1] is not None:
+                infos.append(hit[1])
+            continue
         try:
             data = store.read_session(path)
         except SessionError:
-            continue  # removed since it was listed
-        if stat is not None:
-            info = summarize_records(path, decode_lines(data).records, stat.mtime, len(data))
-            if info is not None:
-                infos.append(info)
+            continue
+        info = summarize_records(path, decode_lines(data).records, stat.mtime, len(data))
+        fresh.append((key, info, os.fspath(path)))
+        if info is not None:
+            infos.append(info)
+    if cache is not None:
+        cache.store_infos(fresh)
     return infos
 
 
@@ -414,7 +431,8 @@ def list_store(root: Path | str, *, cache: ListingCache | None = None) -> list[S
     base = Path(root)
     store = configured_storage()
     if store is not None:
-        infos = _stored_summaries(store, list(session_files(base, include_root_files=True, storage=store)))
+        paths = list(session_files(base, include_root_files=True, storage=store))
+        infos = _stored_summaries(store, paths, cache, os.fspath(base))
     else:
         infos = _summaries(list(session_files(base, include_root_files=True)), base, cache)
     return sorted(infos, key=lambda info: (info.last_activity or info.modified, info.modified), reverse=True)
