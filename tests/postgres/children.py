@@ -16,9 +16,10 @@ def _say(text: str) -> None:
     sys.stdout.flush()
 
 
-def _open(path: str, store: PostgresStorage) -> SessionManager:
-    # A killed predecessor's lock goes when the server notices its connection is gone.
-    deadline = time.monotonic() + 20
+def open_when_free(store: PostgresStorage, path: str, seconds: float = 30) -> SessionManager:
+    """Open for writing, waiting while another writer holds the lock: a killed writer's lock goes
+    when the server notices its connection is gone, or its last statement ends."""
+    deadline = time.monotonic() + seconds
     while True:
         try:
             return SessionManager.open(path, storage=store)
@@ -29,7 +30,7 @@ def _open(path: str, store: PostgresStorage) -> SessionManager:
 
 
 def append_forever(store: PostgresStorage, path: str) -> None:
-    session = _open(path, store)
+    session = open_when_free(store, path)
     number = 0
     while True:
         _say(session.append_message({"role": "user", "content": f"message {number}", "timestamp": number}))

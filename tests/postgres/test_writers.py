@@ -8,7 +8,6 @@ import random
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from omp_session import SessionChangedError, SessionError, SessionLockedError, S
 from omp_session.store.postgres import PostgresStorage
 from tests.durability.conftest import REPO, kill_after
 from tests.pg_server import ThrowawayServer
+from tests.postgres.children import open_when_free
 
 Sql = psycopg.Connection[tuple[Any, ...]]
 ANSWER = {"role": "assistant", "content": [], "stopReason": "stop", "timestamp": 0}
@@ -40,17 +40,6 @@ def new_session(store: PostgresStorage, tmp_path: Path) -> str:
         path = session.get_session_file()
     assert path is not None
     return path
-
-
-def open_when_free(store: PostgresStorage, path: str) -> SessionManager:
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            return SessionManager.open(path, storage=store)
-        except SessionLockedError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.02)
 
 
 def stored_ids(store: PostgresStorage, path: str) -> list[str]:

@@ -88,41 +88,40 @@ def stored_session_paths(store: DatabaseStore, root: Path) -> list[Path]:
 
 def push(root: Path, store: DatabaseStore, progress: Progress | None = None) -> SyncReport:
     """Copy every session file under ``root`` into ``store`` (see the module docstring)."""
-    report = SyncReport()
-    files = local_session_files(Path(os.path.abspath(root)))
-    for number, path in enumerate(files):
-        if progress is not None:
-            progress(number, len(files), path)
+
+    def push_one(path: Path) -> str:
         key = Path(os.path.abspath(path))
-        try:
-            source = path.read_bytes()
-            stored = store.stat_session(key)
-            target = store.read_session(key) if stored is not None else None
-            outcome = _outcome(source, target)
-            if outcome in ("copy", "update"):
-                expected = None if target is None else len(target)
-                store.write_session(key, source, expected_size=expected)
-        except SessionLockedError:
-            report.skipped.append((path, "a writer has the session open in the database"))
-            continue
-        except (SessionError, OSError) as exc:
-            report.skipped.append((path, str(exc)))
-            continue
-        _record(report, outcome, path)
-    return report
+        source = path.read_bytes()
+        target = store.read_session(key) if store.stat_session(key) is not None else None
+        outcome = _outcome(source, target)
+        if outcome in ("copy", "update"):
+            store.write_session(key, source, expected_size=None if target is None else len(target))
+        return outcome
+
+    files = local_session_files(Path(os.path.abspath(root)))
+    return _copy_each(files, push_one, "a writer has the session open in the database", progress)
 
 
 def pull(root: Path, store: DatabaseStore, progress: Progress | None = None) -> SyncReport:
     """Copy every session row under ``root`` from ``store`` into files at their paths."""
-    report = SyncReport()
     paths = stored_session_paths(store, Path(os.path.abspath(root)))
+    return _copy_each(
+        paths, lambda path: _pull_one(path, store.read_session(path)), "a writer has the file open", progress
+    )
+
+
+def _copy_each(
+    paths: list[Path], copy_one: Callable[[Path], str], when_locked: str, progress: Progress | None
+) -> SyncReport:
+    """``copy_one`` for every path, its outcome recorded; a failure skips that session only."""
+    report = SyncReport()
     for number, path in enumerate(paths):
         if progress is not None:
             progress(number, len(paths), path)
         try:
-            outcome = _pull_one(path, store.read_session(path))
+            outcome = copy_one(path)
         except SessionLockedError:
-            report.skipped.append((path, "a writer has the file open"))
+            report.skipped.append((path, when_locked))
             continue
         except (SessionError, OSError) as exc:
             report.skipped.append((path, str(exc)))
