@@ -31,7 +31,7 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route
 
 from omp_session.errors import SessionError, SessionNotFoundError
-from omp_session.store.configured import session_storage
+from omp_session.store.configured import configured_storage
 from omp_session.store.paths import blobs_dir_near
 from omp_session.web.catalog import SessionCatalog
 from omp_session.web.images import blob_file, inline_images, linked_images, sniff_raster_mime
@@ -90,7 +90,11 @@ class _Viewer:
 
     @staticmethod
     def _version(path: Path) -> str:
-        stat = session_storage().stat_session(path)
+        store = configured_storage()
+        if store is None:  # a file: its exact mtime in nanoseconds
+            found = path.stat()
+            return f"{found.st_mtime_ns}-{found.st_size}"
+        stat = store.stat_session(path)  # a database row: mtime_ms, which every write moves
         if stat is None:
             raise SessionNotFoundError(path)
         return f"{round(stat.mtime * 1e9)}-{stat.size}"
