@@ -7,6 +7,7 @@ README); the tests compare the normalised result with the golden ``*.expected.js
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -135,7 +136,7 @@ def _substitute(value: Any, directory: str, returns: list[Any]) -> Any:
     return value
 
 
-_APPENDS = {
+_APPENDS: dict[str, Callable[[SessionManager, dict[str, Any]], object]] = {
     "appendMessage": lambda m, a: m.append_message(a["message"]),
     "appendThinkingLevelChange": lambda m, a: m.append_thinking_level_change(a.get("level")),
     "appendModelChange": lambda m, a: m.append_model_change(a["model"], a.get("role")),

@@ -273,6 +273,7 @@ def test_a_failed_fork_leaves_the_session_as_it_was(tmp_path: Path, monkeypatch:
             raise OSError(errno.ENOSPC, "No space left on device")
 
         monkeypatch.setattr(os, "replace", no_space)
+        monkeypatch.setattr(os, "link", no_space)  # a new file is created by link, never replaced
         with pytest.raises(PersistenceError):
             session.fork()
         with pytest.raises(PersistenceError):

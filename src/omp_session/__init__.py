@@ -13,14 +13,24 @@ from typing import TYPE_CHECKING, Any
 
 from omp_session.dialects import OMP_13_19, OMP_18_2, Dialect
 from omp_session.errors import (
+    AmbiguousEntryError,
+    AmbiguousSessionError,
     CorruptSessionError,
     EntryNotFoundError,
+    ForeignSessionError,
+    NoMatchingSessionError,
     PersistenceError,
     ReadOnlySessionError,
     SessionChangedError,
     SessionError,
     SessionLockedError,
     SessionNotFoundError,
+    TargetExistsError,
+    UnknownDialectError,
+    UnsafeNameError,
+    UnstableEntryIdError,
+    UnsupportedByDialectError,
+    WorkspaceError,
 )
 from omp_session.manager.runtime import Runtime
 from omp_session.manager.session_manager import ForkResult, SessionManager
@@ -48,10 +58,14 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "OMP_13_19",
     "OMP_18_2",
+    "AmbiguousEntryError",
+    "AmbiguousSessionError",
     "CorruptSessionError",
     "Dialect",
     "EntryNotFoundError",
+    "ForeignSessionError",
     "ForkResult",
+    "NoMatchingSessionError",
     "PersistenceError",
     "PostgresStorage",
     "ReadOnlySessionError",
@@ -64,7 +78,13 @@ __all__ = [
     "SessionManager",
     "SessionNotFoundError",
     "SessionTreeNode",
+    "TargetExistsError",
+    "UnknownDialectError",
+    "UnsafeNameError",
+    "UnstableEntryIdError",
+    "UnsupportedByDialectError",
     "UsageStatistics",
+    "WorkspaceError",
     "__version__",
     "build_session_context",
     "convert_to_llm",

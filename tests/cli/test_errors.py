@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from omp_session import SessionManager
+from tests.durability.conftest import start_child
 
 from .conftest import Store, assert_one_line_error, run
 
@@ -110,9 +110,16 @@ def test_refusing_to_overwrite_an_export(store: Store) -> None:
 
 
 def test_a_locked_session(store: Store) -> None:
+    # The lock is per process (a process may reopen its own session): hold it in another one.
     path = store.add("v3-labels")
-    with SessionManager.open(path):
-        assert_one_line_error(run("label", str(path), "l-u1", "x"), "locked for writing")
+    holder = start_child("hold", str(path), stdin=True)
+    assert holder.stdout is not None and holder.stdout.readline() == b"opened\n"
+    try:
+        assert_one_line_error(
+            run("label", str(path), "l-u1", "x"), f"locked for writing by process {holder.pid}"
+        )
+    finally:
+        holder.communicate(b"\n", timeout=30)
 
 
 def test_an_internal_error_is_one_line_too(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:

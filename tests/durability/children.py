@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from omp_session import SessionLockedError, SessionManager
+from omp_session import SessionChangedError, SessionLockedError, SessionManager
 
 
 def _say(text: str) -> None:
@@ -65,6 +65,32 @@ def write_many(path: str, count: str) -> None:
     session.close()
 
 
+def append_on_command(path: str) -> None:
+    """One append per line on stdin; prints the id, or ``changed`` when the library refused."""
+    session = SessionManager.open(path)
+    _say("ready")
+    for number, _line in enumerate(sys.stdin):
+        try:
+            _say(session.append_message({"role": "user", "content": f"cmd {number}", "timestamp": number}))
+        except SessionChangedError:
+            _say("changed")
+    session.close()
+
+
+def create_on_go(path: str) -> None:
+    """Wait for a line on stdin, then open (creating) ``path`` and append twice."""
+    _say("ready")
+    sys.stdin.readline()
+    try:
+        session = SessionManager.open(path)
+    except SessionLockedError:
+        _say("locked")
+        return
+    for number in range(2):
+        _say(session.append_message({"role": "user", "content": f"race {number}", "timestamp": number}))
+    session.close()
+
+
 MODES = {
     "append": lambda args: append_forever(args[0], args[1] if len(args) > 1 else "os"),
     "rename": lambda args: rename_forever(args[0]),
@@ -72,6 +98,8 @@ MODES = {
     "branch": lambda args: branch_forever(args[0]),
     "hold": lambda args: hold_lock(args[0]),
     "write-many": lambda args: write_many(args[0], args[1]),
+    "append-on-command": lambda args: append_on_command(args[0]),
+    "create-on-go": lambda args: create_on_go(args[0]),
 }
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import psycopg
 
-from omp_session import SessionManager
+from omp_session import SessionInfo, SessionManager
 from omp_session.format.title_slot import TitleSlot, encode_slot
 from omp_session.store.postgres import PostgresStorage
 
@@ -46,10 +46,10 @@ def test_list_and_continue_recent_read_the_database(pg_store: PostgresStorage, t
     assert newer.get_session_file() in root_listed
 
 
-def _list_all_under(store: PostgresStorage, root: Path) -> list[object]:
+def _list_all_under(store: PostgresStorage, root: Path) -> list[SessionInfo]:
     from omp_session.tools.listing import list_all_sessions
 
-    return list(list_all_sessions(root, storage=store))
+    return list_all_sessions(root, storage=store)
 
 
 def test_continue_recent_creates_a_session_in_the_database(pg_store: PostgresStorage, tmp_path: Path) -> None:

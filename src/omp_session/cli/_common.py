@@ -14,12 +14,31 @@ import click
 from click.shell_completion import CompletionItem
 from rich.console import Console
 
+from omp_session.format.codec import DISPLAY_ERRORS, escape_lone_surrogates
 from omp_session.store.paths import blobs_dir_near, sessions_root
 from omp_session.tools.listing import session_files
 from omp_session.tools.resolve import project_dir, resolve_session, session_candidates
 
 if TYPE_CHECKING:
     from omp_session.store.postgres import PostgresStorage
+
+__all__ = [
+    "EXIT_ERROR",
+    "EXIT_PROBLEMS",
+    "CliError",
+    "CliState",
+    "console",
+    "emit_json",
+    "human_size",
+    "is_database_url",
+    "is_terminal",
+    "json_option",
+    "leaf_option",
+    "open_database",
+    "require_one",
+    "session_argument",
+    "state",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -122,7 +141,16 @@ leaf_option = click.option(
 
 def emit_json(value: Any) -> None:
     """Print ``value`` as indented JSON (non-ASCII kept as is)."""
-    click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+    # Lone surrogates stay exact, as the \\udxxx escapes omp writes (issue 11 item 5).
+    click.echo(escape_lone_surrogates(json.dumps(value, indent=2, ensure_ascii=False, default=str)))
+
+
+def display_safe_streams() -> None:
+    """Let stdout and stderr show lone surrogates as U+FFFD instead of failing to encode them."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors=DISPLAY_ERRORS)
 
 
 def console(*, stderr: bool = False) -> Console:

@@ -1,4 +1,7 @@
-"""``omp-session stats``: tokens, cost, models, messages and tool calls."""
+"""``omp-session stats``: tokens, cost, models, messages and tool calls.
+
+Internal module (a command of ``omp-session``, which is the interface); not part of the public API.
+"""
 
 from __future__ import annotations
 
@@ -13,18 +16,29 @@ from omp_session.cli._common import CliError, console, emit_json, json_option, s
 from omp_session.tools.stats import SessionStats, StatsReport, Totals, collect_stats
 from omp_session.tools.summary import one_line
 
+__all__ = ["stats"]
+
 _COLUMNS = ("Entries", "Msgs", "Input", "Output", "Cache read", "Cache write", "Cost")
+
+
+def _count(value: float) -> str:
+    """``1,234``; infinite or NaN usage (a damaged file can hold ``1e400``) as ``∞``/``?``."""
+    try:
+        return f"{int(value):,}"
+    except OverflowError:
+        return "∞" if value > 0 else "-∞"
+    except ValueError:
+        return "?"
 
 
 def _cells(totals: Totals) -> list[str]:
     usage = totals.usage
     numbers = (usage.input, usage.output, usage.cacheRead, usage.cacheWrite)
-    return [
-        f"{totals.entries:,}",
-        f"{totals.messages:,}",
-        *(f"{int(n):,}" for n in numbers),
-        f"${usage.cost:,.4f}",
-    ]
+    try:
+        cost = f"${float(usage.cost):,.4f}"
+    except OverflowError:  # an integer cost beyond a float's range
+        cost = "$∞"
+    return [f"{totals.entries:,}", f"{totals.messages:,}", *(_count(n) for n in numbers), cost]
 
 
 def _table(first_column: str) -> Table:

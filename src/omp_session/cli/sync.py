@@ -1,4 +1,7 @@
-"""``omp-session push`` and ``pull``: copy sessions between the sessions root and a database."""
+"""``omp-session push`` and ``pull``: copy sessions between the sessions root and a database.
+
+Internal module (a command of ``omp-session``, which is the interface); not part of the public API.
+"""
 
 from __future__ import annotations
 
@@ -74,3 +77,6 @@ def pull(ctx: click.Context, as_json: bool) -> None:
     report = _run(lambda progress: library.pull(cli.root, database, progress), "pulled", as_json)
     if report.skipped:
         ctx.exit(EXIT_PROBLEMS)
+
+
+__all__ = ["pull", "push"]

@@ -15,6 +15,7 @@ surrogates as ``\\udxxx`` escapes, and JavaScript number formatting (``1`` not `
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from collections.abc import Iterable
@@ -24,6 +25,23 @@ from typing import Any
 import orjson
 
 from omp_session.format.javascript import js_number
+
+__all__ = [
+    "BLANK",
+    "BOM",
+    "INVALID_UTF8",
+    "MALFORMED",
+    "NOT_OBJECT",
+    "TORN",
+    "DecodedFile",
+    "LineIssue",
+    "decode_line",
+    "decode_lines",
+    "encode_json",
+    "encode_line",
+    "encode_lines",
+    "js_number",
+]
 
 BOM = b"\xef\xbb\xbf"
 
@@ -165,12 +183,42 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _MAX_SAFE_ORJSON_INT = 2**64 - 1
 
 
+#: Codec error handler for *display* output: a lone surrogate (valid JSON, ``"\\ud83d"``, what
+#: omp writes for an emoji cut in half) cannot be encoded as UTF-8 and is shown as U+FFFD
+#: instead (issue 11 item 5). Files and JSON output keep it exactly, as a ``\\udxxx`` escape.
+DISPLAY_ERRORS = "omp_session.display"
+
+
+def _replace_surrogates(error: UnicodeError) -> tuple[str | bytes, int]:
+    if isinstance(error, UnicodeEncodeError):
+        # Bytes: the UTF-8 encoder accepts only ASCII text as a replacement.
+        return "\ufffd".encode() * (error.end - error.start), error.end
+    raise error
+
+
+codecs.register_error(DISPLAY_ERRORS, _replace_surrogates)
+
+
+def has_lone_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a lone surrogate (which strict UTF-8 encoders refuse)."""
+    return _LONE_SURROGATE.search(text) is not None
+
+
+def display_text(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD: safe to print, render or encode."""
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
+def escape_lone_surrogates(json_text: str) -> str:
+    """JSON text (from ``json.dumps(..., ensure_ascii=False)``) with lone surrogates written as
+    ``\\udxxx`` escapes, as JavaScript's ``JSON.stringify`` writes them: encodable and exact."""
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", json_text)
+
+
 def _escape_string(text: str) -> bytes:
     # json.dumps writes control characters like JSON.stringify; lone surrogates stay raw in its
     # output, so we escape them the way JavaScript does.
-    encoded = json.dumps(text, ensure_ascii=False)
-    encoded = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", encoded)
-    return encoded.encode("utf-8")
+    return escape_lone_surrogates(json.dumps(text, ensure_ascii=False)).encode("utf-8")
 
 
 def _to_js_compatible(value: Any) -> Any:

@@ -16,6 +16,7 @@ from typing import Any
 from omp_session.dialects import Dialect, DialectChoice, auto_dialect, explicit_dialect
 from omp_session.errors import (
     ReadOnlySessionError,
+    SessionChangedError,
     SessionNotFoundError,
 )
 from omp_session.format import entry_factory as make
@@ -43,7 +44,7 @@ from omp_session.store.fast_open import (
 )
 from omp_session.store.loading import is_session_header, parse_session
 from omp_session.store.memory import MemoryStorage
-from omp_session.store.opening import absolute
+from omp_session.store.opening import OpenedFile, absolute
 from omp_session.store.paths import default_session_dir, session_file_path
 from omp_session.tools import listing
 
@@ -66,6 +67,17 @@ def _session_dir_for(cwd: StrPath, session_dir: StrPath | None) -> Path:
 def _database(storage: SessionStorage | None) -> SessionStorage | None:
     """The store whose sessions the layout rule looks at, ``None`` for files (scanned directly)."""
     return storage if storage is not None else configured_storage()
+
+
+def _working_directory(header: Entry, dialect: Dialect) -> str:
+    """The cwd a session opened from ``header`` works in (omp 18: the recorded one only if it can
+    be entered, else the process cwd)."""
+    recorded = header.get("cwd")
+    if not isinstance(recorded, str):
+        return os.getcwd()
+    if dialect.cwd_must_exist and not (os.path.isdir(recorded) and os.access(recorded, os.X_OK)):
+        return os.getcwd()
+    return recorded
 
 
 class SessionManager(
@@ -169,8 +181,13 @@ class SessionManager(
         storage: SessionStorage | None = None,
     ) -> SessionManager:
         """A new persistent session; its file is first written with the first assistant message.
-        Writes the terminal breadcrumb (§7.8) unless the runtime turns breadcrumbs off.
-        ``storage`` is where sessions live (default: files; or a ``PostgresStorage``)."""
+        ``storage`` is where sessions live (default: files; or a ``PostgresStorage``).
+
+        Writes now: the session directory (created if missing; without ``session_dir``, omp's
+        project directory for ``cwd``, a legacy one moved into place) and, unless the runtime turns
+        breadcrumbs off, this terminal's breadcrumb ``<agent dir>/terminal-sessions/<terminal>``
+        (§7.8) when the terminal has an id. (A database store creates no directory.)
+        """
         runtime = runtime if runtime is not None else Runtime()
         directory = _session_dir_for(cwd, session_dir)
         chosen, locked = dialect_for_new(dialect, directory, _database(storage))
@@ -202,36 +219,59 @@ class SessionManager(
         runtime: Runtime | None = None,
         storage: SessionStorage | None = None,
     ) -> SessionManager:
-        """Open a session file. A missing or blank file starts a new session at that path (its header
-        is written at once, as omp does); a file with a bad header raises ``CorruptSessionError`` and
-        is never modified.
+        """Open a session file (or the row of a database ``storage``). A missing or blank file starts a
+        new session at that path (its header is written at once, as omp does); a file with a bad
+        header raises ``CorruptSessionError`` and is never modified.
 
-        ``read_only=True`` takes no lock and never writes the session file or a breadcrumb; like
-        every open of a large file it may write the offset-index cache under the agent directory
-        (``<agent dir>/cache/offsets``) unless the runtime turns it off."""
+        Writable (the default): takes the writer lock and writes this terminal's breadcrumb
+        ``<agent dir>/terminal-sessions/<terminal>`` (§7.8; unless the runtime turns breadcrumbs
+        off); a v1/v2 file is rewritten, with a ``.v<N>.bak`` backup, on the first write.
+        ``read_only=True`` takes no lock and never writes the session file, its directory, its
+        artifacts, the blob store or a breadcrumb; a missing file raises ``SessionNotFoundError``
+        and a blank one ``CorruptSessionError``.
+
+        Either way, unless the runtime turns it off, a file of 256 KiB or more may get its
+        offset-index cache written or extended, ``<agent dir>/cache/offsets/<hash>.idx`` (or
+        deleted when it no longer matches the file): a cache apart from the session, see
+        docs/performance.md.
+        """
         runtime = runtime if runtime is not None else Runtime()
         file_path = absolute(path)
         directory = os.fspath(session_dir) if session_dir is not None else os.fspath(file_path.parent)
         store = session_storage(storage)
         if throw_if_missing and not store.session_exists(file_path):
             raise SessionNotFoundError(file_path)
-        opened = store.open_session(
-            file_path,
-            runtime.blob_store(),
-            read_only=read_only,
-            durability=durability,
-            use_index=runtime.offset_index,
-        )
-        loaded = opened.loaded
-        if loaded is None:
+
+        def open_it() -> OpenedFile:
+            return store.open_session(
+                file_path,
+                runtime.blob_store(),
+                read_only=read_only,
+                durability=durability,
+                use_index=runtime.offset_index,
+            )
+
+        opened = open_it()
+        if opened.loaded is None:
             if throw_if_missing:
                 opened.storage.close()
                 raise SessionNotFoundError(file_path)
             chosen, locked = dialect_for_new(dialect, file_path.parent, _database(storage))
-            return cls._start_at(file_path, directory, opened.storage, chosen, locked, runtime)
+            try:
+                return cls._start_at(file_path, directory, opened.storage, chosen, locked, runtime)
+            except SessionChangedError:
+                opened.storage.close()
+                if not store.session_exists(file_path):
+                    raise
+            # Another process created the file between our look and our creation (issue 11 item 2):
+            # open theirs instead, which takes the lock or names the process that holds it.
+            opened = open_it()
+            if opened.loaded is None:  # left blank by them: ours to start, under the lock now
+                return cls._start_at(file_path, directory, opened.storage, chosen, locked, runtime)
+        loaded = opened.loaded
         header = loaded.header
         chosen, locked = dialect_for_file(dialect, loaded.title_slot is not None)
-        cwd = header["cwd"] if isinstance(header.get("cwd"), str) else os.getcwd()
+        cwd = _working_directory(header, chosen)
         manager = cls(
             cwd=cwd,
             session_dir=directory,
@@ -302,7 +342,9 @@ class SessionManager(
         storage: SessionStorage | None = None,
     ) -> SessionManager:
         """Open this terminal's last session of ``cwd`` (its breadcrumb, §7.8), else the newest valid
-        session by mtime, else create a new one (in ``storage``, default files)."""
+        session by mtime, else create a new one (in ``storage``, default files). Writes what a
+        writable :meth:`open` or :meth:`create` writes (the project's session directory is created if
+        missing)."""
         runtime = runtime if runtime is not None else Runtime()
         directory = _session_dir_for(cwd, session_dir)
         store = session_storage(storage)
@@ -346,8 +388,12 @@ class SessionManager(
         dialect: DialectChoice = None,
         runtime: Runtime | None = None,
     ) -> SessionManager:
-        """A session whose entries and externalised images stay in memory. Only the explicit blob
-        and artifact calls (``put_blob``, ``save_artifact``) write to the agent directory."""
+        """A session whose entries never touch the disk: no session file, no breadcrumb, artifacts in a
+        dict and the images of appended messages in an in-memory blob store.
+
+        The one exception is :meth:`put_blob`, which writes to the runtime's agent directory
+        (``<agent dir>/blobs/``) for any session, this one included.
+        """
         runtime = runtime if runtime is not None else Runtime()
         cwd_text = os.fspath(cwd) if cwd is not None else os.getcwd()
         chosen, locked = dialect_for_new(dialect, None)
@@ -382,14 +428,17 @@ class SessionManager(
         runtime: Runtime | None = None,
         storage: SessionStorage | None = None,
     ) -> SessionManager:
-        """A new session holding a copy of every entry of ``source_path`` (written at once).
+        """A new session holding a copy of every entry of ``source_path`` (written at once), both in
+        ``storage`` (default: files).
+
+        Writes the new file and creates its directory; the source is only read.
 
         Unlike omp (§9 #19) a missing or corrupt source raises instead of yielding an empty session.
         omp 18 options: ``reset_inherited_cost`` zeroes the cost of every copied usage (tokens
         kept); ``repair_interrupted_tail`` closes tool calls left without a result.
         """
         runtime = runtime if runtime is not None else Runtime()
-        store = session_storage(storage)  # the source and the copy: files, or one database
+        store = session_storage(storage)
         source = Path(source_path)
         blobs = runtime.blob_store()
         loaded = parse_session(source, store.read_session(source), blobs)
@@ -426,13 +475,19 @@ class SessionManager(
         dialect: DialectChoice = None,
         storage: SessionStorage | None = None,
     ) -> InfoList:
-        """Sessions of ``cwd`` (or of ``session_dir``) in ``storage`` (default files), newest first."""
+        """Sessions of ``cwd`` (or of ``session_dir``) in ``storage`` (default files), newest first.
+
+        Writes: without ``session_dir`` omp's project directory for ``cwd`` is created if missing
+        (and a legacy one moved into place), as omp does; the listing cache is updated as
+        :func:`~omp_session.tools.listing.list_sessions` says.
+        """
         directory = _session_dir_for(cwd, session_dir)
         return listing.list_sessions(directory, dialect=explicit_dialect(dialect), storage=storage)
 
     @classmethod
     def list_all(cls, *, dialect: DialectChoice = None, storage: SessionStorage | None = None) -> InfoList:
-        """Sessions of every project under the sessions root, newest first."""
+        """Sessions of every project under the sessions root, newest first (updates the listing cache
+        as :func:`~omp_session.tools.listing.list_sessions` says)."""
         return listing.list_all_sessions(dialect=explicit_dialect(dialect), storage=storage)
 
     # ------------------------------------------------------------------ persistence

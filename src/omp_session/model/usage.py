@@ -20,6 +20,9 @@ from typing import Any
 
 from omp_session.dialects import OMP_13_19, UsageRules
 
+__all__ = ["UsageStatistics"]
+
+
 #: Token keys omp adds with ``+=`` (a missing one makes the total NaN in JavaScript).
 _STRICT_KEYS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
 _ORCHESTRATION = (
@@ -132,7 +135,9 @@ class UsageStatistics:
         out: dict[str, float | None] = {}
         for key in self.keys:
             value: float | None = getattr(self, key)
-            if (self.missing_is_nan and key in self.missing) or (value is not None and math.isnan(value)):
+            if (self.missing_is_nan and key in self.missing) or (
+                isinstance(value, float) and math.isnan(value)
+            ):
                 value = None
             out[key] = value
         return out

@@ -4,6 +4,8 @@
 damaged one, a file that needs migration or has a shape the index does not model); the manager
 then loads the file in full as before and ``remember_index`` writes a fresh index for next time.
 The helpers at the end let the manager treat a lazily loaded session like a loaded one.
+
+Internal module (part of ``SessionManager.open``); not part of the public API.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any, NamedTuple, cast
 import orjson
 
 from omp_session.dialects import OMP_13_19, ContextRules
-from omp_session.errors import SessionChangedError
+from omp_session.errors import CorruptSessionError, SessionChangedError
 from omp_session.format.codec import DecodedFile, LineIssue, decode_lines
 from omp_session.format.entries import CURRENT_VERSION, is_assistant_entry
 from omp_session.format.migrate import header_version
@@ -33,6 +35,17 @@ from omp_session.store.lazy_index import LazyEntries, LazySessionIndex
 from omp_session.store.lazy_store import LazyStore, Markers, StaleIndex, marked_lines
 from omp_session.store.loading import LoadedSession, is_session_header
 from omp_session.store.offset_index import OffsetIndex, fingerprint, read_index, write_index
+from omp_session.store.regular import open_regular
+
+__all__ = [
+    "IndexedOpen",
+    "context_at",
+    "has_assistant",
+    "index_for",
+    "open_indexed",
+    "remember_index",
+    "usage_of",
+]
 
 Entry = dict[str, Any]
 _FALLBACK = (
@@ -204,8 +217,8 @@ def open_indexed(path: Path, storage: FileStorage) -> IndexedOpen | None:
         index = read_index(path)
         if index is None or index.meta.get("complex") or index.meta.get("version", 0) < CURRENT_VERSION:
             return None
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
+        fd = open_regular(path)
+    except (OSError, CorruptSessionError):
         return None
     holder: list[LazyStore] = []
     try:

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import threading
@@ -23,17 +24,28 @@ from omp_session.errors import PersistenceError, ReadOnlySessionError, SessionCh
 from omp_session.format.ids import new_session_id
 from omp_session.store import DurabilityPolicy
 from omp_session.store.blobs import BlobSink
-from omp_session.store.lock import try_lock
+from omp_session.store.lock import ProcessLock, adopt, release, share_or_lock, try_lock
+from omp_session.store.regular import open_regular
+
+__all__ = ["FileState", "FileStorage", "fsync_directory"]
 
 
 class FileState(NamedTuple):
+    """What identifies the content of a file without reading it (issue 11 item 3: a same-size
+    in-place edit changes the mtime, and even one that restores the mtime changes the ctime)."""
+
+    device: int
     inode: int
     size: int
     mtime_ns: int
+    ctime_ns: int
 
     @classmethod
     def of(cls, st: os.stat_result) -> FileState:
-        return cls(st.st_ino, st.st_size, st.st_mtime_ns)
+        return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+    def same_file(self, st: os.stat_result) -> bool:
+        return (self.device, self.inode) == (st.st_dev, st.st_ino)
 
 
 def fsync_directory(directory: Path) -> None:
@@ -55,6 +67,33 @@ def _write_all(fd: int, data: bytes) -> None:
     while view:
         written = os.write(fd, view)
         view = view[written:]
+
+
+def _describe_change(known: FileState, current: FileState | os.stat_result) -> str:
+    state = current if isinstance(current, FileState) else FileState.of(current)
+    if (state.device, state.inode) != (known.device, known.inode):
+        return "file was replaced"
+    if state.size != known.size:
+        return f"size {known.size} → {state.size}"
+    if state.mtime_ns != known.mtime_ns:
+        return "modification time changed"
+    return "edited in place (status change time changed)"
+
+
+def _create_from(temp: Path, path: Path) -> None:
+    """Give ``temp``'s inode the name ``path`` only if nothing has that name (``link`` fails with
+    EEXIST otherwise, atomically, where ``rename`` would replace it)."""
+    try:
+        os.link(temp, path)
+    except FileExistsError:
+        raise SessionChangedError(path, "a file appeared at this path while creating it") from None
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK):
+            raise
+        os.replace(temp, path)  # a filesystem without hard links: checked just before, not atomic
+        return
+    with contextlib.suppress(OSError):
+        os.unlink(temp)
 
 
 def _unique_path(path: Path) -> Path:
@@ -86,8 +125,11 @@ class FileStorage:
         self.policy: DurabilityPolicy = policy
         self.read_only = read_only
         self.batch_interval = batch_interval
-        self._fd: int | None = None
+        self._lock: ProcessLock | None = None
         self._known: FileState | None = None
+        #: Why the file no longer is what we last read or wrote (another program or another
+        #: manager of this process changed it); a full rewrite then refuses to run.
+        self._changed_by_others: str | None = None
         self._tail_checked = False
         self._sync_lock = threading.Lock()
         self._timer: threading.Timer | None = None
@@ -97,10 +139,16 @@ class FileStorage:
     def exists(self) -> bool:
         return self._path.exists()
 
+    @property
+    def _fd(self) -> int | None:
+        return self._lock.fd if self._lock is not None else None
+
     def read(self) -> bytes:
-        with open(self._path, "rb") as handle:
+        """Every byte of the file (a regular file only: never blocks on a FIFO, issue 11 item 4)."""
+        with os.fdopen(open_regular(self._path), "rb") as handle:
             data = handle.read()
             self._known = FileState.of(os.fstat(handle.fileno()))
+        self._changed_by_others = None
         return data
 
     def move(self, target: Path) -> None:
@@ -121,6 +169,15 @@ class FileStorage:
         fsync_directory(target.parent)
         fsync_directory(self._path.parent)
         self._path = self.path = target
+        self._note_own_metadata_change()
+
+    def _note_own_metadata_change(self) -> None:
+        """Our rename changed the file's ctime; anything else that differs stays a foreign change."""
+        known = self._known
+        with contextlib.suppress(OSError):
+            current = FileState.of(os.stat(self._path))
+            if known is not None and current._replace(ctime_ns=known.ctime_ns) == known:
+                self._known = current
 
     def sibling(self, path: Path | None) -> FileStorage:
         if path is None:
@@ -141,33 +198,34 @@ class FileStorage:
         except FileNotFoundError:
             return True
         known = self._known
-        return known is None or current.st_ino != known.inode or current.st_size < known.size
+        return known is None or not known.same_file(current) or current.st_size < known.size
 
     def read_from(self, offset: int) -> bytes:
         """Bytes appended after ``offset`` (for readers following a live writer)."""
-        with open(self._path, "rb") as handle:
+        with os.fdopen(open_regular(self._path), "rb") as handle:
             handle.seek(offset)
             return handle.read()
 
     # -- locking -------------------------------------------------------------------------------
 
     def lock(self) -> None:
-        """Take the writer lock of an existing file (raises ``SessionLockedError`` if held)."""
+        """Take this process's writer lock of an existing file, shared with every other storage of
+        the process on the same file (raises ``SessionLockedError`` if another process holds it)."""
         self._ensure_writable()
-        if self._fd is not None:
+        if self._lock is not None:
             return
         for _attempt in range(5):
-            fd = os.open(self._path, os.O_RDWR | os.O_APPEND)
+            held = share_or_lock(open_regular(self._path, os.O_RDWR | os.O_APPEND), self._path)
             try:
-                try_lock(fd, self._path)
-                if os.stat(self._path).st_ino == os.fstat(fd).st_ino:
-                    self._fd = fd
-                    self._remove_stale_temps()
+                if (os.stat(self._path).st_dev, os.stat(self._path).st_ino) == held.key:
+                    self._lock = held
+                    if held.users == 1:
+                        self._remove_stale_temps()
                     return
             except BaseException:
-                os.close(fd)
+                release(held)
                 raise
-            os.close(fd)  # renamed over while we waited: lock the new file instead
+            release(held)  # renamed over while we waited: lock the new file instead
         raise PersistenceError(self._path, OSError("file keeps being replaced while locking"))
 
     def _remove_stale_temps(self) -> None:
@@ -184,6 +242,9 @@ class FileStorage:
             raise ReadOnlySessionError(self._path)
 
     def append(self, data: bytes) -> None:
+        """Write ``data`` at the end of the file in one ``write``. Raises ``SessionChangedError``
+        instead of acknowledging a write that went nowhere: when the path names another file (a
+        foreign rename-replace, issue 11 item 1) or the file was truncated."""
         self._ensure_writable()
         try:
             if self._fd is None:
@@ -191,16 +252,40 @@ class FileStorage:
                 if not self._path.exists():
                     os.close(os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
                 self.lock()
-            assert self._fd is not None
+            fd = self._fd
+            assert fd is not None
+            before = os.fstat(fd)
+            self._refuse_if_gone(before)
             if not self._tail_checked:
-                data = self._newline_if_torn(self._fd) + data
+                data = self._newline_if_torn(fd) + data
                 self._tail_checked = True
-            _write_all(self._fd, data)
-            self._after_write(self._fd, len(data))
+            _write_all(fd, data)
+            after = os.fstat(fd)
+            self._refuse_if_gone(after, written=before.st_size + len(data))
+            self._after_write(fd, before, after, len(data))
         except OSError as exc:
             # A partial write may have left a torn line: check the tail again before the next one.
             self._tail_checked = False
             raise PersistenceError(self._path, exc) from exc
+
+    def _refuse_if_gone(self, st: os.stat_result, written: int | None = None) -> None:
+        """Raise ``SessionChangedError`` when the path no longer names the file we write to, or
+        the file is shorter than what we know is in it (``written``: the size our write reached)."""
+        try:
+            at_path = os.stat(self._path)
+        except FileNotFoundError:
+            at_path = None
+        if at_path is None or (at_path.st_dev, at_path.st_ino) != (st.st_dev, st.st_ino):
+            what = "deleted" if at_path is None else "replaced by another file"
+            raise SessionChangedError(
+                self._path, f"the file was {what} by another program; the entry was not saved"
+            )
+        expected = written if written is not None else (self._known.size if self._known else 0)
+        if st.st_size < expected:
+            self._tail_checked = False
+            raise SessionChangedError(
+                self._path, f"the file was truncated by another program ({expected} → {st.st_size} bytes)"
+            )
 
     def _newline_if_torn(self, fd: int) -> bytes:
         size = os.fstat(fd).st_size
@@ -208,17 +293,20 @@ class FileStorage:
             return b""
         return b"" if os.pread(fd, 1, size - 1) == b"\n" else b"\n"
 
-    def _after_write(self, fd: int, written: int) -> None:
+    def _after_write(self, fd: int, before: os.stat_result, after: os.stat_result, written: int) -> None:
         if self.policy == "fsync":
             os.fsync(fd)
         elif self.policy == "batch":
             self._schedule_sync()
-        if self._known is None:
-            self._known = FileState.of(os.fstat(fd))
-        else:
-            # Our own append: the size grows by what we wrote and the mtime is now unknown (-1), so
-            # the rewrite check compares inode and size only. Saves an fstat on every append.
-            self._known = FileState(self._known.inode, self._known.size + written, -1)
+        known = self._known
+        if known is None or FileState.of(before) != known:
+            # Someone else wrote to the file since our last read or write: appends stay safe
+            # (line granularity), a full rewrite would lose their change.
+            if known is not None and self._changed_by_others is None:
+                self._changed_by_others = _describe_change(known, before)
+        elif after.st_size != before.st_size + written and self._changed_by_others is None:
+            self._changed_by_others = "another writer appended at the same time"
+        self._known = FileState.of(after)
 
     def _schedule_sync(self) -> None:
         with self._sync_lock:
@@ -235,8 +323,9 @@ class FileStorage:
                 with contextlib.suppress(OSError):
                     os.fsync(self._fd)
 
-    def check_unchanged(self) -> None:
-        """Raise ``SessionChangedError`` if the file differs from what we last read or wrote."""
+    def check_unchanged(self, *, ignore_ctime: bool = False) -> None:
+        """Raise ``SessionChangedError`` if the file differs from what we last read or wrote
+        (``ignore_ctime``: after we hard-linked a backup to it, which changes its ctime)."""
         try:
             current = FileState.of(os.stat(self._path))
         except FileNotFoundError:
@@ -245,21 +334,20 @@ class FileStorage:
             return
         if self._known is None:
             raise SessionChangedError(self._path, "a file appeared at this path")
-        known = self._known
-        if known.mtime_ns < 0:
-            current = current._replace(mtime_ns=-1)
-        if current != known:
-            if current.inode != self._known.inode:
-                detail = "file was replaced"
-            elif current.size != self._known.size:
-                detail = f"size {self._known.size} → {current.size}"
-            else:
-                detail = "modification time changed"
-            raise SessionChangedError(self._path, detail)
+        if self._changed_by_others is not None:
+            raise SessionChangedError(self._path, self._changed_by_others)
+        if ignore_ctime:
+            current = current._replace(ctime_ns=self._known.ctime_ns)
+        if current != self._known:
+            raise SessionChangedError(self._path, _describe_change(self._known, current))
 
     def rewrite(self, chunks: Iterable[bytes], *, backup_suffix: str | None = None) -> None:
+        """Replace the file atomically (temp file, fsync, rename). A file that did not exist when
+        we last looked is *created* (hard link), never replaced: two processes creating the same
+        path cannot both win (issue 11 item 2)."""
         self._ensure_writable()
         self.check_unchanged()
+        creating = self._known is None
         directory = self._path.parent
         directory.mkdir(parents=True, exist_ok=True)
         temp = directory / f".{self._path.name}.{new_session_id()}.tmp"
@@ -272,17 +360,18 @@ class FileStorage:
             for chunk in chunks:
                 _write_all(fd, chunk)
             os.fsync(fd)
-            self._replace_with(fd, temp, backup_suffix)
+            self._install(fd, temp, backup_suffix, creating=creating)
         except BaseException as exc:
             os.close(fd)
             temp.unlink(missing_ok=True)
             if isinstance(exc, OSError):
                 raise PersistenceError(self._path, exc) from exc
             raise
-        finally:
-            self._stat_after_rewrite()
+        self._known = FileState.of(os.fstat(fd))
+        self._changed_by_others = None
 
-    def _replace_with(self, fd: int, temp: Path, backup_suffix: str | None) -> None:
+    def _install(self, fd: int, temp: Path, backup_suffix: str | None, *, creating: bool) -> None:
+        """Put the complete, locked temp file at the path; from here on ``fd`` is our lock."""
         with contextlib.suppress(FileNotFoundError):
             os.fchmod(fd, os.stat(self._path).st_mode & 0o7777)
         if backup_suffix is not None and self._path.exists():
@@ -293,20 +382,17 @@ class FileStorage:
                 import shutil
 
                 shutil.copy2(self._path, backup)
-        self.check_unchanged()
-        os.replace(temp, self._path)
+        self.check_unchanged(ignore_ctime=True)
+        if creating:
+            _create_from(temp, self._path)
+        else:
+            os.replace(temp, self._path)
         fsync_directory(self._path.parent)
-        old = self._fd
         fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_APPEND)
-        self._fd = fd
+        old, self._lock = self._lock, adopt(fd)
         self._tail_checked = True
         if old is not None:
-            os.close(old)
-
-    def _stat_after_rewrite(self) -> None:
-        if self._fd is not None:
-            with contextlib.suppress(OSError):
-                self._known = FileState.of(os.fstat(self._fd))
+            release(old)
 
     def flush(self) -> None:
         if self._fd is not None:
@@ -320,12 +406,12 @@ class FileStorage:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
-        if self._fd is not None:
-            fd, self._fd = self._fd, None
+        if self._lock is not None:
+            held, self._lock = self._lock, None
             try:
-                os.fsync(fd)
+                os.fsync(held.fd)
             finally:
-                os.close(fd)
+                release(held)
 
     def overwrite_title_slot(self, slot_line: bytes) -> None:
         """Replace the omp 18 title slot (the first 256 bytes) in place (omp18-differences §1.2).
@@ -341,7 +427,7 @@ class FileStorage:
         self._ensure_writable()
         self.check_unchanged()
         try:
-            fd = os.open(self._path, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
+            fd = open_regular(self._path, os.O_RDWR)
         except OSError as exc:
             raise PersistenceError(self._path, exc) from exc
         try:

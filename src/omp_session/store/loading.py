@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,18 @@ from omp_session.format.title_slot import TitleSlot, fold_into_header, parse_slo
 from omp_session.format.transform import resolve_blob_refs, sanitize_openai_replay
 from omp_session.gcpause import gc_paused
 from omp_session.store.blobs import BlobSink
+from omp_session.store.regular import open_regular, read_regular
+
+__all__ = [
+    "LoadedSession",
+    "header_problem_line",
+    "is_blank",
+    "is_session_header",
+    "load_session",
+    "parse_session",
+    "read_header",
+    "read_session_bytes",
+]
 
 
 @dataclass
@@ -40,12 +53,10 @@ def read_session_bytes(path: Path) -> bytes:
     if path.is_dir():
         raise CorruptSessionError(path, "is a directory, not a session file")
     try:
-        return path.read_bytes()
-    except PermissionError as exc:
-        raise CorruptSessionError(path, f"cannot be read: {exc.strerror}") from exc
+        return read_regular(path)
+    except FileNotFoundError:
+        raise
     except OSError as exc:
-        if not path.exists():
-            raise
         raise CorruptSessionError(path, f"cannot be read: {exc.strerror or exc}") from exc
 
 
@@ -129,12 +140,12 @@ def read_header(path: Path, limit: int | None = None) -> dict[str, Any] | None:
     """The header of ``path`` from its first line (the second behind an omp 18 title slot, which
     is folded in); no size limit by default (§9 #18)."""
     try:
-        with open(path, "rb") as handle:
+        with os.fdopen(open_regular(path), "rb") as handle:
             first = handle.readline() if limit is None else handle.readline(limit)
             slot = parse_slot_line(first.removeprefix(BOM).rstrip(b"\n")) if first.endswith(b"\n") else None
             if slot is not None:
                 first = handle.readline() if limit is None else handle.readline(limit)
-    except OSError:
+    except (OSError, CorruptSessionError):
         return None
     try:
         value = decode_line(first.removeprefix(BOM))

@@ -14,6 +14,9 @@ returns, the lines are in the database. When the connection drops during a write
 unknown; the writer reconnects, takes its lock again and looks: the write either landed (it is
 acknowledged), or the row is as it was (the write is retried once), or someone else changed it
 (``SessionChangedError``).
+
+Internal module (the per-session half of :class:`~omp_session.store.postgres.PostgresStorage`);
+not part of the public API.
 """
 
 from __future__ import annotations

@@ -4,6 +4,9 @@ The table and its columns are those of omp 18.2.3's ``SqlSessionStorage`` for Po
 (``sql-session-storage.ts``), so omp and omp-session can share one table. Our appends and
 rewrites add one condition omp's appends do not have: the stored size must be the one this writer
 last saw (see ``docs/postgres.md``, "One writer per session").
+
+Internal module (used by :class:`~omp_session.store.postgres.PostgresStorage`); not part of the
+public API.
 """
 
 from __future__ import annotations

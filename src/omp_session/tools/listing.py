@@ -29,6 +29,7 @@ from omp_session.store import SessionStorage
 from omp_session.store.configured import configured_storage
 from omp_session.store.loading import is_session_header, read_header
 from omp_session.store.paths import is_within, sessions_root
+from omp_session.store.regular import open_regular
 from omp_session.tools.listing_cache import FileKey, ListingCache
 
 __all__ = [
@@ -184,9 +185,9 @@ def summarize_records(
 
 def _read(path: str) -> tuple[bytes, os.stat_result] | None:
     try:
-        with open(path, "rb") as handle:
+        with os.fdopen(open_regular(path), "rb") as handle:
             return handle.read(), os.fstat(handle.fileno())
-    except OSError:
+    except (OSError, SessionError):  # gone, unreadable, or not a regular file (a FIFO)
         return None
 
 
@@ -388,8 +389,9 @@ def list_sessions(
 ) -> list[SessionInfo]:
     """Every valid ``*.jsonl`` directly inside ``directory``, newest first. Writes the listing cache.
 
-    A dialect whose listing reads a prefix (omp 18) lists as that omp does (``listing18.py``).
-    Sessions of a database ``storage`` (default: the configured store) are read in full.
+    A dialect whose listing reads a prefix (omp 18) lists as that omp does (``listing18.py``),
+    without the cache: it then writes nothing. Sessions of a database ``storage`` (default: the
+    configured store) are read from it.
     """
     base = Path(directory)
     store = _store(storage)

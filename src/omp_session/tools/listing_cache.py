@@ -5,6 +5,8 @@ only while the file's size, mtime, ctime and inode are all unchanged (any write 
 
 It is only a cache: every failure (a locked, corrupt or unwritable database) makes the listing
 compute from the files instead, and a corrupt database is replaced.
+
+Internal module (used by :mod:`omp_session.tools.listing`); not part of the public API.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from omp_session.store.paths import agent_dir
 
 if TYPE_CHECKING:
     from omp_session.tools.listing import SessionInfo
+
+__all__ = ["SCHEMA_VERSION", "FileKey", "ListingCache", "cache_path"]
 
 # 3: files starting with an omp 18 title slot are sessions (the slot folded into the header).
 SCHEMA_VERSION = 3
@@ -138,7 +142,15 @@ class ListingCache:
 
     def store_infos(self, items: Iterable[tuple[FileKey, SessionInfo | None, str]]) -> None:
         """Insert or replace summaries (one transaction; skipped if the database is busy)."""
-        rows = [(path, *key, _encode_info(info) if info is not None else None) for key, info, path in items]
+        rows = []
+        for key, info, path in items:
+            try:
+                path.encode()  # SQLite text is strict UTF-8 too
+                rows.append((path, *key, _encode_info(info) if info is not None else None))
+            except (UnicodeEncodeError, orjson.JSONEncodeError):
+                # A lone surrogate (in a name, or JSON text omp wrote, issue 11 item 5) cannot be
+                # stored as UTF-8: that file is simply read afresh each time.
+                continue
         if self._db is None or not rows:
             return
         try:

@@ -30,6 +30,8 @@ from omp_session.store.loading import (
     read_session_bytes,
 )
 
+__all__ = ["Problem", "RepairReport", "check", "migrate_file", "repair"]
+
 Entry = dict[str, Any]
 
 

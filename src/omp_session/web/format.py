@@ -1,7 +1,11 @@
-"""Small, pure formatting helpers for the viewer (numbers, sizes, dates, one-line previews)."""
+"""Small, pure formatting helpers for the viewer (numbers, sizes, dates, one-line previews).
+
+Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not part of the public API.
+"""
 
 from __future__ import annotations
 
+import math
 from datetime import datetime, timezone
 
 from omp_session.model.usage import UsageStatistics
@@ -15,20 +19,45 @@ def one_line(text: object, limit: int = 90) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
+def _as_float(value: float) -> float:
+    """``value`` as a float; integers beyond a float's range (valid JSON) become ±infinity."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+def _unbounded(value: float) -> str | None:
+    """The text for values no format below can show: infinite, NaN, or absurdly large."""
+    if math.isnan(value):
+        return "?"
+    if math.isinf(value):
+        return "∞" if value > 0 else "-∞"
+    return f"{value:.3g}" if abs(value) >= 1e15 else None
+
+
 def format_tokens(count: float) -> str:
-    """``950``, ``12.3k``, ``4.5M``."""
-    if count < 1000:
-        return f"{int(count)}"
-    if count < 1_000_000:
-        return f"{count / 1000:.1f}k"
-    return f"{count / 1_000_000:.1f}M"
+    """``950``, ``12.3k``, ``4.5M`` (and ``1.23e+20``, ``∞`` for numbers no session has)."""
+    value = _as_float(count)
+    special = _unbounded(value)
+    if special is not None:
+        return special
+    if value < 1000:
+        return f"{int(value)}"
+    if value < 1_000_000:
+        return f"{value / 1000:.1f}k"
+    return f"{value / 1_000_000:.1f}M"
 
 
 def format_cost(cost: float) -> str:
     """Dollars: two decimals from ten cents up, four below (a turn often costs a fraction of a cent)."""
-    if cost <= 0:
+    value = _as_float(cost)
+    special = _unbounded(value)
+    if special is not None:
+        return f"${special}"
+    if value <= 0:
         return "$0"
-    return f"${cost:.2f}" if cost >= 0.1 else f"${cost:.4f}"
+    return f"${value:.2f}" if value >= 0.1 else f"${value:.4f}"
 
 
 def format_size(size: int) -> str:

@@ -2,6 +2,8 @@
 
 Session content is untrusted (it holds whatever a model or a tool printed), so every path from text
 to HTML goes through here or through Jinja's autoescaping; nothing else produces markup.
+
+Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not part of the public API.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name, get_lexer_for_filename
 from pygments.util import ClassNotFound
+
+from omp_session.format.codec import display_text
 
 __all__ = ["highlight_code", "lexer_for_path", "pygments_css", "render_markdown"]
 
@@ -73,7 +77,7 @@ def render_markdown(text: str) -> Markup:
     >>> str(render_markdown("<b>hi</b> *there*"))
     '<p>&lt;b&gt;hi&lt;/b&gt; <em>there</em></p>\\n'
     """
-    html = _parser().render(text)
+    html = _parser().render(display_text(text))  # lone surrogates shown as U+FFFD (issue 11 item 5)
     cleaned = nh3.clean(
         html,
         tags=_TAGS,

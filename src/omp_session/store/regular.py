@@ -1,0 +1,56 @@
+"""Opening a session file only if it is a regular file, without ever blocking (issue 11 item 4).
+
+A FIFO named ``*.jsonl`` would block ``open`` until a writer appears, and a symlink to
+``/dev/zero`` reads until memory runs out. Every read of a session opens with ``O_NONBLOCK`` (which
+only matters for such special files), then checks with ``fstat`` what it opened: no window between
+a check and the open.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+from omp_session.errors import CorruptSessionError
+
+__all__ = ["open_regular", "read_regular"]
+
+_KINDS = {
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFDIR: "a directory",
+}
+
+
+def open_regular(path: Path | str, flags: int = os.O_RDONLY) -> int:
+    """``os.open(path, flags)`` for a regular file (symlinks followed); raises
+    :class:`CorruptSessionError` for anything else and for a symlink loop. Other ``OSError``s
+    (missing, permission) are raised as they are, for the caller to name."""
+    try:
+        fd = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise CorruptSessionError(path, "is a symbolic link loop") from None
+        if exc.errno in (errno.ENXIO, errno.EISDIR):  # a socket, or a directory opened for writing
+            raise CorruptSessionError(path, f"is not a regular file ({exc.strerror})") from None
+        raise
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+        raise CorruptSessionError(path, f"is {kind}, not a session file; not read")
+    return fd
+
+
+def read_regular(path: Path | str) -> bytes:
+    """The whole content of the regular file ``path`` (see :func:`open_regular`)."""
+    with os.fdopen(open_regular(path), "rb") as handle:
+        return handle.read()

@@ -1,0 +1,144 @@
+"""Inputs that used to hang or raise exceptions that are not the library's own (issue 11, items
+4 to 8): special files, lone surrogates, deep nesting, odd field types, huge numbers.
+
+The command line runs as a real process (``omp-session``), with a timeout: a hang fails the test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from omp_session import CorruptSessionError, SessionManager
+from omp_session.tools.repair import check
+
+CLI = str(Path(sys.executable).with_name("omp-session"))
+HEADER = '{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}'
+
+
+def run_cli(*args: str, root: Path, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(root.parent / "agent"), "NO_COLOR": "1"}
+    env.pop("OMP_SESSION_DEBUG", None)
+    return subprocess.run(
+        [CLI, "--dir", str(root), *args],
+        capture_output=True,
+        timeout=timeout,
+        env=env,
+        encoding="utf-8",
+        errors="strict",
+    )
+
+
+def _message(entry_id: str, parent: str | None, content: str) -> str:
+    parent_json = json.dumps(parent)
+    return (
+        f'{{"type":"message","id":"{entry_id}","parentId":{parent_json},'
+        f'"timestamp":"2025-01-01T00:00:01.000Z","message":{{"role":"user","content":"{content}","timestamp":1}}}}'
+    )
+
+
+# -- item 4: FIFOs and devices -------------------------------------------------------------------
+
+
+@pytest.fixture(params=["fifo", "dev-zero"])
+def special_file(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    root = tmp_path / "sessions"
+    (root / "-p").mkdir(parents=True)
+    path = root / "-p" / "special.jsonl"
+    if request.param == "fifo":
+        os.mkfifo(path)
+    else:
+        os.symlink("/dev/zero", path)
+    return path
+
+
+def test_special_files_are_refused_without_blocking(special_file: Path) -> None:
+    for read_only in (True, False):
+        with pytest.raises(CorruptSessionError, match="not a session file"):
+            SessionManager.open(special_file, read_only=read_only)
+    with pytest.raises(CorruptSessionError):
+        check(special_file)
+
+
+@pytest.mark.parametrize("command", ["show", "check", "context", "tree", "stats", "export"])
+def test_cli_refuses_special_files_without_blocking(special_file: Path, command: str) -> None:
+    result = run_cli(command, str(special_file), root=special_file.parent.parent)
+    assert result.returncode == 2, result.stderr
+    assert "not a session file" in result.stderr and "internal error" not in result.stderr
+
+
+def test_listing_skips_special_files_without_blocking(special_file: Path) -> None:
+    result = run_cli("list", "--all", root=special_file.parent.parent)
+    assert result.returncode == 0 and "internal error" not in result.stderr
+
+
+# -- item 5: lone surrogates ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def surrogate_session(tmp_path: Path) -> Path:
+    root = tmp_path / "sessions"
+    path = root / "-p" / "cut.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(HEADER + "\n" + _message("a1", None, "cut \\ud83d emoji") + "\n", encoding="ascii")
+    return path
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["show"], ["context"], ["tree"], ["stats"], ["export", "-f", "md"], ["export", "-f", "html"]],
+    ids=lambda argv: "-".join(argv),
+)
+def test_lone_surrogates_are_displayed_as_replacement_characters(
+    surrogate_session: Path, argv: list[str]
+) -> None:
+    result = run_cli(*argv[:1], str(surrogate_session), *argv[1:], root=surrogate_session.parent.parent)
+    assert result.returncode == 0, result.stderr
+    if argv[0] in ("show", "tree", "export"):
+        assert "cut \ufffd emoji" in result.stdout
+
+
+@pytest.mark.parametrize("argv", [["show", "--json"], ["list", "--all", "--json"]], ids=["show", "list"])
+def test_lone_surrogates_stay_exact_in_json_output(surrogate_session: Path, argv: list[str]) -> None:
+    target = [] if argv[0] == "list" else [str(surrogate_session)]
+    result = run_cli(argv[0], *target, *argv[1:], root=surrogate_session.parent.parent)
+    assert result.returncode == 0, result.stderr
+    assert "\\ud83d" in result.stdout  # the escape omp wrote, not a replacement character
+    assert "\ud83d" in json.dumps(json.loads(result.stdout), ensure_ascii=False)
+
+
+def test_lone_surrogates_survive_a_rewrite_byte_for_byte(surrogate_session: Path) -> None:
+    with SessionManager.open(surrogate_session) as session:
+        assert session.get_entries()[0]["message"]["content"] == "cut \ud83d emoji"
+        session.set_session_name("renamed")
+    assert b'"content":"cut \\ud83d emoji"' in surrogate_session.read_bytes()
+
+
+# -- item 7: raw exceptions ----------------------------------------------------------------------
+
+HUGE = "9" * 400
+HUGE_USAGE = (
+    '{"type":"message","id":"b1","parentId":"a1","timestamp":"2025-01-01T00:00:02.000Z",'
+    '"message":{"role":"assistant","content":[{"type":"text","text":"big"}],"api":"x","provider":"p",'
+    f'"model":"m","usage":{{"input":1e308,"output":1e400,"cacheRead":{HUGE},"cacheWrite":0,'
+    f'"totalTokens":{HUGE},"cost":{{"input":1e308,"output":1e308,"cacheRead":{HUGE},'
+    f'"cacheWrite":0,"total":{HUGE}}}}},"stopReason":"stop","timestamp":2}}}}'
+)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["stats"], ["show"], ["export", "-f", "html"], ["export", "-f", "md"], ["stats", "--json"]],
+    ids=lambda argv: "-".join(argv),
+)
+def test_huge_usage_numbers_are_shown_not_crashed_on(tmp_path: Path, argv: list[str]) -> None:
+    path = tmp_path / "sessions" / "-p" / "huge.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(f"{HEADER}\n{_message('a1', None, 'hi')}\n{HUGE_USAGE}\n", encoding="ascii")
+    result = run_cli(argv[0], str(path), *argv[1:], root=path.parent.parent)
+    assert result.returncode == 0, result.stderr
