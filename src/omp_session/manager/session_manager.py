@@ -34,13 +34,13 @@ from omp_session.manager.titles import TitleMethods
 from omp_session.manager.whole_session import ForkResult, WholeSessionMethods, new_header_and_path
 from omp_session.manager.workspace import WorkspaceMethods
 from omp_session.model.tree import EntryIndex, SessionIndex, SessionTreeNode
-from omp_session.store import DurabilityPolicy, Storage
+from omp_session.store import DurabilityPolicy, SessionStorage, Storage
 from omp_session.store.artifacts import ArtifactMethods
 from omp_session.store.blobs import BlobSink
-from omp_session.store.file import FileStorage
-from omp_session.store.loading import is_session_header, parse_session, read_session_bytes
+from omp_session.store.configured import configured_storage, session_storage
+from omp_session.store.loading import is_session_header, parse_session
 from omp_session.store.memory import MemoryStorage
-from omp_session.store.opening import OpenedFile, absolute, open_file
+from omp_session.store.opening import OpenedFile, absolute
 from omp_session.store.paths import default_session_dir, session_file_path
 from omp_session.tools import listing
 
@@ -58,6 +58,11 @@ Content = str | list[dict[str, Any]]
 def _session_dir_for(cwd: StrPath, session_dir: StrPath | None) -> Path:
     """An explicit session directory as given, else omp's per-project directory for ``cwd`` (§1.2)."""
     return Path(session_dir) if session_dir is not None else default_session_dir(cwd)
+
+
+def _database(storage: SessionStorage | None) -> SessionStorage | None:
+    """The store whose sessions the layout rule looks at, ``None`` for files (scanned directly)."""
+    return storage if storage is not None else configured_storage()
 
 
 def _working_directory(header: Entry, dialect: Dialect) -> str:
@@ -177,25 +182,26 @@ class SessionManager(
         durability: DurabilityPolicy = "os",
         dialect: DialectChoice = None,
         runtime: Runtime | None = None,
+        storage: SessionStorage | None = None,
     ) -> SessionManager:
         """A new persistent session; its file is first written with the first assistant message.
+        ``storage`` is where sessions live (default: files; or a ``PostgresStorage``).
 
         Writes now: the session directory (created if missing; without ``session_dir``, omp's
         project directory for ``cwd``, a legacy one moved into place) and, unless the runtime turns
         breadcrumbs off, this terminal's breadcrumb ``<agent dir>/terminal-sessions/<terminal>``
-        (§7.8) when the terminal has an id.
+        (§7.8) when the terminal has an id. (A database store creates no directory.)
         """
         runtime = runtime if runtime is not None else Runtime()
         directory = _session_dir_for(cwd, session_dir)
-        directory.mkdir(parents=True, exist_ok=True)
-        chosen, locked = dialect_for_new(dialect, directory)
+        chosen, locked = dialect_for_new(dialect, directory, _database(storage))
         header, path = new_header_and_path(runtime, os.fspath(cwd), directory, dialect=chosen)
-        storage = FileStorage(path, runtime.blob_store(), policy=durability)
+        session = session_storage(storage).new_storage(path, runtime.blob_store(), durability=durability)
         runtime.remember_terminal_session(os.fspath(cwd), os.fspath(path))
         manager = cls(
             cwd=os.fspath(cwd),
             session_dir=os.fspath(directory),
-            storage=storage,
+            storage=session,
             header=header,
             dialect=chosen,
             layout_locked=locked,
@@ -216,10 +222,11 @@ class SessionManager(
         throw_if_missing: bool = False,
         runtime: Runtime | None = None,
         blobs: BlobSink | None = None,
+        storage: SessionStorage | None = None,
     ) -> SessionManager:
-        """Open a session file. A missing or blank file starts a new session at that path (its header
-        is written at once, as omp does); a file with a bad header raises ``CorruptSessionError`` and
-        is never modified.
+        """Open a session file (or the row of a database ``storage``). A missing or blank file starts a
+        new session at that path (its header is written at once, as omp does); a file with a bad
+        header raises ``CorruptSessionError`` and is never modified.
 
         Writable (the default): takes the writer lock and writes this terminal's breadcrumb
         ``<agent dir>/terminal-sessions/<terminal>`` (§7.8; unless the runtime turns breadcrumbs
@@ -238,11 +245,12 @@ class SessionManager(
         runtime = runtime if runtime is not None else Runtime()
         file_path = absolute(path)
         directory = os.fspath(session_dir) if session_dir is not None else os.fspath(file_path.parent)
-        if throw_if_missing and not file_path.exists():
+        store = session_storage(storage)
+        if throw_if_missing and not store.session_exists(file_path):
             raise SessionNotFoundError(file_path)
 
         def open_it() -> OpenedFile:
-            return open_file(
+            return store.open_session(
                 file_path,
                 blobs if blobs is not None else runtime.blob_store(),
                 read_only=read_only,
@@ -255,12 +263,12 @@ class SessionManager(
             if throw_if_missing:
                 opened.storage.close()
                 raise SessionNotFoundError(file_path)
-            chosen, locked = dialect_for_new(dialect, file_path.parent)
+            chosen, locked = dialect_for_new(dialect, file_path.parent, _database(storage))
             try:
                 return cls._start_at(file_path, directory, opened.storage, chosen, locked, runtime)
             except SessionChangedError:
                 opened.storage.close()
-                if not file_path.exists():
+                if not store.session_exists(file_path):
                     raise
             # Another process created the file between our look and our creation (issue 11 item 2):
             # open theirs instead, which takes the lock or names the process that holds it.
@@ -337,17 +345,21 @@ class SessionManager(
         durability: DurabilityPolicy = "os",
         dialect: DialectChoice = None,
         runtime: Runtime | None = None,
+        storage: SessionStorage | None = None,
     ) -> SessionManager:
         """Open this terminal's last session of ``cwd`` (its breadcrumb, §7.8), else the newest valid
-        session by mtime, else create a new one. Writes what a writable :meth:`open` or :meth:`create`
-        writes (the project's session directory is created if missing)."""
+        session by mtime, else create a new one (in ``storage``, default files). Writes what a
+        writable :meth:`open` or :meth:`create` writes (the project's session directory is created if
+        missing)."""
         runtime = runtime if runtime is not None else Runtime()
         directory = _session_dir_for(cwd, session_dir)
-        recent = runtime.terminal_session(os.fspath(cwd), directory)
-        recent = recent or listing.find_most_recent_session(directory)
+        store = session_storage(storage)
+        recent = runtime.terminal_session(os.fspath(cwd), directory, exists=store.session_exists)
+        recent = recent or listing.find_most_recent_session(directory, storage=storage)
+        options: dict[str, Any] = {"durability": durability, "dialect": dialect, "runtime": runtime}
         if recent is not None:
-            return cls.open(recent, directory, durability=durability, dialect=dialect, runtime=runtime)
-        return cls.create(cwd, directory, durability=durability, dialect=dialect, runtime=runtime)
+            return cls.open(recent, directory, storage=storage, **options)
+        return cls.create(cwd, directory, storage=storage, **options)
 
     @classmethod
     def create_empty_session_file(
@@ -420,8 +432,10 @@ class SessionManager(
         reset_inherited_cost: bool = False,
         repair_interrupted_tail: bool = False,
         runtime: Runtime | None = None,
+        storage: SessionStorage | None = None,
     ) -> SessionManager:
-        """A new session holding a copy of every entry of ``source_path`` (written at once).
+        """A new session holding a copy of every entry of ``source_path`` (written at once), both in
+        ``storage`` (default: files).
 
         Writes the new file and creates its directory; the source is only read.
 
@@ -430,25 +444,23 @@ class SessionManager(
         kept); ``repair_interrupted_tail`` closes tool calls left without a result.
         """
         runtime = runtime if runtime is not None else Runtime()
+        store = session_storage(storage)
         source = Path(source_path)
-        if not source.exists():
-            raise SessionNotFoundError(source)
         blobs = runtime.blob_store()
-        loaded = parse_session(source, read_session_bytes(source), blobs)
+        loaded = parse_session(source, store.read_session(source), blobs)
         directory = _session_dir_for(cwd, session_dir)
-        directory.mkdir(parents=True, exist_ok=True)
-        chosen, locked = dialect_for_new(dialect, directory)
+        chosen, locked = dialect_for_new(dialect, directory, _database(storage))
         timestamp = runtime.now()
         session_id = runtime.session_id(chosen.new_session_id)
         header = make.fork_from_header(
             chosen.headers.fork_from, session_id, timestamp, os.fspath(cwd), loaded.header
         )
         entries = fork_entries(loaded.entries, reset_inherited_cost, repair_interrupted_tail, runtime)
-        storage = FileStorage(session_file_path(directory, timestamp, session_id), blobs)
+        path = session_file_path(directory, timestamp, session_id)
         manager = cls(
             cwd=os.fspath(cwd),
             session_dir=os.fspath(directory),
-            storage=storage,
+            storage=store.new_storage(path, blobs, durability="os"),
             header=header,
             entries=entries,
             ensured_on_disk=True,
@@ -467,21 +479,22 @@ class SessionManager(
         session_dir: str | os.PathLike[str] | None = None,
         *,
         dialect: DialectChoice = None,
+        storage: SessionStorage | None = None,
     ) -> InfoList:
-        """Sessions of ``cwd`` (or of ``session_dir``), newest first.
+        """Sessions of ``cwd`` (or of ``session_dir``) in ``storage`` (default files), newest first.
 
         Writes: without ``session_dir`` omp's project directory for ``cwd`` is created if missing
         (and a legacy one moved into place), as omp does; the listing cache is updated as
         :func:`~omp_session.tools.listing.list_sessions` says.
         """
         directory = _session_dir_for(cwd, session_dir)
-        return listing.list_sessions(directory, dialect=explicit_dialect(dialect))
+        return listing.list_sessions(directory, dialect=explicit_dialect(dialect), storage=storage)
 
     @classmethod
-    def list_all(cls, *, dialect: DialectChoice = None) -> InfoList:
+    def list_all(cls, *, dialect: DialectChoice = None, storage: SessionStorage | None = None) -> InfoList:
         """Sessions of every project under the sessions root, newest first (updates the listing cache
         as :func:`~omp_session.tools.listing.list_sessions` says)."""
-        return listing.list_all_sessions(dialect=explicit_dialect(dialect))
+        return listing.list_all_sessions(dialect=explicit_dialect(dialect), storage=storage)
 
     # ------------------------------------------------------------------ persistence
 
