@@ -185,4 +185,4 @@ def open_lazily(path: Path, *, read_only: bool = True) -> SessionManager:
 def is_lazy(manager: SessionManager) -> bool:
     from omp_session.store.lazy_index import LazySessionIndex
 
-    return isinstance(manager._index, LazySessionIndex)
+    return isinstance(manager._state.index, LazySessionIndex)
