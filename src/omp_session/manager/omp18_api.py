@@ -27,10 +27,11 @@ from omp_session.manager.state import SessionState
 from omp_session.model.tree import SessionIndex
 from omp_session.model.usage import _usage_of
 
-__all__ = ["Omp18Operations", "fork_entries", "peek_session_init"]
+__all__ = ["CURRENT_LEAF", "Omp18Operations", "fork_entries", "peek_session_init"]
 
 Entry = dict[str, Any]
-_UNSET: Any = object()
+#: ``append_model_usage``'s default owner: the current leaf (``None`` means a new root).
+CURRENT_LEAF: Any = object()
 
 
 def _reset_cost(usage: Any) -> None:
@@ -158,9 +159,9 @@ class Omp18Operations:
         role: str | None = None,
         error_message: str | None = None,
         session_id: str | None = None,
-        parent_id: str | None = _UNSET,
+        parent_id: str | None = CURRENT_LEAF,
     ) -> str | None:
-        owner_parent = self._state.leaf if parent_id is _UNSET else parent_id
+        owner_parent = self._state.leaf if parent_id is CURRENT_LEAF else parent_id
         if (session_id is not None and session_id != str(self._state.header.get("id"))) or (
             owner_parent is not None and owner_parent not in self._state.index.by_id
         ):

@@ -23,7 +23,7 @@ from omp_session.format.title_slot import TitleSlot
 from omp_session.manager import factories, omp18_api
 from omp_session.manager.appends import Appends
 from omp_session.manager.navigation import Navigation
-from omp_session.manager.omp18_api import _UNSET, Omp18Operations
+from omp_session.manager.omp18_api import CURRENT_LEAF, Omp18Operations
 from omp_session.manager.persistence import Persistence
 from omp_session.manager.runtime import Runtime
 from omp_session.manager.state import SessionState
@@ -542,7 +542,7 @@ class SessionManager:
         role: str | None = None,
         error_message: str | None = None,
         session_id: str | None = None,
-        parent_id: str | None = _UNSET,
+        parent_id: str | None = CURRENT_LEAF,
     ) -> str | None:
         """Record spend of a side request (a title, a memory pass…) on its initiating branch (§2.1).
 
