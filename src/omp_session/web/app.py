@@ -173,7 +173,11 @@ class _Viewer:
         return view
 
     def _is_big(self, path: Path) -> bool:
-        return path.stat().st_size > self.windowed_bytes
+        store = configured_storage()
+        if store is None:
+            return path.stat().st_size > self.windowed_bytes
+        stat = store.stat_session(path)  # a database row
+        return stat is not None and stat.size > self.windowed_bytes
 
     def _windowed_page(self, path: Path, ref: str, version: str) -> str:
         view = self._windowed_view(path, version)
