@@ -142,3 +142,36 @@ def test_huge_usage_numbers_are_shown_not_crashed_on(tmp_path: Path, argv: list[
     path.write_text(f"{HEADER}\n{_message('a1', None, 'hi')}\n{HUGE_USAGE}\n", encoding="ascii")
     result = run_cli(argv[0], str(path), *argv[1:], root=path.parent.parent)
     assert result.returncode == 0, result.stderr
+
+
+# -- item 6: deep nesting ------------------------------------------------------------------------
+
+
+def _deep(depth: int) -> str:
+    return '{"k":' * depth + "1" + "}" * depth
+
+
+@pytest.mark.parametrize("depth", [254, 300, 1000])
+def test_deeply_nested_entries_survive_a_rewrite(tmp_path: Path, depth: int) -> None:
+    path = tmp_path / "deep.jsonl"
+    deep_line = (
+        f'{{"type":"custom","customType":"deep","data":{_deep(depth)},"id":"d1","parentId":null,'
+        '"timestamp":"2025-01-01T00:00:01.000Z"}'
+    )
+    path.write_text(f"{HEADER}\n{deep_line}\n", encoding="ascii")
+    with SessionManager.open(path) as session:
+        session.set_session_name("renamed")
+        session.append_message({"role": "user", "content": "after", "timestamp": 2})
+    assert deep_line.encode() + b"\n" in path.read_bytes()
+    assert len(SessionManager.open(path, read_only=True).get_entries()) == 2
+
+
+def test_a_deeply_nested_version_1_file_can_be_appended_to(tmp_path: Path) -> None:
+    path = tmp_path / "old.jsonl"
+    header = '{"type":"session","id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}'
+    entry = f'{{"type":"custom","customType":"deep","data":{_deep(400)},"timestamp":"2025-01-01T00:00:01.000Z"}}'
+    path.write_text(f"{header}\n{entry}\n", encoding="ascii")
+    with SessionManager.open(path) as session:  # the first write migrates: a full rewrite
+        session.append_message({"role": "user", "content": "after", "timestamp": 2})
+    reloaded = SessionManager.open(path, read_only=True)
+    assert reloaded.get_header()["version"] == 3 and len(reloaded.get_entries()) == 2
