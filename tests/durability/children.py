@@ -91,6 +91,16 @@ def create_on_go(path: str) -> None:
     session.close()
 
 
+def repair_on_go(path: str) -> None:
+    """Wait for a line on stdin, then repair ``path``."""
+    from omp_session.tools.repair import repair
+
+    _say("ready")
+    sys.stdin.readline()
+    repair(path)
+    _say("repaired")
+
+
 MODES = {
     "append": lambda args: append_forever(args[0], args[1] if len(args) > 1 else "os"),
     "rename": lambda args: rename_forever(args[0]),
@@ -100,6 +110,7 @@ MODES = {
     "write-many": lambda args: write_many(args[0], args[1]),
     "append-on-command": lambda args: append_on_command(args[0]),
     "create-on-go": lambda args: create_on_go(args[0]),
+    "repair-on-go": lambda args: repair_on_go(args[0]),
 }
 
 if __name__ == "__main__":

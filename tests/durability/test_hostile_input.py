@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from omp_session import CorruptSessionError, SessionManager
-from omp_session.tools.repair import check
+from omp_session import CorruptSessionError, SessionError, SessionManager
+from omp_session.tools.repair import check, repair
 
 CLI = str(Path(sys.executable).with_name("omp-session"))
 HEADER = '{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}'
@@ -169,9 +169,69 @@ def test_deeply_nested_entries_survive_a_rewrite(tmp_path: Path, depth: int) -> 
 def test_a_deeply_nested_version_1_file_can_be_appended_to(tmp_path: Path) -> None:
     path = tmp_path / "old.jsonl"
     header = '{"type":"session","id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}'
-    entry = f'{{"type":"custom","customType":"deep","data":{_deep(400)},"timestamp":"2025-01-01T00:00:01.000Z"}}'
+    entry = (
+        f'{{"type":"custom","customType":"deep","data":{_deep(400)},"timestamp":"2025-01-01T00:00:01.000Z"}}'
+    )
     path.write_text(f"{header}\n{entry}\n", encoding="ascii")
     with SessionManager.open(path) as session:  # the first write migrates: a full rewrite
         session.append_message({"role": "user", "content": "after", "timestamp": 2})
     reloaded = SessionManager.open(path, read_only=True)
     assert reloaded.get_header()["version"] == 3 and len(reloaded.get_entries()) == 2
+
+
+def test_entry_ids_that_are_lists_or_objects_are_reported_and_repaired(tmp_path: Path) -> None:
+    path = tmp_path / "ids.jsonl"
+    path.write_text(
+        f"{HEADER}\n"
+        + _message("a1", None, "ok").replace('"id":"a1"', '"id":["x"]')
+        + "\n"
+        + _message("b1", "a1", "ok")
+        .replace('"id":"b1"', '"id":{"a":1}')
+        .replace('"parentId":"a1"', '"parentId":["x"]')
+        + "\n",
+        encoding="ascii",
+    )
+    assert {problem.kind for problem in check(path)} == {"missing-id"}
+    SessionManager.open(path, read_only=True).build_session_context()
+    repair(path)  # nothing it may fix: the file stays as it was
+    assert {problem.kind for problem in check(path)} == {"missing-id"}
+
+
+@pytest.mark.parametrize("value", ['"abc"', "5", "{}", "null", '[{"a":1}]'])
+def test_odd_list_fields_never_break_context_building(tmp_path: Path, value: str) -> None:
+    path = tmp_path / "odd.jsonl"
+    path.write_text(
+        f"{HEADER}\n"
+        f'{{"type":"mcp_tool_selection","selectedToolNames":{value},"id":"m1","parentId":null,"timestamp":"t"}}\n'
+        f'{{"type":"ttsr_injection","injectedRules":{value},"id":"t1","parentId":"m1","timestamp":"t"}}\n',
+        encoding="ascii",
+    )
+    context = SessionManager.open(path, read_only=True).build_session_context()
+    assert isinstance(context.selected_mcp_tool_names, list)
+
+
+def test_a_huge_header_version_in_a_large_file_opens_and_never_locks_us_out(tmp_path: Path) -> None:
+    path = tmp_path / "big.jsonl"
+    header = HEADER.replace('"version":3', f'"version":{2**64}')
+    lines = [_message(f"e{i:05d}", None if i == 0 else f"e{i - 1:05d}", "x" * 1000) for i in range(300)]
+    path.write_text(header + "\n" + "\n".join(lines) + "\n", encoding="ascii")
+    assert path.stat().st_size >= 256 * 1024  # large enough for the offset index
+    for _ in range(2):  # the second open finds whatever the first one cached
+        assert len(SessionManager.open(path, read_only=True).get_entries()) == 300
+    with SessionManager.open(path) as session:
+        session.append_message({"role": "user", "content": "more", "timestamp": 1})
+    with SessionManager.open(path) as session:  # the lock was released
+        assert len(session.get_entries()) == 301
+
+
+def test_symlink_loops_raise_the_librarys_own_error(tmp_path: Path) -> None:
+    loop = tmp_path / "loop.jsonl"
+    os.symlink(loop.name, loop)
+    for read_only in (True, False):
+        with pytest.raises(SessionError):
+            SessionManager.open(loop, read_only=read_only)
+    with pytest.raises(SessionError):
+        check(loop)
+    with pytest.raises(SessionError):
+        repair(loop)
+    assert loop.is_symlink() and os.readlink(loop) == loop.name

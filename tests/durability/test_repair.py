@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import errno
+import os
+import random
+import signal
+import time
 from pathlib import Path
+from typing import Any
 
-from omp_session import SessionManager
+import pytest
+
+from omp_session import PersistenceError, SessionManager
 from omp_session.tools.repair import check, migrate_file, repair
+
+from .conftest import start_child
 
 HEADER = b'{"type":"session","version":3,"id":"r","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}\n'
 V1 = Path(__file__).resolve().parents[1] / "conformance" / "load" / "v1-linear-compaction-index.jsonl"
@@ -117,3 +127,52 @@ def test_check_applies_opens_header_rule(tmp_path: Path) -> None:
     report = repair(path)  # the stray value goes to the sidecar; the header is first again
     assert report.sidecar is not None and report.sidecar.read_bytes() == b"42\n"
     assert check(path) == []
+
+
+def _damaged(tmp_path: Path) -> tuple[Path, bytes]:
+    rejected = b'{"type":"message","id":"torn'
+    path = write(tmp_path, HEADER + entry("a", None) + rejected + b"\n" + entry("b", "a"))
+    return path, rejected
+
+
+def test_repair_on_a_full_disk_raises_its_own_error_and_leaves_no_half_sidecar(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, _rejected = _damaged(tmp_path)
+    sidecar = path.with_name(path.name + ".rejected")
+    sidecar.write_bytes(b"kept from before\n")
+    original = path.read_bytes()
+    real_write = os.write
+
+    def half_then_full(fd: int, data: Any) -> int:
+        if len(data) > 4:
+            real_write(fd, bytes(data[:4]))
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "write", half_then_full)
+    with pytest.raises(PersistenceError, match="No space left"):
+        repair(path)
+    monkeypatch.undo()
+    assert path.read_bytes() == original
+    assert sidecar.read_bytes() == b"kept from before\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl", "s.jsonl.rejected"]
+
+
+def test_a_repair_killed_after_its_sidecar_never_duplicates_the_rejected_lines(tmp_path: Path) -> None:
+    rng = random.Random(12)
+    for trial in range(12):
+        directory = tmp_path / f"t{trial}"
+        directory.mkdir()
+        path, rejected = _damaged(directory)
+        child = start_child("repair-on-go", str(path), stdin=True)
+        assert child.stdout is not None and child.stdin is not None
+        assert child.stdout.readline() == b"ready\n"
+        child.stdin.write(b"go\n")
+        child.stdin.flush()
+        time.sleep(rng.choice([0, 0.0005, 0.001, 0.002, 0.004, 0.008]))
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        repair(path)  # the re-run after the crash
+        sidecar = path.with_name(path.name + ".rejected")
+        assert sidecar.read_bytes() == rejected + b"\n"
+        assert check(path) == []

@@ -237,29 +237,33 @@ class SessionManager(
                 return cls._start_at(file_path, directory, opened.storage, chosen, locked, runtime)
         loaded = opened.loaded
         header = loaded.header
-        chosen, locked = dialect_for_file(dialect, loaded.title_slot is not None)
-        cwd = header["cwd"] if isinstance(header.get("cwd"), str) else os.getcwd()
-        manager = cls(
-            cwd=cwd,
-            session_dir=directory,
-            storage=opened.storage,
-            header=header,
-            entries=loaded.entries,
-            ensured_on_disk=True,
-            flushed=True,
-            issues=loaded.issues,
-            read_only=read_only,
-            dialect=chosen,
-            layout_locked=locked,
-            title_slot=loaded.title_slot,
-            runtime=runtime,
-        )
-        manager._migrated_from = loaded.migrated_from
-        manager._read_offset = opened.read_offset
-        if not read_only:  # a reader is not "using" the session in this terminal
-            runtime.remember_terminal_session(cwd, os.fspath(file_path))
-        if opened.data is not None and runtime.offset_index:
-            remember_index(file_path, opened.data, loaded, manager._usage.copy())
+        try:
+            chosen, locked = dialect_for_file(dialect, loaded.title_slot is not None)
+            cwd = header["cwd"] if isinstance(header.get("cwd"), str) else os.getcwd()
+            manager = cls(
+                cwd=cwd,
+                session_dir=directory,
+                storage=opened.storage,
+                header=header,
+                entries=loaded.entries,
+                ensured_on_disk=True,
+                flushed=True,
+                issues=loaded.issues,
+                read_only=read_only,
+                dialect=chosen,
+                layout_locked=locked,
+                title_slot=loaded.title_slot,
+                runtime=runtime,
+            )
+            manager._migrated_from = loaded.migrated_from
+            manager._read_offset = opened.read_offset
+            if not read_only:  # a reader is not "using" the session in this terminal
+                runtime.remember_terminal_session(cwd, os.fspath(file_path))
+            if opened.data is not None and runtime.offset_index:
+                remember_index(file_path, opened.data, loaded, manager._usage.copy())
+        except BaseException:
+            opened.storage.close()  # never keep the lock of an open that failed (issue 11 item 7)
+            raise
         return manager
 
     @classmethod

@@ -153,16 +153,22 @@ def _scan_state(path: Sequence[Entry], context: SessionContext) -> Entry | None:
         elif kind == "compaction":
             compaction = entry
         elif kind == "ttsr_injection":
-            for rule in entry.get("injectedRules") or ():
-                rules[rule] = None
+            for rule in _json_list(entry.get("injectedRules")):
+                if isinstance(rule, str | int | float | bool) or rule is None:  # hashable JSON only
+                    rules[rule] = None
         elif kind == "mcp_tool_selection" and dialect.mcp_tool_selection:
-            context.selected_mcp_tool_names = list(entry.get("selectedToolNames") or ())
+            context.selected_mcp_tool_names = _json_list(entry.get("selectedToolNames"))
             context.has_persisted_mcp_tool_selection = True
         elif kind == "mode_change":
             context.mode = entry.get("mode")  # type: ignore[assignment]
             context.mode_data = entry.get("data")
     context.injected_ttsr_rules = list(rules)
     return compaction
+
+
+def _json_list(value: Any) -> list[Any]:
+    """A JSON array field as a list; any other value (a damaged or hand-edited file) as empty."""
+    return list(value) if isinstance(value, list) else []
 
 
 def entry_to_message(

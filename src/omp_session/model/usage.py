@@ -132,7 +132,9 @@ class UsageStatistics:
         out: dict[str, float | None] = {}
         for key in self.keys:
             value: float | None = getattr(self, key)
-            if (self.missing_is_nan and key in self.missing) or (isinstance(value, float) and math.isnan(value)):
+            if (self.missing_is_nan and key in self.missing) or (
+                isinstance(value, float) and math.isnan(value)
+            ):
                 value = None
             out[key] = value
         return out

@@ -78,6 +78,25 @@ def _describe_change(known: FileState, current: FileState | os.stat_result) -> s
     return "edited in place (status change time changed)"
 
 
+def replace_file(path: Path, data: bytes) -> None:
+    """Give ``path`` the content ``data`` atomically (temp file, fsync, rename, fsync the
+    directory): a failure or a crash leaves the old file (or none) and no temp file behind."""
+    temp = path.with_name(f".{path.name}.{new_session_id()}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    try:
+        _write_all(fd, data)
+        os.fsync(fd)
+        os.close(fd)
+        fd = -1
+        os.replace(temp, path)
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        temp.unlink(missing_ok=True)
+        raise
+    fsync_directory(path.parent)
+
+
 def _create_from(temp: Path, path: Path) -> None:
     """Give ``temp``'s inode the name ``path`` only if nothing has that name (``link`` fails with
     EEXIST otherwise, atomically, where ``rename`` would replace it)."""

@@ -41,6 +41,12 @@ def open_file(
     """
     if path.is_dir():
         raise CorruptSessionError(path, "is a directory, not a session file")
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:  # a symlink loop, a path through a non-directory: not "missing"
+        raise CorruptSessionError(path, f"cannot be opened: {exc.strerror or exc}") from exc
     storage = FileStorage(path, blobs, policy=durability, read_only=read_only)
     if not path.exists():
         if read_only:

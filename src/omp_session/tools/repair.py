@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from omp_session.errors import CorruptSessionError
+from omp_session.errors import CorruptSessionError, PersistenceError
 from omp_session.format.codec import BLANK, BOM, NOT_OBJECT, TORN, DecodedFile, decode_lines, encode_line
 from omp_session.format.entries import CURRENT_VERSION
 from omp_session.format.ids import new_entry_id, new_session_id, now_iso
@@ -21,13 +21,14 @@ from omp_session.format.migrate import header_version, migrate_records
 from omp_session.format.title_slot import SLOT_BYTES, encode_slot
 from omp_session.model.toolcalls import find_unpaired
 from omp_session.model.tree import SessionIndex
-from omp_session.store.file import FileStorage, fsync_directory
+from omp_session.store.file import FileStorage, replace_file
 from omp_session.store.loading import (
     header_problem_line,
     is_session_header,
     peel_title_slot,
     read_session_bytes,
 )
+from omp_session.store.regular import read_regular
 
 Entry = dict[str, Any]
 
@@ -276,19 +277,25 @@ def _break_cycles(lines: list[tuple[Entry, bytes | None]], changes: list[str]) -
     roots = index.cycle_roots()
     for position, (entry, _raw) in enumerate(lines):
         entry_id = entry.get("id")
-        if entry_id in roots and index.by_id.get(entry_id) is entry:
+        if isinstance(entry_id, str) and entry_id in roots and index.by_id.get(entry_id) is entry:
             lines[position] = ({**entry, "parentId": None}, None)
             what = "self-parent" if entry.get("parentId") == entry_id else "parent cycle"
             changes.append(f"{what} broken: {entry_id} is now a root")
 
 
 def _write_sidecar(path: Path, rejected: list[bytes]) -> Path:
+    """Add the dropped lines to ``<name>.rejected`` (never replacing what it holds). Atomic: a
+    full disk leaves the old sidecar whole (issue 11 item 7). Idempotent: when the sidecar already
+    ends with exactly these lines, a repair killed before its rewrite is being run again, and
+    they are not added a second time (item 12)."""
     sidecar = path.with_name(path.name + ".rejected")
-    with open(sidecar, "ab") as handle:  # a second repair adds to it, never replaces it
-        handle.write(b"".join(line + b"\n" for line in rejected))
-        handle.flush()
-        os.fsync(handle.fileno())
-    fsync_directory(path.parent)
+    chunk = b"".join(line + b"\n" for line in rejected)
+    try:
+        old = read_regular(sidecar) if os.path.lexists(sidecar) else b""
+        if not old.endswith(chunk):
+            replace_file(sidecar, old + chunk)
+    except OSError as exc:
+        raise PersistenceError(sidecar, exc) from exc
     return sidecar
 
 
