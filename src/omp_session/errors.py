@@ -87,3 +87,8 @@ class UnsupportedByDialectError(SessionError, AttributeError):
 
     def __init__(self, method: str, dialect: object) -> None:
         super().__init__(f"no method {method} in {dialect}")
+
+
+class UnwritableValueError(SessionError, ValueError):
+    """A value cannot be written the way omp writes it (a title slot whose metadata alone exceeds
+    its 256 bytes: omp throws too)."""

@@ -278,7 +278,7 @@ def _encode_iteratively(value: Any) -> bytes:
     start(value)
     while stack:
         items, closing, is_object, first = stack[-1]
-        item = next(items, _END)
+        item: Any = next(items, _END)
         if item is _END:
             out.append(closing)
             stack.pop()
@@ -287,9 +287,11 @@ def _encode_iteratively(value: Any) -> bytes:
             out.append(",")
         first[0] = False
         if is_object:
-            key, item = item
-            out.append(_scalar_json(str(key)) + ":")
-        start(item)
+            name, member = item
+            out.append(_scalar_json(str(name)) + ":")
+            start(member)
+        else:
+            start(item)
     return "".join(out).encode("utf-8")
 
 

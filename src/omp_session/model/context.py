@@ -122,7 +122,7 @@ CONTEXT_STATE_ENTRY_TYPES = frozenset(
 def _scan_state(path: Sequence[Entry], context: SessionContext) -> Entry | None:
     """Apply every state-changing entry root→leaf; return the last compaction on the path."""
     compaction: Entry | None = None
-    rules: dict[str, None] = {}  # insertion-ordered set
+    rules: dict[Any, None] = {}  # insertion-ordered set (names are strings in every valid file)
     dialect = context.rules
     explicit_default = False
     for entry in path:
@@ -144,7 +144,8 @@ def _scan_state(path: Sequence[Entry], context: SessionContext) -> Entry | None:
             model = entry.get("model")
             if model:
                 given = entry.get("role")
-                role = given if given is not None else "default"
+                # A role that is not a string (a damaged file) is a key as JavaScript makes one.
+                role = "default" if given is None else given if isinstance(given, str) else str(given)
                 context.models[role] = model
                 explicit_default = explicit_default or (dialect.sticky_default_model and role == "default")
         elif kind == "service_tier_change":

@@ -157,7 +157,8 @@ class SessionIndex:
     # -- reads ---------------------------------------------------------------------------------
 
     def get(self, entry_id: str | None) -> Entry | None:
-        return self.by_id.get(entry_id) if entry_id else None
+        # Ids read from a damaged file may be any JSON value (a list is not even hashable).
+        return self.by_id.get(entry_id) if entry_id and isinstance(entry_id, str) else None
 
     def branch(self, from_id: str | None) -> list[Entry]:
         """Root→node path ending at ``from_id``; ``[]`` for an unknown or empty id. O(depth)."""

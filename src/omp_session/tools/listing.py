@@ -22,7 +22,7 @@ from typing import Any
 from omp_session.dialects import OMP_18_2, Dialect
 from omp_session.errors import SessionError
 from omp_session.format.codec import decode_lines
-from omp_session.format.ids import iso_to_ms
+from omp_session.format.ids import iso_to_ms, ms_to_datetime
 from omp_session.format.title_slot import fold_into_header, slot_from_value
 from omp_session.model.usage import UsageStatistics
 from omp_session.store.loading import is_session_header, read_header
@@ -99,7 +99,7 @@ def _iso(moment: datetime | None) -> str | None:
 
 
 def _from_ms(ms: float | None) -> datetime | None:
-    return datetime.fromtimestamp(ms / 1000, timezone.utc) if ms is not None else None
+    return ms_to_datetime(ms)
 
 
 def message_text(message: dict[str, Any]) -> str:

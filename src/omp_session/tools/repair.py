@@ -121,17 +121,17 @@ def _link_problems(index: SessionIndex, entries: list[Entry], line_of: dict[int,
                 problems.append(Problem("self-parent", line, entry_id, "the entry is its own parent"))
             elif parent not in index.by_id:
                 problems.append(Problem("orphan", line, entry_id, f"parent {parent} does not exist"))
-            elif entry_id in cycle_roots and index.by_id.get(entry_id) is entry:
+            elif isinstance(entry_id, str) and entry_id in cycle_roots and index.by_id.get(entry_id) is entry:
                 problems.append(
                     Problem("cycle", line, entry_id, f"parent links from {entry_id} loop back to it")
                 )
         kind = entry.get("type")
-        if kind == "compaction" and entry.get("firstKeptEntryId") not in index.by_id:
+        if kind == "compaction" and not _indexed(index, entry.get("firstKeptEntryId")):
             kept = entry.get("firstKeptEntryId")
             problems.append(
                 Problem("missing-kept-entry", line, entry_id, f"firstKeptEntryId {kept} does not exist")
             )
-        if kind == "label" and entry.get("targetId") not in index.by_id:
+        if kind == "label" and not _indexed(index, entry.get("targetId")):
             problems.append(
                 Problem(
                     "label-target-missing",
@@ -141,6 +141,11 @@ def _link_problems(index: SessionIndex, entries: list[Entry], line_of: dict[int,
                 )
             )
     return problems
+
+
+def _indexed(index: SessionIndex, entry_id: Any) -> bool:
+    """Whether ``entry_id`` (any JSON value from the file) names an indexed entry."""
+    return isinstance(entry_id, str) and entry_id in index.by_id
 
 
 def check(path: Path | str) -> list[Problem]:

@@ -161,9 +161,14 @@ def session_stats(path: Path | str) -> SessionStats:
     return _stats_of(load_session(path), path)
 
 
-def _copy_key(entry: Entry) -> tuple[str, Any, Any] | None:
+def _copy_key(entry: Entry) -> tuple[str, str, str] | None:
     entry_id = entry.get("id")
-    return (entry_id, entry.get("timestamp"), entry.get("type")) if isinstance(entry_id, str) else None
+    # repr: timestamp and type may be any JSON value in a damaged file (a list is not hashable).
+    return (
+        (entry_id, repr(entry.get("timestamp")), repr(entry.get("type")))
+        if isinstance(entry_id, str)
+        else None
+    )
 
 
 def _parents(loaded: Sequence[tuple[Path, LoadedSession]]) -> dict[int, int]:
@@ -184,9 +189,11 @@ def _parents(loaded: Sequence[tuple[Path, LoadedSession]]) -> dict[int, int]:
 
 def _combined(loaded: Sequence[tuple[Path, LoadedSession]]) -> tuple[Totals, int]:
     parents = _parents(loaded)
-    ids = [{e.get("id") for e in session.entries} for _path, session in loaded]
+    ids = [
+        {e.get("id") for e in session.entries if isinstance(e.get("id"), str)} for _path, session in loaded
+    ]
     total, copies = Totals(), 0
-    seen: set[tuple[str, Any, Any]] = set()
+    seen: set[tuple[str, str, str]] = set()
     for position, (_path, session) in enumerate(loaded):
         parent = parents.get(position)
         for entry in session.entries:

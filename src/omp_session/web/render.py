@@ -13,8 +13,10 @@ from datetime import datetime, timezone
 from importlib import resources
 
 from jinja2 import Environment, PackageLoader
+from jinja2.filters import do_urlencode
 from markupsafe import Markup
 
+from omp_session.format.codec import display_text
 from omp_session.web.index_view import IndexPage
 from omp_session.web.markdown import pygments_css
 from omp_session.web.view import SessionView
@@ -26,7 +28,12 @@ STATIC_FILES = {"viewer.css": "text/css", "viewer.js": "text/javascript", "highl
 
 @functools.lru_cache(maxsize=1)
 def environment() -> Environment:
-    return Environment(loader=PackageLoader("omp_session.web", "templates"), autoescape=True)
+    env = Environment(loader=PackageLoader("omp_session.web", "templates"), autoescape=True)
+    # URL-quoting encodes to UTF-8, which a lone surrogate in an id cannot be (issue 11 item 5).
+    env.filters["urlencode"] = lambda value: do_urlencode(
+        display_text(value) if isinstance(value, str) else value
+    )
+    return env
 
 
 @functools.lru_cache(maxsize=8)
