@@ -6,6 +6,8 @@ import errno
 import os
 import random
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -176,3 +178,29 @@ def test_a_repair_killed_after_its_sidecar_never_duplicates_the_rejected_lines(t
         sidecar = path.with_name(path.name + ".rejected")
         assert sidecar.read_bytes() == rejected + b"\n"
         assert check(path) == []
+
+
+def test_normal_omp_output_is_information_not_a_problem(tmp_path: Path) -> None:
+    # A version 1 file, and a turn that ended in an error with a tool call omp never answered.
+    old = write(tmp_path, V1.read_bytes())
+    assert [(p.kind, p.severity) for p in check(old)] == [("old-version", "info")]
+    assert repair(old).changes == [] and old.read_bytes() == V1.read_bytes()  # check and repair agree
+    terminated = (
+        '"message":{"role":"assistant","content":[{"type":"toolCall","id":"call-1","name":"bash",'
+        '"arguments":{}}],"provider":"p","model":"m","stopReason":"error","errorMessage":"terminated",'
+        '"timestamp":1}'
+    )
+    (tmp_path / "t").mkdir()
+    path = write(tmp_path / "t", HEADER + entry("a", None) + entry("b", "a", terminated))
+    assert [(p.kind, p.severity) for p in check(path)] == [("tool-call-without-result", "info")]
+    assert repair(path).changes == []
+    for target in (old, path):
+        result = subprocess.run(
+            [str(Path(sys.executable).with_name("omp-session")), "check", str(target)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "PI_CODING_AGENT_DIR": str(tmp_path / "agent")},
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "information, not a problem" in result.stdout

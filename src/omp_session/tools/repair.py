@@ -41,6 +41,13 @@ class Problem:
     line: int | None
     entry_id: str | None
     message: str
+    #: ``"problem"``, or ``"info"`` for what omp itself writes in normal use (an older version, the
+    #: tool calls of a turn that ended in an error): reported, never counted as damage (item 13).
+    severity: str = "problem"
+
+    @property
+    def is_problem(self) -> bool:
+        return self.severity == "problem"
 
     def describe(self) -> str:
         where = f"line {self.line}" if self.line is not None else "file"
@@ -107,8 +114,16 @@ def _entry_problems(records: list[Entry], line_of: dict[int, int]) -> list[Probl
             else f"tool result for {unpaired.tool_call_id} has no matching call before it on its branch"
         )
         line = line_by_id.get(unpaired.entry_id) if unpaired.entry_id else None
-        problems.append(Problem(f"tool-{unpaired.kind}", line, unpaired.entry_id, what))
+        severity = "info" if _ended_in_error(index.get(unpaired.entry_id)) else "problem"
+        problems.append(Problem(f"tool-{unpaired.kind}", line, unpaired.entry_id, what, severity))
     return problems
+
+
+def _ended_in_error(entry: Entry | None) -> bool:
+    """An assistant turn that ended in an error or was aborted: omp writes its tool calls and
+    never their results ("terminated"), so an unpaired call there is normal output."""
+    message = entry.get("message") if entry is not None else None
+    return isinstance(message, dict) and message.get("stopReason") in ("error", "aborted")
 
 
 def _link_problems(index: SessionIndex, entries: list[Entry], line_of: dict[int, int]) -> list[Problem]:
@@ -174,7 +189,13 @@ def check(path: Path | str) -> list[Problem]:
     version = header_version(decoded.records[0])
     if version < CURRENT_VERSION:
         problems.append(
-            Problem("old-version", decoded.line_numbers[0], None, f"version {version}; current is 3")
+            Problem(
+                "old-version",
+                decoded.line_numbers[0],
+                None,
+                f"version {version}; current is 3 (omp upgrades it on its next write; `migrate` does it now)",
+                "info",
+            )
         )
     records = decoded.records
     migrate_records(records)  # in memory only; stable ids: the same ones every tool shows
@@ -248,7 +269,6 @@ def _plan(path: Path, data: bytes) -> _Plan:
         header_raw = keep_raw[0]
     migrated_from = migrate_records(records)
     if migrated_from is not None:
-        changes.append(f"upgraded from version {migrated_from} to {CURRENT_VERSION}")
         header_raw = None
     lines: list[tuple[Entry, bytes | None]] = [
         (record, None if migrated_from is not None else keep_raw[i])
@@ -257,6 +277,10 @@ def _plan(path: Path, data: bytes) -> _Plan:
     ]
     _rename_duplicates(lines, changes)
     _break_cycles(lines, changes)
+    if migrated_from is not None and changes:
+        # Only together with a real repair: an old version alone is not damage (check calls it
+        # information), and `migrate` is the command that upgrades (item 13).
+        changes.append(f"upgraded from version {migrated_from} to {CURRENT_VERSION}")
     return _Plan(records[0], header_raw, lines, rejected, changes, slot_line)
 
 
