@@ -365,9 +365,11 @@ class FileStorage:
         self._ensure_writable()
         self.check_unchanged()
         creating = self._known is None
-        directory = self._path.parent
+        # Through a symlink, the target is rewritten and the link stays a link (issue 11 item 10).
+        target = Path(os.path.realpath(self._path)) if self._path.is_symlink() else self._path
+        directory = target.parent
         directory.mkdir(parents=True, exist_ok=True)
-        temp = directory / f".{self._path.name}.{new_session_id()}.tmp"
+        temp = directory / f".{target.name}.{new_session_id()}.tmp"
         try:
             fd = os.open(temp, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
         except OSError as exc:
@@ -377,7 +379,7 @@ class FileStorage:
             for chunk in chunks:
                 _write_all(fd, chunk)
             os.fsync(fd)
-            self._install(fd, temp, backup_suffix, creating=creating)
+            self._install(fd, temp, target, backup_suffix, creating=creating)
         except BaseException as exc:
             os.close(fd)
             temp.unlink(missing_ok=True)
@@ -387,24 +389,26 @@ class FileStorage:
         self._known = FileState.of(os.fstat(fd))
         self._changed_by_others = None
 
-    def _install(self, fd: int, temp: Path, backup_suffix: str | None, *, creating: bool) -> None:
+    def _install(
+        self, fd: int, temp: Path, target: Path, backup_suffix: str | None, *, creating: bool
+    ) -> None:
         """Put the complete, locked temp file at the path; from here on ``fd`` is our lock."""
         with contextlib.suppress(FileNotFoundError):
-            os.fchmod(fd, os.stat(self._path).st_mode & 0o7777)
-        if backup_suffix is not None and self._path.exists():
-            backup = _unique_path(self._path.with_name(self._path.name + backup_suffix))
+            os.fchmod(fd, os.stat(target).st_mode & 0o7777)
+        if backup_suffix is not None and target.exists():
+            backup = _unique_path(target.with_name(target.name + backup_suffix))
             try:
-                os.link(self._path, backup)  # keeps the old inode: no copy needed
+                os.link(target, backup)  # keeps the old inode: no copy needed
             except OSError:
                 import shutil
 
-                shutil.copy2(self._path, backup)
+                shutil.copy2(target, backup)
         self.check_unchanged(ignore_ctime=True)
         if creating:
-            _create_from(temp, self._path)
+            _create_from(temp, target)
         else:
-            os.replace(temp, self._path)
-        fsync_directory(self._path.parent)
+            os.replace(temp, target)
+        fsync_directory(target.parent)
         fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_APPEND)
         old, self._lock = self._lock, adopt(fd)
         self._tail_checked = True
