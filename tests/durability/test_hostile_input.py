@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from omp_session import CorruptSessionError, SessionError, SessionManager
+from omp_session.tools.listing import list_sessions
 from omp_session.tools.repair import check, repair
 
 CLI = str(Path(sys.executable).with_name("omp-session"))
@@ -235,3 +236,28 @@ def test_symlink_loops_raise_the_librarys_own_error(tmp_path: Path) -> None:
     with pytest.raises(SessionError):
         repair(loop)
     assert loop.is_symlink() and os.readlink(loop) == loop.name
+
+
+# -- item 16: store scans ------------------------------------------------------------------------
+
+
+def test_a_scan_skips_only_the_bad_entries_and_says_how_many(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    project = root / "-p"
+    project.mkdir(parents=True)
+    (project / "good.jsonl").write_text(f"{HEADER}\n{_message('a1', None, 'hello')}\n", encoding="ascii")
+    os.symlink("loop.jsonl", project / "loop.jsonl")
+    unreadable = project / "secret.jsonl"
+    unreadable.write_text("not a session\n", encoding="ascii")
+    unreadable.chmod(0)
+    os.mkfifo(project / "pipe.jsonl")
+    try:
+        listed = list_sessions(project)
+        assert [info.first_message for info in listed] == ["hello"]
+        expected = 3 if os.geteuid() != 0 else 2  # root reads any file
+        assert len(listed.skipped) == expected
+        result = run_cli("list", "--all", root=root)
+        assert result.returncode == 0 and "hello" in result.stdout
+        assert f"{expected} files skipped" in result.stderr and "loop.jsonl" in result.stderr
+    finally:
+        unreadable.chmod(0o644)

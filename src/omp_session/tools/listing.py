@@ -13,7 +13,7 @@ thousands of sessions costs one ``stat`` per file. **Side effects:** listing wri
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -32,6 +32,7 @@ from omp_session.tools.listing_cache import FileKey, ListingCache
 
 __all__ = [
     "SessionInfo",
+    "SessionList",
     "find_most_recent_session",
     "fold_slot_record",
     "list_all_sessions",
@@ -200,8 +201,22 @@ def session_info(path: Path | str) -> SessionInfo | None:
 # -- which files --------------------------------------------------------------------------------------
 
 
-def _jsonl_files(directory: Path, root: Path | None) -> list[Path]:
-    """``*.jsonl`` regular files directly in ``directory`` (symlinks only when they stay in ``root``)."""
+class SessionList(list[SessionInfo]):
+    """The sessions a listing found, and ``skipped``: ``(path, reason)`` of every ``*.jsonl`` entry
+    that could not be read (a symlink loop, no permission, a FIFO), so views can say so (item 16)."""
+
+    skipped: list[tuple[str, str]]
+
+    def __init__(self, infos: Iterable[SessionInfo] = (), skipped: Iterable[tuple[str, str]] = ()) -> None:
+        super().__init__(infos)
+        self.skipped = list(skipped)
+
+
+def _jsonl_files(
+    directory: Path, root: Path | None, skipped: list[tuple[str, str]] | None = None
+) -> list[Path]:
+    """``*.jsonl`` regular files directly in ``directory`` (symlinks only when they stay in ``root``);
+    entries that cannot be used are added to ``skipped``."""
     found: list[Path] = []
     try:
         with os.scandir(directory) as entries:
@@ -210,10 +225,16 @@ def _jsonl_files(directory: Path, root: Path | None) -> list[Path]:
                     continue
                 try:
                     if not item.is_file():
+                        if skipped is not None and not item.is_dir():
+                            skipped.append(
+                                (item.path, "not a regular file (a broken link or a special file)")
+                            )
                         continue
                     if root is not None and item.is_symlink() and not is_within(root, item.path):
                         continue
-                except OSError:  # a symlink loop or a vanished entry: skip only this one
+                except OSError as exc:  # a symlink loop or a vanished entry: skip only this one
+                    if skipped is not None:
+                        skipped.append((item.path, exc.strerror or str(exc)))
                     continue
                 found.append(Path(item.path))
     except OSError:
@@ -237,7 +258,11 @@ def _project_dirs(root: Path) -> list[Path]:
 
 
 def session_files(
-    root: Path | None = None, directory: Path | None = None, *, include_root_files: bool = False
+    root: Path | None = None,
+    directory: Path | None = None,
+    *,
+    include_root_files: bool = False,
+    skipped: list[tuple[str, str]] | None = None,
 ) -> Iterator[Path]:
     """Every ``*.jsonl`` file of one project ``directory``, or of every project under ``root``
     (the sessions root by default), valid sessions or not (``check`` wants the broken ones too).
@@ -247,19 +272,21 @@ def session_files(
     ``root`` (the viewer accepts a root that is one project's directory).
     """
     if directory is not None:
-        yield from _jsonl_files(directory, None)
+        yield from _jsonl_files(directory, None, skipped)
         return
     base = root if root is not None else sessions_root()
     if include_root_files:
-        yield from _jsonl_files(base, base)
+        yield from _jsonl_files(base, base, skipped)
     for folder in _project_dirs(base):
-        yield from _jsonl_files(folder, base)
+        yield from _jsonl_files(folder, base, skipped)
 
 
 # -- what they hold -----------------------------------------------------------------------------------
 
 
-def _summaries(paths: Sequence[Path], under: Path, cache: ListingCache | None) -> list[SessionInfo]:
+def _summaries(
+    paths: Sequence[Path], under: Path, cache: ListingCache | None, skipped: list[tuple[str, str]]
+) -> list[SessionInfo]:
     own_cache = cache is None
     cache = cache if cache is not None else ListingCache()
     try:
@@ -280,6 +307,7 @@ def _summaries(paths: Sequence[Path], under: Path, cache: ListingCache | None) -
                 continue
             read = _read(text_path)
             if read is None:
+                skipped.append((text_path, "cannot be read"))
                 continue
             data, read_stat = read
             info = summarize_records(path, decode_lines(data).records, read_stat.st_mtime, read_stat.st_size)
@@ -305,12 +333,14 @@ def list_sessions(
     A dialect whose listing reads a prefix (omp 18) lists as that omp does (``listing18.py``).
     """
     base = Path(directory)
-    files = list(session_files(directory=base))
+    skipped: list[tuple[str, str]] = []
+    files = list(session_files(directory=base, skipped=skipped))
     if dialect is not None and dialect.listing.prefix_bytes is not None:
         from omp_session.tools.listing18 import list_files
 
-        return list_files(files, dialect.listing.prefix_bytes)
-    return _newest_first(_summaries(files, base, cache))
+        return SessionList(list_files(files, dialect.listing.prefix_bytes), skipped)
+    infos = _summaries(files, base, cache, skipped)
+    return SessionList(_newest_first(infos), skipped)
 
 
 def list_all_sessions(
@@ -320,20 +350,28 @@ def list_all_sessions(
     newest first. Only project directories are scanned, not sub-agent sessions inside artifact
     directories. Writes the listing cache (not under omp 18's prefix listing)."""
     base = Path(root) if root is not None else sessions_root()
-    files = list(session_files(base))
+    skipped: list[tuple[str, str]] = []
+    files = list(session_files(base, skipped=skipped))
     if dialect is not None and dialect.listing.prefix_bytes is not None:
         from omp_session.tools.listing18 import list_files
 
-        return list_files(files, dialect.listing.prefix_bytes)
-    return _newest_first(_summaries(files, base, cache))
+        return SessionList(list_files(files, dialect.listing.prefix_bytes), skipped)
+    infos = _summaries(files, base, cache, skipped)
+    return SessionList(_newest_first(infos), skipped)
 
 
 def list_store(root: Path | str, *, cache: ListingCache | None = None) -> list[SessionInfo]:
     """Sessions under a viewer root: files in ``root`` itself and in its project directories,
     most recent activity first (mtime breaks ties). Writes the listing cache."""
     base = Path(root)
-    infos = _summaries(list(session_files(base, include_root_files=True)), base, cache)
-    return sorted(infos, key=lambda info: (info.last_activity or info.modified, info.modified), reverse=True)
+    skipped: list[tuple[str, str]] = []
+    infos = _summaries(
+        list(session_files(base, include_root_files=True, skipped=skipped)), base, cache, skipped
+    )
+    ordered = sorted(
+        infos, key=lambda info: (info.last_activity or info.modified, info.modified), reverse=True
+    )
+    return SessionList(ordered, skipped)
 
 
 def find_most_recent_session(directory: Path | str) -> Path | None:

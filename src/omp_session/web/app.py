@@ -121,7 +121,7 @@ class _Viewer:
         except ValueError:
             page_number = 1
         page = build_index(self.catalog.sessions(), self.search, query, project, page_number)
-        return _Html(render_index(page, str(self.root)))
+        return _Html(render_index(page, str(self.root), self.catalog.skipped))
 
     def session(self, request: Request) -> Response:
         path = self._locate(request)

@@ -47,8 +47,8 @@ def static_file(name: str) -> str:
     return resources.files("omp_session.web").joinpath("static").joinpath(name).read_text(encoding="utf-8")
 
 
-def render_index(page: IndexPage, root: str) -> str:
-    return environment().get_template("index.html").render(page=page, root=root)
+def render_index(page: IndexPage, root: str, skipped: int = 0) -> str:
+    return environment().get_template("index.html").render(page=page, root=root, skipped=skipped)
 
 
 def render_session_page(
