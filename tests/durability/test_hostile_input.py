@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from omp_session import CorruptSessionError, SessionError, SessionManager
+from omp_session.store.loading import load_session
 from omp_session.tools.listing import list_sessions
 from omp_session.tools.repair import check, repair
 
@@ -261,3 +262,49 @@ def test_a_scan_skips_only_the_bad_entries_and_says_how_many(tmp_path: Path) -> 
         assert f"{expected} files skipped" in result.stderr and "loop.jsonl" in result.stderr
     finally:
         unreadable.chmod(0o644)
+
+
+# -- item 8: a stale offset index ----------------------------------------------------------------
+
+
+def _unsampled_lines(data: bytes) -> list[int]:
+    """Indexes of lines that lie outside every block the offset index fingerprint samples."""
+    covered = len(data)
+    sampled = [(0, 4096), *((covered * k // 17, 4096) for k in range(1, 17)), (covered - 65536, 65536)]
+    result, offset = [], 0
+    for number, line in enumerate(data.split(b"\n")[:-1]):
+        start, end = offset, offset + len(line) + 1
+        if all(end <= s or start >= s + n for s, n in sampled):
+            result.append(number)
+        offset = end
+    return result
+
+
+@pytest.mark.parametrize("edit", ["content", "ids"])
+def test_a_same_size_edit_behind_the_offset_index_is_read_correctly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edit: str
+) -> None:
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    path = tmp_path / "big.jsonl"
+    lines = [_message(f"e{i:05d}", None if i == 0 else f"e{i - 1:05d}", "x" * 1000) for i in range(300)]
+    path.write_text(HEADER + "\n" + "\n".join(lines) + "\n", encoding="ascii")
+    SessionManager.open(path, read_only=True).close()  # stores the offset index
+    data = path.read_bytes()
+    split = data.split(b"\n")
+    free = [n for n in _unsampled_lines(data) if n + 1 in _unsampled_lines(data) and n > 1]
+    number = free[len(free) // 2]
+    if edit == "content":
+        split[number] = split[number].replace(b'"x', b'"y', 1)
+    else:  # rename an entry and its child's link, both in place
+        old_id = f"e{number - 1:05d}".encode()
+        split[number] = split[number].replace(b'"id":"' + old_id, b'"id":"z' + old_id[1:])
+        split[number + 1] = split[number + 1].replace(b'"parentId":"' + old_id, b'"parentId":"z' + old_id[1:])
+    edited = b"\n".join(split)
+    assert len(edited) == len(data) and edited != data
+    path.write_bytes(edited)
+    expected = load_session(path).entries
+    session = SessionManager.open(path, read_only=True)
+    assert session.get_entries() == expected
+    leaf = expected[-1]["id"]
+    assert [e["id"] for e in session.get_branch(leaf)] == [e["id"] for e in expected]
+    assert len(session.build_session_context().messages) == 300
