@@ -16,6 +16,7 @@ from omp_session.store.blobs import BlobSink
 from omp_session.store.fast_open import IndexedOpen, open_indexed
 from omp_session.store.file import FileStorage
 from omp_session.store.loading import LoadedSession, is_blank, is_slot_only, parse_session
+from omp_session.store.moves import recover_move
 
 
 @dataclass
@@ -74,6 +75,7 @@ def _lock_and_read(storage: FileStorage, path: Path, read_only: bool, use_index:
     try:
         if not read_only:
             storage.lock()
+            recover_move(path)  # a move_to killed between its two renames (store/moves.py)
         return (open_indexed(path, storage) if use_index else None) or storage.read()
     except SessionError:
         raise
