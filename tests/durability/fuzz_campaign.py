@@ -102,7 +102,7 @@ def seeds() -> list[bytes]:
 def _odd_field(line: bytes, rng: random.Random) -> bytes:
     try:
         value = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the json module reads
         return line
     if not isinstance(value, dict) or not value:
         return line
@@ -113,7 +113,10 @@ def _odd_field(line: bytes, rng: random.Random) -> bytes:
             break
         target = target[rng.choice(nested)]
     target[rng.choice(list(target))] = rng.choice(ODD_VALUES)
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+    except RecursionError:
+        return line
 
 
 def mutate(data: bytes, rng: random.Random) -> bytes:
