@@ -138,6 +138,7 @@ class FileStorage:
     ) -> None:
         self.path: Path | None = Path(path)
         self._path = Path(path)
+        self._path_text = os.fspath(path)  # for the stat of every append (no Path conversion)
         self.blobs = blobs
         self.policy: DurabilityPolicy = policy
         self.read_only = read_only
@@ -178,6 +179,7 @@ class FileStorage:
         target.parent.mkdir(parents=True, exist_ok=True)
         if not self._path.exists():  # nothing written yet: only the future place changes
             self._path = self.path = target
+            self._path_text = os.fspath(target)
             return
         try:
             os.rename(self._path, target)
@@ -186,6 +188,7 @@ class FileStorage:
         fsync_directory(target.parent)
         fsync_directory(self._path.parent)
         self._path = self.path = target
+        self._path_text = os.fspath(target)
         self._note_own_metadata_change()
 
     def _note_own_metadata_change(self) -> None:
@@ -272,37 +275,38 @@ class FileStorage:
             fd = self._fd
             assert fd is not None
             before = os.fstat(fd)
-            self._refuse_if_gone(before)
+            known = self._known
+            if known is not None and before.st_size < known.size:
+                self._refuse_truncated(known.size, before.st_size)
             if not self._tail_checked:
                 data = self._newline_if_torn(fd) + data
                 self._tail_checked = True
             _write_all(fd, data)
             after = os.fstat(fd)
-            self._refuse_if_gone(after, written=before.st_size + len(data))
+            # Checked after the write (one stat less per append): a write that went to a replaced
+            # file is simply never acknowledged.
+            try:
+                at_path = os.stat(self._path_text)
+            except FileNotFoundError:
+                at_path = None
+            if at_path is None or at_path.st_ino != after.st_ino or at_path.st_dev != after.st_dev:
+                what = "deleted" if at_path is None else "replaced by another file"
+                raise SessionChangedError(
+                    self._path, f"the file was {what} by another program; the entry was not saved"
+                )
+            if after.st_size < before.st_size + len(data):
+                self._refuse_truncated(before.st_size + len(data), after.st_size)
             self._after_write(fd, before, after, len(data))
         except OSError as exc:
             # A partial write may have left a torn line: check the tail again before the next one.
             self._tail_checked = False
             raise PersistenceError(self._path, exc) from exc
 
-    def _refuse_if_gone(self, st: os.stat_result, written: int | None = None) -> None:
-        """Raise ``SessionChangedError`` when the path no longer names the file we write to, or
-        the file is shorter than what we know is in it (``written``: the size our write reached)."""
-        try:
-            at_path = os.stat(self._path)
-        except FileNotFoundError:
-            at_path = None
-        if at_path is None or (at_path.st_dev, at_path.st_ino) != (st.st_dev, st.st_ino):
-            what = "deleted" if at_path is None else "replaced by another file"
-            raise SessionChangedError(
-                self._path, f"the file was {what} by another program; the entry was not saved"
-            )
-        expected = written if written is not None else (self._known.size if self._known else 0)
-        if st.st_size < expected:
-            self._tail_checked = False
-            raise SessionChangedError(
-                self._path, f"the file was truncated by another program ({expected} → {st.st_size} bytes)"
-            )
+    def _refuse_truncated(self, expected: int, found: int) -> None:
+        self._tail_checked = False
+        raise SessionChangedError(
+            self._path, f"the file was truncated by another program ({expected} → {found} bytes)"
+        )
 
     def _newline_if_torn(self, fd: int) -> bytes:
         size = os.fstat(fd).st_size
@@ -316,14 +320,22 @@ class FileStorage:
         elif self.policy == "batch":
             self._schedule_sync()
         known = self._known
-        if known is None or FileState.of(before) != known:
+        if known is None or (
+            before.st_ino,
+            before.st_size,
+            before.st_mtime_ns,
+            before.st_ctime_ns,
+            before.st_dev,
+        ) != (known.inode, known.size, known.mtime_ns, known.ctime_ns, known.device):
             # Someone else wrote to the file since our last read or write: appends stay safe
             # (line granularity), a full rewrite would lose their change.
             if known is not None and self._changed_by_others is None:
                 self._changed_by_others = _describe_change(known, before)
         elif after.st_size != before.st_size + written and self._changed_by_others is None:
             self._changed_by_others = "another writer appended at the same time"
-        self._known = FileState.of(after)
+        self._known = FileState(
+            after.st_dev, after.st_ino, after.st_size, after.st_mtime_ns, after.st_ctime_ns
+        )
 
     def _schedule_sync(self) -> None:
         with self._sync_lock:
