@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from omp_session import PersistenceError, SessionManager
+from omp_session import PersistenceError, SessionError, SessionManager
 from omp_session.tools.repair import check, migrate_file, repair
 
 from .conftest import start_child
@@ -204,3 +204,27 @@ def test_normal_omp_output_is_information_not_a_problem(tmp_path: Path) -> None:
         )
         assert result.returncode == 0, result.stdout + result.stderr
         assert "information, not a problem" in result.stdout
+
+
+CORPORA = [
+    Path(__file__).resolve().parents[1] / name / "load" for name in ("conformance", "conformance_omp18")
+]
+
+
+@pytest.mark.parametrize("chunk_bytes", [64, 1000, 65536])
+def test_checking_in_chunks_finds_exactly_what_a_whole_read_finds(tmp_path: Path, chunk_bytes: int) -> None:
+    from .fuzz_campaign import mutate
+
+    rng = random.Random(chunk_bytes)
+    sources = [path.read_bytes() for corpus in CORPORA for path in sorted(corpus.glob("*.jsonl"))]
+    cases = sources + [mutate(rng.choice(sources), rng) for _ in range(150)]
+    for number, data in enumerate(cases):
+        path = tmp_path / f"{number}.jsonl"
+        path.write_bytes(data)
+        try:
+            expected = check(path)
+        except SessionError as exc:
+            with pytest.raises(type(exc)):
+                check(path, chunk_bytes=chunk_bytes)
+            continue
+        assert check(path, chunk_bytes=chunk_bytes) == expected, f"case {number}"

@@ -9,12 +9,22 @@ back byte for byte. Running it twice changes nothing the second time.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from omp_session.errors import CorruptSessionError, PersistenceError
-from omp_session.format.codec import BLANK, BOM, NOT_OBJECT, TORN, DecodedFile, decode_lines, encode_line
+from omp_session.format.codec import (
+    BLANK,
+    BOM,
+    NOT_OBJECT,
+    TORN,
+    DecodedFile,
+    LineIssue,
+    decode_lines,
+    encode_line,
+)
 from omp_session.format.entries import CURRENT_VERSION
 from omp_session.format.ids import new_entry_id, new_session_id, now_iso
 from omp_session.format.migrate import header_version, migrate_records
@@ -28,7 +38,7 @@ from omp_session.store.loading import (
     peel_title_slot,
     read_session_bytes,
 )
-from omp_session.store.regular import read_regular
+from omp_session.store.regular import open_regular, read_regular
 
 Entry = dict[str, Any]
 
@@ -163,25 +173,51 @@ def _indexed(index: SessionIndex, entry_id: Any) -> bool:
     return isinstance(entry_id, str) and entry_id in index.by_id
 
 
-def check(path: Path | str) -> list[Problem]:
-    """Every problem found in ``path``; never writes. Unusable paths raise ``CorruptSessionError``."""
+#: Files above this size are checked in chunks (item 14): what stays in memory is a skeleton of
+#: each entry (ids, links, types, tool call ids), not its content.
+STREAM_ABOVE_BYTES = 32 * 1024 * 1024
+_CHUNK_BYTES = 8 * 1024 * 1024
+
+
+def check(path: Path | str, *, chunk_bytes: int | None = None) -> list[Problem]:
+    """Every problem found in ``path``; never writes. Unusable paths raise ``CorruptSessionError``.
+
+    A file over :data:`STREAM_ABOVE_BYTES` (or any file, with ``chunk_bytes``) is read in chunks
+    and keeps only what the checks need of each entry; the result is the same."""
     path = Path(path)
+    if chunk_bytes is None:
+        try:
+            large = os.stat(path).st_size > STREAM_ABOVE_BYTES
+        except OSError:
+            large = False
+        if large:
+            chunk_bytes = _CHUNK_BYTES
+    if chunk_bytes is not None:
+        streamed = _check_in_chunks(path, chunk_bytes)
+        if streamed is not None:
+            return streamed
     data = read_session_bytes(path)
     decoded = decode_lines(data)
     slot = peel_title_slot(decoded, data)  # omp 18's first line, folded into the header
-    problems = _line_problems(decoded)
     slot_size = data.find(b"\n") + 1
-    if slot is not None and slot_size != SLOT_BYTES:
-        problems.insert(
-            0,
-            Problem(
-                "title-slot",
-                1,
-                None,
-                f"title slot is {slot_size} bytes, not {SLOT_BYTES}: omp 18 would overwrite the header "
-                "line when it renames the session",
-            ),
-        )
+    slot_problem = _slot_problem(slot_size) if slot is not None and slot_size != SLOT_BYTES else None
+    return _problems_of(decoded, slot_problem)
+
+
+def _slot_problem(slot_size: int) -> Problem:
+    return Problem(
+        "title-slot",
+        1,
+        None,
+        f"title slot is {slot_size} bytes, not {SLOT_BYTES}: omp 18 would overwrite the header "
+        "line when it renames the session",
+    )
+
+
+def _problems_of(decoded: DecodedFile, slot_problem: Problem | None) -> list[Problem]:
+    problems = _line_problems(decoded)
+    if slot_problem is not None:
+        problems.insert(0, slot_problem)
     bad_header = header_problem_line(decoded)
     if bad_header is not None:  # the same rule as open(): it would refuse this file
         problems.insert(0, Problem("header", bad_header, None, "the first line is not a session header"))
@@ -201,6 +237,86 @@ def check(path: Path | str) -> list[Problem]:
     migrate_records(records)  # in memory only; stable ids: the same ones every tool shows
     line_of = {position: decoded.line_numbers[position] for position in range(1, len(records))}
     return problems + _entry_problems(records, line_of)
+
+
+def _skeleton(record: Entry) -> Entry:
+    """What the entry checks read of an entry: links, type, labels, tool call and result ids."""
+    kept = {key: record[key] for key in _SKELETON_KEYS if key in record}
+    message = record.get("message")
+    if isinstance(message, dict):
+        reduced = {key: message[key] for key in _SKELETON_MESSAGE_KEYS if key in message}
+        content = message.get("content")
+        if isinstance(content, list):
+            reduced["content"] = [
+                {key: block[key] for key in ("type", "id", "name") if key in block}
+                for block in content
+                if isinstance(block, dict) and block.get("type") == "toolCall"
+            ]
+        kept["message"] = reduced
+    return kept
+
+
+_SKELETON_KEYS = ("type", "id", "parentId", "timestamp", "firstKeptEntryId", "targetId", "label")
+_SKELETON_MESSAGE_KEYS = ("role", "toolCallId", "toolName", "stopReason")
+
+
+def _chunks(path: Path, chunk_bytes: int) -> Iterator[bytes]:
+    """The file in pieces that end after a newline (the last one may not)."""
+    try:
+        handle = os.fdopen(open_regular(path), "rb")
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise CorruptSessionError(path, f"cannot be read: {exc.strerror or exc}") from exc
+    with handle:
+        pending = b""
+        while block := handle.read(chunk_bytes):
+            pending += block
+            cut = pending.rfind(b"\n") + 1
+            if cut:
+                yield pending[:cut]
+                pending = pending[cut:]
+        if pending:
+            yield pending
+
+
+def _check_in_chunks(path: Path, chunk_bytes: int) -> list[Problem] | None:
+    """:func:`check` reading ``chunk_bytes`` at a time; ``None`` for a file older than version 3
+    (its migration needs every record whole: checked the ordinary way)."""
+    whole = DecodedFile()
+    lines = offset = 0
+    slot_problem: Problem | None = None
+    header_checked = False
+    for chunk in _chunks(path, chunk_bytes):
+        # A leading newline keeps a BOM inside the file from being taken for the file's own.
+        part = decode_lines(chunk) if offset == 0 else decode_lines(b"\n" + chunk)
+        issues = part.issues if offset == 0 else part.issues[1:]
+        shift_line, shift_offset = (lines, offset) if offset == 0 else (lines - 1, offset - 1)
+        if offset == 0:
+            whole.has_bom = part.has_bom
+        whole.ends_with_newline = part.ends_with_newline
+        whole.issues += [
+            LineIssue(i.line + shift_line, i.offset + shift_offset, i.reason, i.skipped, i.preview)
+            for i in issues
+        ]
+        # Whole until the header is seen (title slot, header); later entries keep their skeleton.
+        whole.records += (
+            part.records if not header_checked else [_skeleton(record) for record in part.records]
+        )
+        whole.line_numbers += [number + shift_line for number in part.line_numbers]
+        if offset == 0:
+            slot = peel_title_slot(whole, chunk)
+            slot_size = chunk.find(b"\n") + 1
+            if slot is not None and slot_size != SLOT_BYTES:
+                slot_problem = _slot_problem(slot_size)
+        lines += chunk.count(b"\n")
+        offset += len(chunk)
+        if not header_checked and whole.records:  # the first record decides (as header_problem_line)
+            header_checked = True
+            bad = header_problem_line(whole)
+            if bad is None and header_version(whole.records[0]) < CURRENT_VERSION:
+                return None
+    return _problems_of(whole, slot_problem)
 
 
 # ------------------------------------------------------------------------------------ repair
