@@ -19,6 +19,7 @@ from omp_session.errors import (
     SessionError,
     SessionLockedError,
     SessionNotFoundError,
+    UnwritableValueError,
 )
 from omp_session.manager.runtime import Runtime
 from omp_session.manager.session_manager import ForkResult, SessionManager
@@ -48,6 +49,7 @@ __all__ = [
     "SessionManager",
     "SessionNotFoundError",
     "SessionTreeNode",
+    "UnwritableValueError",
     "UsageStatistics",
     "__version__",
     "build_session_context",
