@@ -291,7 +291,9 @@ def _cli(path: Path, root: Path, figures: Figures, keep: Path, timeout: int) -> 
             _keep(keep, path.read_bytes(), f"cli {argv}: {output[-300:]!r} {result.exception!r}", figures)
 
 
-def campaign(files: int, cli_sample: int, seed: int, keep: Path, timeout: int = 20) -> Figures:
+def campaign(
+    files: int, cli_sample: int, seed: int, keep: Path, timeout: int = 20, *, progress: bool = False
+) -> Figures:
     rng = random.Random(seed)
     corpus = seeds()
     figures = Figures()
@@ -320,6 +322,8 @@ def campaign(files: int, cli_sample: int, seed: int, keep: Path, timeout: int = 
                 _cli(path, root, figures, keep, timeout)
             for name, call in _write_calls(path):
                 _run(name, call, figures, keep, data, timeout)
+            if progress and (number + 1) % 250 == 0:
+                print(f"{number + 1} files, {figures.calls} calls", file=sys.stderr, flush=True)
     return figures
 
 
@@ -332,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=int, default=20)
     args = parser.parse_args(argv)
     started = time.monotonic()
-    figures = campaign(args.files, args.cli_sample, args.seed, args.keep, args.timeout)
+    figures = campaign(args.files, args.cli_sample, args.seed, args.keep, args.timeout, progress=True)
     elapsed = time.monotonic() - started
     report = {
         "files": figures.files,
