@@ -6,7 +6,7 @@ VENV_STAMP := .venv/.installed
 $(VENV_STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv .venv
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[all,test]'
 	touch $(VENV_STAMP)
 
 install: $(VENV_STAMP)

@@ -18,6 +18,7 @@ import orjson
 
 from bench.measure import timed
 from omp_session import SessionManager
+from omp_session.dialects import OMP_18_2
 from omp_session.store import offset_index
 from omp_session.store.offset_index import drop_index
 from omp_session.tools.listing import list_sessions
@@ -201,7 +202,8 @@ def search(paths: list[str], query: str, runs: int) -> dict[str, Any]:
 
 def listing(directory: str, runs: int, mode: str) -> dict[str, Any]:
     """``list_sessions``: ``cold`` (no cache), ``cold-details`` (no cache, then every field of
-    every session used), ``warm`` (cache filled)."""
+    every session used), ``warm`` (cache filled), ``omp18`` (omp 18's 4 KB-prefix listing, which
+    uses no cache)."""
 
     def drop() -> None:
         for suffix in ("", "-wal", "-shm"):
@@ -210,6 +212,9 @@ def listing(directory: str, runs: int, mode: str) -> dict[str, Any]:
     def use_all() -> int:
         return len([info.to_dict() for info in list_sessions(directory)])
 
+    if mode == "omp18":
+        prefix = lambda: len(list_sessions(directory, dialect=OMP_18_2))  # noqa: E731
+        return {"samples": timed(prefix, runs).to_json()}
     if mode == "warm":
         use_all()
         return {"samples": timed(lambda: list_sessions(directory), runs).to_json()}

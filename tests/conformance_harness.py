@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -120,7 +121,11 @@ def _substitute(value: Any, directory: str, returns: list[Any]) -> Any:
     return value
 
 
-_APPENDS = {
+def _file_exists(path: str | None) -> bool:
+    return path is not None and os.path.exists(path)
+
+
+_APPENDS: dict[str, Callable[[SessionManager, dict[str, Any]], object]] = {
     "appendMessage": lambda m, a: m.append_message(a["message"]),
     "appendThinkingLevelChange": lambda m, a: m.append_thinking_level_change(a.get("level")),
     "appendModelChange": lambda m, a: m.append_model_change(a["model"], a.get("role")),
@@ -160,7 +165,7 @@ _APPENDS = {
     "getEntry": lambda m, a: m.get_entry(a["id"]),
     "getTree": lambda m, a: tree_return(m),
     "buildSessionContext": lambda m, a: m.build_session_context().to_dict(),
-    "fileExists": lambda m, a: m.get_session_file() is not None and os.path.exists(m.get_session_file()),
+    "fileExists": lambda m, a: _file_exists(m.get_session_file()),
 }
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from omp_session import SessionManager
+from omp_session import PersistenceError, SessionError, SessionManager, UnsafeNameError
 
 
 def test_artifacts_are_numbered_in_the_session_directory(tmp_path: Path) -> None:
@@ -25,6 +25,41 @@ def test_artifacts_are_numbered_in_the_session_directory(tmp_path: Path) -> None
         assert session.get_artifact_path("42") is None
         with pytest.raises(ValueError):
             session.allocate_artifact_path("../../escape")
+
+
+@pytest.mark.parametrize("tool_type", ["../../escape", "a/b", "nul\0", "x" * 300])
+def test_save_artifact_refuses_an_unsafe_tool_type_with_the_library_error(
+    tmp_path: Path, tool_type: str
+) -> None:
+    with SessionManager.create("/p", tmp_path) as session:
+        session.append_message({"role": "user", "content": "q", "timestamp": 1})
+        session.ensure_on_disk()
+        directory = Path(str(session.get_artifacts_dir()))
+        with pytest.raises(UnsafeNameError, match="unsafe file name") as caught:
+            session.save_artifact("output", tool_type)
+        assert isinstance(caught.value, SessionError) and isinstance(caught.value, ValueError)
+        assert not directory.exists()  # refused before anything was created
+        assert sorted(p.name for p in tmp_path.rglob("*")) == [Path(str(session.get_session_file())).name]
+        assert session.save_artifact("fine", "bash") == "0"  # the refused call used no number
+
+
+def test_save_artifact_write_failure_is_a_persistence_error(tmp_path: Path) -> None:
+    with SessionManager.create("/p", tmp_path) as session:
+        session.append_message({"role": "user", "content": "q", "timestamp": 1})
+        session.ensure_on_disk()
+        directory = Path(str(session.get_artifacts_dir()))
+        directory.write_text("a file where the artifact directory should be")
+        with pytest.raises(PersistenceError, match=str(directory)):
+            session.save_artifact("output", "bash")
+
+
+def test_save_artifact_writes_surrogates_as_javascript_does(tmp_path: Path) -> None:
+    with SessionManager.create("/p", tmp_path) as session:
+        session.append_message({"role": "user", "content": "q", "timestamp": 1})
+        session.ensure_on_disk()
+        artifact_id = session.save_artifact("lone \udc80 pair \ud83d\ude00", "bash")
+        written = Path(str(session.get_artifact_path(artifact_id))).read_bytes()
+        assert written == "lone \ufffd pair \U0001f600".encode()
 
 
 def test_in_memory_artifacts_stay_in_memory(tmp_path: Path) -> None:

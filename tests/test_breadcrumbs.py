@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
@@ -11,16 +12,11 @@ from omp_session import SessionManager
 from omp_session.store.breadcrumbs import read_breadcrumb, terminal_id, write_breadcrumb
 
 
-class _NotATty:
-    def isatty(self) -> bool:
-        return False
-
-
 def test_terminal_id_from_the_environment() -> None:
-    assert terminal_id({"TMUX_PANE": "%3"}, _NotATty()) == "tmux-%3"
-    assert terminal_id({"KITTY_WINDOW_ID": "7", "TMUX_PANE": "%3"}, _NotATty()) == "kitty-7"
-    assert terminal_id({"TERM_SESSION_ID": "w0t0p0:AB/CD"}, _NotATty()) == "apple-w0t0p0:AB-CD"
-    assert terminal_id({}, _NotATty()) is None
+    assert terminal_id({"TMUX_PANE": "%3"}, io.StringIO()) == "tmux-%3"
+    assert terminal_id({"KITTY_WINDOW_ID": "7", "TMUX_PANE": "%3"}, io.StringIO()) == "kitty-7"
+    assert terminal_id({"TERM_SESSION_ID": "w0t0p0:AB/CD"}, io.StringIO()) == "apple-w0t0p0:AB-CD"
+    assert terminal_id({}, io.StringIO()) is None
 
 
 def _session(directory: Path, text: str) -> str:

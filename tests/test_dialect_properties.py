@@ -15,8 +15,8 @@ from omp_session import SessionManager
 from omp_session.format.title_slot import SLOT_BYTES, TitleSlot, encode_slot, parse_slot_line
 from tests.helpers import assistant, usage, user
 
-TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40)
-TITLES = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=300)
+TEXT = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=40)
+TITLES = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1, max_size=300)
 PICK = st.integers(min_value=0, max_value=1000)
 
 OPS = st.one_of(

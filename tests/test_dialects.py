@@ -199,7 +199,7 @@ def test_model_usage_counts_only_under_18(tmp_path: Path) -> None:
         session.append_model_usage("t", "x", "p", "m", usage(1, 1, 0.1), "stop", session_id="other") is None
     )
     totals = session.get_usage_statistics().to_dict()
-    assert (totals["input"], totals["cost"]) == (13, pytest.approx(0.012))
+    assert totals["input"] == 13 and totals["cost"] == pytest.approx(0.012)
     entries = session.get_entries()
     legacy = SessionManager.in_memory("/work/app", dialect="13")
     for entry in entries:

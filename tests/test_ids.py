@@ -139,7 +139,7 @@ class _Everything:
 
 
 def test_entry_id_is_32_random_bits_as_8_hex(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ids.os, "urandom", lambda n: bytes.fromhex("89abcdef")[:n])
+    monkeypatch.setattr(os, "urandom", lambda n: bytes.fromhex("89abcdef")[:n])  # what ids draws from
     assert new_entry_id(set()) == "89abcdef"
 
 

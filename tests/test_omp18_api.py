@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from omp_session import SessionManager
+from omp_session.format.ids import iso_to_ms
 from omp_session.format.title_slot import SLOT_BYTES
 from omp_session.manager.workspace import WorkspaceError
 from tests.helpers import assistant, usage, user
@@ -110,3 +111,75 @@ def test_sealed_session_drops_appends_and_renames(tmp_path: Path) -> None:
     assert session.set_session_name("ignored") is False
     assert path.read_bytes() == before
     session.close()
+
+
+def test_signed_blocks_are_written_verbatim_only_under_18(tmp_path: Path) -> None:
+    long_thinking = "t" * 600_000
+    message = {
+        "role": "assistant",
+        "content": [
+            {"type": "thinking", "thinking": long_thinking, "thinkingSignature": "sig"},
+            {"type": "text", "text": long_thinking},
+        ],
+        "provider": "anthropic",
+        "model": "m",
+        "stopReason": "stop",
+        "timestamp": 1,
+    }
+    written = {}
+    for dialect in ("13", "18"):
+        session = SessionManager.create("/work/app", tmp_path / dialect, dialect=dialect)
+        session.append_message(message)
+        path = Path(str(session.get_session_file()))
+        session.close()
+        last = json.loads(path.read_bytes().splitlines()[-1])
+        written[dialect] = last["message"]["content"]
+    assert written["18"][0]["thinking"] == long_thinking  # signed: never cut
+    assert len(written["13"][0]["thinking"]) < len(long_thinking)
+    for dialect in ("13", "18"):  # an unsigned block is cut by both
+        assert written[dialect][1]["text"].endswith("[Session persistence truncated large content]")
+
+
+def test_omp18_works_in_the_process_cwd_when_the_recorded_one_is_gone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    gone = str(tmp_path / "deleted-project")
+    path = tmp_path / "s.jsonl"
+    with SessionManager.create(gone, tmp_path, dialect="18") as session:
+        session.append_message(user("q"))
+        session.append_message(assistant("a"))
+        path = Path(str(session.get_session_file()))
+    with SessionManager.open(path, dialect="18") as session:
+        assert session.get_cwd() == str(tmp_path) and session.get_recorded_cwd() == gone
+    with SessionManager.open(path, dialect="13") as session:
+        assert session.get_cwd() == gone
+
+
+def test_anthropic_server_compaction_and_context_rollover_replay() -> None:
+    session = SessionManager.in_memory("/work/app", dialect="18")
+    session.append_message(user("the request"))
+    kept = session.append_message(assistant("working"))
+    state = {"anthropicCompaction": {"provider": "anthropic", "content": "summary", "encryptedContent": "x"}}
+    rollover = {"kind": "experimental-context-rollover"}
+    session.append_compaction("S", None, kept, 100, rollover, None, state)
+    messages = session.build_session_context().messages
+    summary = messages[0]
+    assert summary["providerPayload"] == {
+        "type": "anthropicCompaction",
+        "provider": "anthropic",
+        "content": "summary",
+        "encryptedContent": "x",
+    }
+    kept_entry = session.get_entry(kept)
+    assert kept_entry is not None
+    kept_ms = iso_to_ms(kept_entry["timestamp"])
+    assert kept_ms is not None
+    assert summary["timestamp"] == kept_ms - 1  # just before the kept tail
+    # the rollover re-sends the user request the kept tail starts after, then the kept tail
+    assert [m["role"] for m in messages] == ["compactionSummary", "user", "assistant"]
+    assert messages[1]["content"] == "the request"
+    legacy = SessionManager.in_memory("/work/app", dialect="13")
+    for entry in session.get_entries():
+        legacy._append(dict(entry))
+    assert [m["role"] for m in legacy.build_session_context().messages] == ["compactionSummary", "assistant"]

@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .errors import SessionError
+from .errors import UnknownDialectError  # defined in errors; importable from here as before
 from .format.ids import new_session_id, new_uuid_v7
 
 ENV_VAR = "OMP_SESSION_DIALECT"
@@ -69,7 +69,9 @@ class ContextRules:
     configured_thinking_level: bool
     #: Fields copied from a compaction onto its summary message, in order (§3.4).
     compaction_summary_fields: tuple[str, ...]
-    #: ``providerReplayThroughEntryId`` re-emits entries a remote history does not cover (§3.4).
+    #: ``providerReplayThroughEntryId`` re-emits entries a remote history does not cover; an
+    #: Anthropic server compaction becomes the summary's ``providerPayload``; a context rollover
+    #: re-emits the last user request (§3.4).
     provider_replay: bool
     #: A service tier is kept per provider family (``{"openai": "flex"}``), not as written.
     service_tier_by_family: bool = False
@@ -119,6 +121,9 @@ class PersistRules:
     dropped_keys: frozenset[str]
     #: Externalised images also get a typed sidecar ``<sha256>.<ext>`` in the blob store.
     image_extensions: bool
+    #: Signed blocks (a signature, redacted thinking, encrypted reasoning, Anthropic compaction
+    #: state) are written verbatim, never cut; 13.19 cuts over-long signatures to "".
+    signed_verbatim: bool
 
 
 @dataclass(frozen=True)
@@ -159,6 +164,9 @@ class Dialect:
     mcp_tool_selection: bool
     #: ``move_to`` records the former paths in the header's ``previousSessionFiles`` (§2.10).
     records_previous_files: bool
+    #: ``open`` works in the header's cwd only when that directory can be entered, else in the
+    #: process cwd (the header keeps the recorded one, ``get_recorded_cwd``; §6.1).
+    cwd_must_exist: bool
     context: ContextRules
     usage: UsageRules
     listing: ListingRules
@@ -198,6 +206,7 @@ OMP_13_19 = Dialect(
     new_session_materializes=False,
     mcp_tool_selection=True,
     records_previous_files=False,
+    cwd_must_exist=False,
     context=ContextRules(
         sticky_default_model=False,
         reset_boundaries=False,
@@ -213,7 +222,9 @@ OMP_13_19 = Dialect(
         counts_model_usage=False,
     ),
     listing=ListingRules(prefix_bytes=None, size_and_status=False),
-    persist=PersistRules(dropped_keys=frozenset({"partialJson", "jsonlEvents"}), image_extensions=False),
+    persist=PersistRules(
+        dropped_keys=frozenset({"partialJson", "jsonlEvents"}), image_extensions=False, signed_verbatim=False
+    ),
     aliases=("13", "13.19", "13.19.0", "omp13"),
 )
 
@@ -270,6 +281,7 @@ OMP_18_2 = Dialect(
     new_session_materializes=True,
     mcp_tool_selection=False,
     records_previous_files=True,
+    cwd_must_exist=True,
     context=ContextRules(
         sticky_default_model=True,
         reset_boundaries=True,
@@ -299,20 +311,15 @@ OMP_18_2 = Dialect(
         counts_model_usage=True,
     ),
     listing=ListingRules(prefix_bytes=4096, size_and_status=True),
-    persist=PersistRules(dropped_keys=frozenset({"jsonlEvents"}), image_extensions=True),
+    persist=PersistRules(
+        dropped_keys=frozenset({"jsonlEvents"}), image_extensions=True, signed_verbatim=True
+    ),
     aliases=("18", "18.2", "18.2.3", "omp18"),
 )
 
 DIALECTS = (OMP_13_19, OMP_18_2)
 
 DialectChoice = str | Dialect | None
-
-
-class UnknownDialectError(SessionError, ValueError):
-    """A dialect name that is neither ``13`` nor ``18``."""
-
-    def __init__(self, value: str, origin: str) -> None:
-        super().__init__(f"unknown omp dialect {value!r} ({origin}); use 13 or 18")
 
 
 def dialect_named(value: str, origin: str = "dialect=") -> Dialect:

@@ -1,12 +1,57 @@
 """One exception hierarchy for the whole library.
 
 Callers can catch :class:`SessionError` to handle every failure of this package at once; each
-subclass names the file, line or id involved in its message.
+subclass names the file, line or id involved in its message. The tree (also in ``docs/api.md``)::
+
+    SessionError
+    ├── EntryNotFoundError (also KeyError)
+    │   └── UnstableEntryIdError
+    ├── AmbiguousEntryError
+    ├── CorruptSessionError
+    ├── SessionNotFoundError (also FileNotFoundError)
+    │   └── NoMatchingSessionError
+    ├── AmbiguousSessionError
+    ├── ForeignSessionError
+    ├── SessionLockedError
+    ├── SessionChangedError
+    ├── PersistenceError
+    ├── ReadOnlySessionError
+    ├── TargetExistsError
+    ├── UnsafeNameError (also ValueError)
+    ├── UnsupportedByDialectError (also AttributeError)
+    ├── UnknownDialectError (also ValueError)
+    └── WorkspaceError (also ValueError)
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Protocol
+
+__all__ = [
+    "AmbiguousEntryError",
+    "AmbiguousSessionError",
+    "CorruptSessionError",
+    "EntryNotFoundError",
+    "ForeignSessionError",
+    "NoMatchingSessionError",
+    "PersistenceError",
+    "ReadOnlySessionError",
+    "SessionChangedError",
+    "SessionError",
+    "SessionLockedError",
+    "SessionNotFoundError",
+    "TargetExistsError",
+    "UnknownDialectError",
+    "UnsafeNameError",
+    "UnstableEntryIdError",
+    "UnsupportedByDialectError",
+    "WorkspaceError",
+]
+
+#: How many candidates an ambiguity error names before saying "and N more".
+_SHOWN_CANDIDATES = 5
 
 
 class SessionError(Exception):
@@ -56,7 +101,10 @@ class SessionChangedError(SessionError):
 
 
 class PersistenceError(SessionError):
-    """Writing to the session file failed; the in-memory session may be ahead of the file."""
+    """Writing a file failed (the session file, an artifact, an export); ``cause`` says why.
+
+    For the session file, the in-memory session may be ahead of the file.
+    """
 
     def __init__(self, path: Path | str, cause: BaseException) -> None:
         self.path = Path(path)
@@ -82,11 +130,111 @@ class SessionNotFoundError(SessionError, FileNotFoundError):
         return str(self.args[0])
 
 
+class NoMatchingSessionError(SessionNotFoundError):
+    """No session file, id, file name or prefix matches what was typed."""
+
+    def __init__(self, query: str, root: Path) -> None:
+        super().__init__(query)
+        self.query = query
+        self.args = (f"no session matches {query!r} (as a path, id, file name or prefix under {root})",)
+
+
+class NamedCandidate(Protocol):
+    """What an ambiguity error needs of a candidate session (``tools.resolve.SessionCandidate``)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def path(self) -> Path: ...
+
+
+class AmbiguousSessionError(SessionError):
+    """A session prefix matches more than one session; ``candidates`` are newest first."""
+
+    def __init__(self, query: str, candidates: Sequence[NamedCandidate]) -> None:
+        self.query = query
+        self.candidates = list(candidates)
+        shown = ", ".join(f"{c.id} ({c.path.name})" for c in candidates[:_SHOWN_CANDIDATES])
+        more = len(candidates) - _SHOWN_CANDIDATES
+        extra = f" and {more} more" if more > 0 else ""
+        super().__init__(
+            f"session prefix {query!r} is ambiguous: {len(candidates)} sessions match: {shown}{extra}; "
+            "type more characters"
+        )
+
+
+class AmbiguousEntryError(SessionError):
+    """An entry id prefix matches more than one entry of a session."""
+
+    def __init__(self, query: str, candidates: list[str]) -> None:
+        self.query = query
+        self.candidates = candidates
+        shown = ", ".join(candidates[:_SHOWN_CANDIDATES])
+        more = len(candidates) - _SHOWN_CANDIDATES
+        extra = f" and {more} more" if more > 0 else ""
+        super().__init__(f"entry id prefix {query!r} is ambiguous: matches {shown}{extra}")
+
+
+class UnstableEntryIdError(EntryNotFoundError):
+    """An entry id was not found in a version 1 file, whose ids are invented at every load (§2.2)."""
+
+    def __init__(self, entry_id: str) -> None:
+        super().__init__(entry_id)
+        self.args = (
+            f"Entry {entry_id} not found: this is a version 1 file, whose entry ids are made up anew "
+            "each time it is read; migrate it to version 3 (omp-session migrate) to give them stable ids",
+        )
+
+
+class TargetExistsError(SessionError):
+    """The output file exists and overwriting it was not allowed."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        super().__init__(f"{path}: already exists; refusing to overwrite it")
+
+
+class UnsafeNameError(SessionError, ValueError):
+    """A file name built from an argument (a tool type, a session id) is not one safe path component.
+
+    Also a ``ValueError``, which is what it was before it had its own class.
+    """
+
+    def __init__(self, name: str, reason: str) -> None:
+        self.name = name
+        shown = name if len(name) <= 80 else f"{name[:77]}..."
+        super().__init__(f"unsafe file name {shown!r}: {reason}")
+
+
 class UnsupportedByDialectError(SessionError, AttributeError):
     """A method the session's omp version does not have (``append_mcp_tool_selection`` in omp 18)."""
 
     def __init__(self, method: str, dialect: object) -> None:
         super().__init__(f"no method {method} in {dialect}")
+
+
+class UnknownDialectError(SessionError, ValueError):
+    """A dialect name that is neither ``13`` nor ``18``."""
+
+    def __init__(self, value: str, origin: str) -> None:
+        super().__init__(f"unknown omp dialect {value!r} ({origin}); use 13 or 18")
+
+
+class WorkspaceError(SessionError, ValueError):
+    """A workspace directory that cannot be added (omp 18)."""
+
+
+class ForeignSessionError(SessionError):
+    """Another agent's transcript cannot be imported (unreadable, empty or malformed).
+
+    The message is omp's own wording (spec importers §1.2, §2.2); ``path`` names the source file.
+    The source file is never modified.
+    """
+
+    def __init__(self, path: Path | str, message: str) -> None:
+        self.path = Path(path)
+        super().__init__(message)
 
 
 class UnwritableValueError(SessionError, ValueError):

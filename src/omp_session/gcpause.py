@@ -4,12 +4,16 @@ Parsed JSON is acyclic, so the collector has nothing to free while a session is 
 it walks every container built so far again and again (about half the cost of a large load).
 The collection the new objects are due for then happens at the caller's next allocation, as
 after any bulk load done with the collector paused.
+
+Internal module (used by the store while it builds many entries); not part of the public API.
 """
 
 from __future__ import annotations
 
 import gc
 from types import TracebackType
+
+__all__ = ["gc_paused"]
 
 
 class gc_paused:  # named like a function: it is used as ``with gc_paused():``

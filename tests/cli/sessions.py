@@ -8,7 +8,7 @@ from typing import Any
 
 from omp_session import SessionManager
 
-USAGE = {
+USAGE: dict[str, Any] = {
     "input": 100,
     "output": 20,
     "cacheRead": 5,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -127,7 +128,7 @@ def test_a_result_without_its_call_is_an_item_of_its_own() -> None:
 
 
 def test_odd_shapes_never_fail() -> None:
-    entries = [
+    entries: list[dict[str, Any]] = [
         {
             "type": "message",
             "id": "m1",

@@ -133,7 +133,8 @@ def test_a_100_mb_single_line_loads(tmp_path: Path) -> None:
     big = "y" * (100 * 1024 * 1024)
     path = _write(tmp_path, HEADER + _line("a", None, big))
     session = within(60, lambda: SessionManager.open(path, read_only=True))
-    assert len(session.get_entry("a")["message"]["content"]) == len(big)
+    entry = session.get_entry("a")
+    assert entry is not None and len(entry["message"]["content"]) == len(big)
 
 
 def test_missing_file(tmp_path: Path) -> None:

@@ -48,13 +48,13 @@ def _fields(draw: st.DrawFn, kind: str, earlier: list[str]) -> dict[str, Any]:
     if kind == "thinking_level_change":
         return {"thinkingLevel": draw(st.sampled_from(["low", "high", None]))}
     if kind == "model_change":
-        fields = {"model": draw(st.sampled_from(["p/a", "p/b", "", None]))}
+        model = {"model": draw(st.sampled_from(["p/a", "p/b", "", None]))}
         role = draw(_ROLES)
-        return fields if role is None else {**fields, "role": role}
+        return model if role is None else {**model, "role": role}
     if kind == "service_tier_change":
         return {"serviceTier": draw(st.sampled_from(["flex", None]))}
     if kind == "compaction":
-        fields = {"summary": "sum", "tokensBefore": 5, "firstKeptEntryId": draw(some_id)}
+        fields: Entry = {"summary": "sum", "tokensBefore": 5, "firstKeptEntryId": draw(some_id)}
         if draw(st.integers(0, 5)) == 0:
             remote = {"provider": "openai", "replacementHistory": [{"x": 1}]}
             fields["preserveData"] = {"openaiRemoteCompaction": remote}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -36,7 +37,7 @@ def _session(path: Path, count: int, *, compaction_at: int | None = None) -> Pat
     parent = None
     for number in range(count):
         if number == compaction_at:
-            entry = {
+            entry: dict[str, object] = {
                 "type": "compaction",
                 "id": f"e{number}",
                 "parentId": parent,
@@ -91,8 +92,8 @@ def test_the_context_of_a_long_session_reads_only_the_tail(
     ids=["garbage", "truncated", "one-bit-flipped", "deleted"],
 )
 def test_a_damaged_or_missing_index_changes_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage
-) -> None:  # type: ignore[no-untyped-def]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: Callable[[Path], object]
+) -> None:
     path = _session(tmp_path / "s.jsonl", 50, compaction_at=40)
     expected = full_snapshot(path, monkeypatch)
     SessionManager.open(path, read_only=True).close()

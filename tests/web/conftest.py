@@ -56,7 +56,12 @@ def _open_page(browser: Any, *, bypass_csp: bool) -> Iterator[Any]:
         "console",
         lambda message: errors.append(f"console: {message.text}") if message.type == "error" else None,
     )
-    tab.on("dialog", lambda dialog: (errors.append(f"dialog: {dialog.message}"), dialog.dismiss()))
+
+    def dismiss(dialog: Any) -> None:
+        errors.append(f"dialog: {dialog.message}")
+        dialog.dismiss()
+
+    tab.on("dialog", dismiss)
     yield tab
     context.close()
     assert errors == []

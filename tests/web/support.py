@@ -45,10 +45,12 @@ def free_port() -> int:
 
 
 @contextmanager
-def running_viewer(root: Path, blobs: Path | None = None, poll_ms: int = 2000) -> Iterator[str]:
+def running_viewer(
+    root: Path, blobs: Path | None = None, poll_ms: int = 2000, foreign_stores: Any = ()
+) -> Iterator[str]:
     """Serve ``root`` on a free localhost port for the duration of the block; yields the base URL."""
     port = free_port()
-    app = create_app(root, blobs, poll_ms=poll_ms)
+    app = create_app(root, blobs, poll_ms=poll_ms, foreign_stores=foreign_stores)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

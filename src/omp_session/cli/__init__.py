@@ -14,10 +14,12 @@ from typing import Any
 import click
 
 from omp_session import __version__
+from omp_session._launcher import missing_extra_message
 from omp_session.cli._common import CliError, CliState, display_safe_streams
 from omp_session.cli.context import context
 from omp_session.cli.edit import fork, label
 from omp_session.cli.export import export
+from omp_session.cli.import_command import import_command
 from omp_session.cli.listing import list_command
 from omp_session.cli.maintenance import check, migrate, repair
 from omp_session.cli.search import search
@@ -45,6 +47,7 @@ Examples:
   omp-session fork 15d0 --leaf a0000003   the branch to an entry as a new session file
   omp-session label 15d0 u0000001 start   label an entry
   omp-session serve                       browse sessions in a web browser
+  omp-session import claude --all         import Claude Code sessions (also codex, pi)
 
 \b
 Exit status: 0 success, 1 problems found (check), 2 usage or other error.
@@ -74,6 +77,10 @@ class _Group(click.Group):
         except (SessionError, OSError) as exc:
             raise CliError(_one_line(exc)) from None
         except Exception as exc:
+            # An optional dependency of this command (the viewer's, say): name the extra to install.
+            command = f"omp-session {ctx.invoked_subcommand}" if ctx.invoked_subcommand else "omp-session"
+            if isinstance(exc, ImportError) and (message := missing_extra_message(exc, command)):
+                raise CliError(message) from None
             if os.environ.get("OMP_SESSION_DEBUG"):
                 raise
             raise CliError(
@@ -121,5 +128,6 @@ for _command in (
     fork,
     label,
     serve,
+    import_command,
 ):
     main.add_command(_command)

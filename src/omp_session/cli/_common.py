@@ -19,6 +19,22 @@ from omp_session.store.paths import blobs_dir_near, sessions_root
 from omp_session.tools.listing import session_files
 from omp_session.tools.resolve import project_dir, resolve_session, session_candidates
 
+__all__ = [
+    "EXIT_ERROR",
+    "EXIT_PROBLEMS",
+    "CliError",
+    "CliState",
+    "console",
+    "emit_json",
+    "human_size",
+    "is_terminal",
+    "json_option",
+    "leaf_option",
+    "require_one",
+    "session_argument",
+    "state",
+]
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 #: Exit status of ``check`` when it found problems.

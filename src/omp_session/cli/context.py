@@ -1,4 +1,7 @@
-"""``omp-session context``: the context omp would send to the model, as JSON."""
+"""``omp-session context``: the context omp would send to the model, as JSON.
+
+Internal module (a command of ``omp-session``, which is the interface); not part of the public API.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +15,8 @@ from omp_session.store.blobs import FileBlobStore
 from omp_session.store.loading import load_session
 from omp_session.tools.resolve import resolve_entry_id
 from omp_session.tools.transcript import default_leaf
+
+__all__ = ["context"]
 
 
 @click.command(

@@ -1,4 +1,7 @@
-"""``omp-session fork`` and ``omp-session label``: the two commands that add to the store."""
+"""``omp-session fork`` and ``omp-session label``: the two commands that add to the store.
+
+Internal module (a command of ``omp-session``, which is the interface); not part of the public API.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +9,8 @@ import click
 
 from omp_session.cli._common import session_argument, state
 from omp_session.tools.operations import fork_session, set_label
+
+__all__ = ["fork", "label"]
 
 
 @click.command(

@@ -1,4 +1,7 @@
-"""``omp-session export``: a branch as Markdown, a self-contained HTML page, or a new session file."""
+"""``omp-session export``: a branch as Markdown, a self-contained HTML page, or a new session file.
+
+Internal module (a command of ``omp-session``, which is the interface); not part of the public API.
+"""
 
 from __future__ import annotations
 
@@ -6,20 +9,20 @@ from pathlib import Path
 
 import click
 
-from omp_session.cli._common import CliError, leaf_option, session_argument, state
+from omp_session.cli._common import leaf_option, session_argument, state
 from omp_session.export.files import write_atomically
 from omp_session.export.jsonl import export_jsonl
 from omp_session.export.markdown import export_markdown
 from omp_session.format.codec import DISPLAY_ERRORS
 
+__all__ = ["export"]
+
 
 def _html(path: Path, leaf_id: str | None) -> str:
-    try:
-        # Imported here: the HTML exporter (templates, viewer assets) ships separately.
-        from omp_session.export.html import export_html  # type: ignore[import-not-found, unused-ignore]
-    except ImportError as exc:
-        raise CliError(f"HTML export is not available in this installation ({exc})") from None
-    return str(export_html(path, leaf_id))
+    # Imported here: the HTML exporter needs the [web] extra; without it the command group says so.
+    from omp_session.export.html import export_html
+
+    return export_html(path, leaf_id)
 
 
 @click.command(

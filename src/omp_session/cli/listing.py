@@ -1,4 +1,7 @@
-"""``omp-session list``: sessions newest first, as a table or JSON."""
+"""``omp-session list``: sessions newest first, as a table or JSON.
+
+Internal module (a command of ``omp-session``, which is the interface); not part of the public API.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +16,8 @@ from rich.text import Text
 from omp_session.cli._common import console, emit_json, human_size, json_option, state
 from omp_session.tools.listing import SessionInfo, list_all_sessions, list_sessions
 from omp_session.tools.summary import one_line
+
+__all__ = ["list_command"]
 
 
 def _row_json(info: SessionInfo) -> dict[str, Any]:

@@ -1,4 +1,7 @@
-"""``omp-session check``, ``repair`` and ``migrate``: finding and fixing damaged or old files."""
+"""``omp-session check``, ``repair`` and ``migrate``: finding and fixing damaged or old files.
+
+Internal module (a command of ``omp-session``, which is the interface); not part of the public API.
+"""
 
 from __future__ import annotations
 
@@ -19,6 +22,8 @@ from omp_session.errors import SessionError
 from omp_session.tools.repair import Problem, migrate_file
 from omp_session.tools.repair import check as check_file
 from omp_session.tools.repair import repair as repair_file
+
+__all__ = ["check", "migrate", "repair"]
 
 
 def _problem_line(path: Path, problem: Problem) -> str:

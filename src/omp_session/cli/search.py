@@ -1,4 +1,7 @@
-"""``omp-session search``: full-text search across sessions, aware of branches."""
+"""``omp-session search``: full-text search across sessions, aware of branches.
+
+Internal module (a command of ``omp-session``, which is the interface); not part of the public API.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +15,8 @@ from rich.text import Text
 
 from omp_session.cli._common import console, emit_json, is_terminal, json_option, state
 from omp_session.tools.search import SearchHit, compile_query, search_sessions
+
+__all__ = ["PROGRESS_MIN_FILES", "search"]
 
 #: Below this many files the scan is quick and a progress bar would only flicker.
 PROGRESS_MIN_FILES = 20

@@ -1,4 +1,7 @@
-"""``omp-session serve``: the read-only web viewer (see docs/viewer.md)."""
+"""``omp-session serve``: the read-only web viewer (see docs/viewer.md).
+
+Internal module (a command of ``omp-session``, which is the interface); not part of the public API.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +11,8 @@ import click
 
 from omp_session.cli._common import CliError, state
 from omp_session.store.paths import blobs_dir as configured_blobs_dir
+
+__all__ = ["EPILOG", "serve"]
 
 EPILOG = """\b
 Examples:
@@ -39,14 +44,30 @@ def _blobs_for(root: Path) -> Path:
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind; keep it local.")
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="Port to bind.")
 @click.option("--open", "open_browser", is_flag=True, help="Open the viewer in a browser tab.")
+@click.option(
+    "--agents/--no-agents",
+    default=True,
+    show_default=True,
+    help="Also show Claude Code, Codex and pi sessions (~/.claude, ~/.codex, ~/.pi), converted on the fly.",
+)
 @click.pass_context
 def serve(
-    ctx: click.Context, directory: Path | None, blobs: Path | None, host: str, port: int, open_browser: bool
+    ctx: click.Context,
+    directory: Path | None,
+    blobs: Path | None,
+    host: str,
+    port: int,
+    open_browser: bool,
+    agents: bool,
 ) -> None:
-    """Browse sessions in a web browser: a local, read-only viewer with the session tree.
+    """Browse sessions in a web browser: a local viewer with the session tree.
 
-    Nothing is ever written; the server binds to 127.0.0.1 unless --host says otherwise.
+    Other agents' sessions are shown read-only beside omp's; the one write is the "Import into
+    omp" button of such a session (a guarded POST). The server binds to 127.0.0.1 unless --host
+    says otherwise.
     """
+    from omp_session.importers import SOURCES
+    from omp_session.importers.stores import make_store
     from omp_session.web.server import serve as run_server  # the web stack loads only for this command
 
     root = directory if directory is not None else state(ctx).root
@@ -61,6 +82,7 @@ def serve(
         port=port,
         open_browser=open_browser,
         announce=lambda line: click.echo(line, err=True),
+        foreign_stores=[make_store(source) for source in SOURCES] if agents else [],
     )
 
 

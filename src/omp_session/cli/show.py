@@ -1,4 +1,7 @@
-"""``omp-session show``: a transcript in the terminal, rendered from :mod:`omp_session.tools.transcript`."""
+"""``omp-session show``: a transcript in the terminal, rendered from :mod:`omp_session.tools.transcript`.
+
+Internal module (a command of ``omp-session``, which is the interface); not part of the public API.
+"""
 
 from __future__ import annotations
 
@@ -25,6 +28,8 @@ from omp_session.cli._common import human_size as _human_size
 from omp_session.tools.content import Execution, Part, ToolCall
 from omp_session.tools.summary import display_time, usage_text
 from omp_session.tools.transcript import Branch, Transcript, TranscriptItem, load_transcript
+
+__all__ = ["ARGUMENT_CHARS", "PREVIEW_LINES", "render_transcript", "show"]
 
 #: Lines of tool output, command output and file content shown before folding (``--full`` shows all).
 PREVIEW_LINES = 8

@@ -1,4 +1,7 @@
-"""``omp-session stats``: tokens, cost, models, messages and tool calls."""
+"""``omp-session stats``: tokens, cost, models, messages and tool calls.
+
+Internal module (a command of ``omp-session``, which is the interface); not part of the public API.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +15,8 @@ from rich.text import Text
 from omp_session.cli._common import CliError, console, emit_json, json_option, session_argument, state
 from omp_session.tools.stats import SessionStats, StatsReport, Totals, collect_stats
 from omp_session.tools.summary import one_line
+
+__all__ = ["stats"]
 
 _COLUMNS = ("Entries", "Msgs", "Input", "Output", "Cache read", "Cache write", "Cost")
 

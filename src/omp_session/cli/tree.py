@@ -1,4 +1,7 @@
-"""``omp-session tree``: every entry of a session as a tree, one line each."""
+"""``omp-session tree``: every entry of a session as a tree, one line each.
+
+Internal module (a command of ``omp-session``, which is the interface); not part of the public API.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +13,8 @@ from omp_session.model.tree import SessionIndex
 from omp_session.store.loading import load_session
 from omp_session.tools.transcript import default_leaf
 from omp_session.tools.tree_view import TreeLine, tree_lines
+
+__all__ = ["tree"]
 
 _KIND_STYLES = {
     "user": "green",

@@ -7,19 +7,11 @@ import errno
 import os
 from pathlib import Path
 
-from omp_session.errors import PersistenceError, SessionError
+from omp_session.errors import PersistenceError, TargetExistsError  # re-exported: the old import path
 from omp_session.format.ids import new_session_id
 from omp_session.store.file import fsync_directory
 
 __all__ = ["TargetExistsError", "write_atomically"]
-
-
-class TargetExistsError(SessionError):
-    """The output file exists and overwriting it was not allowed."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        super().__init__(f"{path}: already exists; refusing to overwrite it")
 
 
 def _publish(temp: Path, target: Path, overwrite: bool) -> None:

@@ -26,6 +26,23 @@ import orjson
 
 from omp_session.format.javascript import js_number
 
+__all__ = [
+    "BLANK",
+    "BOM",
+    "INVALID_UTF8",
+    "MALFORMED",
+    "NOT_OBJECT",
+    "TORN",
+    "DecodedFile",
+    "LineIssue",
+    "decode_line",
+    "decode_lines",
+    "encode_json",
+    "encode_line",
+    "encode_lines",
+    "js_number",
+]
+
 BOM = b"\xef\xbb\xbf"
 
 # Reasons recorded for skipped lines.

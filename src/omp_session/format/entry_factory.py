@@ -2,6 +2,8 @@
 
 Optional fields given as ``None`` are omitted, as JavaScript drops ``undefined``; the few fields
 omp writes as ``null`` (``thinkingLevel``, ``serviceTier``, root ``parentId``) are kept.
+
+Internal module (the manager and the tools build new entries with it); not part of the public API.
 """
 
 from __future__ import annotations
@@ -10,6 +12,20 @@ from collections.abc import Callable, Container, Mapping, Sequence
 from typing import Any
 
 from omp_session.format.entries import CURRENT_VERSION
+
+__all__ = [
+    "OMIT",
+    "OMIT_NONE",
+    "branched_entries",
+    "custom",
+    "custom_message",
+    "fork_from_header",
+    "header",
+    "message",
+    "ordered",
+    "reparent_without_labels",
+    "typed",
+]
 
 Entry = dict[str, Any]
 

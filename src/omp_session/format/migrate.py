@@ -11,6 +11,8 @@ from typing import Any
 from omp_session.format.entries import CURRENT_VERSION
 from omp_session.format.ids import StableEntryIds
 
+__all__ = ["NewId", "header_version", "migrate_records", "migrate_v1_to_v2", "migrate_v2_to_v3"]
+
 NewId = Callable[[Container[str]], str]
 
 

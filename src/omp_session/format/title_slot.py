@@ -22,6 +22,20 @@ from omp_session.errors import UnwritableValueError
 
 from .codec import decode_line, encode_json
 
+__all__ = [
+    "SLOT_BYTES",
+    "SLOT_TYPE",
+    "TITLE_SOURCES",
+    "TitleSlot",
+    "encode_slot",
+    "fit_title",
+    "fold_into_header",
+    "parse_slot_line",
+    "parsed_slot_dict",
+    "slot_from_value",
+    "split_slot",
+]
+
 SLOT_BYTES = 256
 SLOT_TYPE = "title"
 TITLE_SOURCES = ("auto", "user")

@@ -4,6 +4,8 @@ What is written differs from what is in memory: over-long strings are truncated,
 move to the blob store, streaming scratch fields are dropped. In-memory entries are never modified
 here (copy-on-write). Most lines need none of this, so the encoded line is checked first and only
 lines that can be affected are walked.
+
+Internal module (the manager applies it when it writes and reads entries); not part of the public API.
 """
 
 from __future__ import annotations
@@ -15,6 +17,17 @@ from typing import Any
 from omp_session.dialects import OMP_13_19, PersistRules
 from omp_session.format.codec import encode_json
 from omp_session.store.blobs import BLOB_PREFIX, BlobSink, blob_ref, parse_blob_ref
+
+__all__ = [
+    "MAX_STRING_UNITS",
+    "MIN_EXTERNAL_IMAGE_CHARS",
+    "TRUNCATION_NOTICE",
+    "js_length",
+    "prepare_for_disk",
+    "resolve_blob_refs",
+    "sanitize_openai_replay",
+    "truncate_js",
+]
 
 MAX_STRING_UNITS = 500_000
 TRUNCATION_NOTICE = "\n\n[Session persistence truncated large content]"
@@ -62,6 +75,24 @@ def image_extension(mime_type: Any) -> str | None:
     return subtype if all(c.isascii() and (c.isalnum() or c in "._-") for c in subtype) else None
 
 
+def _nonempty(value: Any) -> bool:
+    return isinstance(value, str) and bool(value)
+
+
+def is_signed_block(value: dict[str, Any], key: str | None) -> bool:
+    """Content bound to its exact bytes (a provider rejects it changed): omp 18 writes it verbatim."""
+    kind = value.get("type")
+    return (
+        (kind == "thinking" and _nonempty(value.get("thinkingSignature")))
+        or (kind == "text" and _nonempty(value.get("textSignature")))
+        or (kind == "toolCall" and _nonempty(value.get("thoughtSignature")))
+        or (kind == "redactedThinking" and _nonempty(value.get("data")))
+        or (kind == "reasoning" and _nonempty(value.get("encrypted_content")))
+        or kind == "anthropicCompaction"
+        or (key == "anthropicCompaction" and isinstance(value.get("content"), str))
+    )
+
+
 class _Transformer:
     def __init__(self, sink: BlobSink, rules: PersistRules) -> None:
         self.sink = sink
@@ -71,6 +102,8 @@ class _Transformer:
         if isinstance(value, str):
             return self.string(value, key)
         if isinstance(value, dict):
+            if self.rules.signed_verbatim and is_signed_block(value, key):
+                return value, False
             replaced = False
             if in_content and value.get("type") == "image":
                 image = self.image(value)
@@ -91,7 +124,9 @@ class _Transformer:
         if key == "image_url" and text.startswith("data:image/") and ";base64," in text:
             return blob_ref(self.sink.put(text.encode("utf-8", "surrogatepass"))), True
         if len(text) > MAX_STRING_UNITS // 2 and js_length(text) > MAX_STRING_UNITS:
-            return ("" if key in _SIGNATURE_KEYS else truncate_js(text)), True
+            if key in _SIGNATURE_KEYS:  # a cut signature is invalid: omp 18 keeps it, 13.19 clears it
+                return (text, False) if self.rules.signed_verbatim else ("", True)
+            return truncate_js(text), True
         return text, False
 
     def image(self, block: dict[str, Any]) -> dict[str, Any]:

@@ -3,6 +3,8 @@
 Each builds one entry with omp's writer key order (``entry_factory``) and hands it to the
 manager's ``_append``, which writes it before it joins the tree. Optional arguments left as
 ``None`` are omitted from the entry, as omp omits ``undefined``.
+
+Internal module (part of :class:`~omp_session.SessionManager`, which is the API); not part of the public API.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from omp_session.format import entry_factory as make
 from omp_session.manager.runtime import Runtime
 from omp_session.model.tree import SessionIndex
 from omp_session.store.lazy_index import LazySessionIndex
+
+__all__ = ["AppendMethods"]
 
 Entry = dict[str, Any]
 Content = str | list[dict[str, Any]]

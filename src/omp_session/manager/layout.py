@@ -1,5 +1,8 @@
 """Which dialect a session follows and whether its file carries omp 18's title slot: the layout
-rule "never strand an older omp" (docs/compatibility.md)."""
+rule "never strand an older omp" (docs/compatibility.md).
+
+Internal module (part of :class:`~omp_session.SessionManager`, which is the API); not part of the public API.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +10,8 @@ from pathlib import Path
 
 from omp_session.dialects import Dialect, DialectChoice, auto_dialect, explicit_dialect
 from omp_session.store.slot_files import directory_has_slot_files
+
+__all__ = ["dialect_for_file", "dialect_for_new"]
 
 
 def dialect_for_new(choice: DialectChoice, directory: Path | None) -> tuple[Dialect, bool]:

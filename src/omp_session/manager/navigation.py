@@ -1,5 +1,8 @@
 """Reading a session: the getters, navigation and context of ``SessionManager``, and following
-a live writer (``refresh``), as a mixin over the manager's state."""
+a live writer (``refresh``), as a mixin over the manager's state.
+
+Internal module (part of :class:`~omp_session.SessionManager`, which is the API); not part of the public API.
+"""
 
 from __future__ import annotations
 
@@ -21,6 +24,8 @@ from omp_session.store import Storage
 from omp_session.store.fast_open import context_at
 from omp_session.store.lazy_index import LazySessionIndex
 from omp_session.store.loading import parse_session
+
+__all__ = ["EntryList", "IssueList", "NavigationMethods", "NodeList", "RuleList"]
 
 Entry = dict[str, Any]
 EntryList = list[Entry]

@@ -4,6 +4,8 @@ Options objects of omp become keyword arguments (``appendModelUsage(usage, {sess
 parentId})`` → ``append_model_usage(..., session_id=..., parent_id=...)``). Each method writes
 through the manager's one writer, so our guarantees (no torn lines glued onto, no overwrite of a
 corrupt file, memory unchanged when a write fails) hold for them too.
+
+Internal module (part of :class:`~omp_session.SessionManager`, which is the API); not part of the public API.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from omp_session.model.tree import SessionIndex
 from omp_session.model.usage import _usage_of
 from omp_session.store import Storage
 from omp_session.store.lazy_index import LazySessionIndex
+
+__all__ = ["Omp18Methods", "fork_entries", "peek_session_init"]
 
 Entry = dict[str, Any]
 _UNSET: Any = object()

@@ -64,6 +64,17 @@ def _session_dir_for(cwd: StrPath, session_dir: StrPath | None) -> Path:
     return Path(session_dir) if session_dir is not None else default_session_dir(cwd)
 
 
+def _working_directory(header: Entry, dialect: Dialect) -> str:
+    """The cwd a session opened from ``header`` works in (omp 18: the recorded one only if it can
+    be entered, else the process cwd)."""
+    recorded = header.get("cwd")
+    if not isinstance(recorded, str):
+        return os.getcwd()
+    if dialect.cwd_must_exist and not (os.path.isdir(recorded) and os.access(recorded, os.X_OK)):
+        return os.getcwd()
+    return recorded
+
+
 class SessionManager(
     NavigationMethods,
     AppendMethods,
@@ -164,7 +175,12 @@ class SessionManager(
         runtime: Runtime | None = None,
     ) -> SessionManager:
         """A new persistent session; its file is first written with the first assistant message.
-        Writes the terminal breadcrumb (§7.8) unless the runtime turns breadcrumbs off."""
+
+        Writes now: the session directory (created if missing; without ``session_dir``, omp's
+        project directory for ``cwd``, a legacy one moved into place) and, unless the runtime turns
+        breadcrumbs off, this terminal's breadcrumb ``<agent dir>/terminal-sessions/<terminal>``
+        (§7.8) when the terminal has an id.
+        """
         runtime = runtime if runtime is not None else Runtime()
         directory = _session_dir_for(cwd, session_dir)
         directory.mkdir(parents=True, exist_ok=True)
@@ -200,9 +216,18 @@ class SessionManager(
         is written at once, as omp does); a file with a bad header raises ``CorruptSessionError`` and
         is never modified.
 
-        ``read_only=True`` takes no lock and never writes the session file or a breadcrumb; like
-        every open of a large file it may write the offset-index cache under the agent directory
-        (``<agent dir>/cache/offsets``) unless the runtime turns it off."""
+        Writable (the default): takes the writer lock and writes this terminal's breadcrumb
+        ``<agent dir>/terminal-sessions/<terminal>`` (§7.8; unless the runtime turns breadcrumbs
+        off); a v1/v2 file is rewritten, with a ``.v<N>.bak`` backup, on the first write.
+        ``read_only=True`` takes no lock and never writes the session file, its directory, its
+        artifacts, the blob store or a breadcrumb; a missing file raises ``SessionNotFoundError``
+        and a blank one ``CorruptSessionError``.
+
+        Either way, unless the runtime turns it off, a file of 256 KiB or more may get its
+        offset-index cache written or extended, ``<agent dir>/cache/offsets/<hash>.idx`` (or
+        deleted when it no longer matches the file): a cache apart from the session, see
+        docs/performance.md.
+        """
         runtime = runtime if runtime is not None else Runtime()
         file_path = absolute(path)
         directory = os.fspath(session_dir) if session_dir is not None else os.fspath(file_path.parent)
@@ -239,7 +264,7 @@ class SessionManager(
         header = loaded.header
         try:
             chosen, locked = dialect_for_file(dialect, loaded.title_slot is not None)
-            cwd = header["cwd"] if isinstance(header.get("cwd"), str) else os.getcwd()
+            cwd = _working_directory(header, chosen)
             manager = cls(
                 cwd=cwd,
                 session_dir=directory,
@@ -312,7 +337,8 @@ class SessionManager(
         runtime: Runtime | None = None,
     ) -> SessionManager:
         """Open this terminal's last session of ``cwd`` (its breadcrumb, §7.8), else the newest valid
-        session by mtime, else create a new one."""
+        session by mtime, else create a new one. Writes what a writable :meth:`open` or :meth:`create`
+        writes (the project's session directory is created if missing)."""
         runtime = runtime if runtime is not None else Runtime()
         directory = _session_dir_for(cwd, session_dir)
         recent = runtime.terminal_session(os.fspath(cwd), directory)
@@ -354,8 +380,12 @@ class SessionManager(
         dialect: DialectChoice = None,
         runtime: Runtime | None = None,
     ) -> SessionManager:
-        """A session whose entries and externalised images stay in memory. Only the explicit blob
-        and artifact calls (``put_blob``, ``save_artifact``) write to the agent directory."""
+        """A session whose entries never touch the disk: no session file, no breadcrumb, artifacts in a
+        dict and the images of appended messages in an in-memory blob store.
+
+        The one exception is :meth:`put_blob`, which writes to the runtime's agent directory
+        (``<agent dir>/blobs/``) for any session, this one included.
+        """
         runtime = runtime if runtime is not None else Runtime()
         cwd_text = os.fspath(cwd) if cwd is not None else os.getcwd()
         chosen, locked = dialect_for_new(dialect, None)
@@ -390,6 +420,8 @@ class SessionManager(
         runtime: Runtime | None = None,
     ) -> SessionManager:
         """A new session holding a copy of every entry of ``source_path`` (written at once).
+
+        Writes the new file and creates its directory; the source is only read.
 
         Unlike omp (§9 #19) a missing or corrupt source raises instead of yielding an empty session.
         omp 18 options: ``reset_inherited_cost`` zeroes the cost of every copied usage (tokens
@@ -434,13 +466,19 @@ class SessionManager(
         *,
         dialect: DialectChoice = None,
     ) -> InfoList:
-        """Sessions of ``cwd`` (or of ``session_dir``), newest first."""
+        """Sessions of ``cwd`` (or of ``session_dir``), newest first.
+
+        Writes: without ``session_dir`` omp's project directory for ``cwd`` is created if missing
+        (and a legacy one moved into place), as omp does; the listing cache is updated as
+        :func:`~omp_session.tools.listing.list_sessions` says.
+        """
         directory = _session_dir_for(cwd, session_dir)
         return listing.list_sessions(directory, dialect=explicit_dialect(dialect))
 
     @classmethod
     def list_all(cls, *, dialect: DialectChoice = None) -> InfoList:
-        """Sessions of every project under the sessions root, newest first."""
+        """Sessions of every project under the sessions root, newest first (updates the listing cache
+        as :func:`~omp_session.tools.listing.list_sessions` says)."""
         return listing.list_all_sessions(dialect=explicit_dialect(dialect))
 
     # ------------------------------------------------------------------ persistence

@@ -5,6 +5,8 @@ lets an automatic title replace a user's, records a ``title_change`` entry and r
 256-byte slot **in place** when the file already has one (else the whole file, which gains a
 slot). Which of the two happens is the dialect's rule; whether a file has or gets a slot is the
 layout rule of docs/compatibility.md.
+
+Internal module (part of :class:`~omp_session.SessionManager`, which is the API); not part of the public API.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from omp_session.manager.runtime import Runtime
 from omp_session.model.tree import SessionIndex
 from omp_session.store import Storage
 from omp_session.store.lazy_index import LazySessionIndex
+
+__all__ = ["TitleMethods"]
 
 Entry = dict[str, Any]
 _MISSING = object()

@@ -3,6 +3,8 @@ branching into a new file, forking, starting afresh, naming, forcing the file on
 
 Every operation that writes a new file writes it completely (atomically) *before* the manager
 switches to it, so a failure leaves the session exactly as it was.
+
+Internal module (part of :class:`~omp_session.SessionManager`, which is the API); not part of the public API.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from omp_session.store import Storage
 from omp_session.store.lazy_index import LazySessionIndex
 from omp_session.store.moves import begin_move, finish_move
 from omp_session.store.paths import default_session_dir, session_file_path
+
+__all__ = ["ForkResult", "WholeSessionMethods"]
 
 Entry = dict[str, Any]
 

@@ -2,6 +2,8 @@
 
 A session may span more roots than its cwd; they live in the header and every change rewrites the
 file (atomically, as every rewrite).
+
+Internal module (part of :class:`~omp_session.SessionManager`, which is the API); not part of the public API.
 """
 
 from __future__ import annotations
@@ -10,15 +12,13 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from omp_session.errors import SessionError
+from omp_session.errors import WorkspaceError  # defined in errors; importable from here as before
 from omp_session.store import Storage
+
+__all__ = ["WorkspaceError", "WorkspaceMethods", "normalize_directories"]
 
 Entry = dict[str, Any]
 _UNSET: Any = object()
-
-
-class WorkspaceError(SessionError, ValueError):
-    """A workspace directory that cannot be added."""
 
 
 def normalize_directories(cwd: str, directories: Sequence[str]) -> list[str]:

@@ -25,6 +25,8 @@ from omp_session.model.context_filters import (
 )
 from omp_session.model.tree import SessionIndex
 
+__all__ = ["UNSET", "SessionContext", "build_session_context", "context_from_path", "entry_to_message"]
+
 Entry = dict[str, Any]
 
 
@@ -219,6 +221,50 @@ def _remote_history(compaction: Entry) -> dict[str, Any] | None:
     return {"type": "openaiResponsesHistory", "provider": provider, "items": history}
 
 
+def _anthropic_compaction(compaction: Entry) -> dict[str, Any] | None:
+    """omp 18: an Anthropic server compaction kept in ``preserveData`` replays as the payload."""
+    preserve = compaction.get("preserveData")
+    state = preserve.get("anthropicCompaction") if isinstance(preserve, dict) else None
+    if not isinstance(state, dict):
+        return None
+    provider, content = state.get("provider"), state.get("content")
+    if not (isinstance(provider, str) and provider and isinstance(content, str) and content):
+        return None
+    payload: dict[str, Any] = {"type": "anthropicCompaction", "provider": provider, "content": content}
+    for key in ("encryptedContent", "filesText"):
+        if isinstance(state.get(key), str) and state[key]:
+            payload[key] = state[key]
+    return payload
+
+
+def _server_compaction(
+    path: Sequence[Entry], position: int, reset: int, messages: list[dict[str, Any]]
+) -> None:
+    """omp 18's replays around the summary message (``messages[-1]``, just appended): an Anthropic
+    payload predates the first retained entry by 1 ms; a context rollover re-emits the last user
+    request before the compaction (after any /clear) when it is not among the kept entries."""
+    compaction, summary = path[position], messages[-1]
+    payload = _anthropic_compaction(compaction)
+    kept = _index_of(path, compaction.get("firstKeptEntryId"), position)
+    if payload is not None:
+        summary["providerPayload"] = payload
+        first = path[kept] if kept is not None else (path[position + 1] if position + 1 < len(path) else None)
+        retained = iso_to_ms(first.get("timestamp")) if first is not None else None
+        if retained is not None:
+            summary["timestamp"] = retained - 1
+    details = compaction.get("details")
+    if isinstance(details, dict) and details.get("kind") == "experimental-context-rollover":
+        anywhere = _index_of(path, compaction.get("firstKeptEntryId"))
+        for i in range(position - 1, reset, -1):
+            message = path[i].get("message")
+            if path[i].get("type") != "message" or not isinstance(message, dict):
+                continue
+            if message.get("role") == "user":
+                if anywhere is not None and i < anywhere:
+                    messages.append(message)
+                break
+
+
 def _compaction_message(
     compaction: Entry, payload: dict[str, Any] | None, rules: ContextRules
 ) -> dict[str, Any]:
@@ -278,6 +324,8 @@ def context_from_path(
     else:
         payload = _remote_history(compaction)
         messages.append(_compaction_message(compaction, payload, rules))
+        if rules.provider_replay and payload is None:
+            _server_compaction(path, position, reset, messages)
         kept_id = compaction.get("firstKeptEntryId")
         if payload is None:
             before = path[:position]

@@ -3,6 +3,8 @@
 Applied only under a dialect whose :class:`~omp_session.dialects.ContextRules` ask for them:
 dropped retry-recovery and empty error turns, normalised custom messages, dangling tool calls
 stripped from every assistant turn, and aborted or error turns dropped with their tool results.
+
+Internal module (used by :mod:`omp_session.model.context`); not part of the public API.
 """
 
 from __future__ import annotations
@@ -11,6 +13,14 @@ from typing import Any
 
 from omp_session.dialects import ContextRules
 from omp_session.format.ids import iso_to_ms
+
+__all__ = [
+    "Message",
+    "custom_message_18",
+    "drop_failed_turns",
+    "skipped_assistant",
+    "strip_dangling_tool_calls",
+]
 
 Message = dict[str, Any]
 _DEFAULT_CUSTOM_TYPE = "custom-message"

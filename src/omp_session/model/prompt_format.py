@@ -9,6 +9,8 @@ The original runs on JavaScript strings, so "whitespace" below means the JavaScr
 ``String.prototype.trim`` and the regex class ``\\s`` accept), not Python's ``str.isspace``: the two
 disagree on a handful of characters (U+FEFF is whitespace only in JavaScript; U+001C..U+001F and
 U+0085 only in Python).
+
+Internal module (used by :mod:`omp_session.model.llm`); not part of the public API.
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 One iterative depth-first walk keeps the calls seen on the current path, so the cost is linear in
 the number of entries, however many branches the tree has.
+
+Internal module (``omp-session check`` reports with it); not part of the public API.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from omp_session.model.tree import SessionIndex, SessionTreeNode
+
+__all__ = ["Unpaired", "find_unpaired"]
 
 Entry = dict[str, Any]
 

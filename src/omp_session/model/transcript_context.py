@@ -6,6 +6,8 @@ every entry of the path with compactions inline (superseded ones elided), or wit
 without a result are still stripped (unless ``keep_dangling_tool_calls``), but a turn left empty
 is kept with a ``strippedToolCalls`` count. ``cacheMissExplainedAt`` marks assistant turns whose
 prompt-cache miss a model, compaction or plan-mode change explains.
+
+Internal module (used by :mod:`omp_session.model.context`); not part of the public API.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from omp_session.model.context import (
     entry_to_message,
 )
 from omp_session.model.context_filters import strip_dangling_tool_calls
+
+__all__ = ["SUPERSEDED_SHORT_SUMMARY", "SUPERSEDED_SUMMARY", "transcript_from_path"]
 
 Entry = dict[str, Any]
 SUPERSEDED_SUMMARY = "[Superseded compaction summary elided after a newer compaction]"

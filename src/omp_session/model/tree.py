@@ -20,6 +20,8 @@ from typing import Any
 from omp_session.format.ids import iso_to_ms
 from omp_session.gcpause import gc_paused
 
+__all__ = ["SessionIndex", "SessionTreeNode"]
+
 Entry = dict[str, Any]
 
 

@@ -20,6 +20,9 @@ from typing import Any
 
 from omp_session.dialects import OMP_13_19, UsageRules
 
+__all__ = ["UsageStatistics"]
+
+
 #: Token keys omp adds with ``+=`` (a missing one makes the total NaN in JavaScript).
 _STRICT_KEYS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
 _ORCHESTRATION = (

@@ -12,6 +12,8 @@ import re
 from pathlib import Path
 from typing import Protocol
 
+__all__ = ["BLOB_PREFIX", "BlobSink", "FileBlobStore", "MemoryBlobStore", "blob_ref", "parse_blob_ref"]
+
 BLOB_PREFIX = "blob:sha256:"
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 

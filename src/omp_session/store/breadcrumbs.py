@@ -17,6 +17,8 @@ from typing import IO, Any
 
 from omp_session.store.paths import is_within, terminal_sessions_dir, validate_name
 
+__all__ = ["read_breadcrumb", "terminal_id", "write_breadcrumb"]
+
 _ENV_IDS = (
     ("KITTY_WINDOW_ID", "kitty-"),
     ("TMUX_PANE", "tmux-"),

@@ -4,6 +4,8 @@
 damaged one, a file that needs migration or has a shape the index does not model); the manager
 then loads the file in full as before and ``remember_index`` writes a fresh index for next time.
 The helpers at the end let the manager treat a lazily loaded session like a loaded one.
+
+Internal module (part of ``SessionManager.open``); not part of the public API.
 """
 
 from __future__ import annotations
@@ -34,6 +36,16 @@ from omp_session.store.lazy_store import LazyStore, Markers, StaleIndex, marked_
 from omp_session.store.loading import LoadedSession, is_session_header
 from omp_session.store.offset_index import OffsetIndex, fingerprint, read_index, write_index
 from omp_session.store.regular import open_regular
+
+__all__ = [
+    "IndexedOpen",
+    "context_at",
+    "has_assistant",
+    "index_for",
+    "open_indexed",
+    "remember_index",
+    "usage_of",
+]
 
 Entry = dict[str, Any]
 _FALLBACK = (

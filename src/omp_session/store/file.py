@@ -27,6 +27,8 @@ from omp_session.store.blobs import BlobSink
 from omp_session.store.lock import ProcessLock, adopt, release, share_or_lock, try_lock
 from omp_session.store.regular import open_regular
 
+__all__ = ["FileState", "FileStorage", "fsync_directory"]
+
 
 class FileState(NamedTuple):
     """What identifies the content of a file without reading it (issue 11 item 3: a same-size

@@ -9,6 +9,8 @@ any leaf be built from a handful of lines plus the lines after the last compacti
 The model is exact only for files whose parent links all point backwards at unique ids. Anything
 else (a duplicate id, a parent named before its entry appears, a value ``_scan_state`` would fail
 on) marks the index *complex* and the session is loaded in full, as before.
+
+Internal module (part of ``SessionManager.open``); not part of the public API.
 """
 
 from __future__ import annotations
@@ -20,12 +22,17 @@ import orjson
 
 from omp_session.model.usage import UsageStatistics
 
+__all__ = ["EMPTY_STATE", "ComplexSession", "IndexBuilder", "ModelSlot", "State", "line_spans"]
+
 Entry = dict[str, Any]
 ModelSlot = tuple[Any, int, int]  # (role key, first setter, last setter; -1 for "default")
 
 
 class ComplexSession(Exception):
-    """The file has a shape the index does not model; load it in full instead."""
+    """Internal signal: the file has a shape the index does not model; load it in full instead.
+
+    Caught by the open path; never reaches a caller of the library.
+    """
 
 
 class State(NamedTuple):

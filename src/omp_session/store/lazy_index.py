@@ -5,6 +5,8 @@ Positions ``0 … n-1`` are the entries of the offset index (read through a
 lacks its newline, appends, refreshes) get the positions after them. Reads that need every entry
 (``entries``, ``get_tree``, ``children``) first *materialize* a plain ``SessionIndex`` over all of
 them, reusing the entry objects already handed out, and delegate to it from then on.
+
+Internal module (part of ``SessionManager.open``); not part of the public API.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from omp_session.model.context import SessionContext, context_from_path
 from omp_session.model.tree import SessionIndex, SessionTreeNode, apply_label
 from omp_session.model.usage import UsageStatistics
 from omp_session.store.lazy_store import LazyStore
+
+__all__ = ["LazyEntries", "LazySessionIndex"]
 
 Entry = dict[str, Any]
 _Method = TypeVar("_Method", bound=Callable[..., Any])

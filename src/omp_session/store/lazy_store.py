@@ -4,6 +4,8 @@ A :class:`LazyStore` keeps a descriptor of the session file open (so a rename ov
 rewrite does, never changes what it reads) and decodes an entry the first time it is asked for,
 exactly as :func:`omp_session.store.loading.parse_session` would have: same decoder, same blob
 resolution and OpenAI-replay sanitising, same objects handed out on every later request.
+
+Internal module (part of ``SessionManager.open``); not part of the public API.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from omp_session.store.blobs import BlobSink
 from omp_session.store.loading import parse_session
 from omp_session.store.offset_index import OffsetIndex, drop_index
 
+__all__ = ["LazyStore", "Markers", "StaleIndex", "marked_lines"]
+
 Entry = dict[str, Any]
 _BLOB = b"blob:sha256:"
 _OPENAI = b"openaiResponsesHistory"
@@ -35,7 +39,10 @@ _CHUNK = 2 << 20
 
 
 class StaleIndex(Exception):
-    """A line read through the index is not what the index says: the index cannot be used."""
+    """Internal signal: a line read through the index is not what the index says.
+
+    Caught where the index is used (the file is then read in full); never reaches a caller.
+    """
 
 
 class Markers:

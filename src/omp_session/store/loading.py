@@ -16,6 +16,17 @@ from omp_session.gcpause import gc_paused
 from omp_session.store.blobs import BlobSink
 from omp_session.store.regular import open_regular, read_regular
 
+__all__ = [
+    "LoadedSession",
+    "header_problem_line",
+    "is_blank",
+    "is_session_header",
+    "load_session",
+    "parse_session",
+    "read_header",
+    "read_session_bytes",
+]
+
 
 @dataclass
 class LoadedSession:

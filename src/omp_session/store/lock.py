@@ -9,6 +9,8 @@ own session): a ``flock`` belongs to one open file description, so the process k
 :class:`ProcessLock` per inode, and every storage of the process that opens the same inode shares
 its descriptor (each append is one ``write`` on it, ``O_APPEND``, so lines never interleave). The
 descriptor is closed, and the lock released, when the last of them closes.
+
+Internal module (used by :class:`~omp_session.store.file.FileStorage`); not part of the public API.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from omp_session.errors import SessionLockedError
+
+__all__ = ["holder_pid", "try_lock"]
 
 
 def try_lock(fd: int, path: Path) -> None:

@@ -8,6 +8,8 @@ from pathlib import Path
 from omp_session.errors import SessionChangedError
 from omp_session.store.blobs import BlobSink, MemoryBlobStore
 
+__all__ = ["MemoryStorage"]
+
 
 class MemoryStorage:
     """Keeps the session's bytes in a buffer; blobs in a dict."""

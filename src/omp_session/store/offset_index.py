@@ -17,6 +17,8 @@ index rebuilt. Deleting it changes no result, only the time ``open`` takes.
 
 Layout: ``MAGIC``, a 4-byte length and a JSON meta object, the binary columns named in the meta,
 and a CRC-32 of everything after the magic.
+
+Internal module (part of ``SessionManager.open``); not part of the public API.
 """
 
 from __future__ import annotations
@@ -40,6 +42,18 @@ import orjson
 from omp_session.format.codec import LineIssue
 from omp_session.store.index_builder import IndexBuilder, State
 from omp_session.store.paths import agent_dir
+
+__all__ = [
+    "FORMAT_VERSION",
+    "MAGIC",
+    "MIN_INDEXED_BYTES",
+    "OffsetIndex",
+    "drop_index",
+    "fingerprint",
+    "index_path",
+    "read_index",
+    "write_index",
+]
 
 MAGIC = b"OMPIDX\x00\x01"
 FORMAT_VERSION = 3

@@ -2,6 +2,8 @@
 
 Kept apart from the manager so that the façade only composes: this module decides what an
 ``open`` finds on disk, and never writes a user's file.
+
+Internal module (part of ``SessionManager.open``); not part of the public API.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from omp_session.store.fast_open import IndexedOpen, open_indexed
 from omp_session.store.file import FileStorage
 from omp_session.store.loading import LoadedSession, is_blank, is_slot_only, parse_session
 from omp_session.store.moves import recover_move
+
+__all__ = ["OpenedFile", "absolute", "open_file"]
 
 
 @dataclass

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TypeAlias
 
+from omp_session.errors import UnsafeNameError
 from omp_session.format.ids import file_timestamp
 
 __all__ = [
@@ -393,22 +394,23 @@ def default_session_dir(
 
 
 def validate_name(name: str) -> str:
-    """Return ``name`` if it is a single, safe path component; raise ``ValueError`` otherwise.
+    """Return ``name`` if it is a single, safe path component; raise :class:`UnsafeNameError` otherwise.
 
     Refused: empty, ``.``, ``..``, anything containing ``/``, ``\\`` or NUL, and names longer than 255
-    bytes once encoded for the filesystem (or not encodable at all).
+    bytes once encoded for the filesystem (or not encodable at all). ``UnsafeNameError`` is also a
+    ``ValueError``.
     """
     if name in ("", ".", ".."):
-        raise ValueError(f"unsafe file name {name!r}: empty or a dot directory")
+        raise UnsafeNameError(name, "empty or a dot directory")
     for bad in ("/", "\\", "\0"):
         if bad in name:
-            raise ValueError(f"unsafe file name {name!r}: contains {bad!r}")
+            raise UnsafeNameError(name, f"contains {bad!r}")
     try:
         size = len(os.fsencode(name))
     except UnicodeError as exc:
-        raise ValueError(f"unsafe file name {name!r}: not encodable ({exc})") from None
+        raise UnsafeNameError(name, f"not encodable ({exc})") from None
     if size > _MAX_NAME_BYTES:
-        raise ValueError(f"unsafe file name: {size} bytes, the limit is {_MAX_NAME_BYTES}")
+        raise UnsafeNameError(name, f"{size} bytes, the limit is {_MAX_NAME_BYTES}")
     return name
 
 
@@ -428,7 +430,10 @@ def is_within(root: StrPath, path: StrPath) -> bool:
 
 
 def session_file_name(iso_timestamp: str, session_id: str) -> str:
-    """``<file timestamp>_<session id>.jsonl`` (§1.3); ``ValueError`` if the id would escape the dir."""
+    """``<file timestamp>_<session id>.jsonl`` (§1.3).
+
+    Raises :class:`UnsafeNameError` if the id would make the name escape the directory.
+    """
     return validate_name(f"{file_timestamp(iso_timestamp)}_{session_id}.jsonl")
 
 

@@ -3,6 +3,8 @@
 In auto mode (no explicit dialect) a new session file gets the omp 18 title slot only when its
 store already holds slot files: an omp 13.19 still using that store would overwrite a file whose
 first line is not a header (docs/compatibility.md).
+
+Internal module (used by the manager's layout rule); not part of the public API.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import os
 from pathlib import Path
 
 from omp_session.format.title_slot import SLOT_BYTES, parse_slot_line
+
+__all__ = ["directory_has_slot_files", "starts_with_slot"]
 
 
 def starts_with_slot(path: Path | str) -> bool:

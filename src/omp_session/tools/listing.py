@@ -330,7 +330,8 @@ def list_sessions(
 ) -> list[SessionInfo]:
     """Every valid ``*.jsonl`` directly inside ``directory``, newest first. Writes the listing cache.
 
-    A dialect whose listing reads a prefix (omp 18) lists as that omp does (``listing18.py``).
+    A dialect whose listing reads a prefix (omp 18) lists as that omp does (``listing18.py``),
+    without the cache: it then writes nothing.
     """
     base = Path(directory)
     skipped: list[tuple[str, str]] = []

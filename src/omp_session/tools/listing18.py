@@ -5,6 +5,8 @@ Only the first ``prefix_bytes`` of a file are parsed, so ``message_count``, ``fi
 header's, else the last ``shortSummary`` in the prefix; ``status`` comes from the last message in
 the tail. Reading two windows per file makes the listing fast whatever the session sizes, so no
 cache is needed (nothing can go stale).
+
+Internal module (used by :mod:`omp_session.tools.listing`); not part of the public API.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from omp_session.format.codec import BOM, decode_lines
 from omp_session.format.ids import iso_to_ms, ms_to_datetime
 from omp_session.format.title_slot import slot_from_value
 from omp_session.tools.listing import SessionInfo, message_text
+
+__all__ = ["SUFFIX_BYTES", "list_files", "scan_session_file", "session_status"]
 
 SUFFIX_BYTES = 32_768
 

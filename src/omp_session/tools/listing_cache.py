@@ -5,6 +5,8 @@ only while the file's size, mtime, ctime and inode are all unchanged (any write 
 
 It is only a cache: every failure (a locked, corrupt or unwritable database) makes the listing
 compute from the files instead, and a corrupt database is replaced.
+
+Internal module (used by :mod:`omp_session.tools.listing`); not part of the public API.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from omp_session.store.paths import agent_dir
 
 if TYPE_CHECKING:
     from omp_session.tools.listing import SessionInfo
+
+__all__ = ["SCHEMA_VERSION", "FileKey", "ListingCache", "cache_path"]
 
 # 3: files starting with an omp 18 title slot are sessions (the slot folded into the header).
 SCHEMA_VERSION = 3

@@ -40,6 +40,8 @@ from omp_session.store.loading import (
 )
 from omp_session.store.regular import open_regular, read_regular
 
+__all__ = ["Problem", "RepairReport", "check", "migrate_file", "repair"]
+
 Entry = dict[str, Any]
 
 

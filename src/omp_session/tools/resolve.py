@@ -18,7 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from omp_session.errors import EntryNotFoundError, SessionError, SessionNotFoundError
+from omp_session.errors import (  # defined in errors; importable from here as before
+    AmbiguousEntryError,
+    AmbiguousSessionError,
+    EntryNotFoundError,
+    NoMatchingSessionError,
+    SessionNotFoundError,
+    UnstableEntryIdError,
+)
 from omp_session.store.loading import read_header
 from omp_session.store.paths import encode_session_dir_name, home_dir, sessions_root, temp_root
 from omp_session.tools.listing import session_files
@@ -35,9 +42,6 @@ __all__ = [
     "session_candidates",
 ]
 
-#: How many candidates an ambiguity error names before saying "and N more".
-_SHOWN_CANDIDATES = 5
-
 
 @dataclass(frozen=True)
 class SessionCandidate:
@@ -53,42 +57,6 @@ class SessionCandidate:
         base = self.path.name.removesuffix(".jsonl").lower()
         tail = base.rsplit("_", 1)[-1]
         return any(name.startswith(needle) for name in (self.id.lower(), base, tail))
-
-
-class AmbiguousSessionError(SessionError):
-    """A session prefix matches more than one session; ``candidates`` are newest first."""
-
-    def __init__(self, query: str, candidates: list[SessionCandidate]) -> None:
-        self.query = query
-        self.candidates = candidates
-        shown = ", ".join(f"{c.id} ({c.path.name})" for c in candidates[:_SHOWN_CANDIDATES])
-        more = len(candidates) - _SHOWN_CANDIDATES
-        extra = f" and {more} more" if more > 0 else ""
-        super().__init__(
-            f"session prefix {query!r} is ambiguous: {len(candidates)} sessions match: {shown}{extra}; "
-            "type more characters"
-        )
-
-
-class NoMatchingSessionError(SessionNotFoundError):
-    """No session file, id, file name or prefix matches what was typed."""
-
-    def __init__(self, query: str, root: Path) -> None:
-        super().__init__(query)
-        self.query = query
-        self.args = (f"no session matches {query!r} (as a path, id, file name or prefix under {root})",)
-
-
-class AmbiguousEntryError(SessionError):
-    """An entry id prefix matches more than one entry of a session."""
-
-    def __init__(self, query: str, candidates: list[str]) -> None:
-        self.query = query
-        self.candidates = candidates
-        shown = ", ".join(candidates[:_SHOWN_CANDIDATES])
-        more = len(candidates) - _SHOWN_CANDIDATES
-        extra = f" and {more} more" if more > 0 else ""
-        super().__init__(f"entry id prefix {query!r} is ambiguous: matches {shown}{extra}")
 
 
 def project_dir(cwd: str | os.PathLike[str], root: Path | None = None) -> Path:
@@ -165,17 +133,6 @@ def resolve_session(
     if found is None:
         raise NoMatchingSessionError(text, base)
     return found
-
-
-class UnstableEntryIdError(EntryNotFoundError):
-    """An entry id was not found in a version 1 file, whose ids are invented at every load (§2.2)."""
-
-    def __init__(self, entry_id: str) -> None:
-        super().__init__(entry_id)
-        self.args = (
-            f"Entry {entry_id} not found: this is a version 1 file, whose entry ids are made up anew "
-            "each time it is read; migrate it to version 3 (omp-session migrate) to give them stable ids",
-        )
 
 
 def resolve_entry_id(

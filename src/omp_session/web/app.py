@@ -9,17 +9,28 @@ Routes (all GET; nothing here writes a file):
 * ``/export/<ref>``            the self-contained HTML export, as a download
 * ``/blob/<sha256>``           an image from the blob store (PNG, JPEG, GIF or WebP only)
 * ``/static/<name>``           the stylesheet and the page script
+* ``POST /api/import/<ref>``   import another agent's session into the sessions root: the viewer's
+  only write, refused unless same-origin and carrying the page's token (web/foreign.py)
+
+``<ref>`` of another agent's session is ``@<agent>/<project>/<file>.jsonl`` (a converted copy in a
+private mirror, see :mod:`omp_session.web.foreign`).
 
 ``<ref>`` is a path relative to the root (``<project dir>/<file>.jsonl``); see
 :func:`omp_session.web.catalog.resolve_ref` for what is refused.
+
+Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not part of the public API.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hmac
 import re
+import secrets
 import threading
+import urllib.parse
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,13 +39,15 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from omp_session.errors import SessionError
 from omp_session.format.codec import DISPLAY_ERRORS
+from omp_session.importers.base import AGENT_NAMES, ForeignSessionStore
 from omp_session.store.paths import blobs_dir_near
-from omp_session.web.catalog import SessionCatalog
+from omp_session.web.catalog import SessionCatalog, SessionSummary
+from omp_session.web.foreign import ForeignMirror, agent_of_ref
 from omp_session.web.images import blob_file, inline_images, linked_images, sniff_raster_mime
 from omp_session.web.index_search import CatalogSearch
 from omp_session.web.index_view import build_index
@@ -69,6 +82,8 @@ class ViewerConfig:
     blobs_dir: Path | None = None
     poll_ms: int = 2000
     allowed_hosts: Sequence[str] = DEFAULT_ALLOWED_HOSTS
+    #: Other agents' stores shown beside omp's sessions (none by default; ``serve`` passes them).
+    foreign_stores: Sequence[ForeignSessionStore] = ()
 
 
 class _Viewer:
@@ -83,11 +98,27 @@ class _Viewer:
         self.search = CatalogSearch()
         self._views: OrderedDict[tuple[str, str], SessionView] = OrderedDict()
         self._lock = threading.Lock()
+        self.foreign = ForeignMirror(config.foreign_stores) if config.foreign_stores else None
+        #: Proves an import POST came from a page this server rendered (with the Origin check).
+        self.import_token = secrets.token_urlsafe(32)
 
     # -- helpers -------------------------------------------------------------------------------
 
     def _locate(self, request: Request) -> Path | None:
-        return self.catalog.locate(str(request.path_params["ref"]))
+        ref = str(request.path_params["ref"])
+        if agent_of_ref(ref) is not None:
+            return self.foreign.locate(ref) if self.foreign is not None else None
+        return self.catalog.locate(ref)
+
+    def _summaries(self) -> list[SessionSummary]:
+        summaries = self.catalog.sessions()
+        if self.foreign is not None:
+            summaries = sorted(
+                [*summaries, *self.foreign.sessions()],
+                key=lambda s: (s.last_activity, s.modified),
+                reverse=True,
+            )
+        return summaries
 
     @staticmethod
     def _version(path: Path) -> str:
@@ -120,7 +151,7 @@ class _Viewer:
             page_number = int(request.query_params.get("page", "1"))
         except ValueError:
             page_number = 1
-        page = build_index(self.catalog.sessions(), self.search, query, project, page_number)
+        page = build_index(self._summaries(), self.search, query, project, page_number)
         return _Html(render_index(page, str(self.root), self.catalog.skipped))
 
     def session(self, request: Request) -> Response:
@@ -133,7 +164,46 @@ class _Viewer:
         except (SessionError, OSError) as exc:
             return _Text(f"cannot read this session: {exc}", status_code=422)
         ref = str(request.path_params["ref"])
-        return _Html(render_session_page(view, ref, self._parent_ref(view), version, self.poll_ms))
+        agent = agent_of_ref(ref)
+        foreign = None
+        if agent is not None and self.foreign is not None:
+            info = self.foreign.info_of(path)
+            foreign = {
+                "agent": AGENT_NAMES.get(agent, agent),
+                "source": info.path if info else "",
+                "token": self.import_token,
+            }
+        page = render_session_page(view, ref, self._parent_ref(view), version, self.poll_ms, foreign=foreign)
+        return _Html(page)
+
+    async def import_session(self, request: Request) -> Response:
+        """Import another agent's session into the sessions root, then show the omp session."""
+        ref = str(request.path_params["ref"])
+        body = await request.body()
+        form = urllib.parse.parse_qs(body[:4096].decode("utf-8", "replace"))  # a token, nothing more
+        token = (form.get("token") or [""])[0]
+        # The token (only in pages this server rendered; another site cannot read them) is the
+        # guard; a browser's own same-origin signals must agree too. Origin is "null" under our
+        # no-referrer policy, so only a concrete foreign Origin is refused.
+        origin = request.headers.get("origin")
+        fetch_site = request.headers.get("sec-fetch-site")
+        expected_origin = f"{request.url.scheme}://{request.url.netloc}"
+        foreign_origin = origin not in (None, "null", expected_origin)
+        cross_site = fetch_site is not None and fetch_site not in ("same-origin", "none")
+        if not hmac.compare_digest(token, self.import_token) or foreign_origin or cross_site:
+            return _Text("refused: not a request from this viewer's page", status_code=403)
+        if self.foreign is None or agent_of_ref(ref) is None:
+            return _not_found()
+        try:
+            outcome = self.foreign.import_into(ref, self.root)
+        except (SessionError, OSError) as exc:
+            return _Text(f"import failed: {exc}", status_code=422)
+        if outcome is None or outcome.path is None:
+            return _not_found()
+        target = self.catalog.ref_of(outcome.path)
+        if target is None:
+            return _Text(f"imported to {outcome.path} (outside this viewer's root)")
+        return RedirectResponse(f"/session/{target}?imported={outcome.status}", status_code=303)
 
     def version(self, request: Request) -> Response:
         path = self._locate(request)
@@ -213,6 +283,7 @@ def create_app(
     *,
     poll_ms: int = 2000,
     allowed_hosts: Sequence[str] = DEFAULT_ALLOWED_HOSTS,
+    foreign_stores: Sequence[ForeignSessionStore] = (),
 ) -> Starlette:
     """The viewer application for ``sessions_root`` (blobs default to ``<root>/../blobs``).
 
@@ -220,7 +291,11 @@ def create_app(
     the viewer through DNS rebinding.
     """
     config = ViewerConfig(
-        Path(sessions_root), Path(blobs_dir) if blobs_dir is not None else None, poll_ms, tuple(allowed_hosts)
+        Path(sessions_root),
+        Path(blobs_dir) if blobs_dir is not None else None,
+        poll_ms,
+        tuple(allowed_hosts),
+        tuple(foreign_stores),
     )
     viewer = _Viewer(config)
     routes = [
@@ -231,11 +306,19 @@ def create_app(
         Route("/export/{ref:path}", viewer.export),
         Route("/blob/{digest}", viewer.blob),
         Route("/static/{name}", viewer.static),
+        Route("/api/import/{ref:path}", viewer.import_session, methods=["POST"]),
     ]
     middleware = [
         Middleware(SecurityHeadersMiddleware),
         Middleware(TrustedHostMiddleware, allowed_hosts=list(config.allowed_hosts)),
     ]
-    app = Starlette(routes=routes, middleware=middleware)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        yield
+        if viewer.foreign is not None:
+            viewer.foreign.close()  # the mirror is a private temporary directory
+
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
     app.state.viewer = viewer
     return app

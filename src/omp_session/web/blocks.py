@@ -2,6 +2,8 @@
 
 A :class:`Block` holds escaped or sanitised HTML (``Markup``) and plain strings that the templates
 escape; nothing here trusts the session's content.
+
+Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not part of the public API.
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ A root is laid out as omp lays out its sessions directory: ``<root>/<encoded cwd
 files directly in the root are listed too (``--dir`` may point at one project's directory). The
 listing is the library's (:func:`omp_session.tools.listing.list_store`) with a cache that lives in
 this process only: the viewer never writes.
+
+Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not part of the public API.
 """
 
 from __future__ import annotations

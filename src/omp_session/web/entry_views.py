@@ -2,6 +2,8 @@
 
 Every entry type of spec §3 and every message role of spec §4 has a readable form; unknown types and
 roles are shown as JSON rather than dropped, so the viewer never hides what is in the file.
+
+Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not part of the public API.
 """
 
 from __future__ import annotations

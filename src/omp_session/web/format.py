@@ -1,4 +1,7 @@
-"""Small, pure formatting helpers for the viewer (numbers, sizes, dates, one-line previews)."""
+"""Small, pure formatting helpers for the viewer (numbers, sizes, dates, one-line previews).
+
+Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not part of the public API.
+"""
 
 from __future__ import annotations
 

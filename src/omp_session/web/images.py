@@ -4,6 +4,8 @@ An ``image`` block's ``mimeType`` comes from the session file and cannot be trus
 script), so the format is sniffed from the first bytes and only PNG, JPEG, GIF and WebP are shown.
 Blob references (``blob:sha256:<hex>``, spec §7.4) are linked to the server's ``/blob/`` route or,
 for a self-contained export, inlined as ``data:`` URLs.
+
+Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not part of the public API.
 """
 
 from __future__ import annotations

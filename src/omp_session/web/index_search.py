@@ -4,6 +4,8 @@ Each session is searched with :func:`omp_session.tools.search.search_entries`, s
 what ``omp-session search`` finds. Two shortcuts keep it usable over thousands of sessions: a file
 whose raw bytes cannot contain the query is not parsed (only for plain queries, see
 :func:`_plain_needle`), and results are cached per file version and query.
+
+Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not part of the public API.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""The index page: sessions filtered by project and full-text search, paged, then grouped by project."""
+"""The index page: sessions filtered by project and full-text search, paged, then grouped by project.
+
+Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not part of the public API.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +9,10 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from omp_session.importers.base import AGENT_NAMES
 from omp_session.tools.search import SearchHit
 from omp_session.web.catalog import SessionSummary
+from omp_session.web.foreign import agent_of_ref
 from omp_session.web.format import date_time, format_cost, format_size, one_line
 from omp_session.web.index_search import SessionHits
 
@@ -29,6 +34,8 @@ class SessionRow:
     snippet: tuple[str, str, str] | None
     hit_entry: str | None
     hit_count: int
+    #: The agent that wrote a foreign session ("Claude Code", …); ``None`` for omp's own.
+    agent: str | None = None
 
 
 @dataclass
@@ -76,6 +83,7 @@ def _row(summary: SessionSummary, hits: list[SearchHit] | None) -> SessionRow:
         snippet=_snippet(first) if first else None,
         hit_entry=first.entry_id if first else None,
         hit_count=sum(hit.matches for hit in hits) if hits else 0,
+        agent=AGENT_NAMES.get(agent_of_ref(summary.ref) or ""),
     )
 
 

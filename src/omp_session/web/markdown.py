@@ -2,6 +2,8 @@
 
 Session content is untrusted (it holds whatever a model or a tool printed), so every path from text
 to HTML goes through here or through Jinja's autoescaping; nothing else produces markup.
+
+Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not part of the public API.
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 Templates and static files are package data beside this module; autoescaping is always on, and the
 only ``Markup`` that reaches a template comes from :mod:`omp_session.web.markdown` or Pygments.
+
+Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not part of the public API.
 """
 
 from __future__ import annotations
@@ -52,14 +54,27 @@ def render_index(page: IndexPage, root: str, skipped: int = 0) -> str:
 
 
 def render_session_page(
-    view: SessionView, ref: str, parent_ref: str | None, version: str, poll_ms: int
+    view: SessionView,
+    ref: str,
+    parent_ref: str | None,
+    version: str,
+    poll_ms: int,
+    foreign: dict[str, str] | None = None,
 ) -> str:
-    """The server's session page: linked assets, live updates on."""
+    """The server's session page: linked assets, live updates on. ``foreign`` marks another agent's
+    session (``agent``, ``source`` path, import ``token``)."""
     return (
         environment()
         .get_template("session.html")
         .render(
-            v=view, ref=ref, parent_ref=parent_ref, version=version, poll_ms=poll_ms, live=True, use_js=True
+            v=view,
+            ref=ref,
+            parent_ref=parent_ref,
+            version=version,
+            poll_ms=poll_ms,
+            live=True,
+            use_js=True,
+            foreign=foreign,
         )
     )
 

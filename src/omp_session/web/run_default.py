@@ -1,6 +1,8 @@
 """``make run``: the viewer on the user's omp sessions when there are any, else on ``samples/``.
 
 Run as ``python -m omp_session.web.run_default [--port N] [--open]``.
+
+Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not part of the public API.
 """
 
 from __future__ import annotations

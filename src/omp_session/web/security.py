@@ -1,11 +1,14 @@
 """Request filtering and response headers shared by every route of the viewer.
 
-* Only ``GET`` and ``HEAD`` are answered: the viewer has nothing to change.
+* Only ``GET`` and ``HEAD`` are answered, except ``POST /api/import/…`` (importing another agent's
+  session: the viewer's one write, which the route itself guards with a token and an Origin check).
 * A raw path holding an encoded separator or NUL (``%2f``, ``%5c``, ``%00``) is refused before
   routing, so ``a%2F..%2Fb`` can never be decoded into a path that names another directory.
 * Every response, an internal error's 500 included, carries a strict Content-Security-Policy
   (scripts and styles from this server only, images from it or ``data:``), ``nosniff``, no
   referrer and no framing.
+
+Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not part of the public API.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ _HEADERS = {
 }
 _ENCODED_SEPARATORS = (b"%2f", b"%5c", b"%00")
 _log = logging.getLogger("omp_session.web")
+IMPORT_PREFIX = "/api/import/"
 
 
 class SecurityHeadersMiddleware:
@@ -45,7 +49,8 @@ class SecurityHeadersMiddleware:
             return
         raw = bytes(scope.get("raw_path") or scope.get("path", "").encode("utf-8", "surrogateescape")).lower()
         refusal = None
-        if scope.get("method") not in ("GET", "HEAD"):
+        import_post = scope.get("method") == "POST" and scope.get("path", "").startswith(IMPORT_PREFIX)
+        if scope.get("method") not in ("GET", "HEAD") and not import_post:
             refusal = PlainTextResponse(
                 "the viewer is read-only", status_code=405, headers={"Allow": "GET, HEAD"}
             )

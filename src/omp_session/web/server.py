@@ -1,14 +1,18 @@
-"""Running the viewer with uvicorn on a local address."""
+"""Running the viewer with uvicorn on a local address.
+
+Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not part of the public API.
+"""
 
 from __future__ import annotations
 
 import threading
 import webbrowser
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import uvicorn
 
+from omp_session.importers.base import ForeignSessionStore
 from omp_session.web.app import DEFAULT_ALLOWED_HOSTS, create_app
 
 __all__ = ["allowed_hosts_for", "serve", "viewer_url"]
@@ -39,9 +43,12 @@ def serve(
     port: int = 8765,
     open_browser: bool = False,
     announce: Callable[[str], None] = print,
+    foreign_stores: Sequence[ForeignSessionStore] = (),
 ) -> None:
     """Serve the viewer until interrupted (Ctrl-C). Binds to 127.0.0.1 unless told otherwise."""
-    app = create_app(sessions_root, blobs_dir, allowed_hosts=allowed_hosts_for(host))
+    app = create_app(
+        sessions_root, blobs_dir, allowed_hosts=allowed_hosts_for(host), foreign_stores=foreign_stores
+    )
     url = viewer_url(host, port)
     announce(f"omp-session viewer for {Path(sessions_root)} at {url}  (Ctrl-C to stop)")
     if open_browser:

@@ -3,6 +3,8 @@ page script needs to show the context path at any node (spec §5) without asking
 
 Every entry of every branch is rendered into the page; the script moves the ones on the selected
 path into the transcript. That keeps the exported file self-contained and clicks instant.
+
+Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not part of the public API.
 """
 
 from __future__ import annotations

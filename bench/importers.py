@@ -1,0 +1,294 @@
+"""Import benchmark: a generated ~100 MB Claude Code transcript, against its orjson parse floor.
+
+    python -m bench.importers [--mb 100] [--runs 3]
+
+Each measurement runs in a fresh process (so peak RSS is that of one job). The floor is the same
+file read line by line with ``orjson.loads`` on every line (nothing kept), in the same run. The
+import is ``convert`` + ``persist_new`` into a temporary sessions directory, both in omp mode and in
+the default lossless mode. Results go to stdout and bench/IMPORT_RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+
+HERE = Path(__file__).resolve().parent
+SESSION = "5e551011-0000-4000-8000-00000000b001"
+WORDS = [
+    "the",
+    "router",
+    "maps",
+    "paths",
+    "to",
+    "handlers",
+    "and",
+    "the",
+    "tests",
+    "cover",
+    "every",
+    "branch",
+    "of",
+    "the",
+    "parser",
+]
+
+
+def _text(rng: random.Random, size: int) -> str:
+    out: list[str] = []
+    length = 0
+    while length < size:
+        word = rng.choice(WORDS)
+        out.append(word)
+        length += len(word) + 1
+    return " ".join(out)
+
+
+def generate(path: Path, megabytes: int, seed: int = 7) -> int:
+    """A Claude Code transcript shaped like real ones: split responses, tool results, noise records."""
+    rng = random.Random(seed)
+    base = {
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": "/home/dev/app",
+        "sessionId": SESSION,
+        "version": "2.0.14",
+        "gitBranch": "main",
+    }
+    target = megabytes * 1024 * 1024
+    written, turn, parent = 0, 0, None
+    ms = 1756720800000
+    with open(path, "wb") as out:
+
+        def put(record: dict) -> None:  # type: ignore[type-arg]
+            nonlocal written
+            line = orjson.dumps(record) + b"\n"
+            out.write(line)
+            written += len(line)
+
+        while written < target:
+            turn += 1
+            uid = f"u{turn:07d}-0000-4000-8000-000000000000"
+            put({"type": "file-history-snapshot", "messageId": uid, "snapshot": {"trackedFileBackups": {}}})
+            put(
+                {
+                    **base,
+                    "parentUuid": parent,
+                    "type": "user",
+                    "uuid": uid,
+                    "timestamp": _iso(ms),
+                    "message": {"role": "user", "content": _text(rng, 200)},
+                }
+            )
+            parent, ms = uid, ms + 1000
+            msg_id = f"msg_{turn:07d}"
+            usage = {
+                "input_tokens": 1200,
+                "cache_read_input_tokens": 40000,
+                "cache_creation_input_tokens": 300,
+                "output_tokens": 450,
+                "service_tier": "standard",
+            }
+            blocks = [
+                {"type": "thinking", "thinking": _text(rng, 1000), "signature": "EqQB" + "x" * 200},
+                {"type": "text", "text": _text(rng, 500)},
+                {
+                    "type": "tool_use",
+                    "id": f"toolu_{turn}",
+                    "name": "Bash",
+                    "input": {"command": "pytest -q", "description": "run tests"},
+                },
+            ]
+            for n, block in enumerate(blocks):
+                aid = f"a{turn:07d}-{n:04d}-4000-8000-000000000000"
+                put(
+                    {
+                        **base,
+                        "parentUuid": parent,
+                        "type": "assistant",
+                        "uuid": aid,
+                        "timestamp": _iso(ms),
+                        "requestId": f"req_{turn}",
+                        "message": {
+                            "id": msg_id,
+                            "type": "message",
+                            "role": "assistant",
+                            "model": "claude-sonnet-4-5-20250929",
+                            "content": [block],
+                            "stop_reason": "tool_use" if n == 2 else None,
+                            "stop_sequence": None,
+                            "usage": usage,
+                        },
+                    }
+                )
+                parent, ms = aid, ms + 200
+            output = _text(rng, rng.randint(3000, 9000))
+            rid = f"r{turn:07d}-0000-4000-8000-000000000000"
+            put(
+                {
+                    **base,
+                    "parentUuid": parent,
+                    "type": "user",
+                    "uuid": rid,
+                    "timestamp": _iso(ms),
+                    "message": {
+                        "role": "user",
+                        "content": [
+                            {
+                                "tool_use_id": f"toolu_{turn}",
+                                "type": "tool_result",
+                                "content": output,
+                                "is_error": False,
+                            }
+                        ],
+                    },
+                    "toolUseResult": {"stdout": output, "stderr": "", "interrupted": False, "isImage": False},
+                }
+            )
+            parent, ms = rid, ms + 1000
+            pid = f"p{turn:07d}-0000-4000-8000-000000000000"
+            put(
+                {
+                    **base,
+                    "parentUuid": parent,
+                    "type": "progress",
+                    "uuid": pid,
+                    "timestamp": _iso(ms),
+                    "data": {"type": "hook_progress", "hookEvent": "PostToolUse"},
+                }
+            )
+            parent = pid
+    return turn
+
+
+def _iso(ms: int) -> str:
+    from omp_session.format.ids import iso_from_ms
+
+    return iso_from_ms(ms)
+
+
+# ---------------------------------------------------------------------------------------------- jobs
+
+
+def job_floor(path: str) -> None:
+    with open(path, "rb") as handle:
+        for line in handle:
+            orjson.loads(line)
+
+
+def job_import(path: str, mode: str, out_dir: str) -> None:
+    """What ``omp-session import claude PATH`` does for a first import (a streaming conversion)."""
+    from omp_session.importers.claude import ClaudeSessionStore
+    from omp_session.importers.persist import persist_streaming
+
+    store = ClaudeSessionStore(Path(path).parents[2])
+    persist_streaming(store, store.info_for(path), session_dir=out_dir, lossless=mode == "lossless")
+
+
+def _child(job: str, *args: str) -> None:
+    if job == "import":  # load the package before the clock starts (the floor imports nothing)
+        import omp_session.importers.claude
+        import omp_session.importers.persist  # noqa: F401
+    started = time.perf_counter()
+    {"floor": job_floor, "import": job_import}[job](*args)  # type: ignore[operator]
+    elapsed = time.perf_counter() - started
+    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"seconds": elapsed, "peak_mb": peak_kb / 1024}))
+
+
+def _measure(*args: str) -> dict[str, float]:
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.importers", "--child", *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=HERE.parent,
+    )
+    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mb", type=int, default=100)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--child", nargs="+")
+    args = parser.parse_args()
+    if args.child:
+        _child(*args.child)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        transcript = Path(tmp) / "projects" / "-home-dev-app" / f"{SESSION}.jsonl"
+        transcript.parent.mkdir(parents=True)
+        turns = generate(transcript, args.mb)
+        size_mb = transcript.stat().st_size / 1024 / 1024
+        job_floor(str(transcript))  # page cache
+        rows: dict[str, list[dict[str, float]]] = {"floor": [], "omp": [], "lossless": []}
+        baseline = _measure("floor", os.devnull)
+        for run in range(args.runs):
+            rows["floor"].append(_measure("floor", str(transcript)))
+            for mode in ("omp", "lossless"):
+                out = Path(tmp) / f"out-{mode}-{run}"
+                out.mkdir()
+                rows[mode].append(_measure("import", str(transcript), mode, str(out)))
+                output_mb = sum(p.stat().st_size for p in out.iterdir()) / 1024 / 1024
+        report = _report(rows, baseline, size_mb, turns, output_mb, args.runs)
+    print(report)
+    (HERE / "IMPORT_RESULTS.md").write_text(report)
+
+
+def _report(
+    rows: dict[str, list[dict[str, float]]],
+    baseline: dict[str, float],
+    size_mb: float,
+    turns: int,
+    output_mb: float,
+    runs: int,
+) -> str:
+    floor_s = statistics.median(r["seconds"] for r in rows["floor"])
+    floor_mb = statistics.median(r["peak_mb"] for r in rows["floor"])
+    lines = [
+        "# Import benchmark (generated by `python -m bench.importers`)",
+        "",
+        f"Last run: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
+        f"Python {platform.python_version()}, "
+        f"{os.cpu_count()} cores; {runs} runs each, medians; every job in a fresh process.",
+        "",
+        f"Input: a generated Claude Code transcript of {size_mb:.1f} MB ({turns} turns: "
+        "split responses, tool "
+        f"results with toolUseResult, progress and snapshot records). Lossless output: {output_mb:.1f} MB.",
+        f"Interpreter alone (peak RSS): {baseline['peak_mb']:.0f} MB.",
+        "",
+        "| Job | Time (median) | × parse floor | Peak RSS | × file size |",
+        "|---|---|---|---|---|",
+        f"| floor: orjson.loads of every line | {floor_s:.2f} s | 1.00× | {floor_mb:.0f} MB | "
+        f"{floor_mb / size_mb:.2f}× |",
+    ]
+    for mode, label in (
+        ("omp", "import, omp mode (`--omp-compatible`)"),
+        ("lossless", "import, lossless (default)"),
+    ):
+        seconds = statistics.median(r["seconds"] for r in rows[mode])
+        peak = statistics.median(r["peak_mb"] for r in rows[mode])
+        lines.append(
+            f"| {label} | {seconds:.2f} s | {seconds / floor_s:.2f}× | {peak:.0f} MB | "
+            f"{peak / size_mb:.2f}× |"
+        )
+    lines += ["", "Goal: within 2× of the parse floor in time, streaming memory (see docs/importers.md).", ""]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,50 @@
+"""Internal: the ``omp-session`` console script, importable with no extra installed.
+
+The library needs only its core dependencies; the command line needs the ``[cli]`` extra and the
+viewer and HTML export the ``[web]`` extra. When one is missing the command says which extra to
+install, in one line with exit status 2, instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+
+__all__ = ["EXTRA_OF_MODULE", "main", "missing_extra_message"]
+
+#: Top-level modules of the optional dependencies, and the extra that installs each.
+EXTRA_OF_MODULE = {
+    "click": "cli",
+    "rich": "cli",
+    "starlette": "web",
+    "uvicorn": "web",
+    "jinja2": "web",
+    "markupsafe": "web",
+    "markdown_it": "web",
+    "nh3": "web",
+    "pygments": "web",
+}
+
+
+def missing_extra_message(error: ImportError, needed_by: str) -> str | None:
+    """The line telling what to install when ``error`` is a missing optional dependency, else ``None``."""
+    module = (error.name or "").partition(".")[0]
+    extra = EXTRA_OF_MODULE.get(module)
+    if extra is None:
+        return None
+    return (
+        f"{needed_by} needs the [{extra}] extra ({module} is not installed): "
+        f"pip install 'omp-session[{extra}]'"
+    )
+
+
+def main() -> None:
+    """Run the command line, or say which extra to install (exit status 2)."""
+    try:
+        from omp_session.cli import main as cli_main
+    except ImportError as exc:
+        message = missing_extra_message(exc, "the omp-session command") or (
+            f"cannot load the command line: {exc} (reinstall omp-session)"
+        )
+        sys.stderr.write(f"omp-session: error: {message}\n")
+        raise SystemExit(2) from None
+    cli_main()

@@ -1,0 +1,278 @@
+"""One Claude Code record → omp messages, exactly as omp 18.2.3 converts it (spec importers §1.2).
+
+Pure functions: no I/O. ``tool_names`` (tool_use id → name) is the only state carried between
+records; it is filled by assistant records and read by later tool results.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from omp_session.format.ids import iso_to_ms
+from omp_session.importers.base import js_string
+from omp_session.importers.timestamps import canonical_iso_ms
+
+Message = dict[str, Any]
+
+
+class Converted(NamedTuple):
+    message: Message
+    suffix: str
+
+
+def claude_timestamp_ms(value: object, fallback: float) -> float:
+    """A number is epoch ms as is; a string goes through ``Date.parse``; else the fallback."""
+    if isinstance(value, str) and (fast := canonical_iso_ms(value)) is not None:
+        return fast
+    if isinstance(value, bool):
+        return fallback
+    if isinstance(value, int | float):
+        return value if value == value and abs(value) != float("inf") else fallback
+    parsed = iso_to_ms(value)
+    return fallback if parsed is None else parsed
+
+
+def zero_usage() -> dict[str, Any]:
+    return {
+        "input": 0,
+        "output": 0,
+        "cacheRead": 0,
+        "cacheWrite": 0,
+        "totalTokens": 0,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+    }
+
+
+def _finite(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    return value if value == value and abs(value) != float("inf") else 0
+
+
+def claude_usage(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        return zero_usage()
+    usage = zero_usage()
+    usage["input"] = _finite(value.get("input_tokens"))
+    usage["output"] = _finite(value.get("output_tokens"))
+    usage["cacheRead"] = _finite(value.get("cache_read_input_tokens"))
+    usage["cacheWrite"] = _finite(value.get("cache_creation_input_tokens"))
+    usage["totalTokens"] = usage["input"] + usage["output"] + usage["cacheRead"] + usage["cacheWrite"]
+    return usage
+
+
+def stop_reason(value: Any) -> str:
+    if value == "tool_use":
+        return "toolUse"
+    if value == "max_tokens":
+        return "length"
+    if value in ("end_turn", "stop_sequence", "pause_turn") or value is None:
+        return "stop"
+    return "error"
+
+
+def _image(block: Any) -> Message | None:
+    if (
+        not isinstance(block, dict)
+        or block.get("type") != "image"
+        or not isinstance(block.get("source"), dict)
+    ):
+        return None
+    data = js_string(block["source"].get("data"))
+    mime = js_string(block["source"].get("media_type"))
+    return {"type": "image", "data": data, "mimeType": mime} if data and mime else None
+
+
+def _user_part(block: Any) -> Message | None:
+    if not isinstance(block, dict):
+        return None
+    if block.get("type") == "text" and isinstance(block.get("text"), str):
+        return {"type": "text", "text": block["text"]}
+    return _image(block)
+
+
+def _tool_result_content(value: Any) -> list[Message]:
+    if isinstance(value, str):
+        return [{"type": "text", "text": value}]
+    if not isinstance(value, list):
+        return []
+    content: list[Message] = []
+    for block in value:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            content.append({"type": "text", "text": block["text"]})
+        elif (image := _image(block)) is not None:
+            content.append(image)
+    return content
+
+
+def _assistant_content(value: Any, tool_names: dict[str, str]) -> list[Message]:
+    if not isinstance(value, list):
+        return []
+    content: list[Message] = []
+    for block in value:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text" and isinstance(block.get("text"), str):
+            content.append({"type": "text", "text": block["text"]})
+        elif kind == "thinking" and isinstance(block.get("thinking"), str):
+            thinking: Message = {"type": "thinking", "thinking": block["thinking"]}
+            if isinstance(block.get("signature"), str):
+                thinking["thinkingSignature"] = block["signature"]
+            content.append(thinking)
+        elif kind == "tool_use":
+            call_id, name = js_string(block.get("id")), js_string(block.get("name"))
+            if not call_id or not name:
+                continue
+            arguments = block["input"] if isinstance(block.get("input"), dict) else {}
+            content.append({"type": "toolCall", "id": call_id, "name": name, "arguments": arguments})
+            tool_names[call_id] = name
+    return content
+
+
+def _assistant(
+    record: dict[str, Any], message: dict[str, Any], ts: float, tool_names: dict[str, str]
+) -> list[Converted]:
+    content = _assistant_content(message.get("content"), tool_names)
+    error_message = js_string(record.get("error"))
+    if not content and not error_message:
+        return []
+    out: Message = {
+        "role": "assistant",
+        "content": content,
+        "api": "anthropic-messages",
+        "provider": "anthropic",
+        "model": js_string(message.get("model")) or "unknown",
+        "usage": claude_usage(message.get("usage")),
+        # An API-error record still carries a normal stop_reason; only the flag says it failed.
+        "stopReason": "error"
+        if record.get("isApiErrorMessage") is True
+        else stop_reason(message.get("stop_reason")),
+        "timestamp": ts,
+    }
+    response_id = js_string(message.get("id"))
+    if response_id:
+        out["responseId"] = response_id
+    if error_message:
+        out["errorMessage"] = error_message
+    status = record.get("apiErrorStatus")
+    if not isinstance(status, bool) and isinstance(status, int | float) and _finite(status) == status:
+        out["errorStatus"] = status
+    return [Converted(out, "message")]
+
+
+def _user_blocks(blocks: list[Any], ts: float, tool_names: dict[str, str]) -> list[Converted]:
+    results: list[Converted] = []
+    pending: list[Message] = []
+    start = 0
+    for index, block in enumerate(blocks):
+        part = _user_part(block)
+        if part is not None:
+            if not pending:
+                start = index
+            pending.append(part)
+            continue
+        if not isinstance(block, dict) or block.get("type") != "tool_result":
+            continue
+        call_id = js_string(block.get("tool_use_id"))
+        if not call_id:
+            continue
+        if pending:
+            results.append(Converted({"role": "user", "content": pending, "timestamp": ts}, f"user-{start}"))
+            pending = []
+        result: Message = {
+            "role": "toolResult",
+            "toolCallId": call_id,
+            "toolName": tool_names.get(call_id, "unknown"),
+            "content": _tool_result_content(block.get("content")),
+            "isError": block.get("is_error") is True,
+            "timestamp": ts,
+        }
+        results.append(Converted(result, f"tool-{index}"))
+    if pending:
+        results.append(Converted({"role": "user", "content": pending, "timestamp": ts}, f"user-{start}"))
+    return results
+
+
+def convert_record(record: dict[str, Any], ts: float, tool_names: dict[str, str]) -> list[Converted]:
+    """omp's ``convertRecord``: the messages of one record, or ``[]`` when omp drops it."""
+    kind = record.get("type")
+    if kind not in ("user", "assistant") or record.get("isSidechain") is True or record.get("isMeta") is True:
+        return []
+    message = record.get("message")
+    if not isinstance(message, dict):
+        return []
+    if kind == "assistant":
+        return _assistant(record, message, ts, tool_names)
+    raw = message.get("content")
+    if isinstance(raw, list):
+        results = _user_blocks(raw, ts, tool_names)
+        if results:
+            return results
+        parts = [part for block in raw if (part := _user_part(block)) is not None]
+        return [Converted({"role": "user", "content": parts, "timestamp": ts}, "message")] if parts else []
+    if isinstance(raw, str) and raw:
+        return [Converted({"role": "user", "content": raw, "timestamp": ts}, "message")]
+    return []
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """The text of a user message's content (a string, or its text blocks joined by newlines)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
+    return ""
+
+
+def _kept_block(block: Any, role: str) -> bool:
+    """Whether omp's conversion keeps this content block (in its own form)."""
+    if not isinstance(block, dict):
+        return False
+    kind = block.get("type")
+    if kind == "text":
+        return isinstance(block.get("text"), str)
+    if role == "assistant":
+        if kind == "thinking":
+            return isinstance(block.get("thinking"), str)
+        return kind == "tool_use" and bool(js_string(block.get("id")) and js_string(block.get("name")))
+    if kind == "tool_result":
+        return bool(js_string(block.get("tool_use_id")))
+    return _image(block) is not None
+
+
+def source_record(record: dict[str, Any], line: int) -> dict[str, Any]:
+    """The record as omp's conversion leaves it behind: everything but the converted content.
+
+    ``message.content`` is dropped when it was a list (its kept blocks are the entry's content);
+    the blocks omp drops (``redacted_thinking``, ``document``, server tools …) are listed in
+    ``droppedContent`` with their index, so nothing of the record is lost.
+    """
+    kept: dict[str, Any] = {"line": line}
+    message = record.get("message")
+    if not isinstance(message, dict) or not isinstance(message.get("content"), list):
+        kept["record"] = record
+        return kept
+    role = "assistant" if record.get("type") == "assistant" else "user"
+    trimmed = dict(record)
+    trimmed["message"] = {k: v for k, v in message.items() if k != "content"}
+    kept["record"] = trimmed
+    dropped = [{"index": i, "block": b} for i, b in enumerate(message["content"]) if not _kept_block(b, role)]
+    if dropped:
+        kept["droppedContent"] = dropped
+    return kept
+
+
+__all__ = [
+    "Converted",
+    "claude_timestamp_ms",
+    "claude_usage",
+    "convert_record",
+    "message_text",
+    "source_record",
+    "stop_reason",
+    "zero_usage",
+]

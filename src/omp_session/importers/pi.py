@@ -1,0 +1,143 @@
+"""pi's store (``~/.pi/agent/sessions/``): the session format omp grew from (spec Appendix B).
+
+A pi session is already a tree of omp-shaped entries; importing keeps every entry verbatim (ids,
+tree, unknown types and fields) and adds what omp needs to read it the same way:
+
+* a ``model_change`` written as ``{provider, modelId}`` also gets omp's ``model: "provider/id"``
+  (the original fields stay);
+* the last ``session_info`` name becomes the session title (source ``user``, trigger
+  ``pi-import``); the ``session_info`` entries stay;
+* v1/v2 files are migrated in memory like omp's own (:mod:`omp_session.format.migrate`).
+
+The pi root is ``~/.pi/agent``; ``$PI_CODING_AGENT_DIR`` is *not* read, because omp uses that
+variable for its own agent directory.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from omp_session.errors import ForeignSessionError
+from omp_session.format.ids import iso_to_ms
+from omp_session.format.migrate import migrate_records
+from omp_session.importers.base import ConvertedSession, ForeignSessionInfo, Sink, Source, ns_to_ms
+from omp_session.importers.jsonl import ReadStats, first_record, iter_records
+
+Entry = dict[str, Any]
+MODEL_FIELD = "pi.model_field"
+
+
+def pi_root(env: Mapping[str, str] | None = None) -> Path:
+    environ = os.environ if env is None else env
+    return Path(environ.get("HOME") or os.path.expanduser("~")) / ".pi" / "agent"
+
+
+def _model_change(entry: Entry) -> Entry:
+    """omp's key order (``type, id, parentId, timestamp, model``) and then pi's own fields."""
+    provider, model_id = entry.get("provider"), entry.get("modelId")
+    head: Entry = {key: entry[key] for key in ("type", "id", "parentId", "timestamp") if key in entry}
+    head["model"] = f"{provider}/{model_id}"
+    head.update({key: value for key, value in entry.items() if key not in head})
+    return head
+
+
+def _header(path: str) -> dict[str, Any] | None:
+    record = first_record(path)
+    return record if record is not None and record.get("type") == "session" else None
+
+
+class PiSessionStore:
+    """pi sessions under ``<root>/sessions/<encoded cwd>/*.jsonl`` (root default: :func:`pi_root`)."""
+
+    source: Source = "pi"
+
+    def __init__(
+        self, root: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None
+    ) -> None:
+        self.root = Path(root).absolute() if root is not None else pi_root(env).absolute()
+
+    def _files(self) -> list[str]:
+        found: list[str] = []
+        try:
+            projects = sorted(os.scandir(self.root / "sessions"), key=lambda e: e.name)
+        except OSError:
+            return found
+        for project in projects:
+            if not project.is_dir():
+                continue
+            try:
+                children = sorted(os.scandir(project.path), key=lambda e: e.name)
+            except OSError:
+                continue
+            found.extend(c.path for c in children if c.name.endswith(".jsonl") and c.is_file())
+        return found
+
+    def info_for(self, path: str) -> ForeignSessionInfo:
+        """The header's id, cwd and time; the title needs the whole file, so a listing has none."""
+        absolute = os.path.abspath(path)
+        stat = os.stat(absolute)
+        header = _header(absolute) or {}
+        mtime = ns_to_ms(stat.st_mtime_ns)
+        session_id, cwd = header.get("id"), header.get("cwd")
+        created = iso_to_ms(header.get("timestamp"))
+        return ForeignSessionInfo(
+            source="pi",
+            id=session_id if isinstance(session_id, str) else Path(absolute).stem,
+            path=absolute,
+            cwd=cwd if isinstance(cwd, str) else "",
+            created_ms=created if created is not None else mtime,
+            modified_ms=mtime,
+        )
+
+    def list(self) -> list[ForeignSessionInfo]:
+        infos = []
+        for path in self._files():
+            try:
+                if _header(path) is not None:
+                    infos.append(self.info_for(path))
+            except OSError:
+                continue
+        infos.sort(key=lambda info: info.path)
+        infos.sort(key=lambda info: info.modified_ms, reverse=True)
+        return infos
+
+    def convert_streaming(
+        self, info: ForeignSessionInfo, sink: Sink, *, lossless: bool = True
+    ) -> ConvertedSession:
+        """:meth:`convert`, then every entry to ``sink`` (this conversion is not incremental)."""
+        converted = self.convert(info, lossless=lossless)
+        sink(converted.entries)
+        converted.entries = []
+        return converted
+
+    def convert(self, info: ForeignSessionInfo, *, lossless: bool = True) -> ConvertedSession:
+        stats = ReadStats()
+        try:
+            records = [record for _, record in iter_records(info.path, stats)]
+        except OSError as error:
+            raise ForeignSessionError(info.path, f"Unable to read pi session {info.id}: {error}") from error
+        if not records or records[0].get("type") != "session":
+            raise ForeignSessionError(info.path, f"pi session {info.id} at {info.path} has no session header")
+        migrate_records(records)  # v1 ids derived from the header: the same on every import
+        header, entries = records[0], records[1:]
+        out = ConvertedSession(
+            source="pi", cwd=str(header.get("cwd") or info.cwd), entries=[], leaf_id=None, stats=stats
+        )
+        for entry in entries:
+            if entry.get("type") == "model_change" and "model" not in entry and "provider" in entry:
+                entry = _model_change(entry)
+                out.note(MODEL_FIELD)
+            elif entry.get("type") == "session_info" and isinstance(entry.get("name"), str) and entry["name"]:
+                out.title = entry["name"]
+            out.entries.append(entry)
+        last_id = out.entries[-1].get("id") if out.entries else None
+        out.leaf_id = last_id if isinstance(last_id, str) else None
+        out.title_source = "user"
+        out.title_trigger = "pi-import"
+        return out
+
+
+__all__ = ["MODEL_FIELD", "PiSessionStore", "pi_root"]

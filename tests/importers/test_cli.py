@@ -1,0 +1,104 @@
+"""``omp-session import`` on fixture stores of all three agents (real files, the real command)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from omp_session import SessionManager
+from omp_session.cli import main
+from tests.importers import corpus
+from tests.importers.helpers import stage_all
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.setenv("COLUMNS", "200")
+    stage_all(tmp_path)
+    return tmp_path
+
+
+def _run(*args: str) -> tuple[int, dict]:  # type: ignore[type-arg]
+    result = CliRunner().invoke(main, ["import", *args, "--json"])
+    return result.exit_code, json.loads(result.output) if result.output.strip().startswith("{") else {}
+
+
+@pytest.mark.parametrize(("source", "count"), [("claude", 3), ("codex", 2), ("pi", 1)])
+def test_import_all_then_again_creates_nothing_new(
+    home: Path, isolated_agent_dir: Path, source: str, count: int
+) -> None:
+    code, first = _run(source, "--all")
+    assert code == 0
+    assert [s["status"] for s in first["sessions"]] == ["imported"] * count
+    files = sorted((isolated_agent_dir / "sessions").rglob("*.jsonl"))
+    assert len(files) == count
+    contents = [f.read_bytes() for f in files]
+    code, again = _run(source, "--all")
+    assert code == 0 and [s["status"] for s in again["sessions"]] == ["unchanged"] * count
+    assert sorted((isolated_agent_dir / "sessions").rglob("*.jsonl")) == files
+    assert [f.read_bytes() for f in files] == contents
+    for path in files:
+        with SessionManager.open(path) as session:
+            assert session.get_entries()[-1]["customType"] == "foreign_session_import"
+
+
+def test_dry_run_writes_nothing(home: Path, isolated_agent_dir: Path) -> None:
+    code, report = _run("codex", "--all", "--dry-run")
+    assert code == 0 and all(s["dryRun"] and s["status"] == "imported" for s in report["sessions"])
+    assert not list((isolated_agent_dir / "sessions").rglob("*.jsonl"))
+
+
+def test_since_skips_older_sessions(home: Path) -> None:
+    code, report = _run("claude", "--all", "--since", "2026-06-01")
+    assert code == 0 and report["sessions"] == []
+    assert len(report["skipped"]) == 3 and {s["reason"] for s in report["skipped"]} == {"older than --since"}
+    code, report = _run("claude", "--all", "--since", "2025-12-31")
+    assert len(report["sessions"]) == 3  # staged with mtime 2026-01-01
+
+
+def test_one_path_and_a_bad_file(home: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "broken.jsonl"
+    bad.write_bytes(b"not json\n{also not\n")
+    good = next((home / ".claude" / "projects").rglob("*.jsonl"))
+    code, report = _run("claude", str(good), str(bad))
+    assert code == 1
+    by_path = {s["sourcePath"]: s for s in report["sessions"]}
+    assert by_path[str(good)]["status"] == "imported"
+    assert by_path[str(bad)]["status"] == "failed"
+    assert "contains no readable records" in by_path[str(bad)]["reason"]
+
+
+def test_unreadable_lines_are_reported(home: Path) -> None:
+    staged, _ = corpus.stage("claude", "malformed_lines", home)
+    code, report = _run("claude", str(staged))
+    assert code == 0 and report["sessions"][0]["skippedLines"] == [2, 5, 6, 16]
+
+
+def test_usage_errors(home: Path) -> None:
+    result = CliRunner().invoke(main, ["import", "claude"])
+    assert result.exit_code == 2 and "give PATH ... or --all" in result.output
+    result = CliRunner().invoke(main, ["import", "claude", "--all", "--since", "yesterday"])
+    assert result.exit_code == 2 and "--since" in result.output
+
+
+def test_text_summary_in_a_real_process(home: Path, isolated_agent_dir: Path) -> None:
+    env = {**os.environ, "HOME": str(home), "PI_CODING_AGENT_DIR": str(isolated_agent_dir), "COLUMNS": "200"}
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "omp-session"), "import", "claude", "--all"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "3 imported" in done.stdout and "Traceback" not in done.stderr
+    assert "kept beyond omp: claude.kept_record" in done.stdout
