@@ -327,7 +327,7 @@ def _newest_first(infos: list[SessionInfo]) -> list[SessionInfo]:
 
 def list_sessions(
     directory: Path | str, *, cache: ListingCache | None = None, dialect: Dialect | None = None
-) -> list[SessionInfo]:
+) -> SessionList:
     """Every valid ``*.jsonl`` directly inside ``directory``, newest first. Writes the listing cache.
 
     A dialect whose listing reads a prefix (omp 18) lists as that omp does (``listing18.py``),
@@ -346,7 +346,7 @@ def list_sessions(
 
 def list_all_sessions(
     root: Path | str | None = None, *, cache: ListingCache | None = None, dialect: Dialect | None = None
-) -> list[SessionInfo]:
+) -> SessionList:
     """Sessions of every project directory under the sessions root (XDG-aware, unlike omp §9 #16),
     newest first. Only project directories are scanned, not sub-agent sessions inside artifact
     directories. Writes the listing cache (not under omp 18's prefix listing)."""
@@ -361,7 +361,7 @@ def list_all_sessions(
     return SessionList(_newest_first(infos), skipped)
 
 
-def list_store(root: Path | str, *, cache: ListingCache | None = None) -> list[SessionInfo]:
+def list_store(root: Path | str, *, cache: ListingCache | None = None) -> SessionList:
     """Sessions under a viewer root: files in ``root`` itself and in its project directories,
     most recent activity first (mtime breaks ties). Writes the listing cache."""
     base = Path(root)
