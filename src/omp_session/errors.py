@@ -17,6 +17,7 @@ subclass names the file, line or id involved in its message. The tree (also in `
     ├── PersistenceError
     ├── ReadOnlySessionError
     ├── TargetExistsError
+    ├── UnwritableValueError (also ValueError)
     ├── UnsafeNameError (also ValueError)
     ├── UnsupportedByDialectError (also AttributeError)
     ├── UnknownDialectError (also ValueError)
@@ -47,6 +48,7 @@ __all__ = [
     "UnsafeNameError",
     "UnstableEntryIdError",
     "UnsupportedByDialectError",
+    "UnwritableValueError",
     "WorkspaceError",
 ]
 
