@@ -69,3 +69,8 @@ def listing_corpus(sizes: Sizes) -> Path:
         if int(path.stat().st_mtime) != stamp + number:
             os.utime(path, (stamp + number, stamp + number))  # distinct, stable mtimes
     return directory
+
+
+def cli_session() -> Path:
+    """About 50,000 entries (25,000 messages with their tool calls), compacted now and then."""
+    return session(Shape(0, target_messages=50_000, linear=True))

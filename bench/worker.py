@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from bench.measure import timed
+from bench.measure import drop_from_page_cache, settle, timed
 from omp_session import SessionManager
 from omp_session.dialects import OMP_18_2
 from omp_session.store import offset_index
@@ -59,14 +59,16 @@ def _tail_to_compaction(path: str) -> int:
 _LINKS = re.compile(rb'^\{"type":"([^"]*)","id":"([^"]*)","parentId":(null|"[^"]*")', re.M)
 
 
-def floors(path: str, runs: int) -> dict[str, Any]:
-    """What any reader of this file pays: reading it, parsing it, finding its last compaction."""
+def floors(path: str, runs: int, cold: bool) -> dict[str, Any]:
+    """What any reader of this file pays: reading it, parsing it, finding its last compaction;
+    ``cold``: the file evicted from the page cache before every run."""
     _read(path)  # into the page cache
+    before = (lambda: drop_from_page_cache(path)) if cold else None
     return {
-        "read": timed(lambda: _read(path), runs).to_json(),
-        "parse": timed(lambda: _parse_paused(path), runs).to_json(),
-        "links": timed(lambda: len(_LINKS.findall(_read(path))), runs).to_json(),
-        "tail": timed(lambda: _tail_to_compaction(path), runs).to_json(),
+        "read": timed(lambda: _read(path), runs, before, gc_pass=False).to_json(),
+        "parse": timed(lambda: _parse_paused(path), runs, before, gc_pass=False).to_json(),
+        "links": timed(lambda: len(_LINKS.findall(_read(path))), runs, before, gc_pass=False).to_json(),
+        "tail": timed(lambda: _tail_to_compaction(path), runs, before, gc_pass=False).to_json(),
     }
 
 
@@ -77,15 +79,21 @@ def _open_context(path: str) -> int:
     return messages
 
 
+def _cold(path: str) -> None:
+    drop_index(path)
+    drop_from_page_cache(path)
+
+
 def open_context(path: str, runs: int, mode: str) -> dict[str, Any]:
-    """``SessionManager.open`` + ``build_session_context``: ``warm`` (offset index present),
-    ``cold`` (no index: a full load that writes it) or ``full`` (the index switched off)."""
+    """``SessionManager.open`` + ``build_session_context`` (+ the GC pass they leave due):
+    ``warm`` (offset index present, file cached), ``cold`` (no index, file evicted from the page
+    cache: the first open of a session omp wrote) or ``full`` (the index switched off, cached)."""
     _read(path)
     if mode == "full":
         offset_index.MIN_INDEXED_BYTES = 1 << 62
     if mode == "warm":
         _open_context(path)  # make sure the index exists
-    before = (lambda: drop_index(path)) if mode == "cold" else None
+    before = (lambda: _cold(path)) if mode == "cold" else None
     samples: list[float] = []
     messages = 0
     for _ in range(runs):
@@ -95,12 +103,39 @@ def open_context(path: str, runs: int, mode: str) -> dict[str, Any]:
         start = time.perf_counter()
         manager = SessionManager.open(path)
         context = manager.build_session_context()
+        settle()
         samples.append(time.perf_counter() - start)
         messages = len(context.messages)
         manager.close()
         del manager, context
         gc.collect()
     return {"samples": samples, "messages": messages}
+
+
+def lazy_to_full(path: str, runs: int, mode: str) -> dict[str, Any]:
+    """The first ``get_entries()`` and the first ``get_tree()`` after an open (each timed on its own
+    fresh open, GC pass included): ``warm`` (a lazy open through the stored index: every line is
+    read then) or ``cold`` (the one-pass open without index: every line was decoded already)."""
+    _read(path)
+    _open_context(path)
+
+    def first(call: str) -> list[float]:
+        samples = []
+        for _ in range(runs):
+            if mode == "cold":
+                _cold(path)
+            manager = SessionManager.open(path, read_only=True)
+            gc.collect()
+            start = time.perf_counter()
+            result = getattr(manager, call)()
+            settle()
+            samples.append(time.perf_counter() - start)
+            manager.close()
+            del manager, result
+            gc.collect()
+        return samples
+
+    return {"entries": first("get_entries"), "tree": first("get_tree")}
 
 
 def appends(directory: str, policy: str, count: int) -> dict[str, Any]:
@@ -132,13 +167,18 @@ def appends(directory: str, policy: str, count: int) -> dict[str, Any]:
     return {"samples": samples, "floor": writes}
 
 
-def first_append(path: str) -> dict[str, Any]:
-    """The first append after a lazy open (it needs every id) and the ones after it."""
+def first_append(path: str, mode: str) -> dict[str, Any]:
+    """The first append after a lazy open and the ones after it: ``warm`` (opened through the
+    stored index), ``cold`` (the one-pass open that wrote it)."""
     work = Path(path).with_name("append-copy.jsonl")
     shutil.copy(path, work)
     try:
-        SessionManager.open(work, read_only=True).close()  # index it
+        if mode == "warm":
+            SessionManager.open(work, read_only=True).close()  # index it
+        else:
+            _cold(str(work))
         with SessionManager.open(work) as session:
+            gc.collect()
             start = time.perf_counter()
             session.append_message(_MESSAGE)
             first = time.perf_counter() - start
@@ -160,12 +200,16 @@ def rss(path: str, mode: str) -> dict[str, Any]:
     baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     if mode == "floor":
         kept = _parse_paused(path)
-    elif mode == "context":
+    elif mode in ("context", "cold-context"):
+        if mode == "cold-context":
+            drop_index(path)
         manager = SessionManager.open(path, read_only=True)
         kept = manager.build_session_context().messages
     else:
         if mode == "cold":
             drop_index(path)
+        elif mode == "full":
+            offset_index.MIN_INDEXED_BYTES = 1 << 62
         manager = SessionManager.open(path, read_only=True)
         kept = manager.get_entries()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
@@ -181,7 +225,6 @@ def tree(path: str, runs: int) -> dict[str, Any]:
             return len(manager.get_tree())
 
     manager = SessionManager.open(path, read_only=True)
-    manager.get_entries()
     entries = len(manager.get_entries())
     return {
         "open_tree": timed(opened_tree, runs).to_json(),
@@ -243,3 +286,47 @@ def listing_floors(directory: str, runs: int) -> dict[str, Any]:
 if __name__ == "__main__":
     case, arguments = sys.argv[1], json.loads(sys.argv[2])
     print(json.dumps(globals()[case](*arguments)))
+
+
+def _library_work(command: str, path: str) -> Any:
+    """What the library does for ``omp-session COMMAND path``, without printing: the same one read
+    path (``read_session``, the lazy index-backed read-only open) the command uses."""
+    from omp_session.export.markdown import export_markdown
+    from omp_session.tools.reading import read_session
+    from omp_session.tools.stats import collect_stats
+    from omp_session.tools.transcript import load_transcript
+    from omp_session.tools.tree_view import tree_lines
+
+    if command == "show":
+        return load_transcript(Path(path))
+    if command == "tree":
+        with read_session(path) as session:
+            return tree_lines(session)
+    if command == "stats":
+        return collect_stats([path])
+    if command == "context":
+        with read_session(path) as session:
+            return session.build_session_context().to_dict()
+    return export_markdown(Path(path), None)
+
+
+def cli(path: str, command: str, runs: int) -> dict[str, Any]:
+    """``omp-session COMMAND path`` (stdout to /dev/null, a fresh process each run, start-up
+    included) and the library's own time for the same work (in this process, GC pass included);
+    ``startup``: ``omp-session --help``, the interpreter and imports alone."""
+    import subprocess
+
+    _read(path)
+    argv = [sys.executable, "-c", "from omp_session.cli import main; main()"]
+    extra = ["--no-pager"] if command == "show" else []
+
+    def run(arguments: list[str]) -> float:
+        start = time.perf_counter()
+        subprocess.run([*argv, *arguments], stdout=subprocess.DEVNULL, check=True)
+        return time.perf_counter() - start
+
+    return {
+        "cli": [run([command, *extra, path]) for _ in range(runs)],
+        "startup": [run(["--help"]) for _ in range(runs)],
+        "library": timed(lambda: _library_work(command, path), runs).to_json(),
+    }

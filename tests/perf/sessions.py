@@ -183,6 +183,47 @@ def open_lazily(path: Path, *, read_only: bool = True) -> SessionManager:
 
 
 def is_lazy(manager: SessionManager) -> bool:
+    """Opened lazily: through a stored offset index or by the one-pass cold open."""
     from omp_session.store.lazy_index import LazySessionIndex
 
     return isinstance(manager._index, LazySessionIndex)
+
+
+def opened_cold(manager: SessionManager) -> bool:
+    """Opened by the one-pass cold open (every line decoded, the index written), not from a
+    stored index."""
+    return is_lazy(manager) and manager._index.opened_cold  # type: ignore[attr-defined]
+
+
+@st.composite
+def jump_back_lines(draw: st.DrawFn) -> list[bytes]:
+    """A main line with a compaction, then a branch that starts *before* that compaction (at or
+    before its first kept entry) and may compact again; the leaf (the last line) is on the branch
+    or, when the main line grows after it, on the main line."""
+    length = draw(st.integers(4, 24))
+    compaction_at = draw(st.integers(2, length - 1))
+    kept = draw(st.integers(0, compaction_at - 1))
+    jump_from = draw(st.integers(0, kept))
+    lines = [json.dumps(HEADER).encode() + b"\n"]
+    ids: list[str] = []
+
+    def add(entry_id: str, parent: str | None, kind: str, **fields: Any) -> None:
+        entry = {"type": kind, "id": entry_id, "parentId": parent, "timestamp": "2025-06-02T14:00:00Z"}
+        entry.update(fields or _fields(draw, kind, ids))
+        ids.append(entry_id)
+        lines.append(json.dumps(entry, ensure_ascii=False).encode() + b"\n")
+
+    for number in range(length):
+        parent = f"m{number - 1}" if number else None
+        if number == compaction_at:
+            add(f"m{number}", parent, "compaction", summary="s", tokensBefore=1, firstKeptEntryId=f"m{kept}")
+        else:
+            add(f"m{number}", parent, draw(st.sampled_from(_KINDS)))
+    parent = f"m{jump_from}"
+    for number in range(draw(st.integers(1, 12))):
+        kind = draw(st.sampled_from([*_KINDS, "compaction"]))
+        add(f"b{number}", parent, kind)
+        parent = f"b{number}"
+    if draw(st.booleans()):  # the main line goes on: the leaf is back there
+        add("m-last", f"m{length - 1}", "message")
+    return lines

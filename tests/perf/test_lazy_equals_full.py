@@ -15,7 +15,7 @@ from omp_session import Runtime, SessionManager
 from omp_session.store import offset_index
 from omp_session.store.offset_index import index_path
 
-from .sessions import full_snapshot, is_lazy, ordered, session_lines, snapshot
+from .sessions import full_snapshot, is_lazy, jump_back_lines, opened_cold, ordered, session_lines, snapshot
 
 SETTINGS = settings(
     max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -55,8 +55,53 @@ def test_well_formed_sessions_are_opened_lazily(lines: list[bytes], monkeypatch:
         with SessionManager.open(path, read_only=True) as manager:
             assert is_lazy(manager)
             assert ordered(manager.build_session_context().to_dict()) == expected["context_order"]
-            assert not manager._index.materialized  # type: ignore[union-attr]  # the context read only a few lines
+            assert not manager._index.materialized  # type: ignore[attr-defined]  # the context read only a few lines
             assert snapshot(manager) == expected
+
+
+@SETTINGS
+@given(lines=session_lines(weird=False))
+def test_well_formed_sessions_are_opened_cold_in_one_pass(
+    lines: list[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        path = _write(directory, lines)
+        expected = full_snapshot(path, monkeypatch)
+        with SessionManager.open(path, read_only=True) as manager:  # no index yet
+            assert opened_cold(manager)
+            assert ordered(manager.build_session_context().to_dict()) == expected["context_order"]
+            assert snapshot(manager) == expected
+        assert index_path(path).exists()  # written by that open
+
+
+@SETTINGS
+@given(lines=jump_back_lines())
+def test_branches_that_jump_back_before_a_compaction(
+    lines: list[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        path = _write(directory, lines)
+        expected = full_snapshot(path, monkeypatch)
+        for opening in ("cold", "through the index"):
+            with SessionManager.open(path, read_only=True) as manager:
+                assert is_lazy(manager) and opened_cold(manager) == (opening == "cold")
+                # The context first (only the lines it needs), then every other read.
+                assert ordered(manager.build_session_context().to_dict()) == expected["context_order"]
+                assert snapshot(manager) == expected
+        for leaf_id in ("m0", "b0", "m-last"):  # the leaf moved to each line's end, lazily
+            with SessionManager.open(path, read_only=True) as manager:
+                if manager.get_entry(leaf_id) is not None:
+                    manager.branch(leaf_id)
+                    context = manager.build_session_context().to_dict()
+                    assert ordered(context) == ordered(_full_context_at(path, leaf_id, monkeypatch))
+
+
+def _full_context_at(path: Path, leaf_id: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    with monkeypatch.context() as patch:
+        patch.setattr(offset_index, "MIN_INDEXED_BYTES", 1 << 62)
+        with SessionManager.open(path, read_only=True) as manager:
+            manager.branch(leaf_id)
+            return manager.build_session_context().to_dict()
 
 
 Operation = tuple[str, int]
@@ -102,9 +147,9 @@ def _apply(manager: SessionManager, operations: list[Operation], known: list[str
 
 
 @SETTINGS
-@given(lines=session_lines(weird=False), operations=OPERATIONS)
+@given(lines=session_lines(weird=False), operations=OPERATIONS, cold=st.booleans())
 def test_appends_and_branches_after_a_lazy_open(
-    lines: list[bytes], operations: list[Operation], monkeypatch: pytest.MonkeyPatch
+    lines: list[bytes], operations: list[Operation], cold: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     counter = itertools.count()
     runtime = Runtime(
@@ -115,12 +160,13 @@ def test_appends_and_branches_after_a_lazy_open(
         full_path = lazy_path.with_name("copy.jsonl")
         full_path.write_bytes(lazy_path.read_bytes())
         known = [line.split(b'"id": "')[1].split(b'"')[0].decode() for line in lines[1:]]
-        SessionManager.open(lazy_path, read_only=True).close()
+        if not cold:
+            SessionManager.open(lazy_path, read_only=True).close()  # writes the index
         with monkeypatch.context() as patch:
             patch.setattr(offset_index, "MIN_INDEXED_BYTES", 1 << 62)
             full = SessionManager.open(full_path, runtime=runtime)
         with SessionManager.open(lazy_path, runtime=runtime) as lazy, full:
-            assert is_lazy(lazy)
+            assert is_lazy(lazy) and opened_cold(lazy) == cold
             counter = itertools.count()
             lazy_contexts = _apply(lazy, operations, list(known))
             counter = itertools.count()

@@ -11,14 +11,17 @@ from pathlib import Path
 import pytest
 
 from omp_session import SessionManager
+from omp_session.errors import SessionError
 from omp_session.format.codec import encode_line
 from omp_session.store import offset_index
 from omp_session.store.loading import load_session
 from omp_session.store.offset_index import index_path, read_index
 
-from .sessions import HEADER, full_snapshot, is_lazy, snapshot
+from .sessions import HEADER, full_snapshot, is_lazy, opened_cold, snapshot
 
 CORPUS = sorted((Path(__file__).parents[1] / "conformance" / "load").glob("*.jsonl"))
+#: omp 18's corpus: files with the title slot ahead of the header, and its new entry types.
+CORPUS_18 = sorted((Path(__file__).parents[1] / "conformance_omp18" / "load").glob("*.jsonl"))
 
 
 def _entry(number: int, parent: str | None, **fields: object) -> dict[str, object]:
@@ -52,15 +55,21 @@ def _session(path: Path, count: int, *, compaction_at: int | None = None) -> Pat
     return path
 
 
-@pytest.mark.parametrize("source", CORPUS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("source", CORPUS + CORPUS_18, ids=lambda p: f"{p.parent.parent.name}/{p.stem}")
 def test_conformance_corpus_reads_the_same_through_the_index(
     source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / source.name
     shutil.copy(source, path)
-    expected = full_snapshot(path, monkeypatch)
-    SessionManager.open(path, read_only=True).close()
-    with SessionManager.open(path, read_only=True) as manager:
+    try:
+        expected = full_snapshot(path, monkeypatch)
+    except SessionError as exc:  # a file a read-only open refuses is refused the same way
+        with pytest.raises(type(exc)):
+            SessionManager.open(path, read_only=True)
+        return
+    with SessionManager.open(path, read_only=True) as manager:  # the cold open (or a full load)
+        assert snapshot(manager) == expected
+    with SessionManager.open(path, read_only=True) as manager:  # through the index it wrote
         assert snapshot(manager) == expected
 
 
@@ -73,7 +82,7 @@ def test_the_context_of_a_long_session_reads_only_the_tail(
     with SessionManager.open(path, read_only=True) as manager:
         assert is_lazy(manager)
         context = manager.build_session_context()
-        store = manager._index._store  # type: ignore[union-attr]
+        store = manager._index._store  # type: ignore[attr-defined]
         assert len(store._cache) < 30  # the kept entries, the compaction and what follows it
         assert context.to_dict() == expected["context"]
         assert [m.get("content") for m in context.messages[1:3]] == ["text 478", "text 479"]
@@ -99,9 +108,9 @@ def test_a_damaged_or_missing_index_changes_nothing(
     SessionManager.open(path, read_only=True).close()
     damage(index_path(path))
     with SessionManager.open(path, read_only=True) as manager:
-        assert not is_lazy(manager)
+        assert opened_cold(manager)  # the damaged index was not used: every line was decoded
         assert snapshot(manager) == expected
-    assert read_index(path) is not None  # rebuilt by that full load
+    assert read_index(path) is not None  # rebuilt by that cold open
 
 
 def test_an_index_for_other_content_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -234,3 +243,56 @@ def test_a_file_changed_in_place_under_a_lazy_reader_is_read_again_in_full(tmp_p
         assert manager.get_entries() == load_session(path).entries
         assert manager.get_entry("x3") is not None and manager.get_entry("e3") is None
     assert read_index(path) is None  # dropped: the next open rebuilds it
+
+
+def test_appends_after_a_lazy_open_never_decode_every_id(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _session(tmp_path / "s.jsonl", 60, compaction_at=50)
+    SessionManager.open(path, read_only=True).close()  # writes the index
+
+    def every_id(self: offset_index.OffsetIndex) -> list[object]:
+        raise AssertionError("every id was decoded")
+
+    monkeypatch.setattr(offset_index.OffsetIndex, "all_ids", every_id)
+    with SessionManager.open(path) as manager:
+        assert is_lazy(manager) and not opened_cold(manager)
+        added = [
+            manager.append_message({"role": "user", "content": f"m{n}", "timestamp": n}) for n in range(5)
+        ]
+        assert manager.get_entry("e3") is not None  # an old id not decoded yet: found by its hash
+        assert manager.get_entry("nope") is None
+        parents = [manager.get_entry(entry_id)["parentId"] for entry_id in added]  # type: ignore[index]
+        assert parents == ["e59", *added[:-1]]
+
+
+@pytest.mark.parametrize("odd_id", ["a,b", 'q"uote', "é-ü", "back\\slash", "x"])
+def test_the_id_column_finds_every_id_and_only_those(tmp_path: Path, odd_id: str) -> None:
+    path = _session(tmp_path / "s.jsonl", 30)
+    data = path.read_bytes().replace(b'"id":"e7"', encode_line({"id": odd_id})[1:-2])
+    path.write_bytes(data.replace(b'"parentId":"e7"', b'"parentId":' + encode_line(odd_id).rstrip(b"\n")))
+    SessionManager.open(path, read_only=True).close()
+    index = read_index(path)
+    assert index is not None and not index.meta["complex"]
+    ids = index.all_ids()
+    assert odd_id in ids
+    for position, entry_id in enumerate(ids):
+        assert index.may_hold_id(entry_id) and index.find_id(entry_id) == position
+    for missing in ("e", "e70", '"e1"', "e1,e2", odd_id + "x"):
+        assert index.find_id(missing) is None
+
+
+@pytest.mark.parametrize("chunk", [1, 150, 1000, 1 << 30])
+def test_the_cold_open_decodes_in_chunks_of_any_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    from omp_session.store import fast_open
+
+    path = _session(tmp_path / "s.jsonl", 40, compaction_at=30)
+    with path.open("ab") as handle:
+        handle.write(encode_line(_entry(40, "e39"))[:-1])  # a last line without its newline
+    expected = full_snapshot(path, monkeypatch)
+    monkeypatch.setattr(fast_open, "_DECODE_CHUNK", chunk)
+    with SessionManager.open(path, read_only=True) as manager:
+        assert opened_cold(manager)
+        assert snapshot(manager) == expected

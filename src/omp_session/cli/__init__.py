@@ -27,6 +27,7 @@ from omp_session.cli.serve import serve
 from omp_session.cli.show import show
 from omp_session.cli.stats import stats
 from omp_session.cli.tree import tree
+from omp_session.cli.usage import usage
 from omp_session.errors import SessionError
 from omp_session.store.paths import sessions_root
 
@@ -121,6 +122,7 @@ for _command in (
     context,
     export,
     stats,
+    usage,
     search,
     check,
     repair,

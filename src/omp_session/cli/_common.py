@@ -148,6 +148,20 @@ def human_size(size: float) -> str:
     return f"{size:.1f} GB"
 
 
+def skipped(path: object, reason: str) -> None:
+    """Report a file that was skipped, naming its path once (errors often start with it already)."""
+    text = " ".join(str(reason).split())
+    named = text if text.startswith(str(path)) else f"{path}: {text}"  # "path:line: reason" as is
+    click.echo(f"omp-session: skipped {named}", err=True)
+
+
+def require_root(root: Path) -> None:
+    """A sessions root that does not exist is an error for commands that scan it (issue 13 #7),
+    not an empty result."""
+    if not root.is_dir():
+        raise CliError(f"{root}: no such sessions directory (see --dir)")
+
+
 def require_one(session: str | None, all_flag: bool, what: str = "a SESSION or --all") -> None:
     """Usage check for commands that take a SESSION or ``--all`` but not both."""
     if (session is None) == (not all_flag):

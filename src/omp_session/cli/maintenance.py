@@ -15,7 +15,9 @@ from omp_session.cli._common import (
     emit_json,
     json_option,
     require_one,
+    require_root,
     session_argument,
+    skipped,
     state,
 )
 from omp_session.errors import SessionError
@@ -36,7 +38,10 @@ def _problem_line(path: Path, problem: Problem) -> str:
 def _targets(ctx: click.Context, session: str | None, all_projects: bool) -> list[Path]:
     require_one(session, all_projects)
     cli = state(ctx)
-    return [cli.resolve(session)] if session is not None else cli.session_files(all_projects=True, cwd=None)
+    if session is not None:
+        return [cli.resolve(session)]
+    require_root(cli.root)
+    return cli.session_files(all_projects=True, cwd=None)
 
 
 def _check_one(path: Path) -> list[Problem]:
@@ -127,7 +132,7 @@ def migrate(ctx: click.Context, session: str | None, all_projects: bool, dry_run
         except (SessionError, OSError) as exc:
             if session is not None:
                 raise
-            click.echo(f"omp-session: skipped {path}: {' '.join(str(exc).split())}", err=True)
+            skipped(path, str(exc))
             continue
         if old is None:
             if session is not None:

@@ -75,6 +75,8 @@ def serve(
         raise CliError(f"{root}: no such directory")
     if port == 0:
         port = _free_port(host)
+    elif not _can_bind(host, port):  # say so in one line, before the URL and not as a uvicorn traceback
+        raise CliError(f"port {port} on {host} is already in use; pick another with --port (0: any free one)")
     run_server(
         root,
         blobs if blobs is not None else _blobs_for(root),
@@ -84,6 +86,18 @@ def serve(
         announce=lambda line: click.echo(line, err=True),
         foreign_stores=[make_store(source) for source in SOURCES] if agents else [],
     )
+
+
+def _can_bind(host: str, port: int) -> bool:
+    import socket
+
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return False
+    return True
 
 
 def _free_port(host: str) -> int:

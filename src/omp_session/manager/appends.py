@@ -16,8 +16,7 @@ from omp_session.dialects import Dialect
 from omp_session.errors import EntryNotFoundError, UnsupportedByDialectError
 from omp_session.format import entry_factory as make
 from omp_session.manager.runtime import Runtime
-from omp_session.model.tree import SessionIndex
-from omp_session.store.lazy_index import LazySessionIndex
+from omp_session.model.tree import EntryIndex
 
 __all__ = ["AppendMethods"]
 
@@ -28,7 +27,7 @@ Content = str | list[dict[str, Any]]
 class AppendMethods:
     """Mixin: every way to add an entry at the leaf. Each returns the new entry id."""
 
-    _index: SessionIndex | LazySessionIndex
+    _index: EntryIndex
     _dialect: Dialect
     _runtime: Runtime
 

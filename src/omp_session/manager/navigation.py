@@ -18,11 +18,9 @@ from omp_session.format.entries import is_assistant_entry
 from omp_session.format.title_slot import SLOT_BYTES, TitleSlot, fold_into_header, split_slot
 from omp_session.model.context import SessionContext
 from omp_session.model.transcript_context import transcript_from_path
-from omp_session.model.tree import SessionIndex, SessionTreeNode
+from omp_session.model.tree import EntryIndex, SessionTreeNode
 from omp_session.model.usage import UsageStatistics
 from omp_session.store import Storage
-from omp_session.store.fast_open import context_at
-from omp_session.store.lazy_index import LazySessionIndex
 from omp_session.store.loading import parse_session
 
 __all__ = ["EntryList", "IssueList", "NavigationMethods", "NodeList", "RuleList"]
@@ -38,7 +36,7 @@ class NavigationMethods:
     """Mixin over the manager's state (declared here, owned by ``SessionManager``)."""
 
     _dialect: Dialect
-    _index: SessionIndex | LazySessionIndex
+    _index: EntryIndex
     _leaf: str | None
     _header: Entry
     _storage: Storage
@@ -53,6 +51,7 @@ class NavigationMethods:
     _issues: list[LineIssue]
     _read_only: bool
     _read_offset: int
+    _migrated_from: int | None
 
     if TYPE_CHECKING:  # provided by SessionManager
 
@@ -60,7 +59,12 @@ class NavigationMethods:
         def _persistent(self) -> bool: ...
 
         def _reset_state(
-            self, header: Entry, entries: Sequence[Entry], title_slot: TitleSlot | None = None
+            self,
+            header: Entry,
+            entries: Sequence[Entry],
+            title_slot: TitleSlot | None = None,
+            *,
+            index: EntryIndex | None = None,
         ) -> None: ...
 
     # ------------------------------------------------------------------ reads and navigation
@@ -131,7 +135,7 @@ class NavigationMethods:
                 collapse_compacted_history=collapse_compacted_history,
                 keep_dangling_tool_calls=keep_dangling_tool_calls,
             )
-        return context_at(self._index, self._leaf, rules)
+        return self._index.context(self._leaf, rules)
 
     def get_injected_ttsr_rules(self) -> RuleList:
         """TTSR rule names injected along the current branch, first appearance first (§5)."""
@@ -164,6 +168,16 @@ class NavigationMethods:
 
     def get_session_name(self) -> str | None:
         return self._session_name
+
+    def get_parent(self, entry: Entry) -> Entry | None:
+        """The parent of ``entry`` as the tree sees it: ``None`` for a root (no, unknown, own or
+        cycle-closing parent; docs/durability.md)."""
+        return self._index.parent_of(entry)
+
+    def get_migrated_from(self) -> int | None:
+        """The format version the file had when it was opened, if it was migrated in memory and not
+        yet written back (``None`` otherwise). Version 1 files get their entry ids at load."""
+        return self._migrated_from
 
     def get_load_issues(self) -> IssueList:
         """Lines skipped or read leniently when the file was loaded."""
@@ -216,6 +230,6 @@ class NavigationMethods:
         data = self._storage.read()
         loaded = parse_session(Path(str(self.get_session_file())), data, self._storage.blobs)
         seen = set(self._index.by_id)
-        self._reset_state(loaded.header, loaded.entries, loaded.title_slot)
+        self._reset_state(loaded.header, loaded.entries, loaded.title_slot, index=loaded.entry_index())
         self._read_offset = data.rfind(b"\n") + 1
         return [entry for entry in loaded.entries if entry.get("id") not in seen]

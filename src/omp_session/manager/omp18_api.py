@@ -23,10 +23,9 @@ from omp_session.format import entry_factory as make
 from omp_session.format.ids import iso_to_ms, now_ms
 from omp_session.format.title_slot import TitleSlot
 from omp_session.manager.runtime import Runtime
-from omp_session.model.tree import SessionIndex
+from omp_session.model.tree import EntryIndex, SessionIndex
 from omp_session.model.usage import _usage_of
 from omp_session.store import Storage
-from omp_session.store.lazy_index import LazySessionIndex
 
 __all__ = ["Omp18Methods", "fork_entries", "peek_session_init"]
 
@@ -104,7 +103,7 @@ class Omp18Methods:
 
     _dialect: Dialect
     _runtime: Runtime
-    _index: SessionIndex | LazySessionIndex
+    _index: EntryIndex
     _leaf: str | None
     _header: Entry
     _cwd: str

@@ -24,6 +24,7 @@ from omp_session.format.codec import BLANK, LineIssue
 from omp_session.format.entries import CURRENT_VERSION, is_assistant_entry
 from omp_session.format.title_slot import TitleSlot
 from omp_session.format.transform import prepare_for_disk
+from omp_session.gcpause import gc_paused
 from omp_session.manager.appends import AppendMethods
 from omp_session.manager.layout import dialect_for_file, dialect_for_new
 from omp_session.manager.navigation import NavigationMethods
@@ -32,15 +33,10 @@ from omp_session.manager.runtime import Runtime
 from omp_session.manager.titles import TitleMethods
 from omp_session.manager.whole_session import ForkResult, WholeSessionMethods, new_header_and_path
 from omp_session.manager.workspace import WorkspaceMethods
-from omp_session.model.tree import SessionTreeNode
+from omp_session.model.tree import EntryIndex, SessionIndex, SessionTreeNode
 from omp_session.store import DurabilityPolicy, Storage
 from omp_session.store.artifacts import ArtifactMethods
-from omp_session.store.fast_open import (
-    has_assistant,
-    index_for,
-    remember_index,
-    usage_of,
-)
+from omp_session.store.blobs import BlobSink
 from omp_session.store.file import FileStorage
 from omp_session.store.loading import is_session_header, parse_session, read_session_bytes
 from omp_session.store.memory import MemoryStorage
@@ -101,6 +97,7 @@ class SessionManager(
         storage: Storage,
         header: Entry,
         entries: Sequence[Entry] = (),
+        index: EntryIndex | None = None,
         ensured_on_disk: bool = False,
         flushed: bool = False,
         migrated_from: int | None = None,
@@ -125,7 +122,7 @@ class SessionManager(
         self._hold_writes = False
         self._title_revision = 0
         self._init_artifacts()
-        self._reset_state(header, entries, title_slot)
+        self._reset_state(header, entries, title_slot, index=index)
         self._ensured = ensured_on_disk
         self._flushed = flushed
         self._migrated_from = migrated_from
@@ -135,8 +132,15 @@ class SessionManager(
         )
 
     def _reset_state(
-        self, header: Entry, entries: Sequence[Entry], title_slot: TitleSlot | None = None
+        self,
+        header: Entry,
+        entries: Sequence[Entry],
+        title_slot: TitleSlot | None = None,
+        *,
+        index: EntryIndex | None = None,
     ) -> None:
+        """Start over with ``header`` and ``entries``; ``index``: the index over them when the
+        open path built one (the lazy index of an indexed file), else a ``SessionIndex`` is built."""
         self._header = header
         title = header.get("title")
         self._session_name: str | None = title if isinstance(title, str) else None
@@ -148,13 +152,13 @@ class SessionManager(
         directories = header.get("additionalDirectories")
         self._additional_directories: list[str] = list(directories) if isinstance(directories, list) else []
         self._rewrite_pending = False
-        self._index = index_for(entries)  # lazy for a file opened through its offset index
-        self._leaf: str | None = None
-        if entries:
-            last_id = entries[-1].get("id")
-            self._leaf = last_id if isinstance(last_id, str) else None
-        self._usage = usage_of(entries)
-        self._has_assistant = has_assistant(entries)
+        if index is None:
+            with gc_paused():  # right after a load: the collector would walk every new entry
+                index = SessionIndex(entries)
+        self._index: EntryIndex = index  # lazy for a file opened through its offset index
+        self._leaf: str | None = index.last_id()
+        self._usage = index.usage()
+        self._has_assistant = index.has_assistant()
         self._migrated_from = None
 
     @property
@@ -211,6 +215,7 @@ class SessionManager(
         dialect: DialectChoice = None,
         throw_if_missing: bool = False,
         runtime: Runtime | None = None,
+        blobs: BlobSink | None = None,
     ) -> SessionManager:
         """Open a session file. A missing or blank file starts a new session at that path (its header
         is written at once, as omp does); a file with a bad header raises ``CorruptSessionError`` and
@@ -226,7 +231,9 @@ class SessionManager(
         Either way, unless the runtime turns it off, a file of 256 KiB or more may get its
         offset-index cache written or extended, ``<agent dir>/cache/offsets/<hash>.idx`` (or
         deleted when it no longer matches the file): a cache apart from the session, see
-        docs/performance.md.
+        docs/performance.md. ``blobs`` is the blob store image references are resolved from
+        (default: the runtime's; :class:`~omp_session.store.blobs.UnresolvedBlobs` keeps the
+        references as written, which is what the viewer and the read-only tools use).
         """
         runtime = runtime if runtime is not None else Runtime()
         file_path = absolute(path)
@@ -237,7 +244,7 @@ class SessionManager(
         def open_it() -> OpenedFile:
             return open_file(
                 file_path,
-                runtime.blob_store(),
+                blobs if blobs is not None else runtime.blob_store(),
                 read_only=read_only,
                 durability=durability,
                 use_index=runtime.offset_index,
@@ -271,6 +278,7 @@ class SessionManager(
                 storage=opened.storage,
                 header=header,
                 entries=loaded.entries,
+                index=loaded.entry_index(),
                 ensured_on_disk=True,
                 flushed=True,
                 issues=loaded.issues,
@@ -284,8 +292,6 @@ class SessionManager(
             manager._read_offset = opened.read_offset
             if not read_only:  # a reader is not "using" the session in this terminal
                 runtime.remember_terminal_session(cwd, os.fspath(file_path))
-            if opened.data is not None and runtime.offset_index:
-                remember_index(file_path, opened.data, loaded, manager._usage.copy())
         except BaseException:
             opened.storage.close()  # never keep the lock of an open that failed (issue 11 item 7)
             raise

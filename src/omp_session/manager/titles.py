@@ -18,9 +18,8 @@ from omp_session.errors import ReadOnlySessionError
 from omp_session.format import entry_factory as make
 from omp_session.format.title_slot import TitleSlot, encode_slot
 from omp_session.manager.runtime import Runtime
-from omp_session.model.tree import SessionIndex
+from omp_session.model.tree import EntryIndex
 from omp_session.store import Storage
-from omp_session.store.lazy_index import LazySessionIndex
 
 __all__ = ["TitleMethods"]
 
@@ -43,7 +42,7 @@ class TitleMethods:
     _sealed: bool
     _read_only: bool
     _storage: Storage
-    _index: SessionIndex | LazySessionIndex
+    _index: EntryIndex
     _leaf: str | None
     _ensured: bool
     _flushed: bool

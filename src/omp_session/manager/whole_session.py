@@ -21,9 +21,8 @@ from omp_session.format.entries import CURRENT_VERSION
 from omp_session.format.transform import prepare_for_disk
 from omp_session.manager.runtime import Runtime
 from omp_session.manager.workspace import normalize_directories
-from omp_session.model.tree import SessionIndex
+from omp_session.model.tree import EntryIndex
 from omp_session.store import Storage
-from omp_session.store.lazy_index import LazySessionIndex
 from omp_session.store.moves import begin_move, finish_move
 from omp_session.store.paths import default_session_dir, session_file_path
 
@@ -69,7 +68,7 @@ class WholeSessionMethods:
     _read_only: bool
     _runtime: Runtime
     _storage: Storage
-    _index: SessionIndex | LazySessionIndex
+    _index: EntryIndex
     _cwd: str
     _session_dir: str
     _session_name: str | None
@@ -89,7 +88,14 @@ class WholeSessionMethods:
     def get_session_id(self) -> str:
         raise NotImplementedError
 
-    def _reset_state(self, header: Entry, entries: Sequence[Entry], title_slot: Any = None) -> None:
+    def _reset_state(
+        self,
+        header: Entry,
+        entries: Sequence[Entry],
+        title_slot: Any = None,
+        *,
+        index: EntryIndex | None = None,
+    ) -> None:
         raise NotImplementedError
 
     def _rewrite_all(self, extra: Entry | None = None) -> None:

@@ -13,14 +13,20 @@ docs/durability.md:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from omp_session.format.entries import is_assistant_entry
 from omp_session.format.ids import iso_to_ms
 from omp_session.gcpause import gc_paused
+from omp_session.model.usage import UsageStatistics
 
-__all__ = ["SessionIndex", "SessionTreeNode"]
+if TYPE_CHECKING:
+    from omp_session.dialects import ContextRules
+    from omp_session.model.context import SessionContext
+
+__all__ = ["EntryIndex", "SessionIndex", "SessionTreeNode"]
 
 Entry = dict[str, Any]
 
@@ -78,6 +84,65 @@ def apply_label(labels: dict[str, str], entry: Entry) -> None:
         labels.pop(target, None)
 
 
+class EntryIndex(Protocol):
+    """What a manager reads a session through, whoever holds the entries.
+
+    Two implementations: :class:`SessionIndex` (every entry in memory) and the lazy index of a file
+    opened through its offset index (:class:`omp_session.store.lazy_index.LazySessionIndex`), which
+    reads lines only when asked. Callers use this protocol and never ask which one they have.
+    """
+
+    @property
+    def entries(self) -> list[Entry]:
+        """Every entry in file order (the lazy index reads them all first)."""
+        ...
+
+    @property
+    def by_id(self) -> Mapping[str, Entry]:
+        """Entries by id (the last one for a duplicated id)."""
+        ...
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """Current label of each labelled entry, in the order a JS ``Map`` keeps."""
+        ...
+
+    def add(self, entry: Entry) -> None:
+        """Index one entry appended at the end of the file."""
+        ...
+
+    def get(self, entry_id: str | None) -> Entry | None: ...
+
+    def last_id(self) -> str | None:
+        """The id of the last entry in file order (the leaf after a load); ``None`` if it has none."""
+        ...
+
+    def branch(self, from_id: str | None) -> list[Entry]:
+        """Root→node path ending at ``from_id``; ``[]`` for an unknown or empty id."""
+        ...
+
+    def children(self, parent_id: str) -> list[Entry]: ...
+
+    def parent_of(self, entry: Entry) -> Entry | None:
+        """The parent as the tree sees it (``None`` for a root, an unknown, own or cycle-closing parent)."""
+        ...
+
+    def get_tree(self) -> list[SessionTreeNode]: ...
+
+    def context(self, leaf_id: str, rules: ContextRules | None = None) -> SessionContext:
+        """``context_from_path(branch(leaf_id), rules=rules)`` (default: omp 13.19's rules); the
+        lazy index reads only the lines it needs when the rules only replay state."""
+        ...
+
+    def usage(self) -> UsageStatistics:
+        """Usage totals over every entry (a new object the caller may keep adding to)."""
+        ...
+
+    def has_assistant(self) -> bool:
+        """Whether any entry is an assistant message (spec §7.2)."""
+        ...
+
+
 class SessionIndex:
     """Entries in file order plus the indices every read needs; appends are O(1)."""
 
@@ -85,12 +150,46 @@ class SessionIndex:
         self.entries: list[Entry] = []
         self.by_id: dict[str, Entry] = {}
         self.labels: dict[str, str] = {}
-        self._children: dict[str, list[str]] = {}
+        #: Child ids by parent id; ``None`` until first needed after a bulk build (``of_unique``).
+        self._children: dict[str, list[str]] | None = {}
         self._has_duplicates = False
         self._cycle_roots: set[str] | None = set()
         self._awaited: set[str] = set()  # parent ids named before an entry with that id arrived
         for entry in entries:
             self.add(entry)
+
+    @classmethod
+    def of_unique(
+        cls,
+        entries: list[Entry],
+        ids: list[str | None],
+        roots: Iterable[int],
+        awaited: Iterable[str],
+        labels: Iterable[Entry],
+    ) -> SessionIndex:
+        """The index of ``entries`` built in bulk, for entries known to have unique ids and parent
+        links that all name earlier entries (what an offset index guarantees, see
+        :mod:`omp_session.store.index_builder`): the same index as ``SessionIndex(entries)``
+        without the per-entry work, so that loading every entry costs little more than decoding.
+
+        ``ids``: each entry's id (``None`` where it has no string id); ``roots``: the positions of
+        the entries without a parent among them; ``awaited``: parent ids no entry has;
+        ``labels``: the label entries in file order.
+        """
+        index = cls()
+        by_id: dict[str | None, Entry] = dict(zip(ids, entries, strict=True))
+        by_id.pop(None, None)
+        index.entries, index.by_id, index._children = entries, cast("dict[str, Entry]", by_id), None
+        index._awaited = set(awaited)
+        # No link names a later entry, so the only cycles are self-parents (roots, as in ``add``).
+        index._cycle_roots = {
+            entry_id
+            for position in roots
+            if (entry_id := ids[position]) is not None and entries[position].get("parentId") == entry_id
+        }
+        for label in labels:
+            apply_label(index.labels, label)
+        return index
 
     # -- building ------------------------------------------------------------------------------
 
@@ -102,7 +201,7 @@ class SessionIndex:
             if entry_id in self.by_id:
                 self._has_duplicates = True
                 self._cycle_roots = None  # a replaced parent link may close a cycle
-            elif entry_id in self._children:
+            elif self._children is not None and entry_id in self._children:
                 self._cycle_roots = None  # earlier entries named this id as parent: may close a cycle
             elif entry_id in self._awaited:
                 self._cycle_roots = None  # an earlier entry's forward parent link may close a cycle
@@ -111,7 +210,8 @@ class SessionIndex:
             if parent is not None and parent not in self.by_id:
                 self._awaited.add(parent)
             if parent is not None and not self._has_duplicates:
-                self._children.setdefault(parent, []).append(entry_id)
+                if self._children is not None:
+                    self._children.setdefault(parent, []).append(entry_id)
                 if parent == entry_id and self._cycle_roots is not None:
                     self._cycle_roots.add(entry_id)
             elif parent is not None and self._cycle_roots is not None:
@@ -162,6 +262,9 @@ class SessionIndex:
         # Ids read from a damaged file may be any JSON value (a list is not even hashable).
         return self.by_id.get(entry_id) if entry_id and isinstance(entry_id, str) else None
 
+    def last_id(self) -> str | None:
+        return _entry_id(self.entries[-1]) if self.entries else None
+
     def branch(self, from_id: str | None) -> list[Entry]:
         """Root→node path ending at ``from_id``; ``[]`` for an unknown or empty id. O(depth)."""
         return self.path_to(self.get(from_id))
@@ -176,10 +279,28 @@ class SessionIndex:
         path.reverse()
         return path
 
+    def context(self, leaf_id: str, rules: ContextRules | None = None) -> SessionContext:
+        """The context of the path ending at ``leaf_id`` (spec §5)."""
+        # Imported here: context.py builds on this module (build_session_context indexes entries).
+        from omp_session.model.context import context_from_path
+
+        if rules is None:
+            return context_from_path(self.branch(leaf_id))
+        return context_from_path(self.branch(leaf_id), rules=rules)
+
+    def usage(self) -> UsageStatistics:
+        with gc_paused():
+            return UsageStatistics.of(self.entries)
+
+    def has_assistant(self) -> bool:
+        return any(is_assistant_entry(entry) for entry in self.entries)
+
     def children(self, parent_id: str) -> list[Entry]:
         """Entries whose ``parentId`` is ``parent_id``, in file order of first appearance."""
         if self._has_duplicates:
             return [e for e in self.by_id.values() if e.get("parentId") == parent_id]
+        if self._children is None:
+            self._children = _children_of(self.entries)
         return [self.by_id[child] for child in self._children.get(parent_id, ())]
 
     def get_tree(self) -> list[SessionTreeNode]:
@@ -206,6 +327,16 @@ class SessionIndex:
             if len(node.children) > 1:
                 _sort_by_timestamp(node.children)
         return roots
+
+
+def _children_of(entries: Iterable[Entry]) -> dict[str, list[str]]:
+    # What ``SessionIndex.add`` collects entry by entry (without duplicates).
+    children: dict[str, list[str]] = {}
+    for entry in entries:
+        entry_id, parent = _entry_id(entry), _parent_id(entry)
+        if entry_id is not None and parent is not None:
+            children.setdefault(parent, []).append(entry_id)
+    return children
 
 
 def _sort_by_timestamp(children: list[SessionTreeNode]) -> None:

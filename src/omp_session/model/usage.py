@@ -83,13 +83,39 @@ class UsageStatistics:
     def add_usage(self, usage: Any) -> None:
         if not isinstance(usage, dict):
             return
-        for key in _STRICT_KEYS:
-            value = _number(usage.get(key))
-            if value is None:
-                if key not in self.missing:
-                    self.missing.append(key)
-            else:
-                setattr(self, key, getattr(self, key) + value)
+        # Unrolled (this runs for every assistant message of every session opened or indexed);
+        # the same rule for each key of ``_STRICT_KEYS``: a number adds, anything else is missing.
+        get = usage.get
+        value = get("input")
+        number = value if type(value) is int or type(value) is float else _number(value)
+        if number is None:
+            self._missing("input")
+        else:
+            self.input += number
+        value = get("output")
+        number = value if type(value) is int or type(value) is float else _number(value)
+        if number is None:
+            self._missing("output")
+        else:
+            self.output += number
+        value = get("cacheRead")
+        number = value if type(value) is int or type(value) is float else _number(value)
+        if number is None:
+            self._missing("cacheRead")
+        else:
+            self.cacheRead += number
+        value = get("cacheWrite")
+        number = value if type(value) is int or type(value) is float else _number(value)
+        if number is None:
+            self._missing("cacheWrite")
+        else:
+            self.cacheWrite += number
+        value = get("totalTokens")
+        number = value if type(value) is int or type(value) is float else _number(value)
+        if number is None:
+            self._missing("totalTokens")
+        else:
+            self.totalTokens += number
         orchestration = usage.get("orchestration")
         if isinstance(orchestration, dict):
             for total, key in _ORCHESTRATION:
@@ -98,6 +124,10 @@ class UsageStatistics:
         cost = usage.get("cost")
         if isinstance(cost, dict):
             self.cost += _number(cost.get("total")) or 0
+
+    def _missing(self, key: str) -> None:
+        if key not in self.missing:
+            self.missing.append(key)
 
     def add_entry(self, entry: dict[str, Any]) -> None:
         usage, is_model_usage = _usage_of(entry)

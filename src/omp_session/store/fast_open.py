@@ -1,9 +1,15 @@
-"""The fast path of ``SessionManager.open``: open a large session through its offset index.
+"""The fast paths of ``SessionManager.open`` for large sessions, in the order ``opening.py``
+tries them (docs/performance.md, "How open reads a file"):
 
-``open_indexed`` returns ``None`` whenever it cannot serve the file exactly (no index, a stale or
-damaged one, a file that needs migration or has a shape the index does not model); the manager
-then loads the file in full as before and ``remember_index`` writes a fresh index for next time.
-The helpers at the end let the manager treat a lazily loaded session like a loaded one.
+1. ``open_indexed``: through the stored offset index (the warm open, reading a few lines);
+2. ``open_cold``: no usable index: one pass that decodes and indexes every line, writes the index
+   and serves the open from the decoded entries;
+3. otherwise the caller parses the file in full and ``remember_index`` stores an index if the
+   file can have one.
+
+Both fast paths return ``None`` whenever they cannot serve the file exactly (a stale or damaged
+index, a file that needs migration or has a shape the index does not model). The building
+helpers (``_build``, ``_extend``) come last.
 
 Internal module (part of ``SessionManager.open``); not part of the public API.
 """
@@ -12,21 +18,18 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from itertools import accumulate
 from pathlib import Path
 from typing import Any, NamedTuple, cast
 
 import orjson
 
-from omp_session.dialects import OMP_13_19, ContextRules
 from omp_session.errors import CorruptSessionError, SessionChangedError
 from omp_session.format.codec import DecodedFile, LineIssue, decode_lines
-from omp_session.format.entries import CURRENT_VERSION, is_assistant_entry
+from omp_session.format.entries import CURRENT_VERSION
 from omp_session.format.migrate import header_version
-from omp_session.format.title_slot import fold_into_header, split_slot
+from omp_session.format.title_slot import TitleSlot, fold_into_header, split_slot
 from omp_session.gcpause import gc_paused
-from omp_session.model.context import SessionContext, context_from_path
-from omp_session.model.tree import SessionIndex
 from omp_session.model.usage import UsageStatistics
 from omp_session.store import offset_index
 from omp_session.store.file import FileStorage
@@ -37,15 +40,7 @@ from omp_session.store.loading import LoadedSession, is_session_header
 from omp_session.store.offset_index import OffsetIndex, fingerprint, read_index, write_index
 from omp_session.store.regular import open_regular
 
-__all__ = [
-    "IndexedOpen",
-    "context_at",
-    "has_assistant",
-    "index_for",
-    "open_indexed",
-    "remember_index",
-    "usage_of",
-]
+__all__ = ["IndexedOpen", "open_cold", "open_indexed", "remember_index"]
 
 Entry = dict[str, Any]
 _FALLBACK = (
@@ -67,143 +62,6 @@ class IndexedOpen(NamedTuple):
 
     loaded: LoadedSession
     read_offset: int
-
-
-# -- building ------------------------------------------------------------------------------------
-
-
-def _issue_row(issue: LineIssue, line_shift: int = 0, offset_shift: int = 0) -> list[Any]:
-    return [issue.line + line_shift, issue.offset + offset_shift, issue.reason, issue.skipped, issue.preview]
-
-
-def _build(
-    data: bytes,
-    decoded: DecodedFile,
-    covered: int,
-    version: int,
-    usage: UsageStatistics | None,
-    file_id: list[int],
-) -> OffsetIndex:
-    lines = data.count(b"\n", 0, covered)
-    builder = IndexBuilder(usage)
-    header = (0, 0)
-    numbers = decoded.line_numbers
-    if not numbers or numbers[0] > lines:
-        raise ComplexSession("the header line is not complete yet")
-    with gc_paused():
-        for number, (record, (offset, length)) in enumerate(
-            zip(decoded.records, line_spans(data, numbers), strict=True)
-        ):
-            if numbers[number] > lines:
-                break  # the last line has no newline yet: not covered
-            if number == 0:
-                skip = len(b"\xef\xbb\xbf") if decoded.has_bom and numbers[0] == 1 else 0
-                header = (offset + skip, length - skip)
-            else:
-                builder.add(record, offset, length)
-    meta = {
-        "covered": covered,
-        "lines": lines,
-        "header": list(header),
-        "fingerprint": fingerprint(lambda n, at: data[at : at + n], covered, data[header[0] : sum(header)]),
-        "markers": Markers.of(data, covered).to_list(),
-        "marked": marked_lines(data, 0, covered, builder.offsets, builder.lengths, 0),
-        "issues": [_issue_row(issue) for issue in decoded.issues if issue.offset < covered],
-        "version": version,
-        "file": file_id,
-        "complex": None,
-    }
-    return OffsetIndex.from_builder(builder, meta)
-
-
-def remember_index(path: Path, data: bytes, loaded: LoadedSession, usage: UsageStatistics) -> None:
-    """After a full load of ``data``, store an offset index for the next ``open`` (best effort).
-
-    ``usage`` is the usage total of the loaded entries (the manager has just added it up)."""
-    covered = data.rfind(b"\n") + 1
-    decoded = loaded.decoded
-    if len(data) < offset_index.MIN_INDEXED_BYTES or decoded is None or covered == 0:
-        return
-    version = header_version(loaded.header)
-    if loaded.migrated_from is not None or version < CURRENT_VERSION:
-        return  # the first write rewrites the file anyway
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return
-    if stat.st_size != len(data):
-        return  # changed since it was read: this index would describe the wrong file
-    existing = read_index(path)
-    if existing is not None and existing.meta.get("complex") and existing.covered == covered:
-        return  # known not to be indexable: building again would find the same
-    try:
-        # The totals cover the whole file; a last line without newline is not covered: count again.
-        counted = usage.copy() if covered == len(data) else None
-        index = _build(data, decoded, covered, version, counted, [stat.st_dev, stat.st_ino])
-    except ComplexSession as exc:
-        index = OffsetIndex.from_builder(IndexBuilder(), {"covered": covered, "complex": str(exc)})
-    except (OverflowError, ValueError):
-        return  # beyond the format (a line over 4 GB): such a file is simply loaded in full
-    write_index(path, index)
-
-
-def _builder_from(index: OffsetIndex) -> IndexBuilder:
-    builder = IndexBuilder()
-    builder.offsets, builder.lengths = list(index.offsets), list(index.lengths)
-    builder.parents, builder.state_ids = list(index.parents), list(index.state_ids)
-    builder.defaults = list(index.defaults)
-    builder.ids = index.all_ids()
-    ends = index.id_ends
-    builder.id_sizes = [ends[p] - (ends[p - 1] + 1 if p else 0) for p in range(len(index))]
-    builder.states = [State.from_json(part) for part in index.state_blob.split(b"\n")]
-    builder._state_numbers = {state: number for number, state in enumerate(builder.states)}
-    positions: dict[Any, int] = dict(zip(builder.ids, range(len(index)), strict=True))
-    positions.pop(None, None)
-    builder.id_positions = positions
-    meta = index.meta
-    builder.dangling, builder.labels = set(meta["dangling"]), list(meta["labels"])
-    builder.kept = {int(c): int(k) for c, k in meta["kept"]}
-    builder.usage = UsageStatistics.from_state(json.loads(meta["usage"]))
-    builder.has_assistant = bool(meta["has_assistant"])
-    return builder
-
-
-def _decode_after(data: bytes) -> DecodedFile:
-    # A leading blank line keeps decode_lines from taking a BOM in ``data`` as the file's own BOM;
-    # its BLANK issue (always the first) is dropped by the callers.
-    return decode_lines(b"\n" + data)
-
-
-def _extend(path: Path, index: OffsetIndex, chunk: bytes, fd: int, header_line: bytes) -> OffsetIndex:
-    """Index the complete lines appended since ``index`` was written; store and return it."""
-    decoded = _decode_after(chunk)
-    base = index.covered - 1
-    builder = _builder_from(index)
-    try:
-        with gc_paused():
-            spans = line_spans(b"\n" + chunk, decoded.line_numbers)
-            for record, (offset, length) in zip(decoded.records, spans, strict=True):
-                builder.add(record, base + offset, length)
-    except ComplexSession as exc:
-        write_index(path, OffsetIndex.from_builder(IndexBuilder(), {"covered": 0, "complex": str(exc)}))
-        raise
-    covered = index.covered + len(chunk)
-    issues = index.meta["issues"] + [_issue_row(i, index.lines - 1, base) for i in decoded.issues[1:]]
-    markers = Markers(*index.meta["markers"]).merged(Markers.of(chunk))
-    meta = {
-        **{key: index.meta[key] for key in ("header", "version", "file")},
-        "covered": covered,
-        "lines": index.lines + chunk.count(b"\n"),
-        "fingerprint": fingerprint(lambda n, at: os.pread(fd, n, at), covered, header_line),
-        "markers": markers.to_list(),
-        "marked": index.meta["marked"]
-        + marked_lines(b"\n" + chunk, 1, len(chunk) + 1, builder.offsets, builder.lengths, base),
-        "issues": issues,
-        "complex": None,
-    }
-    extended = OffsetIndex.from_builder(builder, meta)
-    write_index(path, extended)
-    return extended
 
 
 # -- opening -------------------------------------------------------------------------------------
@@ -259,63 +117,277 @@ def _open_with(
     if cut:
         index = _extend(path, index, rest[:cut], fd, header_line)
     tail = rest[cut:]
-    markers = Markers(*index.meta["markers"]).merged(Markers.of(tail))
-    store = LazyStore(path, fd, index, storage.blobs, markers)
+    store = LazyStore(
+        path, fd, index, storage.blobs, Markers(*index.meta["markers"]).merged(Markers.of(tail))
+    )
     holder.append(store)
-    lazy = LazySessionIndex(store)
     usage = UsageStatistics.from_state(json.loads(index.meta["usage"]))
-    has_assistant = bool(index.meta["has_assistant"])
-    issues = index.issues()
-    if tail:
-        decoded = _decode_after(tail)
-        issues += [LineIssue(*_issue_row(i, index.lines - 1, covered + cut - 1)) for i in decoded.issues[1:]]
-        for record in decoded.records:
-            store.transform(record, tail)
-            lazy.add(record)
-            usage.add_entry(record)
-            has_assistant = has_assistant or is_assistant_entry(record)
     # FileStorage.read() records what it read, to refuse rewrites over someone else's changes;
     # we read through our own descriptor, so record the same state it would have.
     storage.adopt_read_state(stat)
+    return _opened(header, store, usage, bool(index.meta["has_assistant"]), tail, stat.st_size, slot)
+
+
+def open_cold(path: Path, data: bytes, storage: FileStorage) -> IndexedOpen | None:
+    """Open a large file without an index in one pass over ``data`` (the whole file, just read):
+    decode every line and index it in the same loop, store the index for the next ``open`` and
+    serve this one lazily from the decoded entries (the lines after the first are decoded once).
+
+    ``None`` for anything but a plain current-version file (a blank, malformed or non-object line,
+    a BOM, a file that needs migration, a shape the index does not model): it is then loaded with
+    ``parse_session`` and indexed by ``remember_index``, as before this path existed.
+    """
+    covered = data.rfind(b"\n") + 1
+    if len(data) < offset_index.MIN_INDEXED_BYTES or covered == 0:
+        return None
+    slot, header_start = split_slot(data)  # an omp 18 title slot comes before the header
+    header_end = data.find(b"\n", header_start)
+    tail = data[covered:]  # b"" when the file ends with a newline
+    if header_end < 0:
+        return None
+    try:
+        header = orjson.loads(data[header_start:header_end])
+        if not is_session_header(header) or header_version(header) < CURRENT_VERSION:
+            return None
+        stat = os.stat(path)
+        if stat.st_size != len(data):
+            return None  # changed since it was read: the index would describe another file
+        header_span = (header_start, header_end - header_start)
+        if slot is not None:
+            fold_into_header(header, slot)
+        builder = IndexBuilder()
+        with gc_paused():  # the entries are acyclic: see gcpause.py
+            entries, lengths = _decode_lines(data, header_end + 1, covered)
+            # Offsets in C too: each line starts one byte (its newline) after the previous one ends.
+            offsets = list(accumulate(map((1).__add__, lengths[:-1]), initial=header_end + 1))
+            del offsets[len(lengths) :]  # no entry line at all: not even the first offset
+            builder.add_all(entries, offsets, lengths)
+        line_count = len(lengths) + (2 if slot is not None else 1)
+        meta = _meta(data, covered, header_span, builder, [], [stat.st_dev, stat.st_ino], lines=line_count)
+        index = OffsetIndex.from_builder(builder, meta)
+    except (orjson.JSONDecodeError, AttributeError, ComplexSession, OverflowError, OSError):
+        # AttributeError: a line that is not an object (it has no ``get``).
+        return None
+    write_index(path, index)
+    try:
+        fd = open_regular(path)
+    except (OSError, CorruptSessionError):
+        return None
+    markers = Markers(*meta["markers"]).merged(Markers.of(tail))
+    store = LazyStore(path, fd, index, storage.blobs, markers, entries, builder.id_positions)
+    try:
+        for position in store.marked:  # what parse_session's transforms change (lazy_store.py)
+            offset = index.offsets[position]
+            store.transform(entries[position], data[offset : offset + index.lengths[position]])
+        return _opened(header, store, builder.usage, builder.has_assistant, tail, len(data), slot)
+    except BaseException:
+        store.close()
+        raise
+
+
+#: Bytes split into lines at a time by the cold open (a copy of all of them would cost a file size).
+_DECODE_CHUNK = 8 << 20
+
+
+def _decode_lines(data: bytes, start: int, end: int) -> tuple[list[Entry], list[int]]:
+    """The values of the lines of ``data[start:end]`` (which ends with a newline) and their
+    lengths: split and decoded chunk by chunk, the per-line loops in C (``map``)."""
+    entries: list[Entry] = []
+    lengths: list[int] = []
+    while start < end:
+        stop = (
+            data.rfind(b"\n", start, min(start + _DECODE_CHUNK, end)) + 1
+            if start + _DECODE_CHUNK < end
+            else end
+        )
+        if stop <= start:  # one line longer than a chunk
+            stop = data.find(b"\n", start, end) + 1
+        lines = data[start : stop - 1].split(b"\n")
+        entries.extend(map(orjson.loads, lines))
+        lengths.extend(map(len, lines))
+        start = stop
+    return entries, lengths
+
+
+def _opened(
+    header: Entry,
+    store: LazyStore,
+    usage: UsageStatistics,
+    has_assistant: bool,
+    tail: bytes,
+    size: int,
+    slot: TitleSlot | None,
+) -> IndexedOpen:
+    """The ``IndexedOpen`` of ``store`` plus ``tail``, a last line without its newline yet (read
+    leniently, as ``parse_session`` would, and kept out of the index until it is complete)."""
+    index = store.index
+    lazy = LazySessionIndex(store, usage, has_assistant)
+    issues = index.issues()
+    if tail:
+        decoded = _decode_after(tail)
+        shift = index.covered - 1
+        issues += [LineIssue(*_issue_row(i, index.lines - 1, shift)) for i in decoded.issues[1:]]
+        for record in decoded.records:
+            store.transform(record, tail)
+            lazy.add(record)
     # Only SessionManager.open consumes this LoadedSession, and it reads ``entries`` as a Sequence.
-    entries = cast("list[Entry]", LazyEntries(lazy, usage, has_assistant))
-    loaded = LoadedSession(header, entries, None, issues, None, stat.st_size, slot)
-    return IndexedOpen(loaded, covered + cut)
+    entries = cast("list[Entry]", LazyEntries(lazy))
+    loaded = LoadedSession(header, entries, None, issues, None, size, slot, index=lazy)
+    return IndexedOpen(loaded, index.covered)
 
 
-# -- the manager's view of a loaded session ------------------------------------------------------
+# -- building ------------------------------------------------------------------------------------
 
 
-def index_for(entries: Sequence[Entry]) -> SessionIndex | LazySessionIndex:
-    """The index a manager keeps: the lazy one of a lazily opened file, else a ``SessionIndex``."""
-    if isinstance(entries, LazyEntries):
-        return entries.lazy_index
-    with gc_paused():  # right after a load: the collector would walk every new entry (gcpause.py)
-        return SessionIndex(entries)
+def _issue_row(issue: LineIssue, line_shift: int = 0, offset_shift: int = 0) -> list[Any]:
+    return [issue.line + line_shift, issue.offset + offset_shift, issue.reason, issue.skipped, issue.preview]
 
 
-def usage_of(entries: Sequence[Entry]) -> UsageStatistics:
-    """Usage totals over ``entries`` (without reading them for a lazily opened file)."""
-    if isinstance(entries, LazyEntries):
-        return entries.usage.copy()
+def _build(
+    data: bytes,
+    decoded: DecodedFile,
+    covered: int,
+    version: int,
+    file_id: list[int],
+) -> OffsetIndex:
+    lines = data.count(b"\n", 0, covered)
+    builder = IndexBuilder()
+    header = (0, 0)
+    numbers = decoded.line_numbers
+    if not numbers or numbers[0] > lines:
+        raise ComplexSession("the header line is not complete yet")
     with gc_paused():
-        return UsageStatistics.of(entries)
+        for number, (record, (offset, length)) in enumerate(
+            zip(decoded.records, line_spans(data, numbers), strict=True)
+        ):
+            if numbers[number] > lines:
+                break  # the last line has no newline yet: not covered
+            if number == 0:
+                skip = len(b"\xef\xbb\xbf") if decoded.has_bom and numbers[0] == 1 else 0
+                header = (offset + skip, length - skip)
+            else:
+                builder.add(record, offset, length)
+    issues = [_issue_row(issue) for issue in decoded.issues if issue.offset < covered]
+    return OffsetIndex.from_builder(builder, _meta(data, covered, header, builder, issues, file_id, version))
 
 
-def has_assistant(entries: Sequence[Entry]) -> bool:
-    """Whether any entry is an assistant message (spec §7.2)."""
-    if isinstance(entries, LazyEntries):
-        return entries.has_assistant
-    return any(is_assistant_entry(entry) for entry in entries)
+def _meta(
+    data: bytes,
+    covered: int,
+    header: tuple[int, int],
+    builder: IndexBuilder,
+    issues: list[list[Any]],
+    file_id: list[int],
+    version: int = CURRENT_VERSION,
+    lines: int | None = None,
+) -> dict[str, Any]:
+    # The file-level part of a new index of ``data[:covered]`` (the header line at ``header``),
+    # ``lines`` its number of lines when the caller has counted them.
+    markers = Markers.of(data, covered)
+    return {
+        "covered": covered,
+        "lines": data.count(b"\n", 0, covered) if lines is None else lines,
+        "header": list(header),
+        "fingerprint": fingerprint(lambda n, at: data[at : at + n], covered, data[header[0] : sum(header)]),
+        "markers": markers.to_list(),
+        # The lines a transform may change; without any marker, none (and no scan for them).
+        "marked": marked_lines(data, 0, covered, builder.offsets, builder.lengths, 0)
+        if markers.any
+        else None,
+        "issues": issues,
+        "version": version,
+        "file": file_id,
+        "complex": None,
+    }
 
 
-def context_at(
-    index: SessionIndex | LazySessionIndex, leaf_id: str, rules: ContextRules = OMP_13_19.context
-) -> SessionContext:
-    """``context_from_path(index.branch(leaf_id))``, reading as little as possible.
+def remember_index(path: Path, data: bytes, loaded: LoadedSession) -> None:
+    """After a full load of ``data``, store an offset index for the next ``open`` (best effort)."""
+    covered = data.rfind(b"\n") + 1
+    decoded = loaded.decoded
+    if len(data) < offset_index.MIN_INDEXED_BYTES or decoded is None or covered == 0:
+        return
+    version = header_version(loaded.header)
+    if loaded.migrated_from is not None or version < CURRENT_VERSION:
+        return  # the first write rewrites the file anyway
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return
+    if stat.st_size != len(data):
+        return  # changed since it was read: this index would describe the wrong file
+    existing = read_index(path)
+    if existing is not None and existing.meta.get("complex") and existing.covered == covered:
+        return  # known not to be indexable: building again would find the same
+    try:
+        index = _build(data, decoded, covered, version, [stat.st_dev, stat.st_ino])
+    except ComplexSession as exc:
+        index = OffsetIndex.from_builder(IndexBuilder(), {"covered": covered, "complex": str(exc)})
+    except (OverflowError, ValueError):
+        return  # beyond the format (a line over 4 GB): such a file is simply loaded in full
+    write_index(path, index)
 
-    The offset index precomputes the state scan of rules that only replay state; other rules
-    (omp 18's reset boundaries and filters) read the whole path."""
-    if isinstance(index, LazySessionIndex) and not rules.needs_full_path:
-        return index.context(leaf_id)
-    return context_from_path(index.branch(leaf_id), rules=rules)
+
+def _builder_from(index: OffsetIndex) -> IndexBuilder:
+    builder = IndexBuilder()
+    builder.offsets, builder.lengths = list(index.offsets), list(index.lengths)
+    builder.parents, builder.state_ids = list(index.parents), list(index.state_ids)
+    builder.defaults = list(index.defaults)
+    builder.ids = index.all_ids()
+    builder.states = [State.from_json(part) for part in index.state_blob.split(b"\n")]
+    builder._state_numbers = {state: number for number, state in enumerate(builder.states)}
+    positions: dict[Any, int] = dict(zip(builder.ids, range(len(index)), strict=True))
+    positions.pop(None, None)
+    builder.id_positions = positions
+    meta = index.meta
+    builder.dangling, builder.labels = set(meta["dangling"]), list(meta["labels"])
+    builder.kept = {int(c): int(k) for c, k in meta["kept"]}
+    builder.usage = UsageStatistics.from_state(json.loads(meta["usage"]))
+    builder.has_assistant = bool(meta["has_assistant"])
+    return builder
+
+
+def _decode_after(data: bytes) -> DecodedFile:
+    # A leading blank line keeps decode_lines from taking a BOM in ``data`` as the file's own BOM;
+    # its BLANK issue (always the first) is dropped by the callers.
+    return decode_lines(b"\n" + data)
+
+
+def _marked_after(
+    marked: list[int] | None, chunk: bytes, builder: IndexBuilder, base: int
+) -> list[int] | None:
+    # The marked lines of the index extended by ``chunk``; ``None`` stays ``None`` (see LazyStore).
+    if marked is None:
+        return None
+    return marked + marked_lines(b"\n" + chunk, 1, len(chunk) + 1, builder.offsets, builder.lengths, base)
+
+
+def _extend(path: Path, index: OffsetIndex, chunk: bytes, fd: int, header_line: bytes) -> OffsetIndex:
+    """Index the complete lines appended since ``index`` was written; store and return it."""
+    decoded = _decode_after(chunk)
+    base = index.covered - 1
+    builder = _builder_from(index)
+    try:
+        with gc_paused():
+            spans = line_spans(b"\n" + chunk, decoded.line_numbers)
+            for record, (offset, length) in zip(decoded.records, spans, strict=True):
+                builder.add(record, base + offset, length)
+    except ComplexSession as exc:
+        write_index(path, OffsetIndex.from_builder(IndexBuilder(), {"covered": 0, "complex": str(exc)}))
+        raise
+    covered = index.covered + len(chunk)
+    issues = index.meta["issues"] + [_issue_row(i, index.lines - 1, base) for i in decoded.issues[1:]]
+    markers = Markers(*index.meta["markers"]).merged(Markers.of(chunk))
+    meta = {
+        **{key: index.meta[key] for key in ("header", "version", "file")},
+        "covered": covered,
+        "lines": index.lines + chunk.count(b"\n"),
+        "fingerprint": fingerprint(lambda n, at: os.pread(fd, n, at), covered, header_line),
+        "markers": markers.to_list(),
+        "marked": _marked_after(index.meta["marked"], chunk, builder, base),
+        "issues": issues,
+        "complex": None,
+    }
+    extended = OffsetIndex.from_builder(builder, meta)
+    write_index(path, extended)
+    return extended

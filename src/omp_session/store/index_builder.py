@@ -104,24 +104,22 @@ def _with_rules(state: State, entry: Entry, position: int) -> State:
 class IndexBuilder:
     """Accumulates the columns of an offset index; ``add`` one entry at a time in file order."""
 
-    def __init__(self, usage: UsageStatistics | None = None) -> None:
-        """``usage``: the totals over every entry when the caller has them already (then entries
-        added are not counted again); ``None`` counts them from the entries."""
+    def __init__(self) -> None:
         self.offsets: list[int] = []
         self.lengths: list[int] = []
         self.parents: list[int] = []
         self.state_ids: list[int] = []
         self.defaults: list[int] = []
         self.ids: list[str | None] = []  # the id of each entry (None: none that is a string)
-        self.id_sizes: list[int] = []  # bytes of each id written as JSON
         self.states: list[State] = [EMPTY_STATE]
         self._state_numbers: dict[State, int] = {EMPTY_STATE: 0}
+        #: State numbers an assistant message leaves unchanged (their "default" slot exists).
+        self._after_assistant: dict[int, int] = {}
         self.id_positions: dict[str, int] = {}
         self.dangling: set[str] = set()  # parent ids named before any entry had them
         self.labels: list[int] = []
         self.kept: dict[int, int] = {}  # compaction position -> position of its first kept entry
-        self._count_usage = usage is None
-        self.usage = usage if usage is not None else UsageStatistics()
+        self.usage = UsageStatistics()
         self.has_assistant = False
 
     def __len__(self) -> int:
@@ -134,53 +132,79 @@ class IndexBuilder:
             self.states.append(state)
         return number
 
-    def _parent_position(self, entry_id: str | None, parent: Any) -> int:
-        if not isinstance(parent, str) or not parent or parent == entry_id:
-            return -1  # a root (null, empty, non-string or self parent), as SessionIndex walks it
-        position = self.id_positions.get(parent, -1)
-        if position < 0:
-            self.dangling.add(parent)
-        return position
-
     def add(self, entry: Entry, offset: int, length: int) -> None:
         """Index one entry whose line starts at ``offset`` and is ``length`` bytes (no newline)."""
-        position = len(self.offsets)
-        raw_id = entry.get("id")
-        entry_id = raw_id if isinstance(raw_id, str) else None
-        if entry_id is not None and (entry_id in self.id_positions or entry_id in self.dangling):
-            raise ComplexSession("duplicate id or a parent named before its entry")
-        parent = self._parent_position(entry_id, entry.get("parentId"))
-        if parent >= 0:
-            number, default = self.state_ids[parent], self.defaults[parent]
-        else:
-            number, default = 0, -1
-        before = self.states[number]
-        state, default = self._apply(entry, position, before, default)
-        if state is not before:  # most entries change nothing: no need to hash the state
-            number = self.state_number(state)
-        if entry_id is not None:
-            self.id_positions[entry_id] = position
-        self.ids.append(entry_id)
-        self.id_sizes.append(_json_size(entry_id))
-        self.offsets.append(offset)
-        self.lengths.append(length)
-        self.parents.append(parent)
-        self.state_ids.append(number)
-        self.defaults.append(default)
-        if self._count_usage:
-            self.usage.add_entry(entry)
+        self.add_all([entry], [offset], [length])
 
-    def _apply(self, entry: Entry, position: int, state: State, default: int) -> tuple[State, int]:
-        """The state after ``entry`` (mirrors ``context._scan_state`` branch for branch, for the
-        types of ``CONTEXT_STATE_ENTRY_TYPES``; ``HANDLED_STATE_ENTRY_TYPES`` lists them again so
-        a test notices when the two drift apart)."""
-        kind = entry.get("type")
-        if kind == "message":
-            message = entry.get("message")
-            if isinstance(message, dict) and message.get("role") == "assistant":
-                self.has_assistant = True
-                return _with_model(state, "default", position, True), position
-        elif kind == "thinking_level_change":
+    def add_all(self, entries: Sequence[Entry], offsets: Sequence[int], lengths: Sequence[int]) -> None:
+        """``add`` each entry (in file order) with the offset and length of its line.
+
+        One loop with the per-entry work inlined: this is the hot path of a cold open. Only entries
+        that change the state call out. ``AttributeError`` for a value that is not an object.
+        """
+        parents, state_ids, defaults, ids = self.parents, self.state_ids, self.defaults, self.ids
+        id_positions, dangling, states, apply = self.id_positions, self.dangling, self.states, self._apply
+        add_usage, after_assistant = self.usage.add_entry, self._after_assistant
+        position = len(ids)
+        for entry in entries:
+            raw_id = entry.get("id")
+            entry_id = raw_id if isinstance(raw_id, str) else None
+            if entry_id is not None and (entry_id in id_positions or entry_id in dangling):
+                raise ComplexSession("duplicate id or a parent named before its entry")
+            raw_parent = entry.get("parentId")
+            # A root: null, empty, non-string or self parent, as SessionIndex walks it.
+            parent = -1
+            if isinstance(raw_parent, str) and raw_parent and raw_parent != entry_id:
+                parent = id_positions.get(raw_parent, -1)
+                if parent < 0:
+                    dangling.add(raw_parent)
+            if parent >= 0:
+                number, default = state_ids[parent], defaults[parent]
+            else:
+                number, default = 0, -1
+            kind = entry.get("type")
+            if kind == "message":
+                message = entry.get("message")
+                if isinstance(message, dict):
+                    role = message.get("role")
+                    if role == "assistant":
+                        self.has_assistant = True
+                        default = position
+                        after = after_assistant.get(number)
+                        if after is None:
+                            before = states[number]
+                            slotted = _with_model(before, "default", position, True)
+                            if slotted is before:  # the "default" slot exists: the same for any position
+                                after = after_assistant[number] = number
+                            else:  # a new slot records this position as its first setter
+                                after = self.state_number(slotted)
+                        number = after
+                        add_usage(entry)
+                    elif role == "toolResult":
+                        add_usage(entry)
+            elif kind == "model_usage":  # omp 18's spend entries (UsageStatistics.add_entry)
+                add_usage(entry)
+            elif isinstance(kind, str) and kind in _STATEFUL:
+                before = states[number]
+                state, default = apply(entry, kind, position, before, default)
+                if state is not before:  # most entries change nothing: no need to hash the state
+                    number = self.state_number(state)
+            if entry_id is not None:
+                id_positions[entry_id] = position
+            ids.append(entry_id)
+            parents.append(parent)
+            state_ids.append(number)
+            defaults.append(default)
+            position += 1
+        self.offsets.extend(offsets)
+        self.lengths.extend(lengths)
+
+    def _apply(self, entry: Entry, kind: str, position: int, state: State, default: int) -> tuple[State, int]:
+        """The state after ``entry``, of a kind in ``_STATEFUL`` (with the assistant-message case in
+        ``add_all``, this mirrors ``context._scan_state`` branch for branch, for the types of
+        ``CONTEXT_STATE_ENTRY_TYPES``; ``HANDLED_STATE_ENTRY_TYPES`` lists them again so a test
+        notices when the two drift apart)."""
+        if kind == "thinking_level_change":
             state = state._replace(thinking=position)
         elif kind == "model_change":
             if entry.get("model"):
@@ -226,16 +250,9 @@ HANDLED_STATE_ENTRY_TYPES = frozenset(
 )
 
 
-def _json_size(entry_id: str | None) -> int:
-    # Bytes of the id as orjson writes it (the id column is one orjson.dumps of all ids).
-    if entry_id is None:
-        return 4  # null
-    if entry_id.isascii() and entry_id.isprintable() and '"' not in entry_id and "\\" not in entry_id:
-        return len(entry_id) + 2  # as is, between quotes
-    try:
-        return len(orjson.dumps(entry_id))
-    except TypeError:
-        raise ComplexSession("id orjson cannot write (lone surrogate)") from None
+#: Entry types ``_apply`` handles: the state types but ``message`` (inlined in ``add_all``), and
+#: labels (recorded for the file-wide label table).
+_STATEFUL = (HANDLED_STATE_ENTRY_TYPES - {"message"}) | {"label"}
 
 
 def line_spans(data: bytes, line_numbers: Sequence[int], start_line: int = 1) -> Iterator[tuple[int, int]]:

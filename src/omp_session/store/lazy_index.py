@@ -17,7 +17,9 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar, cast, overload
 
+from omp_session.dialects import ContextRules
 from omp_session.errors import SessionChangedError
+from omp_session.format.entries import is_assistant_entry
 from omp_session.gcpause import gc_paused
 from omp_session.model.context import SessionContext, context_from_path
 from omp_session.model.tree import SessionIndex, SessionTreeNode, apply_label
@@ -51,8 +53,11 @@ def _falls_back(method: _Method) -> _Method:
 class LazySessionIndex:
     """Same reads and ``add`` as ``SessionIndex``; the leaf's context needs only a few lines."""
 
-    def __init__(self, store: LazyStore) -> None:
+    def __init__(self, store: LazyStore, usage: UsageStatistics, has_assistant: bool) -> None:
+        """``usage``/``has_assistant``: over the indexed entries (the offset index holds them)."""
         self._store = store
+        self._usage = usage
+        self._has_assistant = has_assistant
         self._size = len(store)
         self._full: SessionIndex | None = None
         self._extra: list[Entry] = []
@@ -62,6 +67,12 @@ class LazySessionIndex:
         self._labels: dict[str, str] | None = None
         self._kept = {int(c): int(k) for c, k in store.index.meta["kept"]}
         self._ids = _LazyIds(self)
+
+    @property
+    def opened_cold(self) -> bool:
+        """Whether the open decoded every line (the one-pass cold open) rather than reading them
+        through a stored offset index."""
+        return self._store.opened_cold
 
     @property
     def materialized(self) -> bool:
@@ -78,10 +89,16 @@ class LazySessionIndex:
 
     def _materialize(self) -> SessionIndex:
         if self._full is None:
+            store, meta = self._store, self._store.index.meta
             with gc_paused():
-                entries = self._store.all_entries()
-                entries.extend(self._extra)
-                self._full = SessionIndex(entries)
+                entries = store.all_entries()
+                parents = store.index.parents
+                roots = [position for position in range(len(parents)) if parents[position] < 0]
+                labels = [entries[position] for position in meta["labels"]]
+                full = SessionIndex.of_unique(entries, store.ids(), roots, meta["dangling"], labels)
+                for entry in self._extra:
+                    full.add(entry)
+                self._full = full
             self._store.close()
             self._extra, self._extra_parents, self._extra_ids = [], [], {}
         return self._full
@@ -112,8 +129,16 @@ class LazySessionIndex:
             self._labels = labels
         return self._labels
 
+    def usage(self) -> UsageStatistics:
+        return self._usage.copy()
+
+    def has_assistant(self) -> bool:
+        return self._has_assistant
+
     def add(self, entry: Entry) -> None:
         """Index one entry appended at the end of the file."""
+        self._usage.add_entry(entry)
+        self._has_assistant = self._has_assistant or is_assistant_entry(entry)
         if self._full is not None:
             self._full.add(entry)
             return
@@ -142,6 +167,15 @@ class LazySessionIndex:
             return self._full.get(entry_id)
         position = self._find(entry_id) if entry_id else None
         return None if position is None else self._entry_at(position)
+
+    @_falls_back
+    def last_id(self) -> str | None:
+        if self._full is not None:
+            return self._full.last_id()
+        if self._extra:
+            last = self._extra[-1].get("id")
+            return last if isinstance(last, str) else None
+        return self._store.last_id()
 
     @_falls_back
     def branch(self, from_id: str | None) -> list[Entry]:
@@ -211,7 +245,7 @@ class LazySessionIndex:
     # -- context ------------------------------------------------------------------------------
 
     @_falls_back
-    def context(self, leaf_id: str | None) -> SessionContext:
+    def context(self, leaf_id: str, rules: ContextRules | None = None) -> SessionContext:
         """``context_from_path(branch(leaf_id))``, reading only the lines it depends on.
 
         The state is replayed over the entries the index names for the path's state (see
@@ -219,16 +253,21 @@ class LazySessionIndex:
         kept entry of the last compaction and the leaf; entries added since the index was written
         are part of both. ``context_from_path`` gives the same result for these as for the path.
         """
+        if rules is not None and rules.needs_full_path:
+            # omp 18's reset boundaries and filters read the whole path, not only its state.
+            return context_from_path(self.branch(leaf_id), rules=rules)
         if self._full is not None:
-            return context_from_path(self._full.branch(leaf_id))
+            return self._full.context(leaf_id, rules)
         position = self._find(leaf_id) if leaf_id else None
         if position is None:
-            return context_from_path([])
+            return context_from_path([]) if rules is None else context_from_path([], rules=rules)
         with gc_paused():  # until the context is built: its objects are all acyclic
             state, path = self._context_positions(position)
             path_entries = self._entries_at(path)
             state_entries = [self._entry_at(p) for p in self._read(state)]
-            return context_from_path(path_entries, state_entries)
+            if rules is None:
+                return context_from_path(path_entries, state_entries)
+            return context_from_path(path_entries, state_entries, rules=rules)
 
     def _context_positions(self, position: int) -> tuple[list[int], list[int]]:
         """(positions the state replay needs, positions of the path it emits from), ascending."""
@@ -284,13 +323,11 @@ class _LazyIds(Mapping[str, Entry]):
 
 
 class LazyEntries(Sequence[Entry]):
-    """What ``LoadedSession.entries`` holds for a lazily opened file: the lazy index, the usage
-    totals and the assistant flag, without reading the entries; indexing reads one line."""
+    """What ``LoadedSession.entries`` holds for a lazily opened file: a view of the lazy index
+    that reads no entry until one is asked for (indexing reads one line)."""
 
-    def __init__(self, index: LazySessionIndex, usage: UsageStatistics, has_assistant: bool) -> None:
+    def __init__(self, index: LazySessionIndex) -> None:
         self.lazy_index = index
-        self.usage = usage
-        self.has_assistant = has_assistant
 
     def __len__(self) -> int:
         owner = self.lazy_index

@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 import weakref
 from bisect import bisect_right
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -36,6 +36,8 @@ _ESCAPE = b"\\u"  # a \\u escape can spell either marker, so such lines are alwa
 #: Gaps up to this size between wanted lines are read rather than skipped with another pread.
 _READ_THROUGH = 256 * 1024
 _CHUNK = 2 << 20
+#: Id lookups answered by scanning the id column before the map of every id is built instead.
+_SCANS_BEFORE_MAP = 128
 
 
 class StaleIndex(Exception):
@@ -57,9 +59,13 @@ class Markers:
         stop = len(data) if end is None else end
         return cls(
             data.find(_BLOB, 0, stop) >= 0,
-            data.find(b"image_url", 0, stop) >= 0,
+            data.find(b"image_url", 0, stop) >= 0,  # kept even without blobs: a later tail may add one
             data.find(_OPENAI, 0, stop) >= 0,
         )
+
+    @property
+    def any(self) -> bool:
+        return self.blob or self.openai
 
     def merged(self, other: Markers) -> Markers:
         return Markers(
@@ -77,7 +83,9 @@ def marked_lines(
     escape (only those can need ``LazyStore.transform``); line ``p`` starts at byte
     ``offsets[p] - shift`` of ``data``."""
     hits: list[int] = []
-    for marker in (_BLOB, _OPENAI, _ESCAPE):
+    # A \\u escape needs a backslash: one byte, found far faster than the two-byte pattern.
+    escapes = data.find(b"\\", begin, end) >= 0
+    for marker in (_BLOB, _OPENAI, _ESCAPE) if escapes else (_BLOB, _OPENAI):
         at = data.find(marker, begin, end)
         while at >= 0:
             hits.append(at + shift)
@@ -94,43 +102,103 @@ class LazyStore:
     """The entries of the indexed part of one session file, decoded on first use."""
 
     def __init__(
-        self, path: Path, fd: int, index: OffsetIndex, blobs: BlobSink | None, markers: Markers
+        self,
+        path: Path,
+        fd: int,
+        index: OffsetIndex,
+        blobs: BlobSink | None,
+        markers: Markers,
+        decoded: list[Entry] | None = None,
+        positions: dict[str, int] | None = None,
     ) -> None:
+        """``decoded``: every indexed entry, already decoded and transformed (a cold open has just
+        read them all); ``positions``: the position of each id, when the caller has it."""
         self.path = path
         self.fd = fd
         self.index = index
         self.blobs = blobs
         self.markers = markers
         self._cache: dict[int, Entry] = {}
-        self._positions: dict[str, int] | None = None
+        self._decoded = decoded
+        self.opened_cold = decoded is not None
+        self._positions: dict[str, int] | None = positions
+        self._ids: list[str | None] | None = None
+        self._absent: set[str] = set()  # ids known not to be in the indexed part
+        self._scans = 0
         self._known: dict[str, int] = {}  # ids of the entries decoded so far
         needed = (markers.blob and blobs is not None) or markers.openai
-        self._marked = frozenset(index.meta.get("marked", ())) if needed else frozenset()
+        marked = index.meta.get("marked", ())
+        # ``None``: the indexed part held no marker when it was indexed, so its lines with a ``\u``
+        # escape were not listed; if the file has markers now (appended since), transform all.
+        self._transform_all = needed and marked is None
+        self._marked = frozenset(marked or ()) if needed else frozenset()
         self._closer = weakref.finalize(self, os.close, fd)
+        self._last_id: str | None = None
         if len(index):
             last_id = orjson.loads(index.id_bytes(len(index) - 1))
             if isinstance(last_id, str):
+                self._last_id = last_id
                 self._known[last_id] = len(index) - 1  # the leaf after a load: found without the id map
+
+    def last_id(self) -> str | None:
+        """The id of the last indexed entry (``None`` if it has none or there is none)."""
+        return self._last_id
 
     def __len__(self) -> int:
         return len(self.index)
+
+    @property
+    def marked(self) -> Collection[int]:
+        """Positions whose entries a load-side transform may change (empty if the file needs none)."""
+        return range(len(self.index)) if self._transform_all else self._marked
 
     def close(self) -> None:
         self._closer()
 
     # -- ids ---------------------------------------------------------------------------------
 
+    def ids(self) -> list[str | None]:
+        """Every indexed entry's id in position order (decoded once from the index)."""
+        if self._ids is None:
+            self._ids = self.index.all_ids()
+        return self._ids
+
     def position_of(self, entry_id: str) -> int | None:
-        """Position of the entry with ``entry_id`` (ids are unique in an indexed file)."""
+        """Position of the entry with ``entry_id`` (ids are unique in an indexed file).
+
+        Without the map of every id (built only when a caller needs every entry's position), an
+        id not decoded yet is first looked up in the index's sorted id hashes, which answers "not
+        here" for a fresh id (every append draws one) in microseconds; an id that may be there is
+        searched for in the id column's bytes (a C-speed scan of about 11 bytes per entry). The
+        indexed part never changes, so an id found missing stays missing. After
+        ``_SCANS_BEFORE_MAP`` scans the map is built after all (about the cost of that many
+        scans), which keeps a caller that looks up many ids from paying a scan for each.
+        """
+        if self._positions is not None:
+            return self._positions.get(entry_id)
+        known = self._known.get(entry_id)
+        if known is not None or entry_id in self._absent:
+            return known
+        if not self.index.may_hold_id(entry_id):  # a fresh id (every append draws one)
+            self._absent.add(entry_id)
+            return None
+        self._scans += 1
+        if self._scans > _SCANS_BEFORE_MAP:
+            return self._position_map().get(entry_id)
+        found = self.index.find_id(entry_id)
+        if found is None:
+            self._absent.add(entry_id)
+        else:
+            self._known[entry_id] = found
+        return found
+
+    def _position_map(self) -> dict[str, int]:
         if self._positions is None:
-            known = self._known.get(entry_id)
-            if known is not None:
-                return known
-            ids = self.index.all_ids()
-            positions = dict(zip(ids, range(len(ids)), strict=True))
+            ids = self.ids()
+            positions: dict[str | None, int] = dict(zip(ids, range(len(ids)), strict=True))
             positions.pop(None, None)
-            self._positions = positions
-        return self._positions.get(entry_id)
+            self._positions = cast("dict[str, int]", positions)
+        return self._positions
 
     def __contains__(self, entry_id: object) -> bool:
         return isinstance(entry_id, str) and self.position_of(entry_id) is not None
@@ -229,7 +297,7 @@ class LazyStore:
             self._check_links(value, position)
             if isinstance(entry_id := value.get("id"), str):
                 self._known[entry_id] = position
-            if position in self._marked:
+            if self._transform_all or position in self._marked:
                 self.transform(value, line)
             out[position] = value
             if ordered is not None:
@@ -240,7 +308,7 @@ class LazyStore:
     ) -> None:
         """``_read_few`` for many lines: the links are checked against the decoded id column
         (each object right after it is built, while it is in the CPU cache)."""
-        marked, loads = self._marked, orjson.loads
+        marked, loads, every = self._marked, orjson.loads, self._transform_all
         parents = list(self.index.parents[group[0] : group[-1] + 1])  # list items are cheaper
         first = group[0]
         for position, line in zip(group, self._lines(group), strict=True):
@@ -256,7 +324,7 @@ class LazyStore:
                 raise StaleIndex(f"entry {position} has another id")
             if (parent := parents[position - first]) >= 0 and value.get("parentId") != ids[parent]:
                 raise StaleIndex(f"entry {position} has another parent")
-            if marked and position in marked:
+            if every or (marked and position in marked):
                 self.transform(value, line)
             out[position] = value
             if ordered is not None:
@@ -264,13 +332,16 @@ class LazyStore:
 
     def entries(self, positions: Sequence[int]) -> list[Entry]:
         """The entries at ``positions`` (ascending), decoding those not seen before."""
+        if self._decoded is not None:
+            decoded = self._decoded
+            return [decoded[position] for position in positions]
         cache = self._cache
         missing = [position for position in positions if position not in cache] if cache else positions
         ordered: list[Entry] | None = [] if missing is positions else None  # nothing cached yet
         if missing:
             try:
                 # Many lines: compare with the decoded id column rather than line by line.
-                ids = self.index.all_ids() if len(missing) * 16 > len(self.index) else None
+                ids = self.ids() if len(missing) * 16 > len(self.index) else None
                 with gc_paused():
                     for group in self._spans(missing):
                         if ids is None:
@@ -282,11 +353,16 @@ class LazyStore:
         return ordered if ordered is not None else [cache[position] for position in positions]
 
     def entry(self, position: int) -> Entry:
+        if self._decoded is not None:
+            return self._decoded[position]
         found = self._cache.get(position)
         return found if found is not None else self.entries([position])[0]
 
     def all_entries(self) -> list[Entry]:
         """Every indexed entry in file order (the cache is handed over and emptied)."""
+        if self._decoded is not None:
+            entries, self._decoded = self._decoded, None
+            return entries
         entries = self.entries(range(len(self.index)))
         self._cache = {}
         return entries

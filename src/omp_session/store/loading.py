@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from omp_session.format.migrate import migrate_records
 from omp_session.format.title_slot import TitleSlot, fold_into_header, parse_slot_line, slot_from_value
 from omp_session.format.transform import resolve_blob_refs, sanitize_openai_replay
 from omp_session.gcpause import gc_paused
+from omp_session.model.tree import EntryIndex, SessionIndex
 from omp_session.store.blobs import BlobSink
 from omp_session.store.regular import open_regular, read_regular
 
@@ -41,6 +43,16 @@ class LoadedSession:
     size: int = 0
     #: The omp 18 title slot of the file's first line (already folded into ``header``), if any.
     title_slot: TitleSlot | None = None
+    #: The index over ``entries``: given by an open path that builds its own (the lazy one of an
+    #: indexed file), else built on the first ``entry_index()``.
+    index: EntryIndex | None = None
+
+    def entry_index(self) -> EntryIndex:
+        """The index a manager reads this session through (built once, then kept)."""
+        if self.index is None:
+            with gc_paused():  # right after a load: the collector would walk every new entry
+                self.index = SessionIndex(self.entries)
+        return self.index
 
 
 def is_session_header(value: Any) -> bool:
@@ -60,9 +72,12 @@ def read_session_bytes(path: Path) -> bytes:
         raise CorruptSessionError(path, f"cannot be read: {exc.strerror or exc}") from exc
 
 
+_NOT_BLANK = re.compile(rb"[^ \t\r\n\xef\xbb\xbf]")
+
+
 def is_blank(data: bytes) -> bool:
     """True for a file with no data at all (empty or whitespace only): safe to start afresh."""
-    return not data.strip(b" \t\r\n\xef\xbb\xbf")
+    return _NOT_BLANK.search(data) is None  # stops at the first byte of data (no copy)
 
 
 def header_problem_line(decoded: DecodedFile) -> int | None:

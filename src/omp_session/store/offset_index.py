@@ -31,6 +31,7 @@ import secrets
 import sys
 import zlib
 from array import array
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
@@ -40,7 +41,7 @@ from typing import Any
 import orjson
 
 from omp_session.format.codec import LineIssue
-from omp_session.store.index_builder import IndexBuilder, State
+from omp_session.store.index_builder import ComplexSession, IndexBuilder, State
 from omp_session.store.paths import agent_dir
 
 __all__ = [
@@ -56,7 +57,7 @@ __all__ = [
 ]
 
 MAGIC = b"OMPIDX\x00\x01"
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4  # 4: the sorted id-hash column
 #: Files smaller than this are simply read in full (the index would save little).
 MIN_INDEXED_BYTES = 256 * 1024
 _SAMPLE = 4096
@@ -100,6 +101,8 @@ class OffsetIndex:
     id_blob: bytes
     state_ends: Sequence[int]
     state_blob: bytes
+    #: CRC-32 of each id's JSON bytes, sorted: "is this id here?" by bisection, without the ids.
+    id_hashes: Sequence[int] = ()
     _states: dict[int, State] = field(default_factory=dict)
 
     # -- meta accessors --------------------------------------------------------------------------
@@ -144,6 +147,38 @@ class OffsetIndex:
             found.append(self.defaults[position])
         return found
 
+    def find_id(self, entry_id: str) -> int | None:
+        """Position of the entry with ``entry_id``, by a search of the id column's bytes (ids are
+        unique in an indexed file). An element of the column is ``"…"`` JSON between commas, and a
+        quote inside one is always escaped, so a match that starts after a comma and ends before
+        one is a whole element."""
+        try:
+            needle = orjson.dumps(entry_id)
+        except TypeError:
+            return None  # an id orjson cannot write is never indexed
+        if not self._may_hold(needle):
+            return None  # the usual answer for a fresh id: a few comparisons, no scan
+        blob, at = self.id_blob, -1
+        while (at := blob.find(needle, at + 1)) >= 0:
+            end = at + len(needle)
+            if (at == 0 or blob[at - 1] == 44) and (end == len(blob) or blob[end] == 44):
+                position = bisect_left(self.id_ends, end)
+                return position if position < len(self.id_ends) and self.id_ends[position] == end else None
+        return None
+
+    def may_hold_id(self, entry_id: str) -> bool:
+        """False if no entry has ``entry_id`` (by bisection of the id-hash column); true means
+        probably (a CRC-32 collision is possible: ``find_id`` tells for sure)."""
+        try:
+            return self._may_hold(orjson.dumps(entry_id))
+        except TypeError:
+            return False  # an id orjson cannot write is never indexed
+
+    def _may_hold(self, encoded_id: bytes) -> bool:
+        hashes, digest = self.id_hashes, zlib.crc32(encoded_id)
+        at = bisect_left(hashes, digest)
+        return at < len(hashes) and hashes[at] == digest
+
     def all_ids(self) -> list[Any]:
         """Every entry's id in position order (``None`` where an entry has no string id)."""
         if not self.id_blob:
@@ -155,7 +190,14 @@ class OffsetIndex:
     @classmethod
     def from_builder(cls, builder: IndexBuilder, meta: dict[str, Any]) -> OffsetIndex:
         """Freeze ``builder`` (plus file-level ``meta``) into an index."""
-        id_blob = orjson.dumps(builder.ids)[1:-1]  # the ids as JSON, separated by commas
+        try:
+            id_blob = orjson.dumps(builder.ids)[1:-1]  # the ids as JSON, separated by commas
+        except TypeError:
+            raise ComplexSession("an id orjson cannot write (lone surrogate)") from None
+        ids = builder.ids
+        id_parts = id_blob.split(b",") if id_blob else []
+        if len(id_parts) != len(ids):  # an id holds a comma: encode them one by one
+            id_parts = [orjson.dumps(entry_id) for entry_id in ids]
         state_parts = [state.to_json() for state in builder.states]
         meta = {
             **meta,
@@ -173,16 +215,17 @@ class OffsetIndex:
             array("i", builder.parents),
             array("I", builder.state_ids),
             array("i", builder.defaults),
-            _ends_of_sizes(builder.id_sizes),
+            _ends(id_parts),
             id_blob,
             _ends(state_parts),
             b"\n".join(state_parts),
+            array("I", sorted(map(zlib.crc32, id_parts))),
         )
 
     def to_bytes(self) -> bytes:
         sections = [array(code, getattr(self, name)).tobytes() for name, code in _COLUMNS]
         sections += [array("I", self.id_ends).tobytes(), array("I", self.state_ends).tobytes()]
-        sections += [self.id_blob, self.state_blob]
+        sections += [self.id_blob, self.state_blob, array("I", self.id_hashes).tobytes()]
         meta = {**self.meta, "format": FORMAT_VERSION, "byteorder": sys.byteorder}
         meta["sections"] = [len(section) for section in sections]
         meta_bytes = _dumps_meta(meta, len(MAGIC) + 4)
@@ -209,20 +252,30 @@ class OffsetIndex:
         for size in sizes:
             parts.append(body[position : position + size])
             position += size
-        if len(parts) != len(_COLUMNS) + 4 or position != len(body):
+        if len(parts) != len(_COLUMNS) + 5 or position != len(body):
             return None
         offsets, lengths = parts[0].cast("q"), parts[1].cast("I")
         parents, state_ids, defaults = parts[2].cast("i"), parts[3].cast("I"), parts[4].cast("i")
         id_ends, state_ends = parts[5].cast("I"), parts[6].cast("I")
         id_blob, state_blob = parts[7].tobytes(), parts[8].tobytes()
         return cls(
-            meta, offsets, lengths, parents, state_ids, defaults, id_ends, id_blob, state_ends, state_blob
+            meta,
+            offsets,
+            lengths,
+            parents,
+            state_ids,
+            defaults,
+            id_ends,
+            id_blob,
+            state_ends,
+            state_blob,
+            parts[9].cast("I"),
         )
 
 
 def _ends(parts: Sequence[bytes]) -> array[int]:
     # End offset of each part in b"\n".join(parts).
-    return _ends_of_sizes([len(part) for part in parts])
+    return _ends_of_sizes(list(map(len, parts)))
 
 
 def _ends_of_sizes(sizes: Sequence[int]) -> array[int]:

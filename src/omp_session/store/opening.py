@@ -15,7 +15,7 @@ from pathlib import Path
 from omp_session.errors import CorruptSessionError, SessionError, SessionNotFoundError
 from omp_session.store import DurabilityPolicy
 from omp_session.store.blobs import BlobSink
-from omp_session.store.fast_open import IndexedOpen, open_indexed
+from omp_session.store.fast_open import IndexedOpen, open_cold, open_indexed, remember_index
 from omp_session.store.file import FileStorage
 from omp_session.store.loading import LoadedSession, is_blank, is_slot_only, parse_session
 from omp_session.store.moves import recover_move
@@ -32,8 +32,6 @@ class OpenedFile:
     loaded: LoadedSession | None = None
     #: Offset after the last complete line (where ``refresh`` continues).
     read_offset: int = 0
-    #: The bytes read in full (``None`` when the offset index served the open).
-    data: bytes | None = None
 
 
 def open_file(
@@ -66,16 +64,26 @@ def open_file(
             if read_only:
                 raise CorruptSessionError(path, "empty session file")
             return OpenedFile(path, storage)
+        # Without the index (the runtime switched it off), no cold open either: it writes one.
+        cold = open_cold(path, found, storage) if use_index else None
+        if cold is not None:
+            return OpenedFile(path, storage, cold.loaded, cold.read_offset)
         loaded = parse_session(path, found, storage.blobs)
+        if use_index:
+            remember_index(path, found, loaded)
     except BaseException:
         storage.close()
         raise
-    return OpenedFile(path, storage, loaded, found.rfind(b"\n") + 1, found)
+    return OpenedFile(path, storage, loaded, found.rfind(b"\n") + 1)
 
 
 def _lock_and_read(storage: FileStorage, path: Path, read_only: bool, use_index: bool) -> bytes | IndexedOpen:
-    """Take the writer lock, then read: nobody can append in between. A large file with a valid
-    offset index is opened through it instead (fast_open.py)."""
+    """Take the writer lock, then read: nobody can append in between.
+
+    The order of the open path (store/fast_open.py): a large file with a valid offset index is
+    opened through it; else it is read, and ``open_file`` gives a large plain file the one-pass
+    cold open (which writes the index) and anything else a full ``parse_session``.
+    """
     try:
         if not read_only:
             storage.lock()

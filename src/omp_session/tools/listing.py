@@ -28,7 +28,9 @@ from omp_session.model.usage import UsageStatistics
 from omp_session.store.loading import is_session_header, read_header
 from omp_session.store.paths import is_within, sessions_root
 from omp_session.store.regular import open_regular
+from omp_session.tools.content import message_text
 from omp_session.tools.listing_cache import FileKey, ListingCache
+from omp_session.tools.summary import is_slash_command
 
 __all__ = [
     "SessionInfo",
@@ -72,6 +74,9 @@ class SessionInfo:
     #: omp 18 listings only (``listing18.py``): the state of the last message; with it, ``size``
     #: and ``status`` are part of the JSON shape, as in omp 18.
     status: str | None = None
+    #: The first user message that is not a slash command (``/mode``), for display titles; not an
+    #: omp field (issue 13 #7: a session opened with ``/mode`` was listed as "/mode").
+    first_prompt: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """omp's camelCase JSON shape (dates as ISO strings; absent optional keys omitted)."""
@@ -103,17 +108,6 @@ def _from_ms(ms: float | None) -> datetime | None:
     return ms_to_datetime(ms)
 
 
-def message_text(message: dict[str, Any]) -> str:
-    """String content, or the text blocks joined by a single space (omp's listing rule)."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
-        return " ".join(t for t in texts if isinstance(t, str))
-    return ""
-
-
 def fold_slot_record(records: Sequence[dict[str, Any]]) -> Sequence[dict[str, Any]]:
     """``records`` without a leading omp 18 title slot, which is folded into the header after it
     (a copy of the header; the slot wins, omp18-differences §1.3)."""
@@ -138,7 +132,7 @@ def summarize_records(
         return None
     header = records[0]
     title = header.get("title") if isinstance(header.get("title"), str) else None
-    count, first, texts = 0, None, []
+    count, first, prompt, texts = 0, None, None, []
     newest_ms: float | None = None
     for record in records[1:]:
         stamp = iso_to_ms(record.get("timestamp"))
@@ -160,6 +154,8 @@ def summarize_records(
         text = message_text(message)
         if message.get("role") == "user" and first is None:
             first = text
+        if message.get("role") == "user" and prompt is None and text.strip() and not is_slash_command(text):
+            prompt = text
         if text:
             texts.append(text)
     parent = header.get("parentSession")
@@ -178,6 +174,7 @@ def summarize_records(
         size=size,
         last_activity=_from_ms(newest_ms) or modified,
         cost=UsageStatistics.of(records[1:]).reported(OMP_18_2.usage).cost,  # model_usage included
+        first_prompt=prompt or first or "",
     )
 
 

@@ -12,7 +12,6 @@ from typing import Any
 
 from omp_session.errors import SessionError, SessionNotFoundError
 from omp_session.manager.session_manager import SessionManager
-from omp_session.store.loading import load_session
 from omp_session.tools.resolve import resolve_entry_id
 
 __all__ = ["fork_session", "set_label"]
@@ -26,8 +25,8 @@ def _open_existing(path: Path | str) -> tuple[SessionManager, int | None]:
     """
     if not Path(path).exists():
         raise SessionNotFoundError(path)
-    migrated_from = load_session(path).migrated_from
-    return SessionManager.open(path), migrated_from
+    session = SessionManager.open(path)
+    return session, session.get_migrated_from()
 
 
 def _ids(session: SessionManager) -> dict[str, Any]:

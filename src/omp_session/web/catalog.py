@@ -48,7 +48,8 @@ class SessionSummary:
 
     @property
     def title(self) -> str:
-        return self.info.title or self.info.first_message
+        """The session's title, else its first real prompt (a leading ``/mode`` is skipped)."""
+        return self.info.title or self.info.first_prompt or self.info.first_message
 
     @property
     def first_message(self) -> str:
