@@ -20,6 +20,7 @@ Examples:
   omp-session serve --open                   ... and open a browser tab
   omp-session serve --dir samples/sessions   any directory laid out like omp's sessions root
   omp-session serve --port 0                 any free port (the URL is printed)
+  omp-session --store postgresql://host/db serve   the sessions of a database
 """
 
 
@@ -71,7 +72,7 @@ def serve(
     from omp_session.web.server import serve as run_server  # the web stack loads only for this command
 
     root = directory if directory is not None else state(ctx).root
-    if not root.is_dir():
+    if state(ctx).database is None and not root.is_dir():
         raise CliError(f"{root}: no such directory")
     if port == 0:
         port = _free_port(host)

@@ -23,11 +23,12 @@ from omp_session.model.usage import UsageStatistics
 from omp_session.rendering.entry_views import EntryView, ToolCalls, entry_view
 from omp_session.rendering.format import date_time, format_size, one_line, usage_line
 from omp_session.rendering.images import ImageSource
+from omp_session.store.configured import session_storage
 from omp_session.tools.entry_kinds import EntryKind, classify
 from omp_session.tools.reading import read_session
 from omp_session.tools.summary import first_prompt
 
-__all__ = ["SessionView", "TreeRow", "build_session_view", "script_json"]
+__all__ = ["SessionView", "TreeRow", "build_session_view", "script_json", "stored_size"]
 
 Entry = dict[str, Any]
 #: Tree prefixes deeper than this are shortened: a row must stay readable in a narrow panel.
@@ -255,7 +256,7 @@ def session_view(
         created=date_time(_text(header, "timestamp")),
         created_iso=_text(header, "timestamp") or "",
         file_name=path.name,
-        size=format_size(path.stat().st_size),
+        size=format_size(stored_size(path)),
         parent_session=_text(header, "parentSession"),
         entries=views,
         rows=rows,
@@ -265,6 +266,12 @@ def session_view(
         issues=[f"line {issue.line}: {issue.reason}" for issue in session.get_load_issues()],
         data_json=script_json(_client_data(session, entries, keys, views, leaf, chosen)),
     )
+
+
+def stored_size(path: Path) -> int:
+    """The session's size in its store (a file, or a database row under ``--store``)."""
+    stat = session_storage().stat_session(path)
+    return stat.size if stat is not None else 0
 
 
 def build_session_view(path: Path, images: ImageSource, selected: str | None = None) -> SessionView:

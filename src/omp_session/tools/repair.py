@@ -31,6 +31,7 @@ from omp_session.format.migrate import header_version, migrate_records
 from omp_session.format.title_slot import SLOT_BYTES, encode_slot
 from omp_session.model.toolcalls import find_unpaired
 from omp_session.model.tree import SessionIndex
+from omp_session.store.configured import configured_storage
 from omp_session.store.file import FileStorage, replace_file
 from omp_session.store.loading import (
     header_problem_line,
@@ -187,6 +188,9 @@ def check(path: Path | str, *, chunk_bytes: int | None = None) -> list[Problem]:
     A file over :data:`STREAM_ABOVE_BYTES` (or any file, with ``chunk_bytes``) is read in chunks
     and keeps only what the checks need of each entry; the result is the same."""
     path = Path(path)
+    store = configured_storage()  # a database store (the command line's --store), else the file
+    if store is not None:
+        return _from_bytes(store.read_session(path))
     if chunk_bytes is None:
         try:
             large = os.stat(path).st_size > STREAM_ABOVE_BYTES
@@ -198,7 +202,10 @@ def check(path: Path | str, *, chunk_bytes: int | None = None) -> list[Problem]:
         streamed = _check_in_chunks(path, chunk_bytes)
         if streamed is not None:
             return streamed
-    data = read_session_bytes(path)
+    return _from_bytes(read_session_bytes(path))
+
+
+def _from_bytes(data: bytes) -> list[Problem]:
     decoded = decode_lines(data)
     slot = peel_title_slot(decoded, data)  # omp 18's first line, folded into the header
     slot_size = data.find(b"\n") + 1

@@ -46,7 +46,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from omp_session.errors import SessionError
+from omp_session.errors import SessionError, SessionNotFoundError
 from omp_session.format.codec import DISPLAY_ERRORS
 from omp_session.importers.base import AGENT_NAMES, ForeignSessionStore
 from omp_session.rendering.images import blob_file, inline_images, linked_images, sniff_raster_mime
@@ -59,6 +59,7 @@ from omp_session.rendering.page import (
     static_file,
 )
 from omp_session.rendering.view import SessionView, build_session_view, script_json
+from omp_session.store.configured import configured_storage
 from omp_session.store.paths import blobs_dir_near
 from omp_session.web.catalog import SessionCatalog, SessionSummary
 from omp_session.web.foreign import ForeignMirror, agent_of_ref
@@ -134,8 +135,14 @@ class _Viewer:
 
     @staticmethod
     def _version(path: Path) -> str:
-        stat = path.stat()
-        return f"{stat.st_mtime_ns}-{stat.st_size}"
+        store = configured_storage()
+        if store is None:  # a file: its exact mtime in nanoseconds
+            found = path.stat()
+            return f"{found.st_mtime_ns}-{found.st_size}"
+        stat = store.stat_session(path)  # a database row: mtime_ms, which every write moves
+        if stat is None:
+            raise SessionNotFoundError(path)
+        return f"{round(stat.mtime * 1e9)}-{stat.size}"
 
     def _view(self, path: Path, version: str) -> SessionView:
         key = (str(path), version)
@@ -166,7 +173,11 @@ class _Viewer:
         return view
 
     def _is_big(self, path: Path) -> bool:
-        return path.stat().st_size > self.windowed_bytes
+        store = configured_storage()
+        if store is None:
+            return path.stat().st_size > self.windowed_bytes
+        stat = store.stat_session(path)  # a database row
+        return stat is not None and stat.size > self.windowed_bytes
 
     def _windowed_page(self, path: Path, ref: str, version: str) -> str:
         view = self._windowed_view(path, version)

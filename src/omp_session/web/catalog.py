@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from omp_session.store.configured import stored_session_exists
 from omp_session.store.paths import is_within, validate_name
 from omp_session.tools.listing import SessionInfo, SessionList, list_store
 from omp_session.tools.listing_cache import ListingCache
@@ -99,7 +100,7 @@ def resolve_ref(root: Path, ref: str) -> Path | None:
     except ValueError:
         return None
     candidate = root.joinpath(*parts)
-    if not is_within(root, candidate) or not candidate.is_file():
+    if not is_within(root, candidate) or not stored_session_exists(candidate):
         return None
     return candidate
 

@@ -16,7 +16,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from omp_session.errors import SessionError
-from omp_session.store.regular import read_regular
+from omp_session.store.configured import read_stored_session
 from omp_session.tools.reading import read_session
 from omp_session.tools.search import SearchHit, compile_query, search_session
 from omp_session.web.catalog import SessionSummary
@@ -44,7 +44,8 @@ def _plain_needle(query: str) -> bytes | None:
 def _search_one(summary: SessionSummary, pattern: re.Pattern[str], needle: bytes | None) -> list[SearchHit]:
     if needle is not None:
         try:
-            if needle not in read_regular(summary.path).lower():  # never blocks on a FIFO or device
+            # The file (never blocking on a FIFO or device) or the database row of the store.
+            if needle not in read_stored_session(summary.path).lower():
                 return []
         except (OSError, SessionError):
             return []

@@ -16,7 +16,6 @@ asked for is rendered, and row texts are summarised when a row is first asked fo
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +29,7 @@ from omp_session.rendering.entry_views import ToolCalls, entry_view
 from omp_session.rendering.format import date_time, format_size, one_line, usage_line
 from omp_session.rendering.images import ImageSource
 from omp_session.rendering.page import environment
-from omp_session.rendering.view import TreeRow, _is_remote
+from omp_session.rendering.view import TreeRow, _is_remote, stored_size
 from omp_session.tools.entry_kinds import EntryKind, classify
 from omp_session.tools.summary import entry_summary
 
@@ -291,7 +290,7 @@ class WindowedSession:
             "created": date_time(created if isinstance(created, str) else None),
             "created_iso": created if isinstance(created, str) else "",
             "entries": len(self.entries),
-            "size": format_size(os.stat(self.path).st_size),
+            "size": format_size(stored_size(self.path)),
             "total_usage": usage_line(self.usage) if self.usage != UsageStatistics() else "",
             "parent_session": parent if isinstance(parent, str) else None,
             "issues": self.issues,
