@@ -129,7 +129,7 @@ def test_malformed_lines_dropped_by_the_omp18_rewrite_are_kept_in_a_backup(tmp_p
 def test_check_repair_and_migrate_understand_the_slot(tmp_path: Path) -> None:
     path = tmp_path / "a.jsonl"
     shutil.copyfile(CORPUS18 / "v1-with-slot.jsonl", path)
-    assert [p.kind for p in check(path)] == ["old-version"]
+    assert [(p.kind, p.severity) for p in check(path)] == [("old-version", "info")]
     assert migrate_file(path) == 1
     assert starts_with_slot(path) and check(path) == []
     short = tmp_path / "short.jsonl"

@@ -30,6 +30,7 @@ from omp_session.errors import (
     UnsafeNameError,
     UnstableEntryIdError,
     UnsupportedByDialectError,
+    UnwritableValueError,
     WorkspaceError,
 )
 from omp_session.manager.runtime import Runtime
@@ -83,6 +84,7 @@ __all__ = [
     "UnsafeNameError",
     "UnstableEntryIdError",
     "UnsupportedByDialectError",
+    "UnwritableValueError",
     "UsageStatistics",
     "WorkspaceError",
     "__version__",

@@ -17,6 +17,7 @@ subclass names the file, line or id involved in its message. The tree (also in `
     ├── PersistenceError
     ├── ReadOnlySessionError
     ├── TargetExistsError
+    ├── UnwritableValueError (also ValueError)
     ├── UnsafeNameError (also ValueError)
     ├── UnsupportedByDialectError (also AttributeError)
     ├── UnknownDialectError (also ValueError)
@@ -47,6 +48,7 @@ __all__ = [
     "UnsafeNameError",
     "UnstableEntryIdError",
     "UnsupportedByDialectError",
+    "UnwritableValueError",
     "WorkspaceError",
 ]
 
@@ -235,3 +237,8 @@ class ForeignSessionError(SessionError):
     def __init__(self, path: Path | str, message: str) -> None:
         self.path = Path(path)
         super().__init__(message)
+
+
+class UnwritableValueError(SessionError, ValueError):
+    """A value cannot be written the way omp writes it (a title slot whose metadata alone exceeds
+    its 256 bytes: omp throws too)."""

@@ -91,6 +91,34 @@ def create_on_go(path: str) -> None:
     session.close()
 
 
+def repair_on_go(path: str) -> None:
+    """Wait for a line on stdin, then repair ``path``."""
+    from omp_session.tools.repair import repair
+
+    _say("ready")
+    sys.stdin.readline()
+    repair(path)
+    _say("repaired")
+
+
+def move_and_die(path: str, new_cwd: str) -> None:
+    """``move_to(new_cwd)``, SIGKILLed by itself between the file's and the artifacts' renames."""
+    import os
+    import signal
+    from pathlib import Path
+
+    session = SessionManager.open(path)
+    real_rename = os.rename
+
+    def rename(source: str, target: str) -> None:
+        if Path(source).is_dir():  # the artifacts: the session file has just been moved
+            os.kill(os.getpid(), signal.SIGKILL)
+        real_rename(source, target)
+
+    os.rename = rename  # type: ignore[assignment]
+    session.move_to(new_cwd)
+
+
 MODES = {
     "append": lambda args: append_forever(args[0], args[1] if len(args) > 1 else "os"),
     "rename": lambda args: rename_forever(args[0]),
@@ -100,6 +128,8 @@ MODES = {
     "write-many": lambda args: write_many(args[0], args[1]),
     "append-on-command": lambda args: append_on_command(args[0]),
     "create-on-go": lambda args: create_on_go(args[0]),
+    "repair-on-go": lambda args: repair_on_go(args[0]),
+    "move-and-die": lambda args: move_and_die(args[0], args[1]),
 }
 
 if __name__ == "__main__":

@@ -120,3 +120,24 @@ def test_sigkill_during_branched_session_leaves_source_untouched(session_file: C
         assert path.read_bytes() == original
     for new_file in created:
         assert SessionManager.open(new_file, read_only=True).get_entries()[0]["message"]["content"] == "first"
+
+
+def test_a_move_killed_between_its_two_renames_is_completed_on_the_next_open(tmp_path: Path) -> None:
+    from omp_session.store.paths import default_session_dir
+
+    root = tmp_path / "sessions"
+    with SessionManager.create("/work/old", default_session_dir("/work/old", root)) as session:
+        session.append_message({"role": "user", "content": "q", "timestamp": 0})
+        session.ensure_on_disk()
+        session.save_artifact("log", "bash")
+        old_file = Path(str(session.get_session_file()))
+    child = start_child("move-and-die", str(old_file), "/work/new")
+    child.wait(timeout=60)
+    assert child.returncode == -9  # killed itself between the file's and the artifacts' renames
+    new_file = default_session_dir("/work/new", root) / old_file.name
+    assert new_file.exists() and old_file.with_suffix("").is_dir()  # split, as the kill left it
+    with SessionManager.open(new_file) as reopened:  # the next writable open completes the move
+        assert (new_file.with_suffix("") / "0.bash.log").read_text() == "log"
+        assert not old_file.with_suffix("").exists()
+        reopened.append_message({"role": "user", "content": "after", "timestamp": 1})
+    assert not list(new_file.parent.glob(".*.moving"))

@@ -117,3 +117,19 @@ def test_our_own_appends_and_rewrites_never_trip_the_check(session_file: Callabl
                 session.set_session_name(f"name {number}")
     reloaded = SessionManager.open(path, read_only=True)
     assert reloaded.get_session_name() == "name 15" and len(reloaded.get_entries()) == 21
+
+
+def test_a_rewrite_through_a_symlink_rewrites_the_target_and_keeps_the_link(
+    session_file: Callable[[], Path], tmp_path: Path
+) -> None:
+    target = session_file()
+    link = tmp_path / "elsewhere" / "link.jsonl"
+    link.parent.mkdir()
+    link.symlink_to(target)
+    with SessionManager.open(link) as session:
+        session.set_session_name("through the link")
+        session.append_message({"role": "user", "content": "after", "timestamp": 1})
+    assert link.is_symlink() and link.resolve() == target.resolve()
+    reloaded = SessionManager.open(target, read_only=True)
+    assert reloaded.get_session_name() == "through the link" and len(reloaded.get_entries()) == 2
+    assert sorted(p.name for p in link.parent.iterdir()) == ["link.jsonl"]

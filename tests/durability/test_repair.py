@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+import errno
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
+from typing import Any
 
-from omp_session import SessionManager
+import pytest
+
+from omp_session import PersistenceError, SessionError, SessionManager
 from omp_session.tools.repair import check, migrate_file, repair
+
+from .conftest import start_child
 
 HEADER = b'{"type":"session","version":3,"id":"r","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}\n'
 V1 = Path(__file__).resolve().parents[1] / "conformance" / "load" / "v1-linear-compaction-index.jsonl"
@@ -117,3 +129,102 @@ def test_check_applies_opens_header_rule(tmp_path: Path) -> None:
     report = repair(path)  # the stray value goes to the sidecar; the header is first again
     assert report.sidecar is not None and report.sidecar.read_bytes() == b"42\n"
     assert check(path) == []
+
+
+def _damaged(tmp_path: Path) -> tuple[Path, bytes]:
+    rejected = b'{"type":"message","id":"torn'
+    path = write(tmp_path, HEADER + entry("a", None) + rejected + b"\n" + entry("b", "a"))
+    return path, rejected
+
+
+def test_repair_on_a_full_disk_raises_its_own_error_and_leaves_no_half_sidecar(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, _rejected = _damaged(tmp_path)
+    sidecar = path.with_name(path.name + ".rejected")
+    sidecar.write_bytes(b"kept from before\n")
+    original = path.read_bytes()
+    real_write = os.write
+
+    def half_then_full(fd: int, data: Any) -> int:
+        if len(data) > 4:
+            real_write(fd, bytes(data[:4]))
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "write", half_then_full)
+    with pytest.raises(PersistenceError, match="No space left"):
+        repair(path)
+    monkeypatch.undo()
+    assert path.read_bytes() == original
+    assert sidecar.read_bytes() == b"kept from before\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl", "s.jsonl.rejected"]
+
+
+def test_a_repair_killed_after_its_sidecar_never_duplicates_the_rejected_lines(tmp_path: Path) -> None:
+    rng = random.Random(12)
+    for trial in range(12):
+        directory = tmp_path / f"t{trial}"
+        directory.mkdir()
+        path, rejected = _damaged(directory)
+        child = start_child("repair-on-go", str(path), stdin=True)
+        assert child.stdout is not None and child.stdin is not None
+        assert child.stdout.readline() == b"ready\n"
+        child.stdin.write(b"go\n")
+        child.stdin.flush()
+        time.sleep(rng.choice([0, 0.0005, 0.001, 0.002, 0.004, 0.008]))
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        repair(path)  # the re-run after the crash
+        sidecar = path.with_name(path.name + ".rejected")
+        assert sidecar.read_bytes() == rejected + b"\n"
+        assert check(path) == []
+
+
+def test_normal_omp_output_is_information_not_a_problem(tmp_path: Path) -> None:
+    # A version 1 file, and a turn that ended in an error with a tool call omp never answered.
+    old = write(tmp_path, V1.read_bytes())
+    assert [(p.kind, p.severity) for p in check(old)] == [("old-version", "info")]
+    assert repair(old).changes == [] and old.read_bytes() == V1.read_bytes()  # check and repair agree
+    terminated = (
+        '"message":{"role":"assistant","content":[{"type":"toolCall","id":"call-1","name":"bash",'
+        '"arguments":{}}],"provider":"p","model":"m","stopReason":"error","errorMessage":"terminated",'
+        '"timestamp":1}'
+    )
+    (tmp_path / "t").mkdir()
+    path = write(tmp_path / "t", HEADER + entry("a", None) + entry("b", "a", terminated))
+    assert [(p.kind, p.severity) for p in check(path)] == [("tool-call-without-result", "info")]
+    assert repair(path).changes == []
+    for target in (old, path):
+        result = subprocess.run(
+            [str(Path(sys.executable).with_name("omp-session")), "check", str(target)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "PI_CODING_AGENT_DIR": str(tmp_path / "agent")},
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "information, not a problem" in result.stdout
+
+
+CORPORA = [
+    Path(__file__).resolve().parents[1] / name / "load" for name in ("conformance", "conformance_omp18")
+]
+
+
+@pytest.mark.parametrize("chunk_bytes", [64, 1000, 65536])
+def test_checking_in_chunks_finds_exactly_what_a_whole_read_finds(tmp_path: Path, chunk_bytes: int) -> None:
+    from .fuzz_campaign import mutate
+
+    rng = random.Random(chunk_bytes)
+    sources = [path.read_bytes() for corpus in CORPORA for path in sorted(corpus.glob("*.jsonl"))]
+    cases = sources + [mutate(rng.choice(sources), rng) for _ in range(150)]
+    for number, data in enumerate(cases):
+        path = tmp_path / f"{number}.jsonl"
+        path.write_bytes(data)
+        try:
+            expected = check(path)
+        except SessionError as exc:
+            with pytest.raises(type(exc)):
+                check(path, chunk_bytes=chunk_bytes)
+            continue
+        assert check(path, chunk_bytes=chunk_bytes) == expected, f"case {number}"

@@ -67,8 +67,13 @@ def list_command(
     if cwd is not None and all_projects:
         raise click.UsageError("give --cwd or --all, not both")
     cli = state(ctx)
-    infos = list_all_sessions(cli.root) if all_projects else list_sessions(cli.project_dir(cwd))
-    infos = infos[:limit] if limit is not None else infos
+    found = list_all_sessions(cli.root) if all_projects else list_sessions(cli.project_dir(cwd))
+    for path, reason in getattr(found, "skipped", []):
+        click.echo(f"omp-session: skipped {path}: {reason}", err=True)
+    skipped = len(getattr(found, "skipped", []))
+    if skipped:
+        click.echo(f"omp-session: {skipped} file{'s' if skipped != 1 else ''} skipped", err=True)
+    infos = found[:limit] if limit is not None else found
     if as_json:
         emit_json([_row_json(info) for info in infos])
         return

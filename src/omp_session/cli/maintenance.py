@@ -32,7 +32,8 @@ __all__ = ["check", "migrate", "repair"]
 def _problem_line(path: Path, problem: Problem) -> str:
     where = f"{path}:{problem.line}" if problem.line is not None else str(path)
     entry = f" (entry {problem.entry_id})" if problem.entry_id else ""
-    return f"{where}: {problem.kind}: {problem.message}{entry}"
+    note = "" if problem.is_problem else " (information, not a problem)"
+    return f"{where}: {problem.kind}: {problem.message}{entry}{note}"
 
 
 def _targets(ctx: click.Context, session: str | None, all_projects: bool) -> list[Path]:
@@ -65,14 +66,14 @@ def check(ctx: click.Context, session: str | None, all_projects: bool, as_json: 
     """
     paths = _targets(ctx, session, all_projects)
     found = {path: check_file(path) if session is not None else _check_one(path) for path in paths}
-    total = sum(len(problems) for problems in found.values())
+    total = sum(1 for problems in found.values() for problem in problems if problem.is_problem)
     if as_json:
         emit_json({str(p): [vars(x) for x in problems] for p, problems in found.items()})
     else:
         for path, problems in found.items():
             for problem in problems:
                 click.echo(_problem_line(path, problem))
-        damaged = sum(1 for problems in found.values() if problems)
+        damaged = sum(1 for problems in found.values() if any(p.is_problem for p in problems))
         summary = f"{total} problem{'s' if total != 1 else ''} in {damaged} of {len(paths)} file"
         click.echo(summary + ("s" if len(paths) != 1 else ""), err=True)
     if total:

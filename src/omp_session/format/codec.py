@@ -18,7 +18,7 @@ from __future__ import annotations
 import codecs
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -246,11 +246,70 @@ def encode_json(value: Any) -> bytes:
     """Compact JSON bytes identical to ``JSON.stringify(value)`` (no trailing newline)."""
     try:
         out = orjson.dumps(value)
-    except (TypeError, orjson.JSONEncodeError):
-        return orjson.dumps(_to_js_compatible(value))
-    if _JS_MISMATCH.search(out):
-        return orjson.dumps(_to_js_compatible(value))
-    return out
+        if _JS_MISMATCH.search(out):
+            return orjson.dumps(_to_js_compatible(value))
+        return out
+    except (TypeError, RecursionError):
+        try:
+            return orjson.dumps(_to_js_compatible(value))
+        except (TypeError, RecursionError):
+            # Nested deeper than orjson writes (255 levels) or Python recurses: any depth we
+            # could read must be writable again (issue 11 item 6).
+            return _encode_iteratively(value)
+
+
+_END = object()
+
+
+def _scalar_json(value: Any) -> str:
+    if value is None:
+        return "null"
+    if value is True or value is False:
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return js_number(value)
+    if isinstance(value, str):
+        return escape_lone_surrogates(json.dumps(value, ensure_ascii=False))
+    raise TypeError(f"Type is not JSON serializable: {type(value).__name__}")
+
+
+def _encode_iteratively(value: Any) -> bytes:
+    """:func:`encode_json` without recursion, for values of any depth (slower; rarely needed)."""
+    out: list[str] = []
+    # Each open container: its remaining items, its closing bracket, whether it is an object,
+    # and whether the next item is its first.
+    stack: list[tuple[Iterator[Any], str, bool, list[bool]]] = []
+
+    def start(item: Any) -> None:
+        if isinstance(item, dict):
+            out.append("{")
+            stack.append((iter(item.items()), "}", True, [True]))
+        elif isinstance(item, list | tuple):
+            out.append("[")
+            stack.append((iter(item), "]", False, [True]))
+        else:
+            out.append(_scalar_json(item))
+
+    start(value)
+    while stack:
+        items, closing, is_object, first = stack[-1]
+        item: Any = next(items, _END)
+        if item is _END:
+            out.append(closing)
+            stack.pop()
+            continue
+        if not first[0]:
+            out.append(",")
+        first[0] = False
+        if is_object:
+            name, member = item
+            out.append(_scalar_json(str(name)) + ":")
+            start(member)
+        else:
+            start(item)
+    return "".join(out).encode("utf-8")
 
 
 def encode_line(value: Any) -> bytes:

@@ -16,6 +16,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Container
+from datetime import datetime, timezone
 
 __all__ = [
     "SNOWFLAKE_EPOCH_MS",
@@ -328,3 +329,14 @@ def iso_to_ms(value: object) -> int | None:
     if m["hour"] is not None and m["tz"] is None:
         total -= _local_offset_ms(total)
     return total if abs(total) <= _MAX_TIME_MS else None
+
+
+def ms_to_datetime(ms: float | None) -> datetime | None:
+    """A JavaScript time value as an aware UTC datetime; ``None`` for ``None`` and for the years
+    JavaScript has but Python's datetime does not (beyond 9999, from a damaged file)."""
+    if ms is None:
+        return None
+    try:
+        return datetime.fromtimestamp(ms / 1000, timezone.utc)
+    except (ValueError, OverflowError, OSError):
+        return None

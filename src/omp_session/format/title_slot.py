@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from omp_session.errors import UnwritableValueError
+
 from .codec import decode_line, encode_json
 
 __all__ = [
@@ -88,7 +90,7 @@ def encode_slot(slot: TitleSlot) -> bytes:
     fitted = TitleSlot(fit_title(slot.title, slot.source, slot.updated_at), slot.updated_at, slot.source)
     spare = SLOT_BYTES - len(_line(fitted, ""))
     if spare < 0:  # only an absurd updatedAt can do this; omp throws too
-        raise ValueError("title slot metadata exceeds the fixed slot size")
+        raise UnwritableValueError("title slot metadata exceeds the fixed slot size")
     line = _line(fitted, " " * spare)
     assert len(line) == SLOT_BYTES
     return line

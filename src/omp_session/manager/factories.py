@@ -146,28 +146,32 @@ def open_session(
             return compose(_start_at(directory, opened.storage, chosen, locked, runtime))
     loaded = opened.loaded
     header = loaded.header
-    chosen, locked = dialect_for_file(dialect, loaded.title_slot is not None)
-    cwd = _working_directory(header, chosen)
-    state = SessionState.build(
-        cwd=cwd,
-        session_dir=directory,
-        storage=opened.storage,
-        header=header,
-        entries=loaded.entries,
-        index=loaded.entry_index(),
-        ensured_on_disk=True,
-        flushed=True,
-        migrated_from=loaded.migrated_from,
-        issues=loaded.issues,
-        read_only=read_only,
-        dialect=chosen,
-        layout_locked=locked,
-        title_slot=loaded.title_slot,
-        runtime=runtime,
-    )
-    state.read_offset = opened.read_offset
-    if not read_only:  # a reader is not "using" the session in this terminal
-        runtime.remember_terminal_session(cwd, os.fspath(file_path))
+    try:
+        chosen, locked = dialect_for_file(dialect, loaded.title_slot is not None)
+        cwd = _working_directory(header, chosen)
+        state = SessionState.build(
+            cwd=cwd,
+            session_dir=directory,
+            storage=opened.storage,
+            header=header,
+            entries=loaded.entries,
+            index=loaded.entry_index(),
+            ensured_on_disk=True,
+            flushed=True,
+            migrated_from=loaded.migrated_from,
+            issues=loaded.issues,
+            read_only=read_only,
+            dialect=chosen,
+            layout_locked=locked,
+            title_slot=loaded.title_slot,
+            runtime=runtime,
+        )
+        state.read_offset = opened.read_offset
+        if not read_only:  # a reader is not "using" the session in this terminal
+            runtime.remember_terminal_session(cwd, os.fspath(file_path))
+    except BaseException:
+        opened.storage.close()  # never keep the lock of an open that failed (issue 11 item 7)
+        raise
     return compose(state)
 
 

@@ -24,6 +24,7 @@ from omp_session.manager.runtime import Runtime
 from omp_session.manager.state import SessionState
 from omp_session.manager.workspace import normalize_directories
 from omp_session.store import Storage
+from omp_session.store.moves import begin_move, finish_move
 from omp_session.store.paths import default_session_dir, session_file_path
 
 __all__ = ["ForkResult", "WholeSession", "new_header_and_path"]
@@ -242,13 +243,18 @@ class WholeSession:
         old_path = Path(str(storage.path))
         artifacts = old_path.with_suffix("")
         target = directory / old_path.name
+        # A journal makes a move killed between the two renames recoverable: the next writable
+        # open of the moved file brings its artifacts after it (issue 11 item 11).
+        journal = begin_move(artifacts, target) if artifacts.is_dir() else None
         storage.move(target)
-        if artifacts.is_dir():
+        if journal is not None:
             try:
                 os.rename(artifacts, target.with_suffix(""))
             except OSError:
                 storage.move(old_path)  # keep file and artifacts together
                 raise
+            finally:
+                finish_move(journal)
 
     def rewrite_entries(self) -> None:
         self._state.require_writable()

@@ -124,7 +124,7 @@ CONTEXT_STATE_ENTRY_TYPES = frozenset(
 def _scan_state(path: Sequence[Entry], context: SessionContext) -> Entry | None:
     """Apply every state-changing entry root→leaf; return the last compaction on the path."""
     compaction: Entry | None = None
-    rules: dict[str, None] = {}  # insertion-ordered set
+    rules: dict[Any, None] = {}  # insertion-ordered set (names are strings in every valid file)
     dialect = context.rules
     explicit_default = False
     for entry in path:
@@ -146,7 +146,8 @@ def _scan_state(path: Sequence[Entry], context: SessionContext) -> Entry | None:
             model = entry.get("model")
             if model:
                 given = entry.get("role")
-                role = given if given is not None else "default"
+                # A role that is not a string (a damaged file) is a key as JavaScript makes one.
+                role = "default" if given is None else given if isinstance(given, str) else str(given)
                 context.models[role] = model
                 explicit_default = explicit_default or (dialect.sticky_default_model and role == "default")
         elif kind == "service_tier_change":
@@ -155,16 +156,22 @@ def _scan_state(path: Sequence[Entry], context: SessionContext) -> Entry | None:
         elif kind == "compaction":
             compaction = entry
         elif kind == "ttsr_injection":
-            for rule in entry.get("injectedRules") or ():
-                rules[rule] = None
+            for rule in _json_list(entry.get("injectedRules")):
+                if isinstance(rule, str | int | float | bool) or rule is None:  # hashable JSON only
+                    rules[rule] = None
         elif kind == "mcp_tool_selection" and dialect.mcp_tool_selection:
-            context.selected_mcp_tool_names = list(entry.get("selectedToolNames") or ())
+            context.selected_mcp_tool_names = _json_list(entry.get("selectedToolNames"))
             context.has_persisted_mcp_tool_selection = True
         elif kind == "mode_change":
             context.mode = entry.get("mode")  # type: ignore[assignment]
             context.mode_data = entry.get("data")
     context.injected_ttsr_rules = list(rules)
     return compaction
+
+
+def _json_list(value: Any) -> list[Any]:
+    """A JSON array field as a list; any other value (a damaged or hand-edited file) as empty."""
+    return list(value) if isinstance(value, list) else []
 
 
 def entry_to_message(

@@ -259,7 +259,8 @@ class SessionIndex:
     # -- reads ---------------------------------------------------------------------------------
 
     def get(self, entry_id: str | None) -> Entry | None:
-        return self.by_id.get(entry_id) if entry_id else None
+        # Ids read from a damaged file may be any JSON value (a list is not even hashable).
+        return self.by_id.get(entry_id) if entry_id and isinstance(entry_id, str) else None
 
     def last_id(self) -> str | None:
         return _entry_id(self.entries[-1]) if self.entries else None

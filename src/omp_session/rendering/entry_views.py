@@ -311,7 +311,8 @@ def _session_init(key: str, entry: Entry, _images: ImageSource, _calls: ToolCall
     prompt = b.output_block(str(entry.get("systemPrompt") or ""), title="system prompt")
     prompt.collapsed = True
     view.blocks.append(prompt)
-    view.badges.append("tools: " + ", ".join(str(t) for t in entry.get("tools") or []))
+    tools = entry.get("tools")
+    view.badges.append("tools: " + ", ".join(str(t) for t in (tools if isinstance(tools, list) else [])))
     return view
 
 

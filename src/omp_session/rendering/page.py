@@ -17,8 +17,10 @@ from datetime import datetime, timezone
 from importlib import resources
 
 from jinja2 import Environment, PackageLoader
+from jinja2.filters import do_urlencode
 from markupsafe import Markup
 
+from omp_session.format.codec import display_text
 from omp_session.rendering.markdown import pygments_css
 from omp_session.rendering.view import SessionView
 
@@ -34,7 +36,12 @@ STATIC_FILES = {
 
 @functools.lru_cache(maxsize=1)
 def environment() -> Environment:
-    return Environment(loader=PackageLoader("omp_session.rendering", "templates"), autoescape=True)
+    env = Environment(loader=PackageLoader("omp_session.rendering", "templates"), autoescape=True)
+    # URL-quoting encodes to UTF-8, which a lone surrogate in an id cannot be (issue 11 item 5).
+    env.filters["urlencode"] = lambda value: do_urlencode(
+        display_text(value) if isinstance(value, str) else value
+    )
+    return env
 
 
 @functools.lru_cache(maxsize=8)

@@ -80,6 +80,25 @@ def _describe_change(known: FileState, current: FileState | os.stat_result) -> s
     return "edited in place (status change time changed)"
 
 
+def replace_file(path: Path, data: bytes) -> None:
+    """Give ``path`` the content ``data`` atomically (temp file, fsync, rename, fsync the
+    directory): a failure or a crash leaves the old file (or none) and no temp file behind."""
+    temp = path.with_name(f".{path.name}.{new_session_id()}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    try:
+        _write_all(fd, data)
+        os.fsync(fd)
+        os.close(fd)
+        fd = -1
+        os.replace(temp, path)
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        temp.unlink(missing_ok=True)
+        raise
+    fsync_directory(path.parent)
+
+
 def _create_from(temp: Path, path: Path) -> None:
     """Give ``temp``'s inode the name ``path`` only if nothing has that name (``link`` fails with
     EEXIST otherwise, atomically, where ``rename`` would replace it)."""
@@ -121,6 +140,7 @@ class FileStorage:
     ) -> None:
         self.path: Path | None = Path(path)
         self._path = Path(path)
+        self._path_text = os.fspath(path)  # for the stat of every append (no Path conversion)
         self.blobs = blobs
         self.policy: DurabilityPolicy = policy
         self.read_only = read_only
@@ -161,6 +181,7 @@ class FileStorage:
         target.parent.mkdir(parents=True, exist_ok=True)
         if not self._path.exists():  # nothing written yet: only the future place changes
             self._path = self.path = target
+            self._path_text = os.fspath(target)
             return
         try:
             os.rename(self._path, target)
@@ -169,6 +190,7 @@ class FileStorage:
         fsync_directory(target.parent)
         fsync_directory(self._path.parent)
         self._path = self.path = target
+        self._path_text = os.fspath(target)
         self._note_own_metadata_change()
 
     def _note_own_metadata_change(self) -> None:
@@ -255,37 +277,38 @@ class FileStorage:
             fd = self._fd
             assert fd is not None
             before = os.fstat(fd)
-            self._refuse_if_gone(before)
+            known = self._known
+            if known is not None and before.st_size < known.size:
+                self._refuse_truncated(known.size, before.st_size)
             if not self._tail_checked:
                 data = self._newline_if_torn(fd) + data
                 self._tail_checked = True
             _write_all(fd, data)
             after = os.fstat(fd)
-            self._refuse_if_gone(after, written=before.st_size + len(data))
+            # Checked after the write (one stat less per append): a write that went to a replaced
+            # file is simply never acknowledged.
+            try:
+                at_path = os.stat(self._path_text)
+            except FileNotFoundError:
+                at_path = None
+            if at_path is None or at_path.st_ino != after.st_ino or at_path.st_dev != after.st_dev:
+                what = "deleted" if at_path is None else "replaced by another file"
+                raise SessionChangedError(
+                    self._path, f"the file was {what} by another program; the entry was not saved"
+                )
+            if after.st_size < before.st_size + len(data):
+                self._refuse_truncated(before.st_size + len(data), after.st_size)
             self._after_write(fd, before, after, len(data))
         except OSError as exc:
             # A partial write may have left a torn line: check the tail again before the next one.
             self._tail_checked = False
             raise PersistenceError(self._path, exc) from exc
 
-    def _refuse_if_gone(self, st: os.stat_result, written: int | None = None) -> None:
-        """Raise ``SessionChangedError`` when the path no longer names the file we write to, or
-        the file is shorter than what we know is in it (``written``: the size our write reached)."""
-        try:
-            at_path = os.stat(self._path)
-        except FileNotFoundError:
-            at_path = None
-        if at_path is None or (at_path.st_dev, at_path.st_ino) != (st.st_dev, st.st_ino):
-            what = "deleted" if at_path is None else "replaced by another file"
-            raise SessionChangedError(
-                self._path, f"the file was {what} by another program; the entry was not saved"
-            )
-        expected = written if written is not None else (self._known.size if self._known else 0)
-        if st.st_size < expected:
-            self._tail_checked = False
-            raise SessionChangedError(
-                self._path, f"the file was truncated by another program ({expected} → {st.st_size} bytes)"
-            )
+    def _refuse_truncated(self, expected: int, found: int) -> None:
+        self._tail_checked = False
+        raise SessionChangedError(
+            self._path, f"the file was truncated by another program ({expected} → {found} bytes)"
+        )
 
     def _newline_if_torn(self, fd: int) -> bytes:
         size = os.fstat(fd).st_size
@@ -299,14 +322,22 @@ class FileStorage:
         elif self.policy == "batch":
             self._schedule_sync()
         known = self._known
-        if known is None or FileState.of(before) != known:
+        if known is None or (
+            before.st_ino,
+            before.st_size,
+            before.st_mtime_ns,
+            before.st_ctime_ns,
+            before.st_dev,
+        ) != (known.inode, known.size, known.mtime_ns, known.ctime_ns, known.device):
             # Someone else wrote to the file since our last read or write: appends stay safe
             # (line granularity), a full rewrite would lose their change.
             if known is not None and self._changed_by_others is None:
                 self._changed_by_others = _describe_change(known, before)
         elif after.st_size != before.st_size + written and self._changed_by_others is None:
             self._changed_by_others = "another writer appended at the same time"
-        self._known = FileState.of(after)
+        self._known = FileState(
+            after.st_dev, after.st_ino, after.st_size, after.st_mtime_ns, after.st_ctime_ns
+        )
 
     def _schedule_sync(self) -> None:
         with self._sync_lock:
@@ -348,9 +379,11 @@ class FileStorage:
         self._ensure_writable()
         self.check_unchanged()
         creating = self._known is None
-        directory = self._path.parent
+        # Through a symlink, the target is rewritten and the link stays a link (issue 11 item 10).
+        target = Path(os.path.realpath(self._path)) if self._path.is_symlink() else self._path
+        directory = target.parent
         directory.mkdir(parents=True, exist_ok=True)
-        temp = directory / f".{self._path.name}.{new_session_id()}.tmp"
+        temp = directory / f".{target.name}.{new_session_id()}.tmp"
         try:
             fd = os.open(temp, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
         except OSError as exc:
@@ -360,7 +393,7 @@ class FileStorage:
             for chunk in chunks:
                 _write_all(fd, chunk)
             os.fsync(fd)
-            self._install(fd, temp, backup_suffix, creating=creating)
+            self._install(fd, temp, target, backup_suffix, creating=creating)
         except BaseException as exc:
             os.close(fd)
             temp.unlink(missing_ok=True)
@@ -370,24 +403,26 @@ class FileStorage:
         self._known = FileState.of(os.fstat(fd))
         self._changed_by_others = None
 
-    def _install(self, fd: int, temp: Path, backup_suffix: str | None, *, creating: bool) -> None:
+    def _install(
+        self, fd: int, temp: Path, target: Path, backup_suffix: str | None, *, creating: bool
+    ) -> None:
         """Put the complete, locked temp file at the path; from here on ``fd`` is our lock."""
         with contextlib.suppress(FileNotFoundError):
-            os.fchmod(fd, os.stat(self._path).st_mode & 0o7777)
-        if backup_suffix is not None and self._path.exists():
-            backup = _unique_path(self._path.with_name(self._path.name + backup_suffix))
+            os.fchmod(fd, os.stat(target).st_mode & 0o7777)
+        if backup_suffix is not None and target.exists():
+            backup = _unique_path(target.with_name(target.name + backup_suffix))
             try:
-                os.link(self._path, backup)  # keeps the old inode: no copy needed
+                os.link(target, backup)  # keeps the old inode: no copy needed
             except OSError:
                 import shutil
 
-                shutil.copy2(self._path, backup)
+                shutil.copy2(target, backup)
         self.check_unchanged(ignore_ctime=True)
         if creating:
-            _create_from(temp, self._path)
+            _create_from(temp, target)
         else:
-            os.replace(temp, self._path)
-        fsync_directory(self._path.parent)
+            os.replace(temp, target)
+        fsync_directory(target.parent)
         fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_APPEND)
         old, self._lock = self._lock, adopt(fd)
         self._tail_checked = True

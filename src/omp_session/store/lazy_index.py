@@ -11,12 +11,14 @@ Internal module (part of ``SessionManager.open``); not part of the public API.
 
 from __future__ import annotations
 
+import functools
 from array import array
 from bisect import bisect_left
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, overload
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar, cast, overload
 
 from omp_session.dialects import ContextRules
+from omp_session.errors import SessionChangedError
 from omp_session.format.entries import is_assistant_entry
 from omp_session.gcpause import gc_paused
 from omp_session.model.context import SessionContext, context_from_path
@@ -27,6 +29,25 @@ from omp_session.store.lazy_store import LazyStore
 __all__ = ["LazyEntries", "LazySessionIndex"]
 
 Entry = dict[str, Any]
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _falls_back(method: _Method) -> _Method:
+    """Run ``method``; if the file changed in place under the offset index (a stale index the
+    open could not detect), rebuild a full index from the file as it is now and run it again,
+    answering from that (issue 11 item 8: never an error or a wrong answer for a valid file)."""
+
+    @functools.wraps(method)
+    def wrapper(self: LazySessionIndex, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except SessionChangedError:
+            if self._full is not None:
+                raise
+            self._materialize_from_file()
+            return method(self, *args, **kwargs)
+
+    return cast(_Method, wrapper)
 
 
 class LazySessionIndex:
@@ -57,6 +78,15 @@ class LazySessionIndex:
     def materialized(self) -> bool:
         return self._full is not None
 
+    def _materialize_from_file(self) -> None:
+        """A full index from a fresh full read of the file's indexed part (plus the entries added
+        after it), for when reading through the offset index found the file changed in place."""
+        with gc_paused():
+            self._full = SessionIndex([*self._store.read_anew(), *self._extra])
+        self._store.close()
+        self._labels = None
+        self._extra, self._extra_parents, self._extra_ids = [], [], {}
+
     def _materialize(self) -> SessionIndex:
         if self._full is None:
             store, meta = self._store, self._store.index.meta
@@ -76,6 +106,7 @@ class LazySessionIndex:
     # -- the SessionIndex surface -----------------------------------------------------------
 
     @property
+    @_falls_back
     def entries(self) -> list[Entry]:
         return self._materialize().entries
 
@@ -84,6 +115,7 @@ class LazySessionIndex:
         return self._full.by_id if self._full is not None else self._ids
 
     @property
+    @_falls_back
     def labels(self) -> dict[str, str]:
         if self._full is not None:
             return self._full.labels
@@ -129,12 +161,14 @@ class LazySessionIndex:
         if self._labels is not None and entry.get("type") == "label":
             apply_label(self._labels, entry)
 
+    @_falls_back
     def get(self, entry_id: str | None) -> Entry | None:
         if self._full is not None:
             return self._full.get(entry_id)
         position = self._find(entry_id) if entry_id else None
         return None if position is None else self._entry_at(position)
 
+    @_falls_back
     def last_id(self) -> str | None:
         if self._full is not None:
             return self._full.last_id()
@@ -143,6 +177,7 @@ class LazySessionIndex:
             return last if isinstance(last, str) else None
         return self._store.last_id()
 
+    @_falls_back
     def branch(self, from_id: str | None) -> list[Entry]:
         """Root→node path ending at ``from_id``; ``[]`` for an unknown or empty id."""
         if self._full is not None:
@@ -150,15 +185,19 @@ class LazySessionIndex:
         position = self._find(from_id) if from_id else None
         return [] if position is None else self._entries_at(self._walk(position, 0))
 
+    @_falls_back
     def children(self, parent_id: str) -> list[Entry]:
         return self._materialize().children(parent_id)
 
+    @_falls_back
     def get_tree(self) -> list[SessionTreeNode]:
         return self._materialize().get_tree()
 
+    @_falls_back
     def parent_of(self, entry: Entry) -> Entry | None:
         return self._materialize().parent_of(entry)
 
+    @_falls_back
     def cycle_roots(self) -> set[str]:
         return self._materialize().cycle_roots()
 
@@ -170,6 +209,7 @@ class LazySessionIndex:
         found = self._extra_ids.get(entry_id)
         return found if found is not None else self._store.position_of(entry_id)
 
+    @_falls_back
     def has_id(self, entry_id: object) -> bool:
         if self._full is not None:
             return entry_id in self._full.by_id
@@ -204,6 +244,7 @@ class LazySessionIndex:
 
     # -- context ------------------------------------------------------------------------------
 
+    @_falls_back
     def context(self, leaf_id: str, rules: ContextRules | None = None) -> SessionContext:
         """``context_from_path(branch(leaf_id))``, reading only the lines it depends on.
 
@@ -269,10 +310,10 @@ class _LazyIds(Mapping[str, Entry]):
         owner = self._owner
         if owner.materialized or not isinstance(key, str):
             return owner._materialize().by_id[key]
-        position = owner._find(key)
-        if position is None:
+        found = owner.get(key)  # falls back to a full read if the file changed in place
+        if found is None:
             raise KeyError(key)
-        return owner._entry_at(position)
+        return found
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._owner._materialize().by_id)

@@ -24,6 +24,7 @@ from omp_session.format.codec import _decode_slow
 from omp_session.format.transform import resolve_blob_refs, sanitize_openai_replay
 from omp_session.gcpause import gc_paused
 from omp_session.store.blobs import BlobSink
+from omp_session.store.loading import parse_session
 from omp_session.store.offset_index import OffsetIndex, drop_index
 
 __all__ = ["LazyStore", "Markers", "StaleIndex", "marked_lines"]
@@ -365,6 +366,15 @@ class LazyStore:
         entries = self.entries(range(len(self.index)))
         self._cache = {}
         return entries
+
+    def read_anew(self) -> list[Entry]:
+        """The entries of the indexed part as the file holds them *now*, decoded in full (the
+        fallback when reading through the index found the file changed in place)."""
+        try:
+            data = os.pread(self.fd, self.index.covered, 0)
+        except OSError as exc:
+            raise SessionChangedError(self.path, f"cannot be read again ({exc})") from exc
+        return list(parse_session(self.path, data, self.blobs).entries)
 
     def _give_up(self, exc: BaseException) -> None:
         # The file changed under us in place (appends never do this): the index is useless now.

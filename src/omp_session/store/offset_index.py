@@ -304,7 +304,9 @@ def write_index(session_path: Path | str, index: OffsetIndex) -> None:
     """Store ``index`` atomically (temp file + rename); failures are ignored: it is only a cache."""
     target = index_path(session_path)
     temp = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
-    with contextlib.suppress(OSError):
+    # TypeError/OverflowError: a value beyond the meta's JSON (a header version of 2**64, issue 11
+    # item 7); such a file is simply loaded in full every time.
+    with contextlib.suppress(OSError, TypeError, ValueError, OverflowError):
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
             temp.write_bytes(index.to_bytes())

@@ -18,6 +18,7 @@ from omp_session.store.blobs import BlobSink
 from omp_session.store.fast_open import IndexedOpen, open_cold, open_indexed, remember_index
 from omp_session.store.file import FileStorage
 from omp_session.store.loading import LoadedSession, is_blank, is_slot_only, parse_session
+from omp_session.store.moves import recover_move
 
 __all__ = ["OpenedFile", "absolute", "open_file"]
 
@@ -43,6 +44,12 @@ def open_file(
     """
     if path.is_dir():
         raise CorruptSessionError(path, "is a directory, not a session file")
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:  # a symlink loop, a path through a non-directory: not "missing"
+        raise CorruptSessionError(path, f"cannot be opened: {exc.strerror or exc}") from exc
     storage = FileStorage(path, blobs, policy=durability, read_only=read_only)
     if not path.exists():
         if read_only:
@@ -80,6 +87,7 @@ def _lock_and_read(storage: FileStorage, path: Path, read_only: bool, use_index:
     try:
         if not read_only:
             storage.lock()
+            recover_move(path)  # a move_to killed between its two renames (store/moves.py)
         return (open_indexed(path, storage) if use_index else None) or storage.read()
     except SessionError:
         raise

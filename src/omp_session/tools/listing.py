@@ -13,7 +13,7 @@ thousands of sessions costs one ``stat`` per file. **Side effects:** listing wri
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -22,7 +22,7 @@ from typing import Any
 from omp_session.dialects import OMP_18_2, Dialect
 from omp_session.errors import SessionError
 from omp_session.format.codec import BOM, decode_line, decode_lines
-from omp_session.format.ids import iso_to_ms
+from omp_session.format.ids import iso_to_ms, ms_to_datetime
 from omp_session.format.title_slot import fold_into_header, slot_from_value, split_slot
 from omp_session.model.usage import UsageStatistics
 from omp_session.store import SessionStorage
@@ -36,6 +36,7 @@ from omp_session.tools.summary import is_slash_command
 
 __all__ = [
     "SessionInfo",
+    "SessionList",
     "find_most_recent_session",
     "fold_slot_record",
     "list_all_sessions",
@@ -107,7 +108,7 @@ def _iso(moment: datetime | None) -> str | None:
 
 
 def _from_ms(ms: float | None) -> datetime | None:
-    return datetime.fromtimestamp(ms / 1000, timezone.utc) if ms is not None else None
+    return ms_to_datetime(ms)
 
 
 def fold_slot_record(records: Sequence[dict[str, Any]]) -> Sequence[dict[str, Any]]:
@@ -200,8 +201,22 @@ def session_info(path: Path | str) -> SessionInfo | None:
 # -- which files --------------------------------------------------------------------------------------
 
 
-def _jsonl_files(directory: Path, root: Path | None) -> list[Path]:
-    """``*.jsonl`` regular files directly in ``directory`` (symlinks only when they stay in ``root``)."""
+class SessionList(list[SessionInfo]):
+    """The sessions a listing found, and ``skipped``: ``(path, reason)`` of every ``*.jsonl`` entry
+    that could not be read (a symlink loop, no permission, a FIFO), so views can say so (item 16)."""
+
+    skipped: list[tuple[str, str]]
+
+    def __init__(self, infos: Iterable[SessionInfo] = (), skipped: Iterable[tuple[str, str]] = ()) -> None:
+        super().__init__(infos)
+        self.skipped = list(skipped)
+
+
+def _jsonl_files(
+    directory: Path, root: Path | None, skipped: list[tuple[str, str]] | None = None
+) -> list[Path]:
+    """``*.jsonl`` regular files directly in ``directory`` (symlinks only when they stay in ``root``);
+    entries that cannot be used are added to ``skipped``."""
     found: list[Path] = []
     try:
         with os.scandir(directory) as entries:
@@ -210,10 +225,16 @@ def _jsonl_files(directory: Path, root: Path | None) -> list[Path]:
                     continue
                 try:
                     if not item.is_file():
+                        if skipped is not None and not item.is_dir():
+                            skipped.append(
+                                (item.path, "not a regular file (a broken link or a special file)")
+                            )
                         continue
                     if root is not None and item.is_symlink() and not is_within(root, item.path):
                         continue
-                except OSError:  # a symlink loop or a vanished entry: skip only this one
+                except OSError as exc:  # a symlink loop or a vanished entry: skip only this one
+                    if skipped is not None:
+                        skipped.append((item.path, exc.strerror or str(exc)))
                     continue
                 found.append(Path(item.path))
     except OSError:
@@ -242,6 +263,7 @@ def session_files(
     *,
     include_root_files: bool = False,
     storage: SessionStorage | None = None,
+    skipped: list[tuple[str, str]] | None = None,
 ) -> Iterator[Path]:
     """Every ``*.jsonl`` file of one project ``directory``, or of every project under ``root``
     (the sessions root by default), valid sessions or not (``check`` wants the broken ones too).
@@ -256,13 +278,13 @@ def session_files(
         yield from _stored_files(store, root, directory, include_root_files)
         return
     if directory is not None:
-        yield from _jsonl_files(directory, None)
+        yield from _jsonl_files(directory, None, skipped)
         return
     base = root if root is not None else sessions_root()
     if include_root_files:
-        yield from _jsonl_files(base, base)
+        yield from _jsonl_files(base, base, skipped)
     for folder in _project_dirs(base):
-        yield from _jsonl_files(folder, base)
+        yield from _jsonl_files(folder, base, skipped)
 
 
 def _store(storage: SessionStorage | None) -> SessionStorage | None:
@@ -339,7 +361,9 @@ def stored_header(store: SessionStorage, path: Path) -> dict[str, Any] | None:
     return value if is_session_header(value) else None
 
 
-def _summaries(paths: Sequence[Path], under: Path, cache: ListingCache | None) -> list[SessionInfo]:
+def _summaries(
+    paths: Sequence[Path], under: Path, cache: ListingCache | None, skipped: list[tuple[str, str]]
+) -> list[SessionInfo]:
     own_cache = cache is None
     cache = cache if cache is not None else ListingCache()
     try:
@@ -360,6 +384,7 @@ def _summaries(paths: Sequence[Path], under: Path, cache: ListingCache | None) -
                 continue
             read = _read(text_path)
             if read is None:
+                skipped.append((text_path, "cannot be read"))
                 continue
             data, read_stat = read
             info = summarize_records(path, decode_lines(data).records, read_stat.st_mtime, read_stat.st_size)
@@ -383,7 +408,7 @@ def list_sessions(
     cache: ListingCache | None = None,
     dialect: Dialect | None = None,
     storage: SessionStorage | None = None,
-) -> list[SessionInfo]:
+) -> SessionList:
     """Every valid ``*.jsonl`` directly inside ``directory``, newest first. Writes the listing cache.
 
     A dialect whose listing reads a prefix (omp 18) lists as that omp does (``listing18.py``),
@@ -393,13 +418,15 @@ def list_sessions(
     base = Path(directory)
     store = _store(storage)
     if store is not None:
-        return _list_stored(store, list(session_files(directory=base, storage=store)), dialect)
-    files = list(session_files(directory=base))
+        return SessionList(_list_stored(store, list(session_files(directory=base, storage=store)), dialect))
+    skipped: list[tuple[str, str]] = []
+    files = list(session_files(directory=base, skipped=skipped))
     if dialect is not None and dialect.listing.prefix_bytes is not None:
         from omp_session.tools.listing18 import list_files
 
-        return list_files(files, dialect.listing.prefix_bytes)
-    return _newest_first(_summaries(files, base, cache))
+        return SessionList(list_files(files, dialect.listing.prefix_bytes), skipped)
+    infos = _summaries(files, base, cache, skipped)
+    return SessionList(_newest_first(infos), skipped)
 
 
 def list_all_sessions(
@@ -408,33 +435,40 @@ def list_all_sessions(
     cache: ListingCache | None = None,
     dialect: Dialect | None = None,
     storage: SessionStorage | None = None,
-) -> list[SessionInfo]:
+) -> SessionList:
     """Sessions of every project directory under the sessions root (XDG-aware, unlike omp §9 #16),
     newest first. Only project directories are scanned, not sub-agent sessions inside artifact
     directories. Writes the listing cache (not under omp 18's prefix listing)."""
     base = Path(root) if root is not None else sessions_root()
     store = _store(storage)
     if store is not None:
-        return _list_stored(store, list(session_files(base, storage=store)), dialect)
-    files = list(session_files(base))
+        return SessionList(_list_stored(store, list(session_files(base, storage=store)), dialect))
+    skipped: list[tuple[str, str]] = []
+    files = list(session_files(base, skipped=skipped))
     if dialect is not None and dialect.listing.prefix_bytes is not None:
         from omp_session.tools.listing18 import list_files
 
-        return list_files(files, dialect.listing.prefix_bytes)
-    return _newest_first(_summaries(files, base, cache))
+        return SessionList(list_files(files, dialect.listing.prefix_bytes), skipped)
+    infos = _summaries(files, base, cache, skipped)
+    return SessionList(_newest_first(infos), skipped)
 
 
-def list_store(root: Path | str, *, cache: ListingCache | None = None) -> list[SessionInfo]:
+def list_store(root: Path | str, *, cache: ListingCache | None = None) -> SessionList:
     """Sessions under a viewer root: files in ``root`` itself and in its project directories,
     most recent activity first (mtime breaks ties). Writes the listing cache."""
     base = Path(root)
     store = configured_storage()
+    skipped: list[tuple[str, str]] = []
     if store is not None:
         paths = list(session_files(base, include_root_files=True, storage=store))
         infos = _stored_summaries(store, paths, cache, os.fspath(base))
     else:
-        infos = _summaries(list(session_files(base, include_root_files=True)), base, cache)
-    return sorted(infos, key=lambda info: (info.last_activity or info.modified, info.modified), reverse=True)
+        files = list(session_files(base, include_root_files=True, skipped=skipped))
+        infos = _summaries(files, base, cache, skipped)
+    ordered = sorted(
+        infos, key=lambda info: (info.last_activity or info.modified, info.modified), reverse=True
+    )
+    return SessionList(ordered, skipped)
 
 
 def find_most_recent_session(directory: Path | str, *, storage: SessionStorage | None = None) -> Path | None:

@@ -19,7 +19,7 @@ from typing import Any
 
 from omp_session.errors import SessionError
 from omp_session.format.codec import BOM, decode_lines
-from omp_session.format.ids import iso_to_ms
+from omp_session.format.ids import iso_to_ms, ms_to_datetime
 from omp_session.format.title_slot import slot_from_value
 from omp_session.store import SessionStorage
 from omp_session.tools.listing import SessionInfo, message_text
@@ -197,7 +197,7 @@ def summarize_ends(path: Path, prefix: bytes, suffix: bytes, size: int, mtime: f
         cwd=header["cwd"] if isinstance(header.get("cwd"), str) else "",
         title=title if isinstance(title, str) else short,
         parent_session_path=header["parentSession"] if isinstance(header.get("parentSession"), str) else None,
-        created=datetime.fromtimestamp(created / 1000, timezone.utc) if created is not None else None,
+        created=ms_to_datetime(created),
         modified=datetime.fromtimestamp(mtime, timezone.utc),
         message_count=max(count, _count_message_markers(text)),
         first_message=first or "(no messages)",

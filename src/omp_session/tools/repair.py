@@ -9,12 +9,22 @@ back byte for byte. Running it twice changes nothing the second time.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from omp_session.errors import CorruptSessionError
-from omp_session.format.codec import BLANK, BOM, NOT_OBJECT, TORN, DecodedFile, decode_lines, encode_line
+from omp_session.errors import CorruptSessionError, PersistenceError
+from omp_session.format.codec import (
+    BLANK,
+    BOM,
+    NOT_OBJECT,
+    TORN,
+    DecodedFile,
+    LineIssue,
+    decode_lines,
+    encode_line,
+)
 from omp_session.format.entries import CURRENT_VERSION
 from omp_session.format.ids import new_entry_id, new_session_id, now_iso
 from omp_session.format.migrate import header_version, migrate_records
@@ -22,13 +32,14 @@ from omp_session.format.title_slot import SLOT_BYTES, encode_slot
 from omp_session.model.toolcalls import find_unpaired
 from omp_session.model.tree import SessionIndex
 from omp_session.store.configured import configured_storage
-from omp_session.store.file import FileStorage, fsync_directory
+from omp_session.store.file import FileStorage, replace_file
 from omp_session.store.loading import (
     header_problem_line,
     is_session_header,
     peel_title_slot,
     read_session_bytes,
 )
+from omp_session.store.regular import open_regular, read_regular
 
 __all__ = ["Problem", "RepairReport", "check", "migrate_file", "repair"]
 
@@ -43,6 +54,13 @@ class Problem:
     line: int | None
     entry_id: str | None
     message: str
+    #: ``"problem"``, or ``"info"`` for what omp itself writes in normal use (an older version, the
+    #: tool calls of a turn that ended in an error): reported, never counted as damage (item 13).
+    severity: str = "problem"
+
+    @property
+    def is_problem(self) -> bool:
+        return self.severity == "problem"
 
     def describe(self) -> str:
         where = f"line {self.line}" if self.line is not None else "file"
@@ -109,8 +127,16 @@ def _entry_problems(records: list[Entry], line_of: dict[int, int]) -> list[Probl
             else f"tool result for {unpaired.tool_call_id} has no matching call before it on its branch"
         )
         line = line_by_id.get(unpaired.entry_id) if unpaired.entry_id else None
-        problems.append(Problem(f"tool-{unpaired.kind}", line, unpaired.entry_id, what))
+        severity = "info" if _ended_in_error(index.get(unpaired.entry_id)) else "problem"
+        problems.append(Problem(f"tool-{unpaired.kind}", line, unpaired.entry_id, what, severity))
     return problems
+
+
+def _ended_in_error(entry: Entry | None) -> bool:
+    """An assistant turn that ended in an error or was aborted: omp writes its tool calls and
+    never their results ("terminated"), so an unpaired call there is normal output."""
+    message = entry.get("message") if entry is not None else None
+    return isinstance(message, dict) and message.get("stopReason") in ("error", "aborted")
 
 
 def _link_problems(index: SessionIndex, entries: list[Entry], line_of: dict[int, int]) -> list[Problem]:
@@ -123,17 +149,17 @@ def _link_problems(index: SessionIndex, entries: list[Entry], line_of: dict[int,
                 problems.append(Problem("self-parent", line, entry_id, "the entry is its own parent"))
             elif parent not in index.by_id:
                 problems.append(Problem("orphan", line, entry_id, f"parent {parent} does not exist"))
-            elif entry_id in cycle_roots and index.by_id.get(entry_id) is entry:
+            elif isinstance(entry_id, str) and entry_id in cycle_roots and index.by_id.get(entry_id) is entry:
                 problems.append(
                     Problem("cycle", line, entry_id, f"parent links from {entry_id} loop back to it")
                 )
         kind = entry.get("type")
-        if kind == "compaction" and entry.get("firstKeptEntryId") not in index.by_id:
+        if kind == "compaction" and not _indexed(index, entry.get("firstKeptEntryId")):
             kept = entry.get("firstKeptEntryId")
             problems.append(
                 Problem("missing-kept-entry", line, entry_id, f"firstKeptEntryId {kept} does not exist")
             )
-        if kind == "label" and entry.get("targetId") not in index.by_id:
+        if kind == "label" and not _indexed(index, entry.get("targetId")):
             problems.append(
                 Problem(
                     "label-target-missing",
@@ -145,26 +171,62 @@ def _link_problems(index: SessionIndex, entries: list[Entry], line_of: dict[int,
     return problems
 
 
-def check(path: Path | str) -> list[Problem]:
-    """Every problem found in ``path``; never writes. Unusable paths raise ``CorruptSessionError``."""
+def _indexed(index: SessionIndex, entry_id: Any) -> bool:
+    """Whether ``entry_id`` (any JSON value from the file) names an indexed entry."""
+    return isinstance(entry_id, str) and entry_id in index.by_id
+
+
+#: Files above this size are checked in chunks (item 14): what stays in memory is a skeleton of
+#: each entry (ids, links, types, tool call ids), not its content.
+STREAM_ABOVE_BYTES = 32 * 1024 * 1024
+_CHUNK_BYTES = 8 * 1024 * 1024
+
+
+def check(path: Path | str, *, chunk_bytes: int | None = None) -> list[Problem]:
+    """Every problem found in ``path``; never writes. Unusable paths raise ``CorruptSessionError``.
+
+    A file over :data:`STREAM_ABOVE_BYTES` (or any file, with ``chunk_bytes``) is read in chunks
+    and keeps only what the checks need of each entry; the result is the same."""
     path = Path(path)
     store = configured_storage()  # a database store (the command line's --store), else the file
-    data = store.read_session(path) if store is not None else read_session_bytes(path)
+    if store is not None:
+        return _from_bytes(store.read_session(path))
+    if chunk_bytes is None:
+        try:
+            large = os.stat(path).st_size > STREAM_ABOVE_BYTES
+        except OSError:
+            large = False
+        if large:
+            chunk_bytes = _CHUNK_BYTES
+    if chunk_bytes is not None:
+        streamed = _check_in_chunks(path, chunk_bytes)
+        if streamed is not None:
+            return streamed
+    return _from_bytes(read_session_bytes(path))
+
+
+def _from_bytes(data: bytes) -> list[Problem]:
     decoded = decode_lines(data)
     slot = peel_title_slot(decoded, data)  # omp 18's first line, folded into the header
-    problems = _line_problems(decoded)
     slot_size = data.find(b"\n") + 1
-    if slot is not None and slot_size != SLOT_BYTES:
-        problems.insert(
-            0,
-            Problem(
-                "title-slot",
-                1,
-                None,
-                f"title slot is {slot_size} bytes, not {SLOT_BYTES}: omp 18 would overwrite the header "
-                "line when it renames the session",
-            ),
-        )
+    slot_problem = _slot_problem(slot_size) if slot is not None and slot_size != SLOT_BYTES else None
+    return _problems_of(decoded, slot_problem)
+
+
+def _slot_problem(slot_size: int) -> Problem:
+    return Problem(
+        "title-slot",
+        1,
+        None,
+        f"title slot is {slot_size} bytes, not {SLOT_BYTES}: omp 18 would overwrite the header "
+        "line when it renames the session",
+    )
+
+
+def _problems_of(decoded: DecodedFile, slot_problem: Problem | None) -> list[Problem]:
+    problems = _line_problems(decoded)
+    if slot_problem is not None:
+        problems.insert(0, slot_problem)
     bad_header = header_problem_line(decoded)
     if bad_header is not None:  # the same rule as open(): it would refuse this file
         problems.insert(0, Problem("header", bad_header, None, "the first line is not a session header"))
@@ -172,12 +234,98 @@ def check(path: Path | str) -> list[Problem]:
     version = header_version(decoded.records[0])
     if version < CURRENT_VERSION:
         problems.append(
-            Problem("old-version", decoded.line_numbers[0], None, f"version {version}; current is 3")
+            Problem(
+                "old-version",
+                decoded.line_numbers[0],
+                None,
+                f"version {version}; current is 3 (omp upgrades it on its next write; `migrate` does it now)",
+                "info",
+            )
         )
     records = decoded.records
     migrate_records(records)  # in memory only; stable ids: the same ones every tool shows
     line_of = {position: decoded.line_numbers[position] for position in range(1, len(records))}
     return problems + _entry_problems(records, line_of)
+
+
+def _skeleton(record: Entry) -> Entry:
+    """What the entry checks read of an entry: links, type, labels, tool call and result ids."""
+    kept = {key: record[key] for key in _SKELETON_KEYS if key in record}
+    message = record.get("message")
+    if isinstance(message, dict):
+        reduced = {key: message[key] for key in _SKELETON_MESSAGE_KEYS if key in message}
+        content = message.get("content")
+        if isinstance(content, list):
+            reduced["content"] = [
+                {key: block[key] for key in ("type", "id", "name") if key in block}
+                for block in content
+                if isinstance(block, dict) and block.get("type") == "toolCall"
+            ]
+        kept["message"] = reduced
+    return kept
+
+
+_SKELETON_KEYS = ("type", "id", "parentId", "timestamp", "firstKeptEntryId", "targetId", "label")
+_SKELETON_MESSAGE_KEYS = ("role", "toolCallId", "toolName", "stopReason")
+
+
+def _chunks(path: Path, chunk_bytes: int) -> Iterator[bytes]:
+    """The file in pieces that end after a newline (the last one may not)."""
+    try:
+        handle = os.fdopen(open_regular(path), "rb")
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise CorruptSessionError(path, f"cannot be read: {exc.strerror or exc}") from exc
+    with handle:
+        pending = b""
+        while block := handle.read(chunk_bytes):
+            pending += block
+            cut = pending.rfind(b"\n") + 1
+            if cut:
+                yield pending[:cut]
+                pending = pending[cut:]
+        if pending:
+            yield pending
+
+
+def _check_in_chunks(path: Path, chunk_bytes: int) -> list[Problem] | None:
+    """:func:`check` reading ``chunk_bytes`` at a time; ``None`` for a file older than version 3
+    (its migration needs every record whole: checked the ordinary way)."""
+    whole = DecodedFile()
+    lines = offset = 0
+    slot_problem: Problem | None = None
+    header_checked = False
+    for chunk in _chunks(path, chunk_bytes):
+        # A leading newline keeps a BOM inside the file from being taken for the file's own.
+        part = decode_lines(chunk) if offset == 0 else decode_lines(b"\n" + chunk)
+        issues = part.issues if offset == 0 else part.issues[1:]
+        shift_line, shift_offset = (lines, offset) if offset == 0 else (lines - 1, offset - 1)
+        if offset == 0:
+            whole.has_bom = part.has_bom
+        whole.ends_with_newline = part.ends_with_newline
+        whole.issues += [
+            LineIssue(i.line + shift_line, i.offset + shift_offset, i.reason, i.skipped, i.preview)
+            for i in issues
+        ]
+        # Whole until the header is seen (title slot, header); later entries keep their skeleton.
+        whole.records += (
+            part.records if not header_checked else [_skeleton(record) for record in part.records]
+        )
+        whole.line_numbers += [number + shift_line for number in part.line_numbers]
+        if offset == 0:
+            slot = peel_title_slot(whole, chunk)
+            slot_size = chunk.find(b"\n") + 1
+            if slot is not None and slot_size != SLOT_BYTES:
+                slot_problem = _slot_problem(slot_size)
+        lines += chunk.count(b"\n")
+        offset += len(chunk)
+        if not header_checked and whole.records:  # the first record decides (as header_problem_line)
+            header_checked = True
+            bad = header_problem_line(whole)
+            if bad is None and header_version(whole.records[0]) < CURRENT_VERSION:
+                return None
+    return _problems_of(whole, slot_problem)
 
 
 # ------------------------------------------------------------------------------------ repair
@@ -246,7 +394,6 @@ def _plan(path: Path, data: bytes) -> _Plan:
         header_raw = keep_raw[0]
     migrated_from = migrate_records(records)
     if migrated_from is not None:
-        changes.append(f"upgraded from version {migrated_from} to {CURRENT_VERSION}")
         header_raw = None
     lines: list[tuple[Entry, bytes | None]] = [
         (record, None if migrated_from is not None else keep_raw[i])
@@ -255,6 +402,10 @@ def _plan(path: Path, data: bytes) -> _Plan:
     ]
     _rename_duplicates(lines, changes)
     _break_cycles(lines, changes)
+    if migrated_from is not None and changes:
+        # Only together with a real repair: an old version alone is not damage (check calls it
+        # information), and `migrate` is the command that upgrades (item 13).
+        changes.append(f"upgraded from version {migrated_from} to {CURRENT_VERSION}")
     return _Plan(records[0], header_raw, lines, rejected, changes, slot_line)
 
 
@@ -280,19 +431,25 @@ def _break_cycles(lines: list[tuple[Entry, bytes | None]], changes: list[str]) -
     roots = index.cycle_roots()
     for position, (entry, _raw) in enumerate(lines):
         entry_id = entry.get("id")
-        if entry_id in roots and index.by_id.get(entry_id) is entry:
+        if isinstance(entry_id, str) and entry_id in roots and index.by_id.get(entry_id) is entry:
             lines[position] = ({**entry, "parentId": None}, None)
             what = "self-parent" if entry.get("parentId") == entry_id else "parent cycle"
             changes.append(f"{what} broken: {entry_id} is now a root")
 
 
 def _write_sidecar(path: Path, rejected: list[bytes]) -> Path:
+    """Add the dropped lines to ``<name>.rejected`` (never replacing what it holds). Atomic: a
+    full disk leaves the old sidecar whole (issue 11 item 7). Idempotent: when the sidecar already
+    ends with exactly these lines, a repair killed before its rewrite is being run again, and
+    they are not added a second time (item 12)."""
     sidecar = path.with_name(path.name + ".rejected")
-    with open(sidecar, "ab") as handle:  # a second repair adds to it, never replaces it
-        handle.write(b"".join(line + b"\n" for line in rejected))
-        handle.flush()
-        os.fsync(handle.fileno())
-    fsync_directory(path.parent)
+    chunk = b"".join(line + b"\n" for line in rejected)
+    try:
+        old = read_regular(sidecar) if os.path.lexists(sidecar) else b""
+        if not old.endswith(chunk):
+            replace_file(sidecar, old + chunk)
+    except OSError as exc:
+        raise PersistenceError(sidecar, exc) from exc
     return sidecar
 
 

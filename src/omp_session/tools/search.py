@@ -156,7 +156,11 @@ def _branch_tips(session: SessionManager, current: str | None) -> dict[str, str]
         entry_id = node.entry.get("id")
         if not isinstance(entry_id, str) or entry_id in tips:
             continue
-        below = [tips[c.entry.get("id")] for c in node.children if c.entry.get("id") in tips]
+        below = [
+            tips[c.entry["id"]]
+            for c in node.children
+            if isinstance(c.entry.get("id"), str) and c.entry["id"] in tips
+        ]
         tips[entry_id] = below[-1] if below else entry_id  # children are sorted oldest first
     for entry in session.get_branch(current):
         tips[str(entry.get("id"))] = str(current)

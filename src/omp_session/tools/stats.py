@@ -173,9 +173,14 @@ def session_stats(path: Path | str) -> SessionStats:
         return _stats_of(session, path)
 
 
-def _copy_key(entry: Entry) -> tuple[str, Any, Any] | None:
+def _copy_key(entry: Entry) -> tuple[str, str, str] | None:
     entry_id = entry.get("id")
-    return (entry_id, entry.get("timestamp"), entry.get("type")) if isinstance(entry_id, str) else None
+    # repr: timestamp and type may be any JSON value in a damaged file (a list is not hashable).
+    return (
+        (entry_id, repr(entry.get("timestamp")), repr(entry.get("type")))
+        if isinstance(entry_id, str)
+        else None
+    )
 
 
 def _parents(loaded: Sequence[ReadSession]) -> dict[int, int]:
@@ -210,8 +215,8 @@ def counted_once(loaded: Sequence[ReadSession]) -> Iterator[tuple[int, Entry | N
     ``None`` in place of an entry that is a copy made by a fork (see the module docstring): what
     every cross-session total counts, so a forked conversation is paid for once."""
     parents = _parents(loaded)
-    ids = [{e.get("id") for e in session.entries} for session in loaded]
-    seen: set[tuple[str, Any, Any]] = set()
+    ids = [{e.get("id") for e in session.entries if isinstance(e.get("id"), str)} for session in loaded]
+    seen: set[tuple[str, str, str]] = set()
     for position, session in enumerate(loaded):
         parent = parents.get(position)
         for entry in session.entries:

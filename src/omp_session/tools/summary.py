@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
-from omp_session.format.ids import iso_to_ms
+from omp_session.format.ids import iso_to_ms, ms_to_datetime
 from omp_session.tools.content import message_text
 from omp_session.tools.entry_kinds import EntryKind, classify, model_of_change
 
@@ -72,10 +71,10 @@ def first_prompt(texts: Iterable[str]) -> str:
 
 def display_time(iso: str | None) -> str:
     """``2025-06-02T14:05:07.000Z`` → ``2025-06-02 14:05:07 UTC`` (unparseable text is returned as is)."""
-    ms = iso_to_ms(iso)
-    if ms is None:
+    moment = ms_to_datetime(iso_to_ms(iso))
+    if moment is None:
         return iso or ""
-    return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _str(value: Any) -> str:

@@ -243,7 +243,7 @@ class _Viewer:
         except ValueError:
             page_number = 1
         page = build_index(self._summaries(), self.search, query, project, page_number)
-        return _Html(render_index(page, str(self.root)))
+        return _Html(render_index(page, str(self.root), self.catalog.skipped))
 
     def session(self, request: Request) -> Response:
         path = self._locate(request)
@@ -365,9 +365,10 @@ def _day(text: str | None) -> date | None:
         return None
 
 
-def render_index(page: IndexPage, root: str) -> str:
-    """The index page (sessions by project, search results), from the shared templates."""
-    return environment().get_template("index.html").render(page=page, root=root, use_js=True)
+def render_index(page: IndexPage, root: str, skipped: int = 0) -> str:
+    """The index page (sessions by project, search results), from the shared templates;
+    ``skipped``: how many files the scan could not read (issue 11 item 16)."""
+    return environment().get_template("index.html").render(page=page, root=root, use_js=True, skipped=skipped)
 
 
 class _Html(HTMLResponse):

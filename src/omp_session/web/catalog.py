@@ -18,7 +18,7 @@ from pathlib import Path
 
 from omp_session.store.configured import stored_session_exists
 from omp_session.store.paths import is_within, validate_name
-from omp_session.tools.listing import SessionInfo, list_store
+from omp_session.tools.listing import SessionInfo, SessionList, list_store
 from omp_session.tools.listing_cache import ListingCache
 
 __all__ = ["SessionCatalog", "SessionSummary", "resolve_ref"]
@@ -118,11 +118,14 @@ class SessionCatalog:
         self.root = root
         self._cache = ListingCache.in_memory()
         self._lock = threading.Lock()
+        #: How many ``*.jsonl`` entries the last scan could not read (shown on the index page).
+        self.skipped = 0
 
     def sessions(self) -> list[SessionSummary]:
         """Every valid session under the root, most recent activity first."""
         with self._lock:
             infos = list_store(self.root, cache=self._cache)
+            self.skipped = len(infos.skipped) if isinstance(infos, SessionList) else 0
         return [_summary(self.root, info) for info in infos]
 
     def locate(self, ref: str) -> Path | None:
