@@ -1,7 +1,7 @@
 PY ?= .venv/bin/python
 VENV_STAMP := .venv/.installed
 
-.PHONY: run test lint bench install browser clean
+.PHONY: run test lint bench install browser postgres clean
 
 $(VENV_STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv .venv
@@ -19,8 +19,12 @@ run: $(VENV_STAMP)
 browser:
 	bash .ci/install-browser
 
+## postgres: Debian's PostgreSQL binaries for the PostgreSQL store's tests (installed once)
+postgres:
+	bash .ci/install-postgres
+
 ## test: the whole test suite (what CI runs)
-test: $(VENV_STAMP) browser
+test: $(VENV_STAMP) browser postgres
 	$(PY) -m pytest -q -m "not slow" --cov --cov-report=term:skip-covered
 
 ## lint: ruff and mypy --strict

@@ -284,25 +284,24 @@ def listing_floors(directory: str, runs: int) -> dict[str, Any]:
 
 
 def _library_work(command: str, path: str) -> Any:
-    """What the library does for ``omp-session COMMAND path``, without printing."""
+    """What the library does for ``omp-session COMMAND path``, without printing: the same one read
+    path (``read_session``, the lazy index-backed read-only open) the command uses."""
     from omp_session.export.markdown import export_markdown
-    from omp_session.model.context import context_from_path
-    from omp_session.model.tree import SessionIndex
-    from omp_session.store.loading import load_session
+    from omp_session.tools.reading import read_session
     from omp_session.tools.stats import collect_stats
-    from omp_session.tools.transcript import default_leaf, load_transcript
+    from omp_session.tools.transcript import load_transcript
     from omp_session.tools.tree_view import tree_lines
 
     if command == "show":
         return load_transcript(Path(path))
     if command == "tree":
-        loaded = load_session(path)
-        return tree_lines(SessionIndex(loaded.entries), default_leaf(loaded.entries))
+        with read_session(path) as session:
+            return tree_lines(session)
     if command == "stats":
         return collect_stats([path])
     if command == "context":
-        loaded = load_session(path)
-        return context_from_path(SessionIndex(loaded.entries).branch(default_leaf(loaded.entries))).to_dict()
+        with read_session(path) as session:
+            return session.build_session_context().to_dict()
     return export_markdown(Path(path), None)
 
 

@@ -6,7 +6,6 @@ README); the tests compare the normalised result with the golden ``*.expected.js
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -14,12 +13,15 @@ from typing import Any
 
 from omp_session import SessionManager
 from omp_session.model.tree import SessionTreeNode
+from omp_session.store import SessionStorage
+from omp_session.store.file_sessions import FileSessionStorage
 
 PROBE = {"role": "user", "content": "probe", "timestamp": 1700000000000}
 
 
-def lines_raw(path: Path) -> list[str]:
-    parts = path.read_bytes().decode("utf-8", errors="surrogateescape").split("\n")
+def lines_raw(path: Path, storage: SessionStorage | None = None) -> list[str]:
+    data = (storage or FileSessionStorage()).read_session(path)
+    parts = data.decode("utf-8", errors="surrogateescape").split("\n")
     if parts and parts[-1] == "":
         parts.pop()
     return parts
@@ -81,29 +83,42 @@ def snapshot(manager: SessionManager) -> dict[str, Any]:
     }
 
 
-def run_load_case(case_file: Path, work: Path, agent_dir: Path) -> dict[str, Any]:
+def put(storage: SessionStorage | None, source: Path, target: Path) -> None:
+    """Copy the case file to ``target``: a file, or a new row of a database store."""
+    write_session = getattr(storage, "write_session", None)
+    if write_session is None:
+        shutil.copyfile(source, target)
+    else:
+        write_session(target, source.read_bytes(), expected_size=None)
+
+
+def run_load_case(
+    case_file: Path, work: Path, agent_dir: Path, storage: SessionStorage | None = None
+) -> dict[str, Any]:
+    """The load protocol of the corpus README; with ``storage`` the session is a row of that store."""
+    store = storage or FileSessionStorage()
     directory = work / "load"
     directory.mkdir()
     target = directory / "input.jsonl"
-    shutil.copyfile(case_file, target)
-    before = target.read_bytes()
-    manager = SessionManager.open(target)
+    put(storage, case_file, target)
+    before = store.read_session(target)
+    manager = SessionManager.open(target, storage=storage)
     raw = {"dir": str(directory), **snapshot(manager)}
     manager.close()
-    raw["file_changed_by_load"] = target.read_bytes() != before
+    raw["file_changed_by_load"] = store.read_session(target) != before
 
     shutil.rmtree(agent_dir / "blobs", ignore_errors=True)
     directory2 = work / "append"
     directory2.mkdir()
     target2 = directory2 / "input.jsonl"
-    shutil.copyfile(case_file, target2)
-    manager2 = SessionManager.open(target2)
+    put(storage, case_file, target2)
+    manager2 = SessionManager.open(target2, storage=storage)
     entry_id = manager2.append_message(dict(PROBE))
     manager2.close()
     raw["after_append"] = {
         "dir": str(directory2),
         "returns": [str(target2), entry_id],
-        "file_lines_raw": lines_raw(target2),
+        "file_lines_raw": lines_raw(target2, storage),
         "blobs": blob_names(agent_dir),
     }
     return raw
@@ -119,10 +134,6 @@ def _substitute(value: Any, directory: str, returns: list[Any]) -> Any:
     if isinstance(value, dict):
         return {k: _substitute(v, directory, returns) for k, v in value.items()}
     return value
-
-
-def _file_exists(path: str | None) -> bool:
-    return path is not None and os.path.exists(path)
 
 
 _APPENDS: dict[str, Callable[[SessionManager, dict[str, Any]], object]] = {
@@ -165,11 +176,19 @@ _APPENDS: dict[str, Callable[[SessionManager, dict[str, Any]], object]] = {
     "getEntry": lambda m, a: m.get_entry(a["id"]),
     "getTree": lambda m, a: tree_return(m),
     "buildSessionContext": lambda m, a: m.build_session_context().to_dict(),
-    "fileExists": lambda m, a: _file_exists(m.get_session_file()),
 }
 
 
-def run_ops_case(ops: list[dict[str, Any]], directory: Path, agent_dir: Path) -> dict[str, Any]:
+def run_ops_case(
+    ops: list[dict[str, Any]], directory: Path, agent_dir: Path, storage: SessionStorage | None = None
+) -> dict[str, Any]:
+    """The ops protocol of the corpus README; with ``storage`` every session is a row of that store."""
+    store = storage or FileSessionStorage()
+
+    def file_exists(manager: SessionManager) -> bool:
+        file = manager.get_session_file()
+        return file is not None and store.session_exists(Path(file))
+
     returns: list[Any] = []
     current: SessionManager | None = None
     for op in ops:
@@ -180,16 +199,20 @@ def run_ops_case(ops: list[dict[str, Any]], directory: Path, agent_dir: Path) ->
                 if current is not None:
                     current.close()
                 if name == "create":
-                    current = SessionManager.create(args["cwd"], args.get("dir"))
+                    current = SessionManager.create(args["cwd"], args.get("dir"), storage=storage)
                     result: Any = current.get_session_file()
                 elif name == "open":
-                    current = SessionManager.open(args["file"], args.get("dir"))
+                    current = SessionManager.open(args["file"], args.get("dir"), storage=storage)
                     result = current.get_session_file()
                 else:
                     current = SessionManager.in_memory(args.get("cwd"))
                     result = None
             elif name == "list":
-                result = [info.to_dict() for info in SessionManager.list(args["cwd"], args.get("dir"))]
+                listed = SessionManager.list(args["cwd"], args.get("dir"), storage=storage)
+                result = [info.to_dict() for info in listed]
+            elif name == "fileExists":
+                assert current is not None
+                result = file_exists(current)
             else:
                 assert current is not None
                 result = _APPENDS[name](current, args)
@@ -199,12 +222,13 @@ def run_ops_case(ops: list[dict[str, Any]], directory: Path, agent_dir: Path) ->
     assert current is not None
     current.flush()
     file = current.get_session_file()
-    files = [{"path": str(p), "file_lines_raw": lines_raw(p)} for p in sorted(directory.glob("*.jsonl"))]
+    stored = sorted(found.path for found in store.list_sessions(directory))
+    files = [{"path": str(p), "file_lines_raw": lines_raw(p, storage)} for p in stored]
     raw = {
         "dir": str(directory),
         "returns": returns,
         "file": file,
-        "file_exists": file is not None and os.path.exists(file),
+        "file_exists": file_exists(current),
         "files": files,
         "sessionId": current.get_session_id(),
         "sessionName": current.get_session_name(),

@@ -19,9 +19,55 @@ from omp_session import SessionManager
 from omp_session.errors import CorruptSessionError, SessionNotFoundError, UnsupportedByDialectError
 from omp_session.format.title_slot import TitleSlot, encode_slot, parsed_slot_dict
 from omp_session.manager.omp18_api import peek_session_init
+from omp_session.store.configured import configured_storage, session_storage
 from tests.conformance_harness import PROBE, blob_names, lines_raw, tree_flat, tree_return
 
 NO_MANAGER = "no current SessionManager: start with create/open/continueRecent/inMemory/forkFrom"
+
+
+# -- session files, or rows of the configured store (tests/postgres runs the corpus on PostgreSQL) --
+
+
+def _put(target: Path, data: bytes) -> None:
+    """Write a whole session at ``target``: a file, or the row of a database store."""
+    store: Any = configured_storage()
+    if store is None:
+        target.write_bytes(data)
+        return
+    found = store.stat_session(target)
+    store.write_session(target, data, expected_size=found.size if found is not None else None)
+
+
+def _read(path: Path) -> bytes:
+    return session_storage().read_session(path)
+
+
+def _exists(path: str | None) -> bool:
+    if path is None:
+        return False
+    store = configured_storage()
+    return os.path.exists(path) if store is None else store.session_exists(Path(path))
+
+
+def _lines(path: Path) -> list[str]:
+    return lines_raw(path, session_storage())
+
+
+def _list_dir(directory: Path) -> list[str]:
+    store = configured_storage()
+    if store is None:
+        return sorted(os.listdir(directory))
+    names = [found.path.name for found in store.list_sessions(directory)]
+    return sorted(names + [folder.name for folder in store.list_directories(directory)])
+
+
+def _session_paths(directory: Path) -> list[Path]:
+    """``directory/*.jsonl`` and ``directory/*/*.jsonl``."""
+    store = configured_storage()
+    if store is None:
+        return [*directory.glob("*.jsonl"), *directory.glob("*/*.jsonl")]
+    folders = [directory, *store.list_directories(directory)]
+    return [found.path for folder in folders for found in store.list_sessions(folder)]
 
 
 def oracle_error(exc: BaseException) -> dict[str, Any]:
@@ -56,8 +102,8 @@ def run_load_case(case_file: Path, work: Path, agent_dir: Path) -> dict[str, Any
     directory = work / "load"
     directory.mkdir()
     target = directory / "input.jsonl"
-    shutil.copyfile(case_file, target)
-    before = target.read_bytes()
+    _put(target, case_file.read_bytes())
+    before = _read(target)
     os.chdir(directory)  # omp 18 gives a fresh header the process cwd
     raw: dict[str, Any] = {"dir": str(directory)}
     try:
@@ -69,15 +115,15 @@ def run_load_case(case_file: Path, work: Path, agent_dir: Path) -> dict[str, Any
         raw["sessionName"] = manager.get_session_name()
         raw["titleSource"] = manager.get_title_source()
         manager.close()
-    raw["file_changed_by_load"] = target.read_bytes() != before
+    raw["file_changed_by_load"] = _read(target) != before
     if raw["file_changed_by_load"]:
-        raw["file_after_load_raw"] = lines_raw(target)
+        raw["file_after_load_raw"] = _lines(target)
 
     shutil.rmtree(agent_dir / "blobs", ignore_errors=True)
     directory2 = work / "append"
     directory2.mkdir()
     target2 = directory2 / "input.jsonl"
-    shutil.copyfile(case_file, target2)
+    _put(target2, case_file.read_bytes())
     os.chdir(directory2)
     returns: list[Any]
     try:
@@ -90,7 +136,7 @@ def run_load_case(case_file: Path, work: Path, agent_dir: Path) -> dict[str, Any
     raw["after_append"] = {
         "dir": str(directory2),
         "returns": returns,
-        "file_lines_raw": lines_raw(target2),
+        "file_lines_raw": _lines(target2),
         "blobs": blob_names(agent_dir),
     }
     return raw
@@ -109,10 +155,10 @@ def _substitute(value: Any, directory: str, returns: list[Any]) -> Any:
 
 
 def read_file(path: str | None) -> list[Any] | None:
-    if path is None or not os.path.exists(path):
+    if path is None or not _exists(path):
         return None
     out = []
-    for line in lines_raw(Path(path)):
+    for line in _lines(Path(path)):
         try:
             out.append(json.loads(line))
         except ValueError:
@@ -121,9 +167,9 @@ def read_file(path: str | None) -> list[Any] | None:
 
 
 def read_title_slot(path: str | None) -> dict[str, Any] | None:
-    if path is None or not os.path.exists(path):
+    if path is None or not _exists(path):
         return None
-    data = Path(path).read_bytes()
+    data = _read(Path(path))
     end = data.find(b"\n")
     if end < 0:
         return None
@@ -280,8 +326,18 @@ def _batch(m: SessionManager, a: dict[str, Any]) -> list[Any]:
 
 
 def _files(directory: Path, home: Path) -> list[dict[str, Any]]:
-    paths = [*directory.glob("*.jsonl"), *directory.glob("*/*.jsonl"), *home.glob("sessions/*/*.jsonl")]
-    return [{"path": str(p), "file_lines_raw": lines_raw(p)} for p in sorted(paths)]
+    store = configured_storage()
+    homes = (
+        [
+            found.path
+            for folder in store.list_directories(home / "sessions")
+            for found in store.list_sessions(folder)
+        ]
+        if store is not None
+        else list(home.glob("sessions/*/*.jsonl"))
+    )
+    paths = [*_session_paths(directory), *homes]
+    return [{"path": str(p), "file_lines_raw": _lines(p)} for p in sorted(paths)]
 
 
 def run_ops_case(ops: list[dict[str, Any]], directory: Path, agent_dir: Path) -> dict[str, Any]:
@@ -331,7 +387,7 @@ def run_ops_case(ops: list[dict[str, Any]], directory: Path, agent_dir: Path) ->
                 found = SessionManager.list(args["cwd"], args.get("dir"), dialect="18")
                 result = [info.to_dict() for info in found]
             elif name == "writeFile":
-                Path(args["file"]).write_text(args["content"], encoding="utf-8")
+                _put(Path(args["file"]), args["content"].encode("utf-8"))
                 result = args["file"]
             elif name == "readFile":
                 result = read_file(args.get("file") or (current.get_session_file() if current else None))
@@ -340,14 +396,14 @@ def run_ops_case(ops: list[dict[str, Any]], directory: Path, agent_dir: Path) ->
                     args.get("file") or (current.get_session_file() if current else None)
                 )
             elif name == "listDir":
-                result = sorted(os.listdir(args["dir"]))
+                result = _list_dir(Path(args["dir"]))
             elif name == "peekSessionInit":
                 result = peek_session_init(args["file"])
             elif current is None:
                 result = {"__error__": NO_MANAGER, "__error_name__": "Error"}
             elif name == "fileExists":
                 file = args.get("file") or current.get_session_file()
-                result = file is not None and os.path.exists(file)
+                result = _exists(file)
             elif name == "fork":
                 result = _fork(current)
             elif name == "newSession":
@@ -374,7 +430,7 @@ def run_ops_case(ops: list[dict[str, Any]], directory: Path, agent_dir: Path) ->
         "dir": str(directory),
         "returns": returns,
         "file": file,
-        "file_exists": file is not None and os.path.exists(file),
+        "file_exists": _exists(file),
         "files": _files(directory, agent_dir),
         "sessionId": current.get_session_id(),
         "sessionName": current.get_session_name(),
@@ -386,7 +442,7 @@ def run_ops_case(ops: list[dict[str, Any]], directory: Path, agent_dir: Path) ->
             "titleRevision": current.get_title_revision(),
             "additionalDirectories": current.get_additional_directories(),
             "recordedCwd": current.get_recorded_cwd(),
-            "isSessionOnDisk": file is not None and os.path.exists(file),
+            "isSessionOnDisk": _exists(file),
         },
         **snapshot(current),
     }

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from omp_session.store import SessionStorage
 from tests.conformance_harness import run_load_case, run_ops_case
 
 CORPUS = Path(__file__).parent / "conformance"
@@ -36,13 +37,10 @@ def _assert_same(got: dict[str, Any], expected: dict[str, Any]) -> None:
         assert got.get(key) == expected[key], f"mismatch in {key!r}"
 
 
-@pytest.mark.parametrize("case", LOAD_CASES)
-def test_load_case(
-    case: str, tmp_path: Path, isolated_agent_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def check_load_case(case: str, work: Path, agent_dir: Path, storage: SessionStorage | None = None) -> None:
+    """Run load case ``case`` (in ``storage``, default files) and compare with its expected file."""
     case_file = CORPUS / "load" / f"{case}.jsonl"
-    monkeypatch.chdir(tmp_path)
-    raw = run_load_case(case_file, tmp_path, isolated_agent_dir)
+    raw = run_load_case(case_file, work, agent_dir, storage)
     text = case_file.read_bytes().decode("utf-8", errors="surrogateescape")
     got = normalize_load(raw, text)
     expected = _expected(CORPUS / "load" / f"{case}.expected.json")
@@ -52,15 +50,12 @@ def test_load_case(
     _assert_same(got, expected)
 
 
-@pytest.mark.parametrize("case", OPS_CASES)
-def test_ops_case(
-    case: str, tmp_path: Path, isolated_agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+def check_ops_case(
+    case: str, directory: Path, agent_dir: Path, storage: SessionStorage | None = None
 ) -> None:
+    """Run ops case ``case`` in ``directory`` (of ``storage``) and compare with its expected file."""
     ops = json.loads((CORPUS / "ops" / f"{case}.json").read_text(encoding="utf-8"))
-    directory = tmp_path / "D"
-    directory.mkdir()
-    monkeypatch.chdir(directory)
-    raw = run_ops_case(ops, directory, isolated_agent_dir)
+    raw = run_ops_case(ops, directory, agent_dir, storage)
     got = normalize_ops(raw, ops)
     expected = _expected(CORPUS / "ops" / f"{case}.expected.json")
     required = CORPUS / "ops" / f"{case}.required.json"
@@ -69,6 +64,24 @@ def test_ops_case(
         # its note requires (see test_required_files_differ_only_as_documented).
         expected = _expected(required)
     _assert_same(got, expected)
+
+
+@pytest.mark.parametrize("case", LOAD_CASES)
+def test_load_case(
+    case: str, tmp_path: Path, isolated_agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    check_load_case(case, tmp_path, isolated_agent_dir)
+
+
+@pytest.mark.parametrize("case", OPS_CASES)
+def test_ops_case(
+    case: str, tmp_path: Path, isolated_agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    directory = tmp_path / "D"
+    directory.mkdir()
+    monkeypatch.chdir(directory)
+    check_ops_case(case, directory, isolated_agent_dir)
 
 
 def test_required_files_differ_only_as_documented() -> None:

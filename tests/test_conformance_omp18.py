@@ -46,13 +46,11 @@ def _assert_same(got: dict[str, Any], expected: dict[str, Any]) -> None:
         assert got.get(key) == expected[key], f"mismatch in {key!r}"
 
 
-@pytest.mark.parametrize("case", LOAD_CASES)
-def test_load_case(
-    case: str, tmp_path: Path, isolated_agent_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def check_load_case(case: str, work: Path, agent_dir: Path) -> None:
+    """Run load case ``case`` (in the configured store: files unless a test chose another) and
+    compare it with its expected file."""
     case_file = CORPUS / "load" / f"{case}.jsonl"
-    monkeypatch.chdir(tmp_path)
-    raw = run_load_case(case_file, tmp_path, isolated_agent_dir)
+    raw = run_load_case(case_file, work, agent_dir)
     text = case_file.read_bytes().decode("utf-8", errors="surrogateescape")
     got = normalize.normalize_load(raw, text)
     expected = _expected(CORPUS / "load" / f"{case}.expected.json")
@@ -60,6 +58,14 @@ def test_load_case(
         # Upstream glues the probe onto a line without newline; the corpus states what we must do.
         expected = {**expected, "after_append": expected["required_after_append"]}
     _assert_same(got, expected)
+
+
+@pytest.mark.parametrize("case", LOAD_CASES)
+def test_load_case(
+    case: str, tmp_path: Path, isolated_agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    check_load_case(case, tmp_path, isolated_agent_dir)
 
 
 def test_unknown_types_open_where_omp18_throws(tmp_path: Path, isolated_agent_dir: Path) -> None:
@@ -91,16 +97,21 @@ def test_unknown_types_open_where_omp18_throws(tmp_path: Path, isolated_agent_di
     assert appended["message"]["content"] == "probe"
 
 
+def check_ops_case(case: str, directory: Path, agent_dir: Path) -> None:
+    """Run ops case ``case`` in ``directory`` (of the configured store) and compare it."""
+    script = json.loads((CORPUS / "ops" / f"{case}.json").read_text(encoding="utf-8"))
+    ops = script["ops"] if isinstance(script, dict) else script
+    raw = run_ops_case(ops, directory, agent_dir)
+    got = normalize.normalize_ops(raw, ops)
+    expected = _expected(CORPUS / "ops" / f"{case}.expected.json")
+    _assert_same(got, expected)
+
+
 @pytest.mark.parametrize("case", OPS_CASES)
 def test_ops_case(
     case: str, tmp_path: Path, isolated_agent_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    script = json.loads((CORPUS / "ops" / f"{case}.json").read_text(encoding="utf-8"))
-    ops = script["ops"] if isinstance(script, dict) else script
     directory = tmp_path / "D"
     directory.mkdir()
     monkeypatch.chdir(directory)
-    raw = run_ops_case(ops, directory, isolated_agent_dir)
-    got = normalize.normalize_ops(raw, ops)
-    expected = _expected(CORPUS / "ops" / f"{case}.expected.json")
-    _assert_same(got, expected)
+    check_ops_case(case, directory, isolated_agent_dir)

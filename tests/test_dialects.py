@@ -203,6 +203,6 @@ def test_model_usage_counts_only_under_18(tmp_path: Path) -> None:
     entries = session.get_entries()
     legacy = SessionManager.in_memory("/work/app", dialect="13")
     for entry in entries:
-        legacy._append(dict(entry))  # the same entries, read with 13.19's rules
+        legacy._persistence.append(dict(entry))  # the same entries, read with 13.19's rules
     assert legacy.get_usage_statistics().to_dict()["input"] == 10
     assert owner in {e["id"] for e in entries}

@@ -181,5 +181,5 @@ def test_anthropic_server_compaction_and_context_rollover_replay() -> None:
     assert messages[1]["content"] == "the request"
     legacy = SessionManager.in_memory("/work/app", dialect="13")
     for entry in session.get_entries():
-        legacy._append(dict(entry))
+        legacy._persistence.append(dict(entry))
     assert [m["role"] for m in legacy.build_session_context().messages] == ["compactionSummary", "assistant"]

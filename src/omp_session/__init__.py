@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from omp_session.dialects import OMP_13_19, OMP_18_2, Dialect
 from omp_session.errors import (
     AmbiguousEntryError,
@@ -40,6 +42,19 @@ from omp_session.tools.listing import SessionInfo
 
 __version__ = "0.1.0"
 
+if TYPE_CHECKING:
+    from omp_session.store.postgres import PostgresStorage
+
+
+def __getattr__(name: str) -> Any:
+    # PostgresStorage needs the optional psycopg: imported only when asked for.
+    if name == "PostgresStorage":
+        from omp_session.store.postgres import PostgresStorage
+
+        return PostgresStorage
+    raise AttributeError(f"module 'omp_session' has no attribute {name!r}")
+
+
 __all__ = [
     "OMP_13_19",
     "OMP_18_2",
@@ -52,6 +67,7 @@ __all__ = [
     "ForkResult",
     "NoMatchingSessionError",
     "PersistenceError",
+    "PostgresStorage",
     "ReadOnlySessionError",
     "Runtime",
     "SessionChangedError",

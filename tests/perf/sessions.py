@@ -186,13 +186,13 @@ def is_lazy(manager: SessionManager) -> bool:
     """Opened lazily: through a stored offset index or by the one-pass cold open."""
     from omp_session.store.lazy_index import LazySessionIndex
 
-    return isinstance(manager._index, LazySessionIndex)
+    return isinstance(manager._state.index, LazySessionIndex)
 
 
 def opened_cold(manager: SessionManager) -> bool:
     """Opened by the one-pass cold open (every line decoded, the index written), not from a
     stored index."""
-    return is_lazy(manager) and manager._index.opened_cold  # type: ignore[attr-defined]
+    return is_lazy(manager) and manager._state.index.opened_cold  # type: ignore[attr-defined]
 
 
 @st.composite

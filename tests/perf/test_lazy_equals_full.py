@@ -55,7 +55,7 @@ def test_well_formed_sessions_are_opened_lazily(lines: list[bytes], monkeypatch:
         with SessionManager.open(path, read_only=True) as manager:
             assert is_lazy(manager)
             assert ordered(manager.build_session_context().to_dict()) == expected["context_order"]
-            assert not manager._index.materialized  # type: ignore[attr-defined]  # the context read only a few lines
+            assert not manager._state.index.materialized  # type: ignore[attr-defined]  # the context read only a few lines
             assert snapshot(manager) == expected
 
 

@@ -81,7 +81,7 @@ def test_the_context_of_a_long_session_reads_only_the_tail(
     with SessionManager.open(path, read_only=True) as manager:
         assert is_lazy(manager)
         context = manager.build_session_context()
-        store = manager._index._store  # type: ignore[attr-defined]
+        store = manager._state.index._store  # type: ignore[attr-defined]
         assert len(store._cache) < 30  # the kept entries, the compaction and what follows it
         assert context.to_dict() == expected["context"]
         assert [m.get("content") for m in context.messages[1:3]] == ["text 478", "text 479"]

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from omp_session.rendering.images import inline_images, linked_images, sniff_raster_mime
+from omp_session.rendering.markdown import highlight_code, render_markdown
+from omp_session.rendering.view import build_session_view, script_json
 from omp_session.web.catalog import resolve_ref
-from omp_session.web.images import inline_images, linked_images, sniff_raster_mime
-from omp_session.web.markdown import highlight_code, render_markdown
-from omp_session.web.view import build_session_view, script_json
 
 from .support import BLOG, INFRA, SAMPLES, PNG_1x1, write_session
 from .xss import SVG

@@ -79,3 +79,17 @@ def test_make_run_uses_the_samples_until_there_are_sessions(isolated_agent_dir: 
         isolated_agent_dir / "sessions",
         isolated_agent_dir / "blobs",
     ) and why == "your omp sessions"
+
+
+def test_a_busy_port_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(main, ["serve", "--dir", str(tmp_path), "--port", str(port)])
+    assert result.exit_code == 2
+    message = f"port {port} on 127.0.0.1 is already in use; pick another with --port (0: any free one)"
+    assert result.stderr.splitlines() == [f"omp-session: error: {message}"]
+    assert "http://" not in result.output  # no URL announced for a server that never ran

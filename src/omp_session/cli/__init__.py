@@ -15,7 +15,7 @@ import click
 
 from omp_session import __version__
 from omp_session._launcher import missing_extra_message
-from omp_session.cli._common import CliError, CliState, display_safe_streams
+from omp_session.cli._common import CliError, CliState, display_safe_streams, is_database_url, open_database
 from omp_session.cli.context import context
 from omp_session.cli.edit import fork, label
 from omp_session.cli.export import export
@@ -26,8 +26,11 @@ from omp_session.cli.search import search
 from omp_session.cli.serve import serve
 from omp_session.cli.show import show
 from omp_session.cli.stats import stats
+from omp_session.cli.sync import pull, push
 from omp_session.cli.tree import tree
+from omp_session.cli.usage import usage
 from omp_session.errors import SessionError
+from omp_session.store.configured import storage_configured
 from omp_session.store.paths import sessions_root
 
 __all__ = ["main"]
@@ -48,6 +51,8 @@ Examples:
   omp-session label 15d0 u0000001 start   label an entry
   omp-session serve                       browse sessions in a web browser
   omp-session import claude --all         import Claude Code sessions (also codex, pi)
+  omp-session --store postgresql://h/db push   copy your session files into a database
+  omp-session --store postgresql://h/db serve  browse the sessions of a database
 
 \b
 Exit status: 0 success, 1 problems found (check), 2 usage or other error.
@@ -102,16 +107,40 @@ class _Group(click.Group):
     help="Sessions root to use instead of omp's (default: $PI_CODING_AGENT_DIR/sessions, "
     "~/.omp/agent/sessions, or $XDG_DATA_HOME/omp/sessions when that exists).",
 )
+@click.option(
+    "--store",
+    "store",
+    envvar="OMP_SESSION_STORE",
+    metavar="DIR|URL",
+    help="Where sessions live: a sessions root directory (like --dir), or a PostgreSQL database "
+    "(postgresql://user@host/db) holding omp's omp_session_files table; every command, serve "
+    "included, then reads and writes the database (paths under --dir, default omp's root).",
+)
+@click.option(
+    "--table",
+    "table",
+    envvar="OMP_SESSION_TABLE",
+    default="omp_session_files",
+    show_default=True,
+    help="The table of a database --store.",
+)
 @click.version_option(__version__, "-V", "--version", prog_name="omp-session")
 @click.pass_context
-def main(ctx: click.Context, sessions_dir: Path | None) -> None:
+def main(ctx: click.Context, sessions_dir: Path | None, store: str | None, table: str) -> None:
     """Find, read, share and check omp coding-agent sessions.
 
     A SESSION is a session file path, a session id, or a unique prefix of an id or file name
     (matched as omp's --resume does: the current project's sessions first, then all).
     """
     display_safe_streams()
-    ctx.obj = CliState(sessions_dir if sessions_dir is not None else sessions_root())
+    root = sessions_dir if sessions_dir is not None else sessions_root()
+    if store is not None and is_database_url(store):
+        database = open_database(store, table)
+        ctx.call_on_close(database.close)
+        ctx.with_resource(storage_configured(database))  # every command works on the database
+        ctx.obj = CliState(root, database)
+        return
+    ctx.obj = CliState(Path(store) if store is not None else root)
 
 
 for _command in (
@@ -121,6 +150,7 @@ for _command in (
     context,
     export,
     stats,
+    usage,
     search,
     check,
     repair,
@@ -129,5 +159,7 @@ for _command in (
     label,
     serve,
     import_command,
+    push,
+    pull,
 ):
     main.add_command(_command)

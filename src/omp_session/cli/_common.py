@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from click.shell_completion import CompletionItem
@@ -19,6 +19,9 @@ from omp_session.store.paths import blobs_dir_near, sessions_root
 from omp_session.tools.listing import session_files
 from omp_session.tools.resolve import project_dir, resolve_session, session_candidates
 
+if TYPE_CHECKING:
+    from omp_session.store.postgres import PostgresStorage
+
 __all__ = [
     "EXIT_ERROR",
     "EXIT_PROBLEMS",
@@ -27,9 +30,11 @@ __all__ = [
     "console",
     "emit_json",
     "human_size",
+    "is_database_url",
     "is_terminal",
     "json_option",
     "leaf_option",
+    "open_database",
     "require_one",
     "session_argument",
     "state",
@@ -52,11 +57,33 @@ class CliError(click.ClickException):
         click.echo(f"omp-session: error: {self.format_message()}", err=True)
 
 
+def is_database_url(store: str) -> bool:
+    """Whether a ``--store`` value names a PostgreSQL database rather than a directory."""
+    return store.startswith(("postgresql://", "postgres://"))
+
+
+def open_database(url: str, table: str) -> PostgresStorage:
+    """The PostgreSQL store at ``url`` (connected now, so a bad URL fails before any command)."""
+    from omp_session.store.postgres import PostgresStorage
+
+    try:
+        return PostgresStorage(url, table)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+
+
 @dataclass
 class CliState:
     """Global options, available to every command as ``ctx.obj``."""
 
     root: Path
+    #: The database of ``--store postgresql://...`` (then every command reads and writes it).
+    database: PostgresStorage | None = None
+
+    def require_database(self, command: str) -> PostgresStorage:
+        if self.database is None:
+            raise CliError(f"{command} needs a database: --store postgresql://... (or OMP_SESSION_STORE)")
+        return self.database
 
     @property
     def blobs(self) -> Path:
@@ -146,6 +173,20 @@ def human_size(size: float) -> str:
             return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
     return f"{size:.1f} GB"
+
+
+def skipped(path: object, reason: str) -> None:
+    """Report a file that was skipped, naming its path once (errors often start with it already)."""
+    text = " ".join(str(reason).split())
+    named = text if text.startswith(str(path)) else f"{path}: {text}"  # "path:line: reason" as is
+    click.echo(f"omp-session: skipped {named}", err=True)
+
+
+def require_root(root: Path) -> None:
+    """A sessions root that does not exist is an error for commands that scan it (issue 13 #7),
+    not an empty result."""
+    if not root.is_dir():
+        raise CliError(f"{root}: no such sessions directory (see --dir)")
 
 
 def require_one(session: str | None, all_flag: bool, what: str = "a SESSION or --all") -> None:

@@ -8,13 +8,9 @@ from __future__ import annotations
 import click
 
 from omp_session.cli._common import emit_json, leaf_option, session_argument, state
-from omp_session.model.context import context_from_path
 from omp_session.model.llm import convert_to_llm
-from omp_session.model.tree import SessionIndex
 from omp_session.store.blobs import FileBlobStore
-from omp_session.store.loading import load_session
-from omp_session.tools.resolve import resolve_entry_id
-from omp_session.tools.transcript import default_leaf
+from omp_session.tools.reading import session_context
 
 __all__ = ["context"]
 
@@ -27,21 +23,15 @@ __all__ = ["context"]
 @click.option(
     "--llm", is_flag=True, help="Print the LLM messages (convertToLlm) instead of the agent context."
 )
+@click.option("--json", "as_json", is_flag=True, help="Accepted for symmetry: the output is always JSON.")
 @click.pass_context
-def context(ctx: click.Context, session: str, leaf_id: str | None, llm: bool) -> None:
+def context(ctx: click.Context, session: str, leaf_id: str | None, llm: bool, as_json: bool) -> None:
     """Print the built context of SESSION at its leaf as JSON.
 
     Without --llm: omp's SessionContext (agent messages, thinking level, models, …). With --llm:
     the messages as the model receives them. Images stored as blobs are inlined again.
     """
     cli = state(ctx)
-    loaded = load_session(cli.resolve(session), FileBlobStore(cli.blobs))
-    index = SessionIndex(loaded.entries)
     # Unlike omp (§9 #13), an unknown --leaf is an error, not a silent fall-back to the last entry.
-    leaf = (
-        resolve_entry_id(index.by_id, leaf_id, migrated_from=loaded.migrated_from)
-        if leaf_id is not None
-        else default_leaf(loaded.entries)
-    )
-    built = context_from_path(index.branch(leaf))
+    built = session_context(cli.resolve(session), leaf_id=leaf_id, blobs=FileBlobStore(cli.blobs))
     emit_json(convert_to_llm(built.messages) if llm else built.to_dict())

@@ -39,7 +39,8 @@ def _table(infos: list[SessionInfo], show_cwd: bool) -> Table:
         table.add_column("Cwd", ratio=2, no_wrap=True, overflow="ellipsis")
     for info in infos:
         modified = datetime.fromtimestamp(info.modified.timestamp()).strftime("%Y-%m-%d %H:%M")
-        title = Text(one_line(info.title), style="bold") if info.title else Text(one_line(info.first_message))
+        shown = info.first_prompt or info.first_message  # a leading /mode is not what the session is about
+        title = Text(one_line(info.title), style="bold") if info.title else Text(one_line(shown))
         row: list[Any] = [modified, info.id[:8], title, str(info.message_count), human_size(info.size)]
         if show_cwd:
             row.append(info.cwd)

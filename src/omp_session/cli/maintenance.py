@@ -12,10 +12,13 @@ import click
 
 from omp_session.cli._common import (
     EXIT_PROBLEMS,
+    CliError,
     emit_json,
     json_option,
     require_one,
+    require_root,
     session_argument,
+    skipped,
     state,
 )
 from omp_session.errors import SessionError
@@ -35,7 +38,10 @@ def _problem_line(path: Path, problem: Problem) -> str:
 def _targets(ctx: click.Context, session: str | None, all_projects: bool) -> list[Path]:
     require_one(session, all_projects)
     cli = state(ctx)
-    return [cli.resolve(session)] if session is not None else cli.session_files(all_projects=True, cwd=None)
+    if session is not None:
+        return [cli.resolve(session)]
+    require_root(cli.root)
+    return cli.session_files(all_projects=True, cwd=None)
 
 
 def _check_one(path: Path) -> list[Problem]:
@@ -73,6 +79,12 @@ def check(ctx: click.Context, session: str | None, all_projects: bool, as_json: 
         ctx.exit(EXIT_PROBLEMS)
 
 
+def _files_only(ctx: click.Context, command: str) -> None:
+    # repair and migrate keep their backups and dropped lines as files beside the session.
+    if state(ctx).database is not None:
+        raise CliError(f"{command} works on session files: pull, {command}, then push")
+
+
 @click.command(epilog="\b\nExample:\n  omp-session repair 15d0c6a0")
 @session_argument()
 @json_option
@@ -83,6 +95,7 @@ def repair(ctx: click.Context, session: str, as_json: bool) -> None:
     The old file stays as <name>.repair.bak; lines that cannot be kept are moved, byte for byte,
     to <name>.rejected. Running it again changes nothing.
     """
+    _files_only(ctx, "repair")
     report = repair_file(state(ctx).resolve(session))
     if as_json:
         data: dict[str, Any] = {
@@ -117,6 +130,7 @@ def migrate(ctx: click.Context, session: str | None, all_projects: bool, dry_run
     omp migrates in memory on every load and rewrites only on the next write; this makes the
     upgrade permanent. Files already at version 3 are left alone.
     """
+    _files_only(ctx, "migrate")
     paths = _targets(ctx, session, all_projects)
     changed = 0
     for path in paths:
@@ -126,7 +140,7 @@ def migrate(ctx: click.Context, session: str | None, all_projects: bool, dry_run
         except (SessionError, OSError) as exc:
             if session is not None:
                 raise
-            click.echo(f"omp-session: skipped {path}: {' '.join(str(exc).split())}", err=True)
+            skipped(path, str(exc))
             continue
         if old is None:
             if session is not None:

@@ -13,7 +13,15 @@ import click
 from rich.progress import Progress
 from rich.text import Text
 
-from omp_session.cli._common import console, emit_json, is_terminal, json_option, state
+from omp_session.cli._common import (
+    console,
+    emit_json,
+    is_terminal,
+    json_option,
+    require_root,
+    skipped,
+    state,
+)
 from omp_session.tools.search import SearchHit, compile_query, search_sessions
 
 __all__ = ["PROGRESS_MIN_FILES", "search"]
@@ -34,7 +42,7 @@ def _hits(paths: list[Path], query: str, regex: bool, case_sensitive: bool) -> I
     else:
         yield from search_sessions(paths, pattern, errors=errors)
     for path, reason in errors:
-        click.echo(f"omp-session: skipped {path}: {reason}", err=True)
+        skipped(path, reason)
 
 
 def _line(hit: SearchHit) -> Text:
@@ -79,7 +87,12 @@ def search(
     """
     if all_projects and cwd is not None:
         raise click.UsageError("give --all or --cwd, not both")
-    paths = state(ctx).session_files(all_projects=all_projects, cwd=cwd)
+    if not query.strip():
+        raise click.UsageError("give a QUERY with something to look for (an empty one matches everything)")
+    compile_query(query, regex=regex, case_sensitive=case_sensitive)  # a bad pattern is reported first
+    cli = state(ctx)
+    require_root(cli.root)
+    paths = cli.session_files(all_projects=all_projects, cwd=cwd)
     found: list[SearchHit] = []
     for hit in _hits(paths, query, regex, case_sensitive):
         found.append(hit)
@@ -96,3 +109,6 @@ def search(
             out.print(Text(f"{hit.session_id}  {hit.path}", style="bold"), no_wrap=True, overflow="ellipsis")
         out.print(_line(hit), no_wrap=True, overflow="ellipsis")
     click.echo(f"{len(found)} hit{'s' if len(found) != 1 else ''} in {len(paths)} session files", err=True)
+    if not all_projects and not found:
+        where = cwd if cwd is not None else "this directory"
+        click.echo(f"(only the sessions of {where} were searched; --all searches every project)", err=True)

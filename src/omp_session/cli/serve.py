@@ -20,6 +20,7 @@ Examples:
   omp-session serve --open                   ... and open a browser tab
   omp-session serve --dir samples/sessions   any directory laid out like omp's sessions root
   omp-session serve --port 0                 any free port (the URL is printed)
+  omp-session --store postgresql://host/db serve   the sessions of a database
 """
 
 
@@ -71,10 +72,12 @@ def serve(
     from omp_session.web.server import serve as run_server  # the web stack loads only for this command
 
     root = directory if directory is not None else state(ctx).root
-    if not root.is_dir():
+    if state(ctx).database is None and not root.is_dir():
         raise CliError(f"{root}: no such directory")
     if port == 0:
         port = _free_port(host)
+    elif not _can_bind(host, port):  # say so in one line, before the URL and not as a uvicorn traceback
+        raise CliError(f"port {port} on {host} is already in use; pick another with --port (0: any free one)")
     run_server(
         root,
         blobs if blobs is not None else _blobs_for(root),
@@ -84,6 +87,18 @@ def serve(
         announce=lambda line: click.echo(line, err=True),
         foreign_stores=[make_store(source) for source in SOURCES] if agents else [],
     )
+
+
+def _can_bind(host: str, port: int) -> bool:
+    import socket
+
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return False
+    return True
 
 
 def _free_port(host: str) -> int:

@@ -26,7 +26,9 @@ from omp_session.cli._common import (
 )
 from omp_session.cli._common import human_size as _human_size
 from omp_session.tools.content import Execution, Part, ToolCall
+from omp_session.tools.entry_kinds import EntryKind
 from omp_session.tools.summary import display_time, usage_text
+from omp_session.tools.tool_display import ToolCallDisplay
 from omp_session.tools.transcript import Branch, Transcript, TranscriptItem, load_transcript
 
 __all__ = ["ARGUMENT_CHARS", "PREVIEW_LINES", "render_transcript", "show"]
@@ -37,6 +39,8 @@ PREVIEW_LINES = 8
 PRINT_BATCH = 500
 #: Characters of tool-call arguments shown on one line before cutting.
 ARGUMENT_CHARS = 160
+#: Lines of an edit's diff shown before folding (``--full`` shows all).
+DIFF_LINES = 40
 
 _ROLE_STYLES = {"user": "bold green", "assistant": "bold blue", "developer": "bold yellow"}
 
@@ -95,14 +99,64 @@ def _thinking(part: Part, options: _Options) -> Text:
     return Text(f"▸ thinking ({len(lines)} lines, --thinking expands): {first}", style="italic dim")
 
 
-def _tool_call(call: ToolCall, options: _Options) -> Iterator[RenderableType]:
-    arguments = json.dumps(call.arguments, ensure_ascii=False) if call.arguments not in (None, {}) else ""
-    if not options.full and len(arguments) > ARGUMENT_CHARS:
-        arguments = arguments[: ARGUMENT_CHARS - 1] + "…"
+def _diff(display: ToolCallDisplay, options: _Options) -> Iterator[Text]:
+    lines = display.diff if options.full else display.diff[:DIFF_LINES]
+    width = max((len(str(n)) for d in lines for n in (d.old_line, d.new_line) if n is not None), default=1)
+    for line in lines:
+        if line.sign == "@":
+            yield Text(f"  {line.text}", style="cyan dim")
+            continue
+        number = line.new_line if line.sign == "+" else line.old_line
+        gutter = f"{number:>{width}}" if number is not None else " " * width
+        style = {"+": "green", "-": "red"}.get(line.sign, "dim")
+        yield Text(f"  {gutter} {line.sign} ", style="dim").append(line.text, style=style)
+    if len(lines) < len(display.diff):
+        yield Text(
+            f"  … {len(display.diff) - len(lines)} more diff lines (--full shows all)", style="italic dim"
+        )
+
+
+def _arguments_block(arguments: list[tuple[str, str]]) -> Iterator[Text]:
+    for name, text in arguments:
+        if "\n" in text:
+            yield Text(f"  {name}:", style="dim").append(
+                "\n" + "\n".join("    " + line for line in text.split("\n"))
+            )
+        else:
+            yield Text(f"  {name}: ", style="dim").append(text)
+
+
+def _call_body(call: ToolCall, options: _Options) -> Iterator[RenderableType]:
+    """The readable form of a call (issue 13 #1): a diff, the written file, the command, or the
+    arguments with real line breaks; a call whose arguments are all one-liners (a one-line
+    command included) stays one JSON line."""
+    display = call.display()
     line = Text("→ ", style="cyan").append(call.name, style="bold cyan")
+    if display.kind in ("edit", "write") and display.path:
+        line.append(f" {display.path}", style="bold")
     if call.intent:
         line.append(f" ({call.intent})", style="italic")
-    yield line.append(f" {arguments}" if arguments else "")
+    one_line = display.kind == "generic" or (display.kind == "command" and "\n" not in (display.code or ""))
+    if one_line and not display.multiline:  # short calls read best as they are: one JSON line
+        arguments = json.dumps(call.arguments, ensure_ascii=False) if call.arguments not in (None, {}) else ""
+        if not options.full and len(arguments) > ARGUMENT_CHARS:
+            arguments = arguments[: ARGUMENT_CHARS - 1] + "…"
+        yield line.append(f" {arguments}" if arguments else "")
+        return
+    yield line
+    if display.kind == "edit":
+        yield from _diff(display, options)
+    elif display.kind == "write":
+        yield _lines_preview(display.code or "", options.full)
+    elif display.kind == "command":
+        prompt = "$ " if display.language == "bash" else ">>> "
+        code = (display.code or "").replace("\n", "\n  " + " " * len(prompt))
+        yield Text("  " + prompt + code, style="bold")
+    yield from _arguments_block(display.arguments)
+
+
+def _tool_call(call: ToolCall, options: _Options) -> Iterator[RenderableType]:
+    yield from _call_body(call, options)
     result = call.result
     if result is None:
         yield Text("  (no result on this branch)", style="italic dim")
@@ -144,7 +198,7 @@ def _execution(run: Execution, options: _Options) -> Iterator[RenderableType]:
 
 
 def _summary_panel(item: TranscriptItem) -> Panel:
-    if item.kind == "compaction":
+    if item.kind == EntryKind.COMPACTION:
         tokens = item.meta.get("tokensBefore")
         title = "compaction summary" + (f" · {tokens} tokens before" if tokens is not None else "")
         style = "yellow"
@@ -181,7 +235,7 @@ def _item(item: TranscriptItem, options: _Options, date: list[str]) -> Iterator[
         yield Text(f"$ model usage · {item.title}" + (f" · {cost}" if cost else ""), style="dim")
         return
     yield Text("")
-    if item.kind in ("compaction", "branch_summary"):
+    if item.kind in (EntryKind.COMPACTION, EntryKind.BRANCH_SUMMARY):
         yield _summary_panel(item)
         return
     name = {"tool_result": "tool result", "file_mention": "files", "other": "message"}.get(

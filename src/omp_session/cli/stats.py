@@ -12,7 +12,15 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from omp_session.cli._common import CliError, console, emit_json, json_option, session_argument, state
+from omp_session.cli._common import (
+    CliError,
+    console,
+    emit_json,
+    json_option,
+    session_argument,
+    skipped,
+    state,
+)
 from omp_session.tools.stats import SessionStats, StatsReport, Totals, collect_stats
 from omp_session.tools.summary import one_line
 
@@ -119,7 +127,7 @@ def stats(
     if session and report.skipped:  # a file named on the command line must be readable
         raise CliError(" ".join(report.skipped[0][1].split()))
     for path, reason in report.skipped:
-        click.echo(f"omp-session: skipped {path}: {reason}", err=True)
+        skipped(path, reason)
     if as_json:
         emit_json(report.to_dict())
         return

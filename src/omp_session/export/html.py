@@ -1,7 +1,8 @@
 """A session as one self-contained HTML file: the viewer's page with CSS, script and images inline.
 
 The file works offline from disk: the tree panel is there, and clicking a node shows the context at
-that node, all in the page (the same template and script as ``omp-session serve``).
+that node, all in the page (the same templates, script and rendering module,
+:mod:`omp_session.rendering`, as ``omp-session serve``; the export does not import the viewer).
 """
 
 from __future__ import annotations
@@ -9,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from omp_session.errors import EntryNotFoundError
+from omp_session.rendering.images import inline_images
+from omp_session.rendering.page import render_export
+from omp_session.rendering.view import build_session_view
 from omp_session.store.paths import blobs_dir_near
-from omp_session.web.images import inline_images
-from omp_session.web.render import render_export
-from omp_session.web.view import build_session_view
 
 __all__ = ["blobs_dir_for", "export_html"]
 

@@ -21,27 +21,25 @@ from omp_session.export.files import write_atomically
 from omp_session.format import entry_factory as make
 from omp_session.format.codec import encode_line
 from omp_session.format.ids import new_entry_id, new_session_id, now_iso
-from omp_session.model.tree import SessionIndex
-from omp_session.store.loading import load_session
+from omp_session.manager import SessionManager
 from omp_session.store.paths import session_file_path
-from omp_session.tools.resolve import resolve_entry_id
-from omp_session.tools.transcript import default_leaf
+from omp_session.tools.reading import read_session, resolve_entry
 
 Entry = dict[str, Any]
 
 __all__ = ["branch_entries", "export_jsonl"]
 
 
-def branch_entries(index: SessionIndex, leaf_id: str) -> list[Entry]:
+def branch_entries(session: SessionManager, leaf_id: str) -> list[Entry]:
     """The path to ``leaf_id`` without label entries, followed by fresh entries for its labels."""
-    path = index.branch(leaf_id)
+    path = session.get_branch(leaf_id)
     if not path:
         raise EntryNotFoundError(leaf_id)
     kept = make.reparent_without_labels(path)
     used = {str(entry.get("id")) for entry in kept}
     on_path = set(used)
     previous = kept[-1].get("id") if kept else None
-    for target, label in index.labels.items():
+    for target, label in session.get_labels().items():
         if target in on_path:
             label_id = new_entry_id(used)
             used.add(label_id)
@@ -58,21 +56,17 @@ def export_jsonl(path: Path | str, output: Path | str | None = None, leaf_id: st
     ``output`` is never overwritten. Returns the new file's path.
     """
     source = Path(path)
-    loaded = load_session(source)
-    index = SessionIndex(loaded.entries)
-    leaf = (
-        resolve_entry_id(index.by_id, leaf_id, migrated_from=loaded.migrated_from)
-        if leaf_id is not None
-        else default_leaf(loaded.entries)
-    )
-    if leaf is None:
-        raise SessionError(f"{source}: the session has no entries to export")
-    entries = branch_entries(index, leaf)
+    with read_session(source) as session:
+        leaf = resolve_entry(session, leaf_id) if leaf_id is not None else session.get_leaf_id()
+        if leaf is None:
+            raise SessionError(f"{source}: the session has no entries to export")
+        entries = branch_entries(session, leaf)
+        source_header = session.get_header()
     session_id, timestamp = new_session_id(), now_iso()
-    cwd = loaded.header.get("cwd")
+    cwd = source_header.get("cwd")
     header = make.header(session_id, timestamp, cwd if isinstance(cwd, str) else "", os.path.abspath(source))
-    if isinstance(loaded.header.get("title"), str):
-        header["title"] = loaded.header["title"]
+    if isinstance(source_header.get("title"), str):
+        header["title"] = source_header["title"]
     target = Path(output) if output is not None else session_file_path(source.parent, timestamp, session_id)
     data = b"".join(encode_line(record) for record in [header, *entries])
     return write_atomically(target, data, overwrite=False)

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from omp_session.tools.content import Execution, Part, ToolCall
+from omp_session.tools.entry_kinds import EntryKind
 from omp_session.tools.summary import display_time, usage_text
+from omp_session.tools.tool_display import diff_text
 from omp_session.tools.transcript import Transcript, TranscriptItem, load_transcript
 
 __all__ = ["export_markdown", "fence", "render_markdown"]
@@ -29,8 +31,8 @@ _HEADINGS = {
     "python": "Python",
     "file_mention": "Files",
     "custom": "Custom message",
-    "compaction": "Compaction summary",
-    "branch_summary": "Branch summary",
+    EntryKind.COMPACTION: "Compaction summary",
+    EntryKind.BRANCH_SUMMARY: "Branch summary",
     "other": "Message",
 }
 
@@ -60,10 +62,29 @@ def _image(part: Part) -> str:
     return "*[image" + (f": {', '.join(facts)}" if facts else "") + "]*"
 
 
+def _call_body(call: ToolCall) -> list[str]:
+    """The readable form of a call (issue 13 #1): an edit as a ```diff block, a write as the file
+    in its language, a command as a shell block, other arguments with their real line breaks."""
+    display = call.display()
+    if display.kind == "generic" and not display.multiline:
+        return [fence(_arguments(call.arguments), "json")] if call.arguments not in (None, {}) else []
+    out = []
+    if display.kind == "edit":
+        out.append(fence(diff_text(display.diff), "diff"))
+    elif display.kind == "write":
+        out.append(fence(display.code or "", display.language or ""))
+    elif display.kind == "command":
+        out.append(fence(display.code or "", "sh" if display.language == "bash" else display.language or ""))
+    for name, text in display.arguments:
+        out.append(f"`{name}`: {text}" if "\n" not in text else f"`{name}`:\n\n" + fence(text))
+    return out
+
+
 def _tool_call(call: ToolCall) -> str:
-    out = [f"**Tool call** `{call.name}`" + (f" — {call.intent}" if call.intent else "")]
-    if call.arguments not in (None, {}):
-        out.append(fence(_arguments(call.arguments), "json"))
+    display = call.display()
+    where = f" `{display.path}`" if display.kind in ("edit", "write") and display.path else ""
+    out = [f"**Tool call** `{call.name}`{where}" + (f" — {call.intent}" if call.intent else "")]
+    out.extend(_call_body(call))
     result = call.result
     if result is not None:
         status = "error" if result.is_error else "ok"
@@ -131,7 +152,7 @@ def _heading(item: TranscriptItem) -> str:
         facts.append(f"`{item.entry_id}`")
     if item.label:
         facts.append(f"label **{item.label}**")
-    if item.kind == "compaction" and "tokensBefore" in item.meta:
+    if item.kind == EntryKind.COMPACTION and "tokensBefore" in item.meta:
         facts.append(f"{item.meta['tokensBefore']} tokens before")
     if item.kind == "custom" and item.meta.get("display") is False:
         facts.append("not displayed to the user")

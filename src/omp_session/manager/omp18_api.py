@@ -15,22 +15,23 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from omp_session.dialects import Dialect
 from omp_session.errors import EntryNotFoundError
 from omp_session.format import entry_factory as make
 from omp_session.format.ids import iso_to_ms, now_ms
 from omp_session.format.title_slot import TitleSlot
+from omp_session.manager.persistence import Persistence
 from omp_session.manager.runtime import Runtime
-from omp_session.model.tree import EntryIndex, SessionIndex
+from omp_session.manager.state import SessionState
+from omp_session.model.tree import SessionIndex
 from omp_session.model.usage import _usage_of
-from omp_session.store import Storage
 
-__all__ = ["Omp18Methods", "fork_entries", "peek_session_init"]
+__all__ = ["CURRENT_LEAF", "Omp18Operations", "fork_entries", "peek_session_init"]
 
 Entry = dict[str, Any]
-_UNSET: Any = object()
+#: ``append_model_usage``'s default owner: the current leaf (``None`` means a new root).
+CURRENT_LEAF: Any = object()
 
 
 def _reset_cost(usage: Any) -> None:
@@ -98,69 +99,27 @@ def fork_entries(
     return history
 
 
-class Omp18Methods:
-    """Mixin over the manager's state (declared here, owned by ``SessionManager``)."""
+class Omp18Operations:
+    """omp 18's additions over the session's state, written through its persistence: the new
+    entry kinds, atomic batches and durable discards, state snapshots and ``seal``."""
 
-    _dialect: Dialect
-    _runtime: Runtime
-    _index: EntryIndex
-    _leaf: str | None
-    _header: Entry
-    _cwd: str
-    _sealed: bool
-    _storage: Storage
-    _additional_directories: list[str]
-    _session_name: str | None
-    _title_source: str | None
-    _title_updated_at: str
-    _title_revision: int
-    _has_slot: bool
-    _flushed: bool
-    _ensured: bool
-    _hold_writes: bool
-
-    if TYPE_CHECKING:  # provided by SessionManager and the other mixins
-
-        def _append(self, entry: Entry) -> str:
-            raise NotImplementedError
-
-        def _base(self) -> tuple[str, str | None, str]:
-            raise NotImplementedError
-
-        def _rewrite_all(self, extra: Entry | None = None) -> None:
-            raise NotImplementedError
-
-        def _require_writable(self) -> None:
-            raise NotImplementedError
-
-        def get_session_id(self) -> str:
-            raise NotImplementedError
-
-        def get_branch(self, from_id: str | None = None) -> list[Entry]:
-            raise NotImplementedError
-
-        def _reset_state(
-            self, header: Entry, entries: Sequence[Entry], title_slot: TitleSlot | None = None
-        ) -> None:
-            raise NotImplementedError
+    def __init__(self, state: SessionState, persistence: Persistence) -> None:
+        self._state = state
+        self._persistence = persistence
 
     # -- appends ---------------------------------------------------------------------------------
 
     def append_reset_boundary(self) -> str:
-        """The ``/clear`` marker: the model context starts after the last one (§2.2, §3.3)."""
-        return self._append(make.typed(*self._base(), "reset_boundary"))
+        return self._persistence.append(make.typed(*self._state.base(), "reset_boundary"))
 
     def append_credential_pin(self, provider: str, hash: str) -> str:
-        """Record which account served ``provider`` (``hash`` is opaque to the store, §2.4)."""
-        return self._append(make.typed(*self._base(), "credential_pin", provider=provider, hash=hash))
+        return self._persistence.append(
+            make.typed(*self._state.base(), "credential_pin", provider=provider, hash=hash)
+        )
 
     def get_credential_pins(self) -> dict[str, dict[str, Any]]:
-        """The last pin per provider on the current branch: ``{provider: {hash, lastUsedAt}}``.
-
-        ``lastUsedAt`` (ms) starts at the pin and follows later assistant turns of that provider.
-        """
         pins: dict[str, dict[str, Any]] = {}
-        for entry in self.get_branch():
+        for entry in self._state.index.branch(self._state.leaf):
             if entry.get("type") == "credential_pin":
                 pins[str(entry.get("provider"))] = {
                     "hash": entry.get("hash"),
@@ -175,15 +134,17 @@ class Omp18Methods:
         return pins
 
     def append_message_to_branch(self, message: dict[str, Any], parent_id: str | None) -> str:
-        """Append ``message`` under ``parent_id`` (``None``: a new root) without moving the leaf."""
-        if parent_id is not None and parent_id not in self._index.by_id:
+        if parent_id is not None and parent_id not in self._state.index.by_id:
             raise EntryNotFoundError(parent_id)
-        leaf = self._leaf
+        leaf = self._state.leaf
         entry = make.message(
-            self._runtime.new_entry_id(self._index.by_id), parent_id, self._runtime.now(), message
+            self._state.runtime.new_entry_id(self._state.index.by_id),
+            parent_id,
+            self._state.runtime.now(),
+            message,
         )
-        entry_id = self._append(entry)
-        self._leaf = leaf
+        entry_id = self._persistence.append(entry)
+        self._state.leaf = leaf
         return entry_id
 
     def append_model_usage(
@@ -198,24 +159,18 @@ class Omp18Methods:
         role: str | None = None,
         error_message: str | None = None,
         session_id: str | None = None,
-        parent_id: str | None = _UNSET,
+        parent_id: str | None = CURRENT_LEAF,
     ) -> str | None:
-        """Record spend of a side request (a title, a memory pass…) on its initiating branch (§2.1).
-
-        The owner defaults to this session and the current leaf. Returns ``None`` and writes
-        nothing when the owner is another session or an unknown parent. The leaf moves to the new
-        entry only when its parent was the leaf.
-        """
-        owner_parent = self._leaf if parent_id is _UNSET else parent_id
-        if (session_id is not None and session_id != self.get_session_id()) or (
-            owner_parent is not None and owner_parent not in self._index.by_id
+        owner_parent = self._state.leaf if parent_id is CURRENT_LEAF else parent_id
+        if (session_id is not None and session_id != str(self._state.header.get("id"))) or (
+            owner_parent is not None and owner_parent not in self._state.index.by_id
         ):
             return None
-        leaf = self._leaf
+        leaf = self._state.leaf
         entry = make.typed(
-            self._runtime.new_entry_id(self._index.by_id),
+            self._state.runtime.new_entry_id(self._state.index.by_id),
             owner_parent,
-            self._runtime.now(),
+            self._state.runtime.now(),
             "model_usage",
             purpose=purpose,
             role=make.OMIT_NONE(role),
@@ -226,15 +181,13 @@ class Omp18Methods:
             stopReason=stop_reason,
             errorMessage=make.OMIT_NONE(error_message),
         )
-        entry_id = self._append(entry)
+        entry_id = self._persistence.append(entry)
         if leaf != owner_parent:
-            self._leaf = leaf
+            self._state.leaf = leaf
         return entry_id
 
     def append_entries_atomically(self, append: Callable[[], Any]) -> Any:
-        """Run ``append`` (which calls ``append_*`` methods) and write its entries with **one**
-        atomic rewrite; if it raises, the entries it added are rolled back (§5.6)."""
-        self._require_writable()
+        self._state.require_writable()
         state = self.capture_state()
         try:
             with self._held_writes():
@@ -242,9 +195,11 @@ class Omp18Methods:
         except BaseException:
             self.restore_state(state)
             raise
-        if self._storage.path is not None and (self._ensured or self._flushed or self._storage.exists()):
+        if self._state.storage.path is not None and (
+            self._state.ensured or self._state.flushed or self._state.storage.exists()
+        ):
             try:
-                self._rewrite_all()
+                self._persistence.rewrite_all()
             except BaseException:
                 self.restore_state(state)
                 raise
@@ -253,23 +208,20 @@ class Omp18Methods:
     @contextmanager
     def _held_writes(self) -> Iterator[None]:
         """Keep appends in memory meanwhile (the caller rewrites once at the end)."""
-        self._hold_writes = True
+        self._state.hold_writes = True
         try:
             yield
         finally:
-            self._hold_writes = False
+            self._state.hold_writes = False
 
     def discard_entry_durably(self, entry_id: str) -> None:
-        """Abandon ``entry_id`` on disk (§5.6): removed and its children re-chained when every
-        child is a ``service_tier_change``, else kept; then a ``branch_summary`` marker with an empty
-        summary is appended and the file rewritten."""
-        self._require_writable()
-        target = self._index.get(entry_id)
+        self._state.require_writable()
+        target = self._state.index.get(entry_id)
         if target is None:
             raise EntryNotFoundError(entry_id)
-        children = self._index.children(entry_id)
-        entries = list(self._index.entries)
-        leaf = self._leaf
+        children = self._state.index.children(entry_id)
+        entries = list(self._state.index.entries)
+        leaf = self._state.leaf
         if all(child.get("type") == "service_tier_change" for child in children):
             parent = target.get("parentId")
             entries = [
@@ -280,67 +232,62 @@ class Omp18Methods:
             if leaf == entry_id:
                 leaf = parent
         marker = make.typed(
-            self._runtime.new_entry_id({str(e.get("id")) for e in entries}),
+            self._state.runtime.new_entry_id({str(e.get("id")) for e in entries}),
             leaf,
-            self._runtime.now(),
+            self._state.runtime.now(),
             "branch_summary",
             fromId=leaf if leaf is not None else "root",
             summary="",
             details={"kind": "discarded-entry-branch", "discardedEntryId": entry_id},
         )
         state = self.capture_state()
-        self._reset_state(self._header, [*entries, marker], self._current_slot())
-        self._leaf = str(marker["id"])
+        self._state.reset(self._state.header, [*entries, marker], self._current_slot())
+        self._state.leaf = str(marker["id"])
         try:
-            self._rewrite_all()
+            self._persistence.rewrite_all()
         except BaseException:
             self.restore_state(state)
             raise
 
     def _current_slot(self) -> TitleSlot | None:
         return (
-            TitleSlot(self._session_name or "", self._title_updated_at, self._title_source)
-            if self._has_slot
+            TitleSlot(self._state.session_name or "", self._state.title_updated_at, self._state.title_source)
+            if self._state.has_slot
             else None
         )
 
     # -- state -----------------------------------------------------------------------------------
 
     def capture_state(self) -> dict[str, Any]:
-        """A snapshot of the in-memory session to :meth:`restore_state` later (omp 18's
-        ``captureState``): header (copied), entries, leaf and title state. The file is not part of
-        it: restoring does not write."""
         return {
-            "header": copy.deepcopy(self._header),
-            "entries": list(self._index.entries),
-            "leaf": self._leaf,
-            "sessionName": self._session_name,
-            "titleSource": self._title_source,
-            "titleUpdatedAt": self._title_updated_at,
-            "titleRevision": self._title_revision,
-            "hasTitleSlot": self._has_slot,
-            "cwd": self._cwd,
-            "flushed": self._flushed,
-            "ensured": self._ensured,
+            "header": copy.deepcopy(self._state.header),
+            "entries": list(self._state.index.entries),
+            "leaf": self._state.leaf,
+            "sessionName": self._state.session_name,
+            "titleSource": self._state.title_source,
+            "titleUpdatedAt": self._state.title_updated_at,
+            "titleRevision": self._state.title_revision,
+            "hasTitleSlot": self._state.has_slot,
+            "cwd": self._state.cwd,
+            "flushed": self._state.flushed,
+            "ensured": self._state.ensured,
         }
 
     def restore_state(self, snapshot: dict[str, Any]) -> None:
-        """Go back to a :meth:`capture_state` snapshot (memory only)."""
         header = copy.deepcopy(snapshot["header"])
-        self._reset_state(header, snapshot["entries"])
-        self._leaf = snapshot["leaf"]
-        self._session_name = snapshot["sessionName"]
-        self._title_source = snapshot["titleSource"]
-        self._title_updated_at = snapshot["titleUpdatedAt"]
-        self._title_revision = snapshot["titleRevision"]
-        self._has_slot = snapshot["hasTitleSlot"]
-        self._cwd = snapshot["cwd"]
-        self._flushed = snapshot["flushed"]
-        self._ensured = snapshot["ensured"]
+        self._state.reset(header, snapshot["entries"])
+        self._state.leaf = snapshot["leaf"]
+        self._state.session_name = snapshot["sessionName"]
+        self._state.title_source = snapshot["titleSource"]
+        self._state.title_updated_at = snapshot["titleUpdatedAt"]
+        self._state.title_revision = snapshot["titleRevision"]
+        self._state.has_slot = snapshot["hasTitleSlot"]
+        self._state.cwd = snapshot["cwd"]
+        self._state.flushed = snapshot["flushed"]
+        self._state.ensured = snapshot["ensured"]
 
     def seal(self) -> None:
-        """After this, appends and renames are dropped no-ops (omp 18 ``seal``)."""
-        self._sealed = True
+        self._state.sealed = True
 
 
 def peek_session_init(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -71,11 +71,14 @@ class Runtime:
         if self.breadcrumbs:
             write_breadcrumb(cwd, session_file, directory=self.terminal_sessions_dir())
 
-    def terminal_session(self, cwd: str, session_dir: Path) -> Path | None:
-        """This terminal's last session of ``cwd`` inside ``session_dir`` (see breadcrumbs.py)."""
+    def terminal_session(
+        self, cwd: str, session_dir: Path, *, exists: Callable[[Path], bool] = Path.is_file
+    ) -> Path | None:
+        """This terminal's last session of ``cwd`` inside ``session_dir`` (see breadcrumbs.py), if
+        ``exists`` says it is still stored (a file by default; a row of a database store)."""
         if not self.breadcrumbs:
             return None
-        return read_breadcrumb(cwd, session_dir, directory=self.terminal_sessions_dir())
+        return read_breadcrumb(cwd, session_dir, directory=self.terminal_sessions_dir(), exists=exists)
 
     @classmethod
     def fixed(cls, start_ms: int, *, step_ms: int = 1000, seed: int = 0, **options: object) -> Runtime:

@@ -15,17 +15,18 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from omp_session.dialects import Dialect
-from omp_session.errors import EntryNotFoundError, ReadOnlySessionError
+from omp_session.errors import EntryNotFoundError
 from omp_session.format import entry_factory as make
 from omp_session.format.entries import CURRENT_VERSION
 from omp_session.format.transform import prepare_for_disk
+from omp_session.manager.persistence import Persistence
 from omp_session.manager.runtime import Runtime
+from omp_session.manager.state import SessionState
 from omp_session.manager.workspace import normalize_directories
-from omp_session.model.tree import EntryIndex
 from omp_session.store import Storage
 from omp_session.store.paths import default_session_dir, session_file_path
 
-__all__ = ["ForkResult", "WholeSessionMethods"]
+__all__ = ["ForkResult", "WholeSession", "new_header_and_path"]
 
 Entry = dict[str, Any]
 
@@ -61,140 +62,90 @@ def new_header_and_path(
     return header, session_file_path(directory, timestamp, session_id)
 
 
-class WholeSessionMethods:
-    """Mixin over the manager's state (declared here, owned by ``SessionManager``)."""
+class WholeSession:
+    """Operations that replace the whole session or its file, over the session's state and
+    written through its persistence."""
 
-    _read_only: bool
-    _runtime: Runtime
-    _storage: Storage
-    _index: EntryIndex
-    _cwd: str
-    _session_dir: str
-    _session_name: str | None
-    _header: Entry
-    _migrated_from: int | None
-    _flushed: bool
-    _ensured: bool
-    _dialect: Dialect
-    _title_source: str | None
-    _title_updated_at: str
-    _additional_directories: list[str]
-    _has_slot: bool
-
-    def get_session_file(self) -> str | None:
-        raise NotImplementedError
-
-    def get_session_id(self) -> str:
-        raise NotImplementedError
-
-    def _reset_state(
-        self,
-        header: Entry,
-        entries: Sequence[Entry],
-        title_slot: Any = None,
-        *,
-        index: EntryIndex | None = None,
-    ) -> None:
-        raise NotImplementedError
-
-    def _rewrite_all(self, extra: Entry | None = None) -> None:
-        raise NotImplementedError
-
-    def _writes_slot(self) -> bool:
-        raise NotImplementedError
-
-    def _slot_line(self) -> bytes:
-        raise NotImplementedError
+    def __init__(self, state: SessionState, persistence: Persistence) -> None:
+        self._state = state
+        self._persistence = persistence
 
     def _adopt_title(self, header: Entry) -> None:
         """Title state of a new file from its header (fork, branch): the slot carries the same."""
         title, source = header.get("title"), header.get("titleSource")
-        self._session_name = title if isinstance(title, str) else None
-        self._title_source = source if isinstance(source, str) else None
-        self._title_updated_at = str(header.get("timestamp") or "")
-
-    @property
-    def _persistent(self) -> bool:
-        """Whether the session outlives the process (a file or a database row, not memory)."""
-        return self._storage.path is not None
-
-    def _require_writable(self) -> None:
-        if self._read_only:
-            raise ReadOnlySessionError(self.get_session_file())
+        self._state.session_name = title if isinstance(title, str) else None
+        self._state.title_source = source if isinstance(source, str) else None
+        self._state.title_updated_at = str(header.get("timestamp") or "")
 
     def _written_copy(self, path: Path | None, header: Entry, entries: Sequence[Entry]) -> Storage:
         """New storage at ``path`` holding ``header`` + ``entries``, written atomically *before* the
         manager switches to it: if the write fails, this session is left exactly as it was."""
-        blobs = self._storage.blobs
-        storage = self._storage.sibling(path if self._persistent else None)
+        blobs = self._state.storage.blobs
+        storage = self._state.storage.sibling(path if self._state.persistent else None)
         lines: Iterator[bytes] = (
-            prepare_for_disk(item, blobs, self._dialect.persist) for item in (header, *entries)
+            prepare_for_disk(item, blobs, self._state.dialect.persist) for item in (header, *entries)
         )
-        if self._writes_slot():
-            lines = _prefixed(self._slot_line(), lines)
+        if self._persistence.writes_slot():
+            lines = _prefixed(self._persistence.slot_line(), lines)
         try:
             storage.rewrite(lines)
         except BaseException:
             storage.close()
             raise
-        self._storage.close()
-        self._storage = storage
+        self._state.storage.close()
+        self._state.storage = storage
         return storage
 
     def create_branched_session(self, leaf_id: str) -> str | None:
-        """Replace this session by a new one holding only the path to ``leaf_id`` (+ its labels).
-
-        Label entries on the path are dropped and the path stays connected (each entry's parent is
-        its nearest kept ancestor; omp leaves an orphan). Returns the new file (``None`` in memory).
-        """
-        self._require_writable()
-        path = self._index.branch(leaf_id)
+        self._state.require_writable()
+        path = self._state.index.branch(leaf_id)
         if not path:
             raise EntryNotFoundError(leaf_id)
         entries = make.branched_entries(
-            path, self._index.labels, self._runtime.new_entry_id, self._runtime.now()
+            path, self._state.index.labels, self._state.runtime.new_entry_id, self._state.runtime.now()
         )
-        persistent = self._persistent
-        directory = Path(self._session_dir) if persistent else Path(".")
-        dialect = self._dialect
-        header, new_path = new_header_and_path(self._runtime, self._cwd, directory, dialect=dialect)
-        name, source = self._session_name, self._title_source
+        persistent = self._state.persistent
+        directory = Path(self._state.session_dir) if persistent else Path(".")
+        dialect = self._state.dialect
+        header, new_path = new_header_and_path(
+            self._state.runtime, self._state.cwd, directory, dialect=dialect
+        )
+        name, source = self._state.session_name, self._state.title_source
         header = make.ordered(
             dialect.headers.branched,
             **header,
             title=name,
             titleSource=source,
-            parentSession=self.get_session_file() if persistent else None,
-            additionalDirectories=list(self._additional_directories) or None,
+            parentSession=self._state.session_file() if persistent else None,
+            additionalDirectories=list(self._state.additional_directories) or None,
         )
         state = self._title_state_for_copy(header)
         self._written_copy(new_path if persistent else None, header, entries)
-        has_slot = self._has_slot
-        self._reset_state(header, entries)
-        self._has_slot = has_slot
+        has_slot = self._state.has_slot
+        self._state.reset(header, entries)
+        self._state.has_slot = has_slot
         # omp 13.19 keeps the name in memory although the header has no title; omp 18 writes it
-        self._session_name, self._title_source, self._title_updated_at = state
-        self._flushed = True
+        self._state.session_name, self._state.title_source, self._state.title_updated_at = state
+        self._state.flushed = True
         return os.fspath(new_path) if persistent else None
 
     def _title_state_for_copy(self, header: Entry) -> tuple[str | None, str | None, str]:
         """Switch the title state to the new file's (its slot is written from it) and return it."""
-        self._title_updated_at = str(header.get("timestamp") or "")
-        return self._session_name, self._title_source, self._title_updated_at
+        self._state.title_updated_at = str(header.get("timestamp") or "")
+        return self._state.session_name, self._state.title_source, self._state.title_updated_at
 
     def fork(self) -> ForkResult | None:
-        """Copy this session (every branch, same ids) into a new file; ``None`` in memory."""
-        self._require_writable()
-        if not self._persistent:
+        self._state.require_writable()
+        if not self._state.persistent:
             return None
-        old_file = self.get_session_file()
-        old_header, parent_id = self._header, self.get_session_id()
-        title = old_header.get("title", self._session_name)
-        source = old_header.get("titleSource", self._title_source)
+        old_file = self._state.session_file()
+        old_header, parent_id = self._state.header, str(self._state.header.get("id"))
+        title = old_header.get("title", self._state.session_name)
+        source = old_header.get("titleSource", self._state.title_source)
         key = old_header.get("providerPromptCacheKey")
-        dialect = self._dialect
-        session_id = self._runtime.session_id(dialect.new_session_id)
-        timestamp = self._runtime.now()
+        dialect = self._state.dialect
+        session_id = self._state.runtime.session_id(dialect.new_session_id)
+        timestamp = self._state.runtime.now()
         header = make.ordered(
             dialect.headers.fork,
             type="session",
@@ -203,22 +154,22 @@ class WholeSessionMethods:
             title=title,
             titleSource=source,
             timestamp=timestamp,
-            cwd=self._cwd,
-            additionalDirectories=list(self._additional_directories) or None,
+            cwd=self._state.cwd,
+            additionalDirectories=list(self._state.additional_directories) or None,
             parentSession=parent_id,
             providerPromptCacheKey=key if isinstance(key, str) else parent_id,
         )
-        new_path = session_file_path(self._session_dir, timestamp, session_id)
-        before = (self._session_name, self._title_source, self._title_updated_at)
+        new_path = session_file_path(self._state.session_dir, timestamp, session_id)
+        before = (self._state.session_name, self._state.title_source, self._state.title_updated_at)
         self._adopt_title(header)
         try:
-            self._written_copy(new_path, header, self._index.entries)
+            self._written_copy(new_path, header, self._state.index.entries)
         except BaseException:
-            self._session_name, self._title_source, self._title_updated_at = before
+            self._state.session_name, self._state.title_source, self._state.title_updated_at = before
             raise
-        self._header = header
-        self._migrated_from = None
-        self._flushed = True
+        self._state.header = header
+        self._state.migrated_from = None
+        self._state.flushed = True
         return ForkResult(old_file, os.fspath(new_path))
 
     def new_session(
@@ -228,50 +179,42 @@ class WholeSessionMethods:
         provider_prompt_cache_key: str | None = None,
         additional_directories: Sequence[str] = (),
     ) -> str | None:
-        """Start a fresh, empty session. omp 13.19 writes its file with the first assistant
-        message; omp 18 writes it (title slot and header) at once."""
-        self._require_writable()
-        persistent = self._persistent
-        directory = Path(self._session_dir) if persistent else Path(".")
+        self._state.require_writable()
+        persistent = self._state.persistent
+        directory = Path(self._state.session_dir) if persistent else Path(".")
         header, new_path = new_header_and_path(
-            self._runtime,
-            self._cwd,
+            self._state.runtime,
+            self._state.cwd,
             directory,
             parent_session,
-            dialect=self._dialect,
+            dialect=self._state.dialect,
             prompt_cache_key=provider_prompt_cache_key,
-            directories=normalize_directories(self._cwd, additional_directories),
+            directories=normalize_directories(self._state.cwd, additional_directories),
         )
-        has_slot = self._has_slot
-        old = self._storage
+        has_slot = self._state.has_slot
+        old = self._state.storage
         old.close()
-        self._storage = old.sibling(new_path if persistent else None)
-        self._reset_state(header, [])
-        self._has_slot = has_slot
-        self._ensured = False
-        self._flushed = False
+        self._state.storage = old.sibling(new_path if persistent else None)
+        self._state.reset(header, [])
+        self._state.has_slot = has_slot
+        self._state.ensured = False
+        self._state.flushed = False
         if persistent:
-            self._runtime.remember_terminal_session(self._cwd, os.fspath(new_path))
-            if self._dialect.new_session_materializes:
+            self._state.runtime.remember_terminal_session(self._state.cwd, os.fspath(new_path))
+            if self._state.dialect.new_session_materializes:
                 self.ensure_on_disk()
         return os.fspath(new_path) if persistent else None
 
     def move_to(
         self, new_cwd: str | os.PathLike[str], target_session_dir: str | os.PathLike[str] | None = None
     ) -> None:
-        """Move the session to the project directory of ``new_cwd`` (omp's ``moveTo``, §6.6).
-
-        The file and its artifact directory are renamed into the new session directory (the
-        file rename is undone if the artifacts cannot follow), and the header's ``cwd`` becomes
-        the resolved ``new_cwd``. A no-op when the resolved cwd does not change.
-        """
-        self._require_writable()
+        self._state.require_writable()
         resolved = os.path.abspath(new_cwd)
-        if resolved == os.path.abspath(self._cwd) and target_session_dir is None:
+        if resolved == os.path.abspath(self._state.cwd) and target_session_dir is None:
             return
-        storage = self._storage
-        if self._persistent:
-            root = Path(self._session_dir).parent  # stay under the same sessions root
+        storage = self._state.storage
+        if self._state.persistent:
+            root = Path(self._state.session_dir).parent  # stay under the same sessions root
             directory = (
                 Path(os.path.abspath(target_session_dir))
                 if target_session_dir is not None
@@ -280,19 +223,19 @@ class WholeSessionMethods:
             old_path = os.fspath(str(storage.path))
             if directory != Path(old_path).parent:
                 self._move_files(storage, directory)
-                if self._dialect.records_previous_files:  # omp 18 remembers where the file was (§2.10)
-                    previous = self._header.get("previousSessionFiles")
+                if self._state.dialect.records_previous_files:  # omp 18 remembers where the file was (§2.10)
+                    previous = self._state.header.get("previousSessionFiles")
                     known = list(previous) if isinstance(previous, list) else []
                     if old_path not in known:
-                        self._header["previousSessionFiles"] = [*known, old_path]
-            self._session_dir = os.fspath(directory)
-            self._runtime.remember_terminal_session(
+                        self._state.header["previousSessionFiles"] = [*known, old_path]
+            self._state.session_dir = os.fspath(directory)
+            self._state.runtime.remember_terminal_session(
                 resolved, os.fspath(directory / Path(str(storage.path)).name)
             )
-        self._cwd = resolved
-        self._header["cwd"] = resolved
+        self._state.cwd = resolved
+        self._state.header["cwd"] = resolved
         if storage.exists():
-            self._rewrite_all()
+            self._persistence.rewrite_all()
 
     @staticmethod
     def _move_files(storage: Storage, directory: Path) -> None:
@@ -308,18 +251,19 @@ class WholeSessionMethods:
                 raise
 
     def rewrite_entries(self) -> None:
-        """Rewrite the whole file from memory, after entries were changed in place (omp's
-        ``rewriteEntries``, used when tool output is pruned). Atomic, as every rewrite."""
-        self._require_writable()
-        if self._storage.exists():
-            self._rewrite_all()
+        self._state.require_writable()
+        if self._state.storage.exists():
+            self._persistence.rewrite_all()
 
     def ensure_on_disk(self) -> None:
-        """Write the session now and persist every later entry immediately."""
-        self._require_writable()
-        if not self._flushed or self._migrated_from is not None or not self._storage.exists():
-            self._rewrite_all()
-        self._ensured = True
+        self._state.require_writable()
+        if (
+            not self._state.flushed
+            or self._state.migrated_from is not None
+            or not self._state.storage.exists()
+        ):
+            self._persistence.rewrite_all()
+        self._state.ensured = True
 
 
 def _prefixed(first: bytes, rest: Iterable[bytes]) -> Iterator[bytes]:

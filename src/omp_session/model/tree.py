@@ -123,6 +123,10 @@ class EntryIndex(Protocol):
 
     def children(self, parent_id: str) -> list[Entry]: ...
 
+    def parent_of(self, entry: Entry) -> Entry | None:
+        """The parent as the tree sees it (``None`` for a root, an unknown, own or cycle-closing parent)."""
+        ...
+
     def get_tree(self) -> list[SessionTreeNode]: ...
 
     def context(self, leaf_id: str, rules: ContextRules | None = None) -> SessionContext:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -18,7 +19,7 @@ from omp_session.store import Storage
 from omp_session.store.blobs import FileBlobStore, blob_ref
 from omp_session.store.paths import blobs_dir, safe_child, validate_name
 
-__all__ = ["ArtifactMethods", "ArtifactSlot", "BlobInfo"]
+__all__ = ["ArtifactSlot", "Artifacts", "BlobInfo"]
 
 _NUMBERED = re.compile(r"^(\d+)\..*\.log$")
 
@@ -42,34 +43,23 @@ class BlobInfo(NamedTuple):
     ref: str
 
 
-class ArtifactMethods:
-    """Mixin for the manager: needs only its storage."""
+class Artifacts:
+    """The artifacts and blobs of one session. ``storage`` answers the session's current backend
+    (a fork or a branch moves the session to a new file, and its artifacts with it);
+    ``blobs_dir`` the agent directory's blob store (the manager answers from its runtime)."""
 
-    _storage: Storage
-    #: Next artifact number per artifact directory (a fork or branch moves to a new one).
-    _next_artifact: dict[str, int]
-    _memory_artifacts: dict[str, str]
-
-    def _init_artifacts(self) -> None:
-        self._next_artifact = {}
-        self._memory_artifacts = {}
-
-    def _blobs_dir(self) -> Path:
-        """Where ``put_blob`` writes (the manager answers from its runtime)."""
-        return blobs_dir()
+    def __init__(self, storage: Callable[[], Storage], blobs_dir: Callable[[], Path] = blobs_dir) -> None:
+        self._storage = storage
+        self._blobs_dir = blobs_dir
+        #: Next artifact number per artifact directory (a fork or branch moves to a new one).
+        self._next_artifact: dict[str, int] = {}
+        self._memory_artifacts: dict[str, str] = {}
 
     def get_artifacts_dir(self) -> str | None:
-        """``<session file minus .jsonl>``, or ``None`` for an in-memory session."""
-        path = self._storage.path
+        path = self._storage().path
         return os.fspath(path.with_suffix("")) if path is not None else None
 
     def allocate_artifact_path(self, tool_type: str) -> ArtifactSlot | None:
-        """Reserve the next ``<n>.<tool_type>.log``; ``None`` in memory.
-
-        Writes: creates the artifact directory. Raises :class:`UnsafeNameError` (nothing created)
-        when ``tool_type`` would make the name leave the directory, :class:`PersistenceError` when
-        the directory cannot be created or listed.
-        """
         directory = self.get_artifacts_dir()
         if directory is None:
             return None
@@ -88,12 +78,6 @@ class ArtifactMethods:
         return ArtifactSlot(str(number), path)
 
     def save_artifact(self, content: str, tool_type: str) -> str:
-        """Store ``content`` as the next artifact and return its id.
-
-        Writes ``<artifacts dir>/<n>.<tool_type>.log`` (in memory: a dict, as omp, with no check of
-        ``tool_type``). Raises :class:`UnsafeNameError` for a ``tool_type`` that is not part of a
-        safe file name and :class:`PersistenceError` when the file cannot be written.
-        """
         slot = self.allocate_artifact_path(tool_type)
         if slot is None:
             artifact_id = str(len(self._memory_artifacts))
@@ -106,7 +90,6 @@ class ArtifactMethods:
         return slot.id
 
     def get_artifact_path(self, artifact_id: str) -> str | None:
-        """The first file of the artifact directory named ``<id>.…``, or ``None``."""
         directory = self.get_artifacts_dir()
         if directory is None or not os.path.isdir(directory):
             return None
@@ -116,9 +99,6 @@ class ArtifactMethods:
         return None
 
     def put_blob(self, data: bytes) -> BlobInfo:
-        """Store ``data`` in the agent directory's content-addressed blob store,
-        ``<agent dir>/blobs/<sha256>`` (written atomically; skipped when a blob of that size is
-        there). Writes to disk even for an in-memory session."""
         store = FileBlobStore(self._blobs_dir())
         digest = store.put(data)
         return BlobInfo(digest, store.path_of(digest), blob_ref(digest))

@@ -12,7 +12,17 @@ import re
 from pathlib import Path
 from typing import Protocol
 
-__all__ = ["BLOB_PREFIX", "BlobSink", "FileBlobStore", "MemoryBlobStore", "blob_ref", "parse_blob_ref"]
+from omp_session.errors import SessionError
+
+__all__ = [
+    "BLOB_PREFIX",
+    "BlobSink",
+    "FileBlobStore",
+    "MemoryBlobStore",
+    "UnresolvedBlobs",
+    "blob_ref",
+    "parse_blob_ref",
+]
 
 BLOB_PREFIX = "blob:sha256:"
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
@@ -90,6 +100,20 @@ class FileBlobStore:
             temp = self.directory / f".{digest}.{extension}.{os.getpid()}.tmp"
             temp.write_bytes(data)
             os.replace(temp, target)
+
+
+class UnresolvedBlobs:
+    """A blob store that holds nothing: a read-only session opened with it keeps every
+    ``blob:sha256:`` reference as written (the viewer links them instead of inlining the bytes)."""
+
+    def put(self, data: bytes) -> str:
+        raise SessionError("this session was opened to read only; it cannot store blobs")
+
+    def get(self, digest: str) -> bytes | None:
+        return None
+
+    def put_sidecar(self, digest: str, extension: str) -> None:
+        raise SessionError("this session was opened to read only; it cannot store blobs")
 
 
 class MemoryBlobStore:

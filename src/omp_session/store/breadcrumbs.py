@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -67,9 +67,15 @@ def write_breadcrumb(
 
 
 def read_breadcrumb(
-    cwd: str, session_dir: Path, terminal: str | None = None, *, directory: Path | None = None
+    cwd: str,
+    session_dir: Path,
+    terminal: str | None = None,
+    *,
+    directory: Path | None = None,
+    exists: Callable[[Path], bool] = Path.is_file,
 ) -> Path | None:
-    """This terminal's last session for ``cwd``, if it is a regular file inside ``session_dir``."""
+    """This terminal's last session for ``cwd``, if it is a session inside ``session_dir`` (a
+    regular file, or whatever ``exists`` accepts for another store)."""
     terminal = terminal if terminal is not None else terminal_id()
     source = _breadcrumb_file(terminal, directory) if terminal else None
     if source is None:
@@ -81,6 +87,6 @@ def read_breadcrumb(
     if len(lines) < 2 or os.path.abspath(lines[0]) != os.path.abspath(cwd):
         return None
     candidate = Path(lines[1])
-    if not candidate.is_file() or not is_within(session_dir, candidate):
+    if not is_within(session_dir, candidate) or not exists(candidate):
         return None
     return candidate

@@ -141,9 +141,14 @@ def parse_session(path: Path, data: bytes, blobs: BlobSink | None) -> LoadedSess
 
 
 def load_session(path: Path | str, blobs: BlobSink | None = None) -> LoadedSession:
-    """Read and parse ``path``; missing files raise ``FileNotFoundError``."""
+    """Read and parse ``path`` (a file, or a session of the configured store); a missing one raises
+    ``FileNotFoundError``."""
+    from omp_session.store.configured import configured_storage  # (it imports this module)
+
     path = Path(path)
-    return parse_session(path, read_session_bytes(path), blobs)
+    store = configured_storage()
+    data = store.read_session(path) if store is not None else read_session_bytes(path)
+    return parse_session(path, data, blobs)
 
 
 def read_header(path: Path, limit: int | None = None) -> dict[str, Any] | None:

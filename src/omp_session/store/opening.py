@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from omp_session.errors import CorruptSessionError, SessionError, SessionNotFoundError
-from omp_session.store import DurabilityPolicy
+from omp_session.store import DurabilityPolicy, Storage
 from omp_session.store.blobs import BlobSink
 from omp_session.store.fast_open import IndexedOpen, open_cold, open_indexed, remember_index
 from omp_session.store.file import FileStorage
@@ -27,7 +27,7 @@ class OpenedFile:
     """What ``open`` found. ``loaded is None`` means: nothing to lose, start a new session there."""
 
     path: Path
-    storage: FileStorage
+    storage: Storage
     loaded: LoadedSession | None = None
     #: Offset after the last complete line (where ``refresh`` continues).
     read_offset: int = 0

@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 from omp_session.format.title_slot import SLOT_BYTES, parse_slot_line
+from omp_session.store import SessionStorage
 
 __all__ = ["directory_has_slot_files", "starts_with_slot"]
 
@@ -24,12 +25,20 @@ def starts_with_slot(path: Path | str) -> bool:
             head = handle.read(SLOT_BYTES)
     except OSError:
         return False
+    return _is_slot_head(head)
+
+
+def _is_slot_head(head: bytes) -> bool:
     end = head.find(b"\n")
     return end >= 0 and parse_slot_line(head[:end]) is not None
 
 
-def directory_has_slot_files(directory: Path | str) -> bool:
-    """Whether any ``*.jsonl`` session file directly in ``directory`` starts with a title slot."""
+def directory_has_slot_files(directory: Path | str, storage: SessionStorage | None = None) -> bool:
+    """Whether any ``*.jsonl`` session file directly in ``directory`` starts with a title slot
+    (in ``storage``, a database store, when given: its rows there)."""
+    if storage is not None:
+        paths = sorted((found.path for found in storage.list_sessions(Path(directory))), reverse=True)
+        return any(_is_slot_head(storage.read_head(path, SLOT_BYTES)) for path in paths)
     try:
         names = [entry.path for entry in os.scandir(directory) if entry.name.endswith(".jsonl")]
     except OSError:

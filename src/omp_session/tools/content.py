@@ -12,6 +12,7 @@ from typing import Any
 
 from omp_session.model.llm import format_output_meta
 from omp_session.store.blobs import parse_blob_ref
+from omp_session.tools.tool_display import ToolCallDisplay, tool_call_display
 
 __all__ = [
     "Execution",
@@ -23,6 +24,7 @@ __all__ = [
     "content_text",
     "execution_of",
     "files_of",
+    "message_text",
     "tool_result_of",
 ]
 
@@ -38,6 +40,8 @@ class ToolResult:
     is_error: bool
     #: The output was pruned from the context later (``prunedAt``), though the text is still here.
     pruned: bool = False
+    #: The tool's structured ``details`` (an edit's diff, a sub-agent's usage, …), as stored.
+    details: Any = None
 
     @property
     def text(self) -> str:
@@ -53,6 +57,11 @@ class ToolCall:
     arguments: Any
     intent: str | None = None
     result: ToolResult | None = None
+
+    def display(self) -> ToolCallDisplay:
+        """How to show this call: an edit as a diff (numbered from its result when it has one), a
+        write as the file, a command as a command, other arguments with their line breaks."""
+        return tool_call_display(self.name, self.arguments, self.result.details if self.result else None)
 
 
 @dataclass
@@ -135,6 +144,21 @@ def content_parts(content: Any) -> list[Part]:
     return parts
 
 
+def message_text(message: Mapping[str, Any]) -> str:
+    """The text of a message on one line, omp's rule (``extractTextFromContent``, spec §6.9): string
+    content as is, else its ``text`` blocks joined by a single space. The one owner of this rule:
+    listing, summaries and the views all use it."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    blocks = content if isinstance(content, list) else ()
+    return " ".join(
+        b["text"]
+        for b in blocks
+        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+    )
+
+
 def content_text(content: Any) -> str:
     """The text of a content value: the string, or its text blocks joined by newlines."""
     return "\n".join(part.text for part in content_parts(content) if part.kind == "text")
@@ -183,4 +207,5 @@ def tool_result_of(entry_id: str | None, message: Mapping[str, Any]) -> ToolResu
         parts=content_parts(message.get("content")),
         is_error=bool(message.get("isError")),
         pruned=message.get("prunedAt") is not None,
+        details=message.get("details"),
     )

@@ -21,14 +21,18 @@ from typing import Any
 
 from omp_session.dialects import OMP_18_2, Dialect
 from omp_session.errors import SessionError
-from omp_session.format.codec import decode_lines
+from omp_session.format.codec import BOM, decode_line, decode_lines
 from omp_session.format.ids import iso_to_ms
-from omp_session.format.title_slot import fold_into_header, slot_from_value
+from omp_session.format.title_slot import fold_into_header, slot_from_value, split_slot
 from omp_session.model.usage import UsageStatistics
+from omp_session.store import SessionStorage
+from omp_session.store.configured import configured_storage
 from omp_session.store.loading import is_session_header, read_header
 from omp_session.store.paths import is_within, sessions_root
 from omp_session.store.regular import open_regular
+from omp_session.tools.content import message_text
 from omp_session.tools.listing_cache import FileKey, ListingCache
+from omp_session.tools.summary import is_slash_command
 
 __all__ = [
     "SessionInfo",
@@ -40,6 +44,7 @@ __all__ = [
     "message_text",
     "session_files",
     "session_info",
+    "stored_header",
     "summarize_records",
 ]
 
@@ -71,6 +76,9 @@ class SessionInfo:
     #: omp 18 listings only (``listing18.py``): the state of the last message; with it, ``size``
     #: and ``status`` are part of the JSON shape, as in omp 18.
     status: str | None = None
+    #: The first user message that is not a slash command (``/mode``), for display titles; not an
+    #: omp field (issue 13 #7: a session opened with ``/mode`` was listed as "/mode").
+    first_prompt: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """omp's camelCase JSON shape (dates as ISO strings; absent optional keys omitted)."""
@@ -102,17 +110,6 @@ def _from_ms(ms: float | None) -> datetime | None:
     return datetime.fromtimestamp(ms / 1000, timezone.utc) if ms is not None else None
 
 
-def message_text(message: dict[str, Any]) -> str:
-    """String content, or the text blocks joined by a single space (omp's listing rule)."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
-        return " ".join(t for t in texts if isinstance(t, str))
-    return ""
-
-
 def fold_slot_record(records: Sequence[dict[str, Any]]) -> Sequence[dict[str, Any]]:
     """``records`` without a leading omp 18 title slot, which is folded into the header after it
     (a copy of the header; the slot wins, omp18-differences §1.3)."""
@@ -137,7 +134,7 @@ def summarize_records(
         return None
     header = records[0]
     title = header.get("title") if isinstance(header.get("title"), str) else None
-    count, first, texts = 0, None, []
+    count, first, prompt, texts = 0, None, None, []
     newest_ms: float | None = None
     for record in records[1:]:
         stamp = iso_to_ms(record.get("timestamp"))
@@ -159,6 +156,8 @@ def summarize_records(
         text = message_text(message)
         if message.get("role") == "user" and first is None:
             first = text
+        if message.get("role") == "user" and prompt is None and text.strip() and not is_slash_command(text):
+            prompt = text
         if text:
             texts.append(text)
     parent = header.get("parentSession")
@@ -177,6 +176,7 @@ def summarize_records(
         size=size,
         last_activity=_from_ms(newest_ms) or modified,
         cost=UsageStatistics.of(records[1:]).reported(OMP_18_2.usage).cost,  # model_usage included
+        first_prompt=prompt or first or "",
     )
 
 
@@ -237,15 +237,24 @@ def _project_dirs(root: Path) -> list[Path]:
 
 
 def session_files(
-    root: Path | None = None, directory: Path | None = None, *, include_root_files: bool = False
+    root: Path | None = None,
+    directory: Path | None = None,
+    *,
+    include_root_files: bool = False,
+    storage: SessionStorage | None = None,
 ) -> Iterator[Path]:
     """Every ``*.jsonl`` file of one project ``directory``, or of every project under ``root``
     (the sessions root by default), valid sessions or not (``check`` wants the broken ones too).
 
     Sub-agent sessions inside artifact directories are not included, as in omp's ``list``; symlinks
     that lead outside ``root`` are skipped. ``include_root_files`` adds files lying directly in
-    ``root`` (the viewer accepts a root that is one project's directory).
+    ``root`` (the viewer accepts a root that is one project's directory). In a database
+    ``storage`` (default: the configured store, else files): its rows at those paths.
     """
+    store = _store(storage)
+    if store is not None:
+        yield from _stored_files(store, root, directory, include_root_files)
+        return
     if directory is not None:
         yield from _jsonl_files(directory, None)
         return
@@ -256,7 +265,78 @@ def session_files(
         yield from _jsonl_files(folder, base)
 
 
+def _store(storage: SessionStorage | None) -> SessionStorage | None:
+    """The store to list: the one given, else the configured one; ``None`` means files (with the
+    listing cache and the file-system scan above)."""
+    return storage if storage is not None else configured_storage()
+
+
+def _stored_files(
+    store: SessionStorage, root: Path | None, directory: Path | None, include_root_files: bool
+) -> Iterator[Path]:
+    if directory is not None:
+        folders = [directory]
+    else:
+        base = root if root is not None else sessions_root()
+        folders = ([base] if include_root_files else []) + sorted(store.list_directories(base))
+    for folder in folders:
+        yield from sorted(found.path for found in store.list_sessions(folder))
+
+
 # -- what they hold -----------------------------------------------------------------------------------
+
+
+def _stored_summaries(
+    store: SessionStorage, paths: Sequence[Path], cache: ListingCache | None = None, under: str = ""
+) -> list[SessionInfo]:
+    """Summaries of sessions in a database store, each read in full unless ``cache`` (only one
+    given by the caller, such as the viewer's in-memory one) holds its summary for the row's size
+    and ``mtime_ms``. Those keys carry inode -1, which no file has, so a row never passes for a
+    file of the same path."""
+    cached = cache.infos(under) if cache is not None else {}
+    infos: list[SessionInfo] = []
+    fresh: list[tuple[FileKey, SessionInfo | None, str]] = []
+    for path in paths:
+        stat = store.stat_session(path)
+        if stat is None:
+            continue  # removed since it was listed
+        key = FileKey(stat.size, round(stat.mtime * 1e9), -1, -1)
+        hit = cached.get(os.fspath(path))
+        if hit is not None and hit[0] == key:
+            if hit[1] is not None:
+                infos.append(hit[1])
+            continue
+        try:
+            data = store.read_session(path)
+        except SessionError:
+            continue
+        info = summarize_records(path, decode_lines(data).records, stat.mtime, len(data))
+        fresh.append((key, info, os.fspath(path)))
+        if info is not None:
+            infos.append(info)
+    if cache is not None:
+        cache.store_infos(fresh)
+    return infos
+
+
+def _list_stored(store: SessionStorage, paths: list[Path], dialect: Dialect | None) -> list[SessionInfo]:
+    if dialect is not None and dialect.listing.prefix_bytes is not None:
+        from omp_session.tools.listing18 import list_stored
+
+        return list_stored(store, paths, dialect.listing.prefix_bytes)
+    return _newest_first(_stored_summaries(store, paths))
+
+
+def stored_header(store: SessionStorage, path: Path) -> dict[str, Any] | None:
+    """The header of a session in ``store`` (its first line, after an omp 18 slot), or ``None``."""
+    try:
+        data = store.read_session(path).removeprefix(BOM)
+        _slot, start = split_slot(data)
+        end = data.find(b"\n", start)
+        value = decode_line(data[start : end if end >= 0 else len(data)])
+    except (SessionError, ValueError):
+        return None
+    return value if is_session_header(value) else None
 
 
 def _summaries(paths: Sequence[Path], under: Path, cache: ListingCache | None) -> list[SessionInfo]:
@@ -298,14 +378,22 @@ def _newest_first(infos: list[SessionInfo]) -> list[SessionInfo]:
 
 
 def list_sessions(
-    directory: Path | str, *, cache: ListingCache | None = None, dialect: Dialect | None = None
+    directory: Path | str,
+    *,
+    cache: ListingCache | None = None,
+    dialect: Dialect | None = None,
+    storage: SessionStorage | None = None,
 ) -> list[SessionInfo]:
     """Every valid ``*.jsonl`` directly inside ``directory``, newest first. Writes the listing cache.
 
     A dialect whose listing reads a prefix (omp 18) lists as that omp does (``listing18.py``),
-    without the cache: it then writes nothing.
+    without the cache: it then writes nothing. Sessions of a database ``storage`` (default: the
+    configured store) are read from it.
     """
     base = Path(directory)
+    store = _store(storage)
+    if store is not None:
+        return _list_stored(store, list(session_files(directory=base, storage=store)), dialect)
     files = list(session_files(directory=base))
     if dialect is not None and dialect.listing.prefix_bytes is not None:
         from omp_session.tools.listing18 import list_files
@@ -315,12 +403,19 @@ def list_sessions(
 
 
 def list_all_sessions(
-    root: Path | str | None = None, *, cache: ListingCache | None = None, dialect: Dialect | None = None
+    root: Path | str | None = None,
+    *,
+    cache: ListingCache | None = None,
+    dialect: Dialect | None = None,
+    storage: SessionStorage | None = None,
 ) -> list[SessionInfo]:
     """Sessions of every project directory under the sessions root (XDG-aware, unlike omp §9 #16),
     newest first. Only project directories are scanned, not sub-agent sessions inside artifact
     directories. Writes the listing cache (not under omp 18's prefix listing)."""
     base = Path(root) if root is not None else sessions_root()
+    store = _store(storage)
+    if store is not None:
+        return _list_stored(store, list(session_files(base, storage=store)), dialect)
     files = list(session_files(base))
     if dialect is not None and dialect.listing.prefix_bytes is not None:
         from omp_session.tools.listing18 import list_files
@@ -333,12 +428,25 @@ def list_store(root: Path | str, *, cache: ListingCache | None = None) -> list[S
     """Sessions under a viewer root: files in ``root`` itself and in its project directories,
     most recent activity first (mtime breaks ties). Writes the listing cache."""
     base = Path(root)
-    infos = _summaries(list(session_files(base, include_root_files=True)), base, cache)
+    store = configured_storage()
+    if store is not None:
+        paths = list(session_files(base, include_root_files=True, storage=store))
+        infos = _stored_summaries(store, paths, cache, os.fspath(base))
+    else:
+        infos = _summaries(list(session_files(base, include_root_files=True)), base, cache)
     return sorted(infos, key=lambda info: (info.last_activity or info.modified, info.modified), reverse=True)
 
 
-def find_most_recent_session(directory: Path | str) -> Path | None:
+def find_most_recent_session(directory: Path | str, *, storage: SessionStorage | None = None) -> Path | None:
     """The newest-mtime ``*.jsonl`` whose first line is a valid header (any length, §9 #18)."""
+    store = _store(storage)
+    if store is not None:
+        paths = session_files(directory=Path(directory), storage=store)
+        stored = [store.stat_session(path) for path in paths]
+        for found in sorted((s for s in stored if s is not None), key=lambda s: s.mtime, reverse=True):
+            if stored_header(store, found.path) is not None:
+                return found.path
+        return None
     best: tuple[float, Path] | None = None
     for path in session_files(directory=Path(directory)):
         try:

@@ -17,9 +17,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from omp_session.errors import SessionError
 from omp_session.format.codec import BOM, decode_lines
 from omp_session.format.ids import iso_to_ms
 from omp_session.format.title_slot import slot_from_value
+from omp_session.store import SessionStorage
 from omp_session.tools.listing import SessionInfo, message_text
 
 __all__ = ["SUFFIX_BYTES", "list_files", "scan_session_file", "session_status"]
@@ -162,6 +164,12 @@ def scan_session_file(path: Path, prefix_bytes: int = 4096) -> SessionInfo | Non
             suffix = handle.read(SUFFIX_BYTES)
     except OSError:
         return None
+    return summarize_ends(path, prefix, suffix, stat.st_size, stat.st_mtime)
+
+
+def summarize_ends(path: Path, prefix: bytes, suffix: bytes, size: int, mtime: float) -> SessionInfo | None:
+    """What omp 18 lists for a session from its first ``prefix`` bytes and last ``suffix`` bytes
+    (a file's, or a database row's, as omp's SQL storage reads them with ``readTextSlices``)."""
     text = prefix.removeprefix(BOM).decode("utf-8", errors="replace")
     records = decode_lines(prefix.removeprefix(BOM)).records
     header, override = _header_and_title(records, text)
@@ -190,11 +198,11 @@ def scan_session_file(path: Path, prefix_bytes: int = 4096) -> SessionInfo | Non
         title=title if isinstance(title, str) else short,
         parent_session_path=header["parentSession"] if isinstance(header.get("parentSession"), str) else None,
         created=datetime.fromtimestamp(created / 1000, timezone.utc) if created is not None else None,
-        modified=datetime.fromtimestamp(stat.st_mtime, timezone.utc),
+        modified=datetime.fromtimestamp(mtime, timezone.utc),
         message_count=max(count, _count_message_markers(text)),
         first_message=first or "(no messages)",
         all_messages_text=" ".join(texts) if texts else first,
-        size=stat.st_size,
+        size=size,
         status=session_status(suffix),
     )
 
@@ -207,6 +215,26 @@ def list_files(files: list[Path], prefix_bytes: int = 4096) -> list[SessionInfo]
         info = scan_session_file(path, prefix_bytes)
         if info is not None:
             infos.append(info)
+    return _sorted(infos)
+
+
+def list_stored(store: SessionStorage, paths: list[Path], prefix_bytes: int = 4096) -> list[SessionInfo]:
+    """:func:`list_files` for the sessions of a database store."""
+    infos = []
+    for path in paths:
+        stat = store.stat_session(path)
+        try:
+            data = store.read_session(path)
+        except SessionError:
+            continue
+        if stat is not None:
+            info = summarize_ends(path, data[:prefix_bytes], data[-SUFFIX_BYTES:], len(data), stat.mtime)
+            if info is not None:
+                infos.append(info)
+    return _sorted(infos)
+
+
+def _sorted(infos: list[SessionInfo]) -> list[SessionInfo]:
     infos.sort(key=lambda i: i.path, reverse=True)
     infos.sort(key=lambda i: i.created.timestamp() if i.created else float("-inf"), reverse=True)
     infos.sort(key=lambda i: i.modified, reverse=True)

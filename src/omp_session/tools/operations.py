@@ -12,7 +12,7 @@ from typing import Any
 
 from omp_session.errors import SessionError, SessionNotFoundError
 from omp_session.manager.session_manager import SessionManager
-from omp_session.store.loading import load_session
+from omp_session.store.configured import stored_session_exists
 from omp_session.tools.resolve import resolve_entry_id
 
 __all__ = ["fork_session", "set_label"]
@@ -24,10 +24,10 @@ def _open_existing(path: Path | str) -> tuple[SessionManager, int | None]:
     SessionManager.open would start a new session at a missing path (as omp does); an explicit
     command on a file that is not there is a mistake, so reading it first reports that.
     """
-    if not Path(path).exists():
+    if not stored_session_exists(Path(path)):
         raise SessionNotFoundError(path)
-    migrated_from = load_session(path).migrated_from
-    return SessionManager.open(path), migrated_from
+    session = SessionManager.open(path)
+    return session, session.get_migrated_from()
 
 
 def _ids(session: SessionManager) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from omp_session.format.migrate import header_version, migrate_records
 from omp_session.format.title_slot import SLOT_BYTES, encode_slot
 from omp_session.model.toolcalls import find_unpaired
 from omp_session.model.tree import SessionIndex
+from omp_session.store.configured import configured_storage
 from omp_session.store.file import FileStorage, fsync_directory
 from omp_session.store.loading import (
     header_problem_line,
@@ -147,7 +148,8 @@ def _link_problems(index: SessionIndex, entries: list[Entry], line_of: dict[int,
 def check(path: Path | str) -> list[Problem]:
     """Every problem found in ``path``; never writes. Unusable paths raise ``CorruptSessionError``."""
     path = Path(path)
-    data = read_session_bytes(path)
+    store = configured_storage()  # a database store (the command line's --store), else the file
+    data = store.read_session(path) if store is not None else read_session_bytes(path)
     decoded = decode_lines(data)
     slot = peel_title_slot(decoded, data)  # omp 18's first line, folded into the header
     problems = _line_problems(decoded)

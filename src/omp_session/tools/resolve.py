@@ -26,9 +26,10 @@ from omp_session.errors import (  # defined in errors; importable from here as b
     SessionNotFoundError,
     UnstableEntryIdError,
 )
+from omp_session.store.configured import configured_storage
 from omp_session.store.loading import read_header
 from omp_session.store.paths import encode_session_dir_name, home_dir, sessions_root, temp_root
-from omp_session.tools.listing import session_files
+from omp_session.tools.listing import session_files, stored_header
 
 __all__ = [
     "AmbiguousEntryError",
@@ -72,7 +73,13 @@ def project_dir(cwd: str | os.PathLike[str], root: Path | None = None) -> Path:
 def session_candidates(files: Iterable[Path]) -> list[SessionCandidate]:
     """Valid sessions among ``files`` (first line a session header), newest mtime first."""
     found: list[SessionCandidate] = []
+    store = configured_storage()
     for path in files:
+        if store is not None:  # a database store: the row's first line and its mtime
+            header, stat = stored_header(store, path), store.stat_session(path)
+            if header is not None and stat is not None:
+                found.append(SessionCandidate(path, str(header["id"]), stat.mtime))
+            continue
         header = read_header(path)
         if header is None:
             continue
@@ -120,7 +127,10 @@ def resolve_session(
     """
     text = os.fspath(query)
     path = Path(text).expanduser()
-    if path.exists():
+    store = configured_storage()
+    if store is not None and store.session_exists(path.absolute()):
+        return path.absolute()
+    if store is None and path.exists():
         return path
     if not text or _looks_like_path(text):
         raise SessionNotFoundError(path)

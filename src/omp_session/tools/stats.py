@@ -17,16 +17,16 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
 from omp_session.errors import SessionError
-from omp_session.model.tree import SessionIndex
+from omp_session.manager import SessionManager
 from omp_session.model.usage import UsageStatistics
-from omp_session.store.loading import LoadedSession, load_session
-from omp_session.tools.transcript import default_leaf, leaf_ids
+from omp_session.tools.reading import read_session
+from omp_session.tools.transcript import leaf_ids
 
 Entry = dict[str, Any]
 
@@ -141,24 +141,36 @@ class StatsReport:
         }
 
 
-def _stats_of(loaded: LoadedSession, path: Path | str) -> SessionStats:
-    index = SessionIndex(loaded.entries)
-    current = default_leaf(loaded.entries)
-    branches = [BranchStats(leaf, leaf == current, Totals.of(index.branch(leaf))) for leaf in leaf_ids(index)]
-    title, parent = loaded.header.get("title"), loaded.header.get("parentSession")
+class _Read(NamedTuple):
+    """What the combined totals need of one session, kept after the session is closed."""
+
+    path: Path
+    header: Entry
+    entries: list[Entry]
+    stats: SessionStats
+
+
+def _stats_of(session: SessionManager, path: Path | str) -> SessionStats:
+    current = session.get_leaf_id()
+    branches = [
+        BranchStats(leaf, leaf == current, Totals.of(session.get_branch(leaf))) for leaf in leaf_ids(session)
+    ]
+    header = session.get_header()
+    title, parent = header.get("title"), header.get("parentSession")
     return SessionStats(
         path=os.fspath(path),
-        session_id=str(loaded.header.get("id")),
+        session_id=session.get_session_id(),
         title=title if isinstance(title, str) else None,
         parent_session=parent if isinstance(parent, str) else None,
-        totals=Totals.of(loaded.entries),
+        totals=Totals.of(session.get_entries()),
         branches=branches,
     )
 
 
 def session_stats(path: Path | str) -> SessionStats:
     """Statistics of one session file (read only)."""
-    return _stats_of(load_session(path), path)
+    with read_session(path) as session:
+        return _stats_of(session, path)
 
 
 def _copy_key(entry: Entry) -> tuple[str, Any, Any] | None:
@@ -166,14 +178,14 @@ def _copy_key(entry: Entry) -> tuple[str, Any, Any] | None:
     return (entry_id, entry.get("timestamp"), entry.get("type")) if isinstance(entry_id, str) else None
 
 
-def _parents(loaded: Sequence[tuple[Path, LoadedSession]]) -> dict[int, int]:
+def _parents(loaded: Sequence[ReadSession]) -> dict[int, int]:
     """Position of each session's listed parent (``parentSession`` is a path or an id, §9 #14)."""
     by_name: dict[str, int] = {}
-    for position, (path, session) in enumerate(loaded):
-        by_name.setdefault(os.path.abspath(path), position)
+    for position, session in enumerate(loaded):
+        by_name.setdefault(os.path.abspath(session.path), position)
         by_name.setdefault(str(session.header.get("id")), position)
     parents: dict[int, int] = {}
-    for position, (_path, session) in enumerate(loaded):
+    for position, session in enumerate(loaded):
         parent = session.header.get("parentSession")
         if isinstance(parent, str):
             found = by_name.get(parent, by_name.get(os.path.abspath(parent)))
@@ -182,20 +194,42 @@ def _parents(loaded: Sequence[tuple[Path, LoadedSession]]) -> dict[int, int]:
     return parents
 
 
-def _combined(loaded: Sequence[tuple[Path, LoadedSession]]) -> tuple[Totals, int]:
+class ReadSession(Protocol):
+    """What fork-aware counting needs of a session: its file, header and entries."""
+
+    @property
+    def path(self) -> Path: ...
+    @property
+    def header(self) -> Entry: ...
+    @property
+    def entries(self) -> list[Entry]: ...
+
+
+def counted_once(loaded: Sequence[ReadSession]) -> Iterator[tuple[int, Entry | None]]:
+    """Every entry of ``loaded`` (oldest session first) as ``(session position, entry)``, with
+    ``None`` in place of an entry that is a copy made by a fork (see the module docstring): what
+    every cross-session total counts, so a forked conversation is paid for once."""
     parents = _parents(loaded)
-    ids = [{e.get("id") for e in session.entries} for _path, session in loaded]
-    total, copies = Totals(), 0
+    ids = [{e.get("id") for e in session.entries} for session in loaded]
     seen: set[tuple[str, Any, Any]] = set()
-    for position, (_path, session) in enumerate(loaded):
+    for position, session in enumerate(loaded):
         parent = parents.get(position)
         for entry in session.entries:
             key = _copy_key(entry)
             if key is not None and (key in seen or (parent is not None and key[0] in ids[parent])):
-                copies += 1
+                yield position, None
                 continue
             if key is not None:
                 seen.add(key)
+            yield position, entry
+
+
+def _combined(loaded: Sequence[_Read]) -> tuple[Totals, int]:
+    total, copies = Totals(), 0
+    for _position, entry in counted_once(loaded):
+        if entry is None:
+            copies += 1
+        else:
             total.add(entry)
     return total, copies
 
@@ -205,16 +239,18 @@ def collect_stats(paths: Iterable[Path | str]) -> StatsReport:
 
     Files that cannot be loaded are listed in ``skipped`` instead of stopping the whole report.
     """
-    loaded: list[tuple[Path, LoadedSession]] = []
+    loaded: list[_Read] = []
     skipped: list[tuple[str, str]] = []
     for raw in paths:
         path = Path(raw)
         try:
-            loaded.append((path, load_session(path)))
+            with read_session(path) as session:
+                loaded.append(
+                    _Read(path, session.get_header(), session.get_entries(), _stats_of(session, path))
+                )
         except (SessionError, OSError) as exc:
             skipped.append((os.fspath(path), str(exc)))
     # Oldest first, so an entry a fork copied is attributed to the session that made it.
-    loaded.sort(key=lambda item: str(item[1].header.get("timestamp") or ""))
+    loaded.sort(key=lambda item: str(item.header.get("timestamp") or ""))
     total, copies = _combined(loaded)
-    sessions = [_stats_of(session, path) for path, session in loaded]
-    return StatsReport(sessions, total, copies, skipped)
+    return StatsReport([item.stats for item in loaded], total, copies, skipped)

@@ -7,15 +7,29 @@ EntrySummary(kind='user', text='hello world')
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
 from omp_session.format.ids import iso_to_ms
+from omp_session.tools.content import message_text
+from omp_session.tools.entry_kinds import EntryKind, classify, model_of_change
 
-__all__ = ["EntrySummary", "display_time", "entry_summary", "event_text", "message_text", "one_line"]
+__all__ = [
+    "EntrySummary",
+    "display_time",
+    "entry_summary",
+    "event_text",
+    "first_prompt",
+    "is_slash_command",
+    "message_text",
+    "one_line",
+    "usage_text",
+]
 
 _SPACES = re.compile(r"\s+")
+#: ``/mode``, ``/model sonnet``, ``/skill:review``: a command to the agent, not a prompt.
+_SLASH_COMMAND = re.compile(r"^/[A-Za-z][\w-]*(:[\w-]+)?(\s|$)")
 
 
 class EntrySummary(NamedTuple):
@@ -36,6 +50,26 @@ def one_line(text: str, limit: int | None = None) -> str:
     return flat
 
 
+def is_slash_command(text: str) -> bool:
+    """True for a message that is a slash command (``/mode``) rather than a prompt; a path such as
+    ``/etc/hosts is broken`` is a prompt."""
+    return bool(_SLASH_COMMAND.match(text.strip()))
+
+
+def first_prompt(texts: Iterable[str]) -> str:
+    """The first real prompt of a session for its title: the first non-empty user text that is not
+    a slash command (issue 13 #7: a session opened with ``/mode`` was titled "/mode"), else the
+    first non-empty one, else ``""``."""
+    fallback = ""
+    for text in texts:
+        if not text.strip():
+            continue
+        if not is_slash_command(text):
+            return text
+        fallback = fallback or text
+    return fallback
+
+
 def display_time(iso: str | None) -> str:
     """``2025-06-02T14:05:07.000Z`` → ``2025-06-02 14:05:07 UTC`` (unparseable text is returned as is)."""
     ms = iso_to_ms(iso)
@@ -48,58 +82,49 @@ def _str(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def message_text(message: Mapping[str, Any]) -> str:
-    """String content, or the text blocks joined by a space (what ``list`` shows, spec §6.9)."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    blocks = content if isinstance(content, list) else []
-    return " ".join(b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str))
-
-
 def _names(values: Any) -> str:
     return ", ".join(v for v in values if isinstance(v, str)) if isinstance(values, list) else ""
 
 
 def event_text(entry: Mapping[str, Any]) -> str:
     """A one-line description of a state entry (model, thinking, mode, …) or of an unknown type."""
-    kind = entry.get("type")
-    if kind == "model_change":
+    found = classify(entry)
+    kind = found.kind
+    if kind == EntryKind.MODEL_CHANGE:
         role = entry.get("role")
-        model = _str(entry.get("model")) or f"{_str(entry.get('provider'))}/{_str(entry.get('modelId'))}"
-        return f"model {model}" + (f" ({role})" if isinstance(role, str) else "")
-    if kind == "thinking_level_change":
+        return f"model {model_of_change(entry) or '?'}" + (f" ({role})" if isinstance(role, str) else "")
+    if kind == EntryKind.THINKING_LEVEL_CHANGE:
         return f"thinking {entry.get('thinkingLevel') or 'off'}"
-    if kind == "service_tier_change":
+    if kind == EntryKind.SERVICE_TIER_CHANGE:
         return f"service tier {entry.get('serviceTier') or 'cleared'}"
-    if kind == "mode_change":
+    if kind == EntryKind.MODE_CHANGE:
         return f"mode {_str(entry.get('mode'))}"
-    if kind == "mcp_tool_selection":
+    if kind == EntryKind.MCP_TOOL_SELECTION:
         return f"MCP tools: {_names(entry.get('selectedToolNames'))}"
-    if kind == "ttsr_injection":
+    if kind == EntryKind.TTSR_INJECTION:
         return f"rules injected: {_names(entry.get('injectedRules'))}"
-    if kind == "reset_boundary":
+    if kind == EntryKind.RESET_BOUNDARY:
         return "/clear: the model context starts after this"
-    if kind == "title_change":
+    if kind == EntryKind.TITLE_CHANGE:
         return f"title → {_str(entry.get('title'))}"
-    if kind == "model_usage":
+    if kind == EntryKind.MODEL_USAGE:
         model = f"{_str(entry.get('provider'))}/{_str(entry.get('model'))}"
         return (
             f"model usage: {_str(entry.get('purpose'))} · {model} {usage_text(entry.get('usage'))}".rstrip()
         )
-    if kind == "credential_pin":
+    if kind == EntryKind.CREDENTIAL_PIN:
         digest = _str(entry.get("hash"))
         return f"credential pinned for {_str(entry.get('provider'))} ({digest[:8]}…)"
-    if kind == "session_init":
+    if kind == EntryKind.SESSION_INIT:
         return f"sub-agent session: {_str(entry.get('task'))}"
-    if kind == "custom":
+    if kind == EntryKind.CUSTOM_ENTRY:
         return f"custom entry {_str(entry.get('customType'))}"
-    if kind == "label":
+    if kind == EntryKind.LABEL:
         label, target = entry.get("label"), _str(entry.get("targetId"))
         return (
             f"label {target} = {label!r}" if isinstance(label, str) and label else f"label {target} cleared"
         )
-    return f"{kind} entry"
+    return f"{entry.get('type')} entry"
 
 
 def _tool_calls(content: Any) -> list[str]:
@@ -122,50 +147,71 @@ def _assistant(message: Mapping[str, Any]) -> str:
     return " ".join(pieces)
 
 
-def _message_summary(message: Mapping[str, Any]) -> EntrySummary:
-    role = message.get("role")
-    if role == "assistant":
-        return EntrySummary("assistant", _assistant(message))
-    if role == "toolResult":
-        mark = "error" if message.get("isError") else "ok"
-        return EntrySummary("tool result", f"{_str(message.get('toolName'))} {mark}: {message_text(message)}")
-    if role == "bashExecution":
-        code = message.get("exitCode")
-        status = f" (exit {code})" if isinstance(code, int) else ""
-        return EntrySummary("bash", f"$ {_str(message.get('command'))}{status}")
-    if role == "pythonExecution":
-        return EntrySummary("python", f">>> {_str(message.get('code'))}")
-    if role == "fileMention":
-        files = message.get("files")
-        paths = [_str(f.get("path")) for f in files if isinstance(f, dict)] if isinstance(files, list) else []
-        return EntrySummary("files", ", ".join(paths))
-    if role in ("custom", "hookMessage"):
-        return EntrySummary("custom", f"{_str(message.get('customType'))}: {message_text(message)}")
-    if role in ("branchSummary", "compactionSummary"):
-        kind = "branch summary" if role == "branchSummary" else "compaction"
-        return EntrySummary(kind, _str(message.get("summary")))
-    return EntrySummary(_str(role) or "message", message_text(message))
+def _file_paths(message: Mapping[str, Any]) -> str:
+    files = message.get("files")
+    return (
+        ", ".join(_str(f.get("path")) for f in files if isinstance(f, dict))
+        if isinstance(files, list)
+        else ""
+    )
 
 
-def entry_summary(entry: Mapping[str, Any]) -> EntrySummary:
-    """What ``entry`` is and what it says, on one line (whitespace collapsed, not cut)."""
-    kind = entry.get("type")
-    message = entry.get("message")
-    if kind == "message" and isinstance(message, dict):
-        found = _message_summary(message)
-    elif kind == "compaction":
-        text = _str(entry.get("shortSummary")) or _str(entry.get("summary"))
-        tokens = entry.get("tokensBefore")
-        found = EntrySummary(
-            "compaction", text + (f" ({tokens} tokens before)" if tokens is not None else "")
-        )
-    elif kind == "branch_summary":
-        found = EntrySummary("branch summary", _str(entry.get("summary")))
-    elif kind == "custom_message":
-        found = EntrySummary("custom", f"{_str(entry.get('customType'))}: {message_text(entry)}")
-    else:
-        found = EntrySummary("event", event_text(entry))
-    return EntrySummary(found.kind, one_line(found.text))
+def _bash(message: Mapping[str, Any]) -> str:
+    code = message.get("exitCode")
+    status = f" (exit {code})" if isinstance(code, int) else ""
+    return f"$ {_str(message.get('command'))}{status}"
+
+
+def _compaction(fields: Mapping[str, Any], is_message: bool) -> str:
+    if is_message:
+        return _str(fields.get("summary"))
+    text = _str(fields.get("shortSummary")) or _str(fields.get("summary"))
+    tokens = fields.get("tokensBefore")
+    return text + (f" ({tokens} tokens before)" if tokens is not None else "")
+
+
+def _summary_of(entry: Mapping[str, Any]) -> EntrySummary:
+    found = classify(entry)
+    kind, fields = found.kind, found.fields
+    if kind == EntryKind.ASSISTANT:
+        return EntrySummary("assistant", _assistant(fields))
+    if kind == EntryKind.TOOL_RESULT:
+        mark = "error" if fields.get("isError") else "ok"
+        return EntrySummary("tool result", f"{_str(fields.get('toolName'))} {mark}: {message_text(fields)}")
+    if kind == EntryKind.BASH:
+        return EntrySummary("bash", _bash(fields))
+    if kind == EntryKind.PYTHON:
+        return EntrySummary("python", f">>> {_str(fields.get('code'))}")
+    if kind == EntryKind.FILE_MENTION:
+        return EntrySummary("files", _file_paths(fields))
+    if kind == EntryKind.CUSTOM_MESSAGE:
+        return EntrySummary("custom", f"{_str(fields.get('customType'))}: {message_text(fields)}")
+    if kind == EntryKind.COMPACTION:
+        return EntrySummary(TREE_KINDS[kind], _compaction(fields, found.is_message))
+    if kind == EntryKind.BRANCH_SUMMARY:
+        return EntrySummary(TREE_KINDS[kind], _str(fields.get("summary")))
+    if found.is_message:  # user, developer, and roles no view knows
+        return EntrySummary(found.role or "message", message_text(fields))
+    return EntrySummary("event", event_text(entry))
+
+
+#: The names ``tree`` and search results print for the kinds that differ from their value.
+TREE_KINDS = {EntryKind.COMPACTION: EntryKind.COMPACTION.value, EntryKind.BRANCH_SUMMARY: "branch summary"}
+
+
+def entry_summary(entry: Mapping[str, Any], limit: int | None = None) -> EntrySummary:
+    """What ``entry`` is and what it says, on one line (whitespace collapsed; with ``limit``, cut to
+    that many characters, ending in ``…``; only the start of a long text is then looked at)."""
+    found = _summary_of(entry)
+    if limit is None:
+        return EntrySummary(found.kind, one_line(found.text))
+    # Collapsing whitespace never lengthens text, so 4x the limit nearly always fills the line; a
+    # 100 KB tool output is then not collapsed in full (tree and row views of big sessions).
+    head = found.text[: limit * 4]
+    text = one_line(head, limit)
+    if len(head) < len(found.text) and not text.endswith("…"):
+        text = one_line(text + " …", limit) if len(text) < limit else text[: limit - 1] + "…"
+    return EntrySummary(found.kind, text)
 
 
 def usage_text(usage: Any) -> str:

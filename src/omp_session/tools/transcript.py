@@ -13,7 +13,7 @@ The model is plain dataclasses (``to_dict()`` gives JSON for ``show --json`` and
 * labels are attached to the entry they name; label entries themselves are not items.
 
 Building never fails on odd data: missing fields become empty strings, unknown shapes become
-``other``/``event`` items, so any file ``load_session`` accepts can be shown.
+``other``/``event`` items, so any file ``SessionManager.open`` accepts can be shown.
 """
 
 from __future__ import annotations
@@ -24,8 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from omp_session.model.tree import SessionIndex
-from omp_session.store.loading import LoadedSession, load_session
+from omp_session.manager import SessionManager
 from omp_session.tools.content import (
     Execution,
     MentionedFile,
@@ -38,7 +37,8 @@ from omp_session.tools.content import (
     files_of,
     tool_result_of,
 )
-from omp_session.tools.resolve import resolve_entry_id
+from omp_session.tools.entry_kinds import Classified, EntryKind, classify
+from omp_session.tools.reading import read_session, resolve_entry
 from omp_session.tools.summary import event_text
 
 Entry = dict[str, Any]
@@ -55,7 +55,6 @@ __all__ = [
     "build_items",
     "content_parts",
     "content_text",
-    "default_leaf",
     "leaf_ids",
     "load_transcript",
     "session_transcript",
@@ -105,65 +104,60 @@ def _assistant_item(item: TranscriptItem, message: Mapping[str, Any]) -> None:
     item.meta = _pick_meta(message, "usage", "stopReason", "errorMessage", "duration", "ttft")
 
 
-def _message_item(item: TranscriptItem, message: Mapping[str, Any]) -> None:
-    """Fill ``item`` from a stored message (any role)."""
-    role = message.get("role")
-    if role in ("user", "developer", "assistant"):
-        item.kind = str(role)
-        item.parts = content_parts(message.get("content"))
-        if role == "assistant":
-            _assistant_item(item, message)
+def _fill(item: TranscriptItem, found: Classified) -> None:
+    """Fill ``item`` from a classified entry that is not a state change, label or tool result."""
+    kind, fields = found.kind, found.fields
+    if kind in (EntryKind.USER, EntryKind.DEVELOPER, EntryKind.ASSISTANT):
+        item.kind = kind.value
+        item.parts = content_parts(fields.get("content"))
+        if kind == EntryKind.ASSISTANT:
+            _assistant_item(item, fields)
         else:
-            item.meta = _pick_meta(message, "attribution", "synthetic")
-    elif role in ("bashExecution", "pythonExecution"):
-        item.kind = "bash" if role == "bashExecution" else "python"
-        item.execution = execution_of(message, item.kind)
-    elif role == "fileMention":
-        item.kind, item.files = "file_mention", files_of(message)
-    elif role in ("custom", "hookMessage"):
-        item.kind, item.title = "custom", _str(message.get("customType"))
-        item.parts = content_parts(message.get("content"))
-        item.meta = _pick_meta(message, "display", "attribution")
-    elif role in ("branchSummary", "compactionSummary"):
-        item.kind = "branch_summary" if role == "branchSummary" else "compaction"
-        item.summary = _str(message.get("summary"))
-        item.meta = _pick_meta(message, "fromId", "shortSummary", "tokensBefore")
-    else:
-        item.kind, item.title = "other", f"message with role {role!r}"
-        item.parts = content_parts(message.get("content"))
+            item.meta = _pick_meta(fields, "attribution", "synthetic")
+    elif kind in (EntryKind.BASH, EntryKind.PYTHON):
+        item.kind = kind.value
+        item.execution = execution_of(fields, item.kind)
+    elif kind == EntryKind.FILE_MENTION:
+        item.kind, item.files = kind.value, files_of(fields)
+    elif kind == EntryKind.CUSTOM_MESSAGE:
+        item.kind, item.title = kind.value, _str(fields.get("customType"))
+        item.parts = content_parts(fields.get("content"))
+        item.meta = _pick_meta(fields, "display", "attribution")
+    elif kind in (EntryKind.COMPACTION, EntryKind.BRANCH_SUMMARY):
+        item.kind, item.summary = kind.value, _str(fields.get("summary"))
+        keys = ("fromId", "shortSummary", "tokensBefore") if found.is_message else _SUMMARY_META[kind]
+        item.meta = _pick_meta(fields, *keys)
+    elif kind == EntryKind.RESET_BOUNDARY:
+        item.kind, item.title = "reset", "context cleared (/clear): the model sees only what follows"
+    elif kind == EntryKind.TITLE_CHANGE:
+        item.kind, item.title = "title", f"title → {_str(fields.get('title'))}"
+        item.meta = _pick_meta(fields, "source", "previousTitle", "trigger")
+    elif kind == EntryKind.MODEL_USAGE:
+        item.kind = "model_usage"
+        item.title = (
+            f"{_str(fields.get('purpose'))} · {_str(fields.get('provider'))}/{_str(fields.get('model'))}"
+        )
+        item.meta = _pick_meta(fields, "usage", "stopReason", "role", "errorMessage")
+    elif kind == EntryKind.UNKNOWN_MESSAGE and found.is_message:
+        item.kind, item.title = "other", f"message with role {fields.get('role')!r}"
+        item.parts = content_parts(fields.get("content"))
+
+
+_SUMMARY_META = {
+    EntryKind.COMPACTION: ("shortSummary", "tokensBefore", "firstKeptEntryId"),
+    EntryKind.BRANCH_SUMMARY: ("fromId",),
+}
 
 
 def _entry_item(entry: Entry, labels: Mapping[str, str]) -> TranscriptItem | None:
-    kind = entry.get("type")
+    found = classify(entry)
+    if found.kind == EntryKind.LABEL:
+        return None
     entry_id = entry.get("id") if isinstance(entry.get("id"), str) else None
     timestamp = entry.get("timestamp") if isinstance(entry.get("timestamp"), str) else None
     item = TranscriptItem("event", entry_id, timestamp, labels.get(entry_id) if entry_id else None)
-    if kind == "message" and isinstance(entry.get("message"), dict):
-        _message_item(item, entry["message"])
-    elif kind == "custom_message":
-        item.kind, item.title = "custom", _str(entry.get("customType"))
-        item.parts = content_parts(entry.get("content"))
-        item.meta = _pick_meta(entry, "display", "attribution")
-    elif kind == "compaction":
-        item.kind, item.summary = "compaction", _str(entry.get("summary"))
-        item.meta = _pick_meta(entry, "shortSummary", "tokensBefore", "firstKeptEntryId")
-    elif kind == "branch_summary":
-        item.kind, item.summary = "branch_summary", _str(entry.get("summary"))
-        item.meta = _pick_meta(entry, "fromId")
-    elif kind == "label":
-        return None
-    elif kind == "reset_boundary":
-        item.kind, item.title = "reset", "context cleared (/clear): the model sees only what follows"
-    elif kind == "title_change":
-        item.kind, item.title = "title", f"title → {_str(entry.get('title'))}"
-        item.meta = _pick_meta(entry, "source", "previousTitle", "trigger")
-    elif kind == "model_usage":
-        item.kind = "model_usage"
-        item.title = (
-            f"{_str(entry.get('purpose'))} · {_str(entry.get('provider'))}/{_str(entry.get('model'))}"
-        )
-        item.meta = _pick_meta(entry, "usage", "stopReason", "role", "errorMessage")
-    else:
+    _fill(item, found)
+    if item.kind == "event":
         item.title = event_text(entry)
     return item
 
@@ -178,13 +172,10 @@ def build_items(path: Sequence[Entry], labels: Mapping[str, str] | None = None) 
     items: list[TranscriptItem] = []
     open_calls: dict[str, ToolCall] = {}
     for entry in path:
-        message = entry.get("message")
-        if (
-            entry.get("type") == "message"
-            and isinstance(message, dict)
-            and message.get("role") == "toolResult"
-        ):
-            result = tool_result_of(entry.get("id") if isinstance(entry.get("id"), str) else None, message)
+        found = classify(entry)
+        if found.kind == EntryKind.TOOL_RESULT:
+            entry_id = entry.get("id") if isinstance(entry.get("id"), str) else None
+            result = tool_result_of(entry_id, found.fields)
             call = open_calls.pop(result.tool_call_id, None)
             if call is not None:
                 call.result = result
@@ -236,18 +227,10 @@ class Transcript:
         return asdict(self)
 
 
-def default_leaf(entries: Sequence[Entry]) -> str | None:
-    """The leaf after loading (spec §6.4): the last entry in file order that has an id."""
-    for entry in reversed(entries):
-        if isinstance(entry.get("id"), str):
-            return str(entry["id"])
-    return None
-
-
-def leaf_ids(index: SessionIndex) -> list[str]:
+def leaf_ids(session: SessionManager) -> list[str]:
     """Ids of every entry without children (the tips of all branches), in tree order."""
     leaves: list[str] = []
-    for root in index.get_tree():
+    for root in session.get_tree():
         for node, _depth in root.walk():
             entry_id = node.entry.get("id")
             if not node.children and isinstance(entry_id, str) and entry_id not in leaves:
@@ -255,42 +238,38 @@ def leaf_ids(index: SessionIndex) -> list[str]:
     return leaves
 
 
-def _branches(index: SessionIndex, current: str | None, all_branches: bool) -> list[Branch]:
+def _branches(session: SessionManager, current: str | None, all_branches: bool) -> list[Branch]:
+    labels = session.get_labels()
     if not all_branches:
-        return [Branch(current, True, None, build_items(index.branch(current), index.labels))]
-    order = ([current] if current else []) + [leaf for leaf in leaf_ids(index) if leaf != current]
+        return [Branch(current, True, None, build_items(session.get_branch(current), labels))]
+    order = ([current] if current else []) + [leaf for leaf in leaf_ids(session) if leaf != current]
     shown: set[str] = set()
     branches: list[Branch] = []
     for leaf in order:
-        path = index.branch(leaf)
+        path = session.get_branch(leaf)
         start = next((i for i, e in enumerate(path) if e.get("id") not in shown), len(path))
         joins_at = path[start - 1].get("id") if start > 0 else None
         fresh = path[start:]
         shown.update(str(e.get("id")) for e in fresh)
-        branches.append(Branch(leaf, leaf == current, joins_at, build_items(fresh, index.labels)))
+        branches.append(Branch(leaf, leaf == current, joins_at, build_items(fresh, labels)))
     return branches
 
 
 def session_transcript(
-    loaded: LoadedSession, path: Path | str, *, leaf_id: str | None = None, all_branches: bool = False
+    session: SessionManager, *, leaf_id: str | None = None, all_branches: bool = False
 ) -> Transcript:
-    """The transcript of an already loaded session (see :func:`load_transcript`)."""
-    index = SessionIndex(loaded.entries)
-    leaf = (
-        resolve_entry_id(index.by_id, leaf_id, migrated_from=loaded.migrated_from)
-        if leaf_id is not None
-        else default_leaf(loaded.entries)
-    )
-    header = loaded.header
+    """The transcript of an open session (see :func:`load_transcript`)."""
+    leaf = resolve_entry(session, leaf_id) if leaf_id is not None else session.get_leaf_id()
+    header = session.get_header()
     title = header.get("title")
     return Transcript(
-        path=os.fspath(path),
-        session_id=str(header.get("id")),
+        path=session.get_session_file() or "",
+        session_id=session.get_session_id(),
         title=title if isinstance(title, str) else None,
         cwd=_str(header.get("cwd")),
         created=header.get("timestamp") if isinstance(header.get("timestamp"), str) else None,
         leaf_id=leaf,
-        branches=_branches(index, leaf, all_branches),
+        branches=_branches(session, leaf, all_branches),
     )
 
 
@@ -303,4 +282,7 @@ def load_transcript(
     ``all_branches`` every branch is included, the current one first, each later one only from
     where it leaves the branches already shown.
     """
-    return session_transcript(load_session(path), path, leaf_id=leaf_id, all_branches=all_branches)
+    with read_session(path) as session:
+        transcript = session_transcript(session, leaf_id=leaf_id, all_branches=all_branches)
+    transcript.path = os.fspath(path)  # as the caller named it, not made absolute
+    return transcript

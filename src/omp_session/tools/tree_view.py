@@ -23,15 +23,18 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from omp_session.model.tree import SessionIndex, SessionTreeNode
-from omp_session.tools.summary import entry_summary, one_line
+from omp_session.manager import SessionManager
+from omp_session.model.tree import SessionTreeNode
+from omp_session.tools.summary import TREE_KINDS, entry_summary
+
+Entry = dict[str, Any]
 
 __all__ = ["FOLD_MIN", "TreeLine", "render_tree_line", "tree_lines"]
 
 #: The shortest stretch worth folding (folding two lines into one saves nothing).
 FOLD_MIN = 3
 
-_LANDMARKS = frozenset({"user", "compaction", "branch summary"})
+_LANDMARKS = frozenset({"user", *TREE_KINDS.values()})
 
 
 @dataclass(frozen=True)
@@ -64,24 +67,23 @@ def render_tree_line(line: TreeLine) -> str:
 
 
 class _Builder:
-    def __init__(self, index: SessionIndex, leaf_id: str | None, full: bool, text_limit: int | None) -> None:
-        self.index = index
+    def __init__(self, current: list[Entry], leaf_id: str | None, full: bool, text_limit: int | None) -> None:
         self.leaf_id = leaf_id
         self.full = full
         self.text_limit = text_limit
-        self.current = {str(e.get("id")) for e in index.branch(leaf_id)} if leaf_id else set()
+        self.current = {str(e.get("id")) for e in current}
         self.seen: set[int] = set()
         self.lines: list[TreeLine] = []
 
     def line(self, node: SessionTreeNode, prefix: str) -> TreeLine:
         entry_id = node.entry.get("id")
         entry_id = entry_id if isinstance(entry_id, str) else None
-        summary = entry_summary(node.entry)
+        summary = entry_summary(node.entry, self.text_limit)
         return TreeLine(
             prefix=prefix,
             entry_id=entry_id,
             kind=summary.kind,
-            text=one_line(summary.text, self.text_limit),
+            text=summary.text,
             label=node.label,
             is_leaf=entry_id is not None and entry_id == self.leaf_id,
             on_current_branch=entry_id in self.current,
@@ -159,11 +161,13 @@ class _Builder:
 
 
 def tree_lines(
-    index: SessionIndex, leaf_id: str | None, *, full: bool = False, text_limit: int | None = 200
+    session: SessionManager, *, full: bool = False, text_limit: int | None = 200
 ) -> list[TreeLine]:
-    """Every entry of ``index`` as a :class:`TreeLine`, in tree order (children by time).
+    """Every entry of ``session`` as a :class:`TreeLine`, in tree order (children by time).
 
-    ``leaf_id`` is marked and its path flagged ``on_current_branch``; ``full`` disables folding;
-    ``text_limit`` cuts each summary (``None``: never).
+    The session's leaf is marked and its path flagged ``on_current_branch``; ``full`` disables
+    folding; ``text_limit`` cuts each summary (``None``: never).
     """
-    return _Builder(index, leaf_id, full, text_limit).build(index.get_tree())
+    leaf = session.get_leaf_id()
+    current = session.get_branch(leaf) if leaf is not None else []
+    return _Builder(current, leaf, full, text_limit).build(session.get_tree())

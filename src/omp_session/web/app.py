@@ -7,6 +7,9 @@ Routes (all GET; nothing here writes a file):
 * ``/api/version/<ref>``       ``{"version": …}`` that changes when the file does (live updates)
 * ``/api/body/<ref>``          the re-rendered part of the session page
 * ``/export/<ref>``            the self-contained HTML export, as a download
+* ``/usage``                   usage charts and tables (``?since=YYYY-MM-DD&until=…``)
+* ``/api/window/<ref>``        a window of a big session's transcript (see :mod:`.windowed`)
+* ``/api/rows/<ref>``          rows of a big session's tree
 * ``/blob/<sha256>``           an image from the blob store (PNG, JPEG, GIF or WebP only)
 * ``/static/<name>``           the stylesheet and the page script
 * ``POST /api/import/<ref>``   import another agent's session into the sessions root: the viewer's
@@ -32,6 +35,7 @@ import urllib.parse
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -42,31 +46,36 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from omp_session.errors import SessionError
+from omp_session.errors import SessionError, SessionNotFoundError
 from omp_session.format.codec import DISPLAY_ERRORS
 from omp_session.importers.base import AGENT_NAMES, ForeignSessionStore
-from omp_session.store.paths import blobs_dir_near
-from omp_session.web.catalog import SessionCatalog, SessionSummary
-from omp_session.web.foreign import ForeignMirror, agent_of_ref
-from omp_session.web.images import blob_file, inline_images, linked_images, sniff_raster_mime
-from omp_session.web.index_search import CatalogSearch
-from omp_session.web.index_view import build_index
-from omp_session.web.render import (
+from omp_session.rendering.images import blob_file, inline_images, linked_images, sniff_raster_mime
+from omp_session.rendering.page import (
     STATIC_FILES,
+    environment,
     render_export,
-    render_index,
     render_session_body,
     render_session_page,
     static_file,
 )
+from omp_session.rendering.view import SessionView, build_session_view, script_json
+from omp_session.store.configured import configured_storage
+from omp_session.store.paths import blobs_dir_near
+from omp_session.web.catalog import SessionCatalog, SessionSummary
+from omp_session.web.foreign import ForeignMirror, agent_of_ref
+from omp_session.web.index_search import CatalogSearch
+from omp_session.web.index_view import IndexPage, build_index
 from omp_session.web.security import SecurityHeadersMiddleware
-from omp_session.web.view import SessionView, build_session_view
+from omp_session.web.usage_view import build_usage_page
+from omp_session.web.windowed import WINDOWED_BYTES, WindowedSession
+from omp_session.web.windowed_open import open_windowed
 
 __all__ = ["DEFAULT_ALLOWED_HOSTS", "ViewerConfig", "create_app", "default_blobs_dir"]
 
 DEFAULT_ALLOWED_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 _DIGEST = re.compile(r"^[0-9a-f]{64}$")
 _VIEW_CACHE_SIZE = 8
+_WINDOWED_CACHE_SIZE = 2
 
 
 def default_blobs_dir(sessions_root: Path) -> Path:
@@ -84,6 +93,8 @@ class ViewerConfig:
     allowed_hosts: Sequence[str] = DEFAULT_ALLOWED_HOSTS
     #: Other agents' stores shown beside omp's sessions (none by default; ``serve`` passes them).
     foreign_stores: Sequence[ForeignSessionStore] = ()
+    #: Session files larger than this are shown a window at a time (issue 13 #2).
+    windowed_bytes: int = WINDOWED_BYTES
 
 
 class _Viewer:
@@ -97,6 +108,8 @@ class _Viewer:
         self.catalog = SessionCatalog(self.root)
         self.search = CatalogSearch()
         self._views: OrderedDict[tuple[str, str], SessionView] = OrderedDict()
+        self._windowed: OrderedDict[tuple[str, str], WindowedSession] = OrderedDict()
+        self.windowed_bytes = config.windowed_bytes
         self._lock = threading.Lock()
         self.foreign = ForeignMirror(config.foreign_stores) if config.foreign_stores else None
         #: Proves an import POST came from a page this server rendered (with the Origin check).
@@ -122,8 +135,14 @@ class _Viewer:
 
     @staticmethod
     def _version(path: Path) -> str:
-        stat = path.stat()
-        return f"{stat.st_mtime_ns}-{stat.st_size}"
+        store = configured_storage()
+        if store is None:  # a file: its exact mtime in nanoseconds
+            found = path.stat()
+            return f"{found.st_mtime_ns}-{found.st_size}"
+        stat = store.stat_session(path)  # a database row: mtime_ms, which every write moves
+        if stat is None:
+            raise SessionNotFoundError(path)
+        return f"{round(stat.mtime * 1e9)}-{stat.size}"
 
     def _view(self, path: Path, version: str) -> SessionView:
         key = (str(path), version)
@@ -138,6 +157,78 @@ class _Viewer:
             while len(self._views) > _VIEW_CACHE_SIZE:
                 self._views.popitem(last=False)
         return view
+
+    def _windowed_view(self, path: Path, version: str) -> WindowedSession:
+        key = (str(path), version)
+        with self._lock:
+            if key in self._windowed:
+                self._windowed.move_to_end(key)
+                return self._windowed[key]
+        images = linked_images(self.blobs, lambda digest: f"/blob/{digest}")
+        view = open_windowed(path, images)
+        with self._lock:
+            self._windowed[key] = view
+            while len(self._windowed) > _WINDOWED_CACHE_SIZE:
+                self._windowed.popitem(last=False)
+        return view
+
+    def _is_big(self, path: Path) -> bool:
+        store = configured_storage()
+        if store is None:
+            return path.stat().st_size > self.windowed_bytes
+        stat = store.stat_session(path)  # a database row
+        return stat is not None and stat.size > self.windowed_bytes
+
+    def _windowed_page(self, path: Path, ref: str, version: str) -> str:
+        view = self._windowed_view(path, version)
+        data, first_html = view.page_data()
+        return (
+            environment()
+            .get_template("session_windowed.html")
+            .render(
+                f=view.facts(),
+                ref=ref,
+                version=version,
+                poll_ms=self.poll_ms,
+                row_count=len(view.rows),
+                first_html=first_html,
+                data_json=script_json(data),
+                use_js=True,
+                extra_js="windowed.js",
+            )
+        )
+
+    def window(self, request: Request) -> Response:
+        path = self._locate(request)
+        if path is None:
+            return _not_found()
+        try:
+            view = self._windowed_view(path, self._version(path))
+        except (SessionError, OSError) as exc:
+            return _Text(f"cannot read this session: {exc}", status_code=422)
+        params = request.query_params
+        target = params.get("target")
+        at = params.get("at") or (view.newest_leaf_under(target) if target else None)
+        reply = view.window(
+            at,
+            start=_int(params.get("start")),
+            end=_int(params.get("end")),
+            around=target,
+            after=params.get("after"),
+        )
+        return JSONResponse(reply, headers={"Cache-Control": "no-store"})
+
+    def rows(self, request: Request) -> Response:
+        path = self._locate(request)
+        if path is None:
+            return _not_found()
+        try:
+            view = self._windowed_view(path, self._version(path))
+        except (SessionError, OSError) as exc:
+            return _Text(f"cannot read this session: {exc}", status_code=422)
+        start = _int(request.query_params.get("start")) or 0
+        count = _int(request.query_params.get("count")) or 200
+        return JSONResponse(view.rows_slice(start, count), headers={"Cache-Control": "no-store"})
 
     def _parent_ref(self, view: SessionView) -> str | None:
         return self.catalog.parent_ref(view.parent_session) if view.parent_session else None
@@ -158,12 +249,14 @@ class _Viewer:
         path = self._locate(request)
         if path is None:
             return _not_found()
+        ref = str(request.path_params["ref"])
         try:
             version = self._version(path)
+            if self._is_big(path) and agent_of_ref(ref) is None:
+                return _Html(self._windowed_page(path, ref, version))
             view = self._view(path, version)
         except (SessionError, OSError) as exc:
             return _Text(f"cannot read this session: {exc}", status_code=422)
-        ref = str(request.path_params["ref"])
         agent = agent_of_ref(ref)
         foreign = None
         if agent is not None and self.foreign is not None:
@@ -221,6 +314,12 @@ class _Viewer:
             return _Text(f"cannot read this session: {exc}", status_code=422)
         return _Html(render_session_body(view, self._parent_ref(view)), headers={"Cache-Control": "no-store"})
 
+    def usage(self, request: Request) -> Response:
+        since, until = _day(request.query_params.get("since")), _day(request.query_params.get("until"))
+        paths = [summary.path for summary in self.catalog.sessions()]
+        page = build_usage_page(paths, since, until)
+        return _Html(environment().get_template("usage.html").render(u=page))
+
     def export(self, request: Request) -> Response:
         path = self._locate(request)
         if path is None:
@@ -250,6 +349,25 @@ class _Viewer:
         if name not in STATIC_FILES:
             return _not_found()
         return Response(static_file(name), media_type=STATIC_FILES[name] + "; charset=utf-8")
+
+
+def _int(text: str | None) -> int | None:
+    try:
+        return int(text) if text is not None and text != "" else None
+    except ValueError:
+        return None
+
+
+def _day(text: str | None) -> date | None:
+    try:
+        return date.fromisoformat(text) if text else None
+    except ValueError:
+        return None
+
+
+def render_index(page: IndexPage, root: str) -> str:
+    """The index page (sessions by project, search results), from the shared templates."""
+    return environment().get_template("index.html").render(page=page, root=root, use_js=True)
 
 
 class _Html(HTMLResponse):
@@ -284,6 +402,7 @@ def create_app(
     poll_ms: int = 2000,
     allowed_hosts: Sequence[str] = DEFAULT_ALLOWED_HOSTS,
     foreign_stores: Sequence[ForeignSessionStore] = (),
+    windowed_bytes: int = WINDOWED_BYTES,
 ) -> Starlette:
     """The viewer application for ``sessions_root`` (blobs default to ``<root>/../blobs``).
 
@@ -296,6 +415,7 @@ def create_app(
         poll_ms,
         tuple(allowed_hosts),
         tuple(foreign_stores),
+        windowed_bytes,
     )
     viewer = _Viewer(config)
     routes = [
@@ -303,7 +423,10 @@ def create_app(
         Route("/session/{ref:path}", viewer.session),
         Route("/api/version/{ref:path}", viewer.version),
         Route("/api/body/{ref:path}", viewer.body),
+        Route("/api/window/{ref:path}", viewer.window),
+        Route("/api/rows/{ref:path}", viewer.rows),
         Route("/export/{ref:path}", viewer.export),
+        Route("/usage", viewer.usage),
         Route("/blob/{digest}", viewer.blob),
         Route("/static/{name}", viewer.static),
         Route("/api/import/{ref:path}", viewer.import_session, methods=["POST"]),

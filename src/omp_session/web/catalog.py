@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from omp_session.store.configured import stored_session_exists
 from omp_session.store.paths import is_within, validate_name
 from omp_session.tools.listing import SessionInfo, list_store
 from omp_session.tools.listing_cache import ListingCache
@@ -48,7 +49,8 @@ class SessionSummary:
 
     @property
     def title(self) -> str:
-        return self.info.title or self.info.first_message
+        """The session's title, else its first real prompt (a leading ``/mode`` is skipped)."""
+        return self.info.title or self.info.first_prompt or self.info.first_message
 
     @property
     def first_message(self) -> str:
@@ -98,7 +100,7 @@ def resolve_ref(root: Path, ref: str) -> Path | None:
     except ValueError:
         return None
     candidate = root.joinpath(*parts)
-    if not is_within(root, candidate) or not candidate.is_file():
+    if not is_within(root, candidate) or not stored_session_exists(candidate):
         return None
     return candidate
 

@@ -1,6 +1,6 @@
 """The index's search box: the CLI's full-text search (:mod:`omp_session.tools.search`) over the catalog.
 
-Each session is searched with :func:`omp_session.tools.search.search_entries`, so the box finds exactly
+Each session is searched with :func:`omp_session.tools.search.search_session`, so the box finds exactly
 what ``omp-session search`` finds. Two shortcuts keep it usable over thousands of sessions: a file
 whose raw bytes cannot contain the query is not parsed (only for plain queries, see
 :func:`_plain_needle`), and results are cached per file version and query.
@@ -16,9 +16,9 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from omp_session.errors import SessionError
-from omp_session.store.loading import parse_session
-from omp_session.store.regular import read_regular
-from omp_session.tools.search import SearchHit, compile_query, search_entries
+from omp_session.store.configured import read_stored_session
+from omp_session.tools.reading import read_session
+from omp_session.tools.search import SearchHit, compile_query, search_session
 from omp_session.web.catalog import SessionSummary
 
 __all__ = ["CatalogSearch", "SessionHits"]
@@ -42,17 +42,18 @@ def _plain_needle(query: str) -> bytes | None:
 
 
 def _search_one(summary: SessionSummary, pattern: re.Pattern[str], needle: bytes | None) -> list[SearchHit]:
+    if needle is not None:
+        try:
+            # The file (never blocking on a FIFO or device) or the database row of the store.
+            if needle not in read_stored_session(summary.path).lower():
+                return []
+        except (OSError, SessionError):
+            return []
     try:
-        data = read_regular(summary.path)
-    except (OSError, SessionError):
+        with read_session(summary.path) as session:
+            return search_session(session, pattern, summary.path)
+    except (SessionError, OSError):
         return []
-    if needle is not None and needle not in data.lower():
-        return []
-    try:
-        loaded = parse_session(summary.path, data, None)
-    except SessionError:
-        return []
-    return search_entries(summary.path, summary.id, loaded.entries, pattern)
 
 
 class CatalogSearch:

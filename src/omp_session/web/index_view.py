@@ -6,14 +6,15 @@ Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not p
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from omp_session.importers.base import AGENT_NAMES
+from omp_session.rendering.format import date_time, format_cost, format_size, one_line
 from omp_session.tools.search import SearchHit
 from omp_session.web.catalog import SessionSummary
 from omp_session.web.foreign import agent_of_ref
-from omp_session.web.format import date_time, format_cost, format_size, one_line
 from omp_session.web.index_search import SessionHits
 
 __all__ = ["IndexPage", "build_index"]
@@ -34,6 +35,8 @@ class SessionRow:
     snippet: tuple[str, str, str] | None
     hit_entry: str | None
     hit_count: int
+    #: Every further hit, so each one is reachable: ``(entry id, role, snippet parts)``.
+    more: list[tuple[str, str, tuple[str, str, str]]] = field(default_factory=list)
     #: The agent that wrote a foreign session ("Claude Code", …); ``None`` for omp's own.
     agent: str | None = None
 
@@ -43,6 +46,7 @@ class ProjectGroup:
     project: str
     cwd: str
     rows: list[SessionRow] = field(default_factory=list)
+    hint: str = ""
 
 
 @dataclass
@@ -50,6 +54,8 @@ class ProjectLink:
     project: str
     cwd: str
     count: int
+    #: The project's directory name, shown when another project has the same cwd (issue 13 #7).
+    hint: str = ""
 
 
 @dataclass
@@ -83,6 +89,7 @@ def _row(summary: SessionSummary, hits: list[SearchHit] | None) -> SessionRow:
         snippet=_snippet(first) if first else None,
         hit_entry=first.entry_id if first else None,
         hit_count=sum(hit.matches for hit in hits) if hits else 0,
+        more=[(hit.entry_id, hit.role, _snippet(hit)) for hit in (hits or [])[1:]],
         agent=AGENT_NAMES.get(agent_of_ref(summary.ref) or ""),
     )
 
@@ -92,6 +99,10 @@ def _projects(summaries: list[SessionSummary]) -> list[ProjectLink]:
     for summary in summaries:  # newest first: the first session seen names the project's cwd
         link = links.setdefault(summary.project, ProjectLink(summary.project, summary.cwd or "(root)", 0))
         link.count += 1
+    by_cwd = Counter(link.cwd for link in links.values())
+    for link in links.values():
+        if by_cwd[link.cwd] > 1:
+            link.hint = link.project or "(root)"
     return list(links.values())
 
 
@@ -111,13 +122,18 @@ def build_index(
     pages = max(1, math.ceil(len(found) / PAGE_SIZE))
     page = min(max(page, 1), pages)
     groups: dict[str, ProjectGroup] = {}
+    links = _projects(summaries)
+    hints = {link.project: link.hint for link in links}
     for item in found[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]:
         summary = item.summary
-        group = groups.setdefault(summary.project, ProjectGroup(summary.project, summary.cwd or "(root)"))
+        group = groups.setdefault(
+            summary.project,
+            ProjectGroup(summary.project, summary.cwd or "(root)", hint=hints.get(summary.project, "")),
+        )
         group.rows.append(_row(summary, item.hits))
     return IndexPage(
         groups=list(groups.values()),
-        projects=_projects(summaries),
+        projects=links,
         total=len(summaries),
         matched=len(found),
         page=page,

@@ -1,9 +1,11 @@
-"""Jinja2 rendering of the index, the session page, its live-update fragment and the HTML export.
+"""Jinja2 rendering of the session page, its live-update fragment and the HTML export.
 
-Templates and static files are package data beside this module; autoescaping is always on, and the
-only ``Markup`` that reaches a template comes from :mod:`omp_session.web.markdown` or Pygments.
+The viewer (:mod:`omp_session.web`) and the HTML export (:mod:`omp_session.export.html`) both render
+through this module and its templates; neither imports the other. Templates and static files are
+package data beside this module; autoescaping is always on, and the only ``Markup`` that reaches a
+template comes from :mod:`omp_session.rendering.markdown` or Pygments.
 
-Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not part of the public API.
+Internal module (shared by the viewer and the export); not part of the public API.
 """
 
 from __future__ import annotations
@@ -17,18 +19,22 @@ from importlib import resources
 from jinja2 import Environment, PackageLoader
 from markupsafe import Markup
 
-from omp_session.web.index_view import IndexPage
-from omp_session.web.markdown import pygments_css
-from omp_session.web.view import SessionView
+from omp_session.rendering.markdown import pygments_css
+from omp_session.rendering.view import SessionView
 
-__all__ = ["render_export", "render_index", "render_session_body", "render_session_page", "static_file"]
+__all__ = ["environment", "render_export", "render_session_body", "render_session_page", "static_file"]
 
-STATIC_FILES = {"viewer.css": "text/css", "viewer.js": "text/javascript", "highlight.css": "text/css"}
+STATIC_FILES = {
+    "viewer.css": "text/css",
+    "viewer.js": "text/javascript",
+    "windowed.js": "text/javascript",
+    "highlight.css": "text/css",
+}
 
 
 @functools.lru_cache(maxsize=1)
 def environment() -> Environment:
-    return Environment(loader=PackageLoader("omp_session.web", "templates"), autoescape=True)
+    return Environment(loader=PackageLoader("omp_session.rendering", "templates"), autoescape=True)
 
 
 @functools.lru_cache(maxsize=8)
@@ -39,11 +45,9 @@ def static_file(name: str) -> str:
         return "\n".join(line for line in pygments_css().splitlines() if line.startswith(".code")) + "\n"
     if name not in STATIC_FILES:
         raise KeyError(name)
-    return resources.files("omp_session.web").joinpath("static").joinpath(name).read_text(encoding="utf-8")
-
-
-def render_index(page: IndexPage, root: str) -> str:
-    return environment().get_template("index.html").render(page=page, root=root)
+    return (
+        resources.files("omp_session.rendering").joinpath("static").joinpath(name).read_text(encoding="utf-8")
+    )
 
 
 def render_session_page(

@@ -10,20 +10,25 @@ Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not p
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from markupsafe import Markup
 
-from omp_session.model.tree import SessionIndex, SessionTreeNode
+from omp_session.manager import SessionManager
+from omp_session.model.tree import SessionTreeNode
 from omp_session.model.usage import UsageStatistics
-from omp_session.store.loading import LoadedSession, load_session
-from omp_session.web.entry_views import EntryView, ToolCalls, entry_view
-from omp_session.web.format import date_time, format_size, one_line, usage_line
-from omp_session.web.images import ImageSource
+from omp_session.rendering.entry_views import EntryView, ToolCalls, entry_view
+from omp_session.rendering.format import date_time, format_size, one_line, usage_line
+from omp_session.rendering.images import ImageSource
+from omp_session.store.configured import session_storage
+from omp_session.tools.entry_kinds import EntryKind, classify
+from omp_session.tools.reading import read_session
+from omp_session.tools.summary import first_prompt
 
-__all__ = ["SessionView", "TreeRow", "build_session_view", "script_json"]
+__all__ = ["SessionView", "TreeRow", "build_session_view", "script_json", "stored_size"]
 
 Entry = dict[str, Any]
 #: Tree prefixes deeper than this are shortened: a row must stay readable in a narrow panel.
@@ -62,6 +67,7 @@ class SessionView:
     total_usage: str
     issues: list[str] = field(default_factory=list)
     data_json: Markup = field(default_factory=Markup)
+    created_iso: str = ""
 
 
 def script_json(value: Any) -> Markup:
@@ -74,28 +80,39 @@ def script_json(value: Any) -> Markup:
     return Markup(text)
 
 
-def _keys(index: SessionIndex) -> dict[int, str]:
+def _keys(session: SessionManager, entries: list[Entry]) -> dict[int, str]:
     """DOM key per entry object: its id when it is the indexed one, else ``~<file position>``."""
     keys: dict[int, str] = {}
-    for position, entry in enumerate(index.entries):
+    for position, entry in enumerate(entries):
         entry_id = entry.get("id")
-        canonical = isinstance(entry_id, str) and entry_id and index.by_id.get(entry_id) is entry
+        canonical = isinstance(entry_id, str) and entry_id and session.get_entry(entry_id) is entry
         keys[id(entry)] = entry_id if canonical else f"~{position}"  # type: ignore[assignment]
     return keys
 
 
-def _branch_keys(index: SessionIndex, keys: dict[int, str], leaf: Entry | None) -> set[str]:
-    return {keys[id(entry)] for entry in index.branch(leaf.get("id") if leaf else None) if id(entry) in keys}
+def _branch_keys(session: SessionManager, keys: dict[int, str], leaf: Entry | None) -> set[str]:
+    path = session.get_branch(leaf.get("id") if leaf else None)
+    return {keys[id(entry)] for entry in path if id(entry) in keys}
 
 
 Frame = tuple[SessionTreeNode, str, str]
 
 
-def _frames(children: list[SessionTreeNode], continuation: str) -> list[Frame]:
-    """``(child, row prefix, prefix below it)``: an only child keeps the column, siblings branch."""
+def _frames(
+    children: list[SessionTreeNode], continuation: str, *, last_keeps_column: bool = False
+) -> list[Frame]:
+    """``(child, row prefix, prefix below it)``: an only child keeps the column, siblings branch.
+
+    With ``last_keeps_column`` the newest child also keeps the column and only the others branch off
+    (``├─``): a long conversation with many abandoned side branches then stays in one column instead
+    of moving right at every fork (the windowed view of big sessions, issue 13 #2/#3)."""
     if len(children) == 1:
         return [(children[0], continuation, continuation)]
     last = len(children) - 1
+    if last_keeps_column:
+        return [(child, continuation + "├─ ", continuation + "│  ") for child in children[:last]] + [
+            (children[last], continuation, continuation)
+        ]
     return [
         (
             child,
@@ -113,37 +130,60 @@ def _tree_rows(
     branch: set[str],
     leaf: str | None,
 ) -> list[TreeRow]:
+    def describe(key: str, _entry: Entry) -> tuple[str, str]:
+        view = views.get(key)
+        return (view.kind, view.tree_text) if view else ("unknown", "?")
+
+    return tree_rows(roots, describe, keys, branch, leaf)
+
+
+def tree_rows(
+    roots: list[SessionTreeNode],
+    describe: Callable[[str, Entry], tuple[str, str]],
+    keys: dict[int, str],
+    branch: set[str],
+    leaf: str | None,
+    *,
+    last_keeps_column: bool = False,
+) -> list[TreeRow]:
     """Rows in pre-order, drawn as omp's /tree draws them, so a long linear conversation does not
-    drift to the right (iterative: trees can be 100k entries deep)."""
+    drift to the right (iterative: trees can be 100k entries deep). ``describe(key, entry)`` gives
+    a row's kind and text; ``last_keeps_column``: see :func:`_frames`."""
     rows: list[TreeRow] = []
     seen: set[int] = set()
-    stack = list(reversed(_frames(roots, ""))) if roots else []
+    stack = list(reversed(_frames(roots, "", last_keeps_column=last_keeps_column))) if roots else []
     while stack:
         node, prefix, continuation = stack.pop()
         if id(node) in seen:
             continue  # duplicated ids can attach one node twice (spec §6.4)
         seen.add(id(node))
         key = keys.get(id(node.entry), "")
-        view = views.get(key)
         shown = prefix if len(prefix) <= _MAX_PREFIX else "…" + prefix[-_MAX_PREFIX:]
-        kind, text = (view.kind, view.tree_text) if view else ("unknown", "?")
+        kind, text = describe(key, node.entry)
         rows.append(
             TreeRow(key, shown, kind, text, node.label, key in branch, key == leaf, not node.children)
         )
         if node.children:
-            stack.extend(reversed(_frames(node.children, continuation)))
+            stack.extend(reversed(_frames(node.children, continuation, last_keeps_column=last_keeps_column)))
     return rows
 
 
 def _client_data(
-    index: SessionIndex, keys: dict[int, str], views: list[EntryView], leaf: str | None, selected: str | None
+    session: SessionManager,
+    entries: list[Entry],
+    keys: dict[int, str],
+    views: list[EntryView],
+    leaf: str | None,
+    selected: str | None,
 ) -> dict[str, Any]:
     """Per entry: key, parent key, in-context flag, compaction info and usage, for viewer.js."""
     rows = []
-    for entry, view in zip(index.entries, views, strict=True):
-        parent = index.parent_of(entry)
-        kept = entry.get("firstKeptEntryId") if view.type == "compaction" else None
-        preserve = entry.get("preserveData") if view.type == "compaction" else None
+    for entry, view in zip(entries, views, strict=True):
+        parent = session.get_parent(entry)
+        found = classify(entry)
+        compaction = found.kind == EntryKind.COMPACTION and not found.is_message
+        kept = entry.get("firstKeptEntryId") if compaction else None
+        preserve = entry.get("preserveData") if compaction else None
         remote = isinstance(preserve, dict) and _is_remote(preserve)
         usage = view.usage
         rows.append(
@@ -176,45 +216,65 @@ def _text(header: Entry, key: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _total_usage(entries: list[Entry]) -> str:
-    totals = UsageStatistics.of(entries)
+def _result_details(entries: list[Entry]) -> dict[str, Any]:
+    """``details`` of every tool result by its call id (for drawing calls with their results' diffs)."""
+    details: dict[str, Any] = {}
+    for entry in entries:
+        found = classify(entry)
+        call_id = found.fields.get("toolCallId")
+        if found.kind == EntryKind.TOOL_RESULT and isinstance(call_id, str) and "details" in found.fields:
+            details[call_id] = found.fields["details"]
+    return details
+
+
+def _total_usage(totals: UsageStatistics) -> str:
     return usage_line(totals) if totals != UsageStatistics() else ""
 
 
-def view_of_loaded(
-    loaded: LoadedSession, path: Path, images: ImageSource, selected: str | None = None
+def session_view(
+    session: SessionManager, path: Path, images: ImageSource, selected: str | None = None
 ) -> SessionView:
-    """Build the :class:`SessionView` of an already loaded session (``selected``: the node shown
-    first; the leaf when absent or unknown)."""
-    index = SessionIndex(loaded.entries)
-    keys = _keys(index)
-    calls: ToolCalls = {}
-    views = [entry_view(keys[id(entry)], entry, images, calls) for entry in index.entries]
+    """Build the :class:`SessionView` of an open session (``selected``: the node shown first; the
+    leaf when absent or unknown)."""
+    entries = session.get_entries()
+    keys = _keys(session, entries)
+    calls = ToolCalls(_result_details(entries))
+    views = [entry_view(keys[id(entry)], entry, images, calls) for entry in entries]
     by_key = {view.key: view for view in views}
-    leaf_entry = index.entries[-1] if index.entries else None
+    leaf_entry = entries[-1] if entries else None
     leaf = keys[id(leaf_entry)] if leaf_entry is not None else None
-    rows = _tree_rows(index.get_tree(), by_key, keys, _branch_keys(index, keys, leaf_entry), leaf)
+    rows = _tree_rows(session.get_tree(), by_key, keys, _branch_keys(session, keys, leaf_entry), leaf)
     chosen = selected if selected in by_key else leaf
-    header = loaded.header
-    first_user = next((v.tree_text.removeprefix("user: ") for v in views if v.kind == "user"), "")
+    header = session.get_header()
+    first_user = first_prompt(
+        v.tree_text.removeprefix("user: ") for v in views if v.tree_text.startswith("user: ")
+    )
     return SessionView(
         title=_text(header, "title") or one_line(first_user, 120) or path.name,
         session_id=str(header.get("id")),
         cwd=_text(header, "cwd") or "",
         created=date_time(_text(header, "timestamp")),
+        created_iso=_text(header, "timestamp") or "",
         file_name=path.name,
-        size=format_size(loaded.size),
+        size=format_size(stored_size(path)),
         parent_session=_text(header, "parentSession"),
         entries=views,
         rows=rows,
         leaf_key=leaf,
         selected_key=chosen,
-        total_usage=_total_usage(index.entries),
-        issues=[f"line {issue.line}: {issue.reason}" for issue in loaded.issues],
-        data_json=script_json(_client_data(index, keys, views, leaf, chosen)),
+        total_usage=_total_usage(session.get_usage_statistics()),
+        issues=[f"line {issue.line}: {issue.reason}" for issue in session.get_load_issues()],
+        data_json=script_json(_client_data(session, entries, keys, views, leaf, chosen)),
     )
 
 
+def stored_size(path: Path) -> int:
+    """The session's size in its store (a file, or a database row under ``--store``)."""
+    stat = session_storage().stat_session(path)
+    return stat.size if stat is not None else 0
+
+
 def build_session_view(path: Path, images: ImageSource, selected: str | None = None) -> SessionView:
-    """Load ``path`` read-only (blob references stay references) and build its view."""
-    return view_of_loaded(load_session(path), path, images, selected)
+    """Open ``path`` read-only (blob references stay references) and build its view."""
+    with read_session(path) as session:
+        return session_view(session, path, images, selected)

@@ -9,13 +9,15 @@ Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not p
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
-from omp_session.web.images import ImageSource
-from omp_session.web.markdown import highlight_code, lexer_for_path, render_markdown
+from omp_session.rendering.images import ImageSource
+from omp_session.rendering.markdown import highlight_code, lexer_for_path, render_markdown
+from omp_session.tools.tool_display import ToolCallDisplay, tool_call_display
 
 __all__ = ["Block", "assistant_blocks", "content_blocks", "json_block", "output_block", "summarize_args"]
 
@@ -39,6 +41,8 @@ class Block:
     preview: str = ""
     collapsed: bool = False
     children: list[Block] = field(default_factory=list)
+    #: Diff rows: (``add``/``del``/``ctx``/``hunk``, old line number, new line number, line HTML).
+    rows: list[tuple[str, str, str, Markup]] = field(default_factory=list)
 
 
 def markdown_block(text: str) -> Block:
@@ -112,20 +116,57 @@ def summarize_args(arguments: Any, limit: int = 110) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def tool_call_block(block: dict[str, Any]) -> Block:
+_ROW_CLASSES = {"+": "add", "-": "del", " ": "ctx", "@": "hunk"}
+
+
+def diff_block(display: ToolCallDisplay) -> Block:
+    """An edit as a diff table: line numbers (the file's when the tool's result gave them), sign,
+    and the line highlighted in the language of the file's extension."""
+    lexer = lexer_for_path(display.path) if display.path else None
+    rows = []
+    for line in display.diff:
+        html = (
+            escape(line.text) if line.sign == "@" else Markup(highlight_code(line.text, lexer).rstrip("\n"))
+        )
+        old = str(line.old_line) if line.old_line is not None and line.sign != "@" else ""
+        new = str(line.new_line) if line.new_line is not None and line.sign != "@" else ""
+        rows.append((_ROW_CLASSES.get(line.sign, "ctx"), old, new, html))
+    where = "line numbers of the file" if display.numbered_from_file else "lines of the replaced text"
+    return Block("diff", title=display.path or "diff", detail=where, rows=rows)
+
+
+def tool_call_block(block: dict[str, Any], result_details: Any = None) -> Block:
+    """A tool call as a person reads it (issue 13 #1): an edit as a diff, a write as the file, a
+    command as a command block, multi-line arguments with their line breaks; then the remaining
+    arguments as JSON."""
     name = block.get("name") if isinstance(block.get("name"), str) else "tool"
     arguments = block.get("arguments")
+    display = tool_call_display(str(name), arguments, result_details)
     children: list[Block] = []
-    if isinstance(arguments, dict) and isinstance(arguments.get("command"), str):
-        children.append(Block("code", highlight_code(arguments["command"], "bash"), title="command"))
-    if isinstance(arguments, dict) and isinstance(arguments.get("code"), str):
-        children.append(Block("code", highlight_code(arguments["code"], "python"), title="code"))
-    children.append(json_block(arguments, "arguments", collapsed=False))
+    if display.kind == "edit":
+        children.append(diff_block(display))
+    elif display.kind == "write":
+        language = lexer_for_path(display.path) if display.path else None
+        code = highlight_code(display.code or "", language)
+        children.append(Block("code", code, title=display.path or "file"))
+    elif display.kind == "command":
+        title = "command" if display.language == "bash" else "code"
+        children.append(Block("code", highlight_code(display.code or "", display.language), title=title))
+    if isinstance(arguments, dict):
+        for key in arguments:
+            if key in display.shown and display.kind == "generic":
+                children.append(Block("code", escape(arguments[key]), title=key))
+        rest = {key: value for key, value in arguments.items() if key not in display.shown}
+        if rest or not display.shown:
+            children.append(json_block(rest, "arguments" if not display.shown else "other arguments", False))
+    elif arguments is not None:
+        children.append(json_block(arguments, "arguments", collapsed=False))
     intent = block.get("intent")
+    hint = display.path if display.kind in ("edit", "write") and display.path else summarize_args(arguments)
     return Block(
         "toolcall",
         title=str(name),
-        detail=intent if isinstance(intent, str) and intent else summarize_args(arguments),
+        detail=intent if isinstance(intent, str) and intent else hint,
         collapsed=True,
         children=children,
     )
@@ -137,8 +178,11 @@ def thinking_block(text: str) -> Block:
     return Block("thinking", render_markdown(text), title=f"{words} words", preview=preview, collapsed=True)
 
 
-def assistant_blocks(content: Any, images: ImageSource) -> list[Block]:
-    """Assistant content: text, thinking, redacted thinking and tool calls, in order."""
+def assistant_blocks(
+    content: Any, images: ImageSource, results: Mapping[str, Any] | None = None
+) -> list[Block]:
+    """Assistant content: text, thinking, redacted thinking and tool calls, in order. ``results``
+    holds the ``details`` of tool results by call id (an edit's diff with the file's line numbers)."""
     if isinstance(content, str):
         return [markdown_block(content)]
     blocks: list[Block] = []
@@ -152,7 +196,9 @@ def assistant_blocks(content: Any, images: ImageSource) -> list[Block]:
         elif kind == "redactedThinking":
             blocks.append(Block("note", title="redacted thinking (encrypted by the provider)"))
         elif kind == "toolCall":
-            blocks.append(tool_call_block(item))
+            call_id = item.get("id")
+            details = results.get(call_id) if results is not None and isinstance(call_id, str) else None
+            blocks.append(tool_call_block(item, details))
         elif kind == "image":
             blocks.append(image_block(item, images))
         else:

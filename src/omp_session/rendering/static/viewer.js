@@ -168,6 +168,7 @@
     state.selected = key;
     markTree(key, path);
     updateBar(key, path, sent);
+    if (observer) followTranscript();
   }
 
   /* The newest leaf below `key` (last child in file order at every step), for deep links. */
@@ -185,6 +186,51 @@
     return pathTo(state.selected).some(function (item) { return item.key === key; });
   }
 
+  /* The search term of the link that brought the reader here (?q=…), marked in the target entry
+     (issue 13 #4): collapsed blocks holding it are opened, and the first mark is scrolled to. */
+  function searchTerm() {
+    var match = /[?&]q=([^&#]*)/.exec(location.search);
+    if (!match) return "";
+    try { return decodeURIComponent(match[1].replace(/\+/g, " ")).trim(); } catch (e) { return ""; }
+  }
+
+  function markTerm(root, term) {
+    var needle = term.toLowerCase().replace(/\s+/g, " ");
+    var walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    var hits = [];
+    var node;
+    while ((node = walker.nextNode())) {
+      if (node.parentNode && node.parentNode.closest && node.parentNode.closest("mark.found")) continue;
+      if (node.nodeValue.toLowerCase().indexOf(needle) >= 0) hits.push(node);
+    }
+    var marks = [];
+    hits.forEach(function (text) {
+      var value = text.nodeValue;
+      var lower = value.toLowerCase();
+      var at = lower.indexOf(needle);
+      var fragment = document.createDocumentFragment();
+      var from = 0;
+      while (at >= 0) {
+        fragment.appendChild(document.createTextNode(value.slice(from, at)));
+        var mark = document.createElement("mark");
+        mark.className = "found";
+        mark.textContent = value.slice(at, at + needle.length);
+        fragment.appendChild(mark);
+        marks.push(mark);
+        from = at + needle.length;
+        at = lower.indexOf(needle, from);
+      }
+      fragment.appendChild(document.createTextNode(value.slice(from)));
+      text.parentNode.replaceChild(fragment, text);
+    });
+    marks.forEach(function (mark) {
+      for (var up = mark.parentElement; up && up !== root.parentElement; up = up.parentElement) {
+        if (up.tagName === "DETAILS") up.open = true;
+      }
+    });
+    return marks;
+  }
+
   function highlight(key, block) {
     document.querySelectorAll(".entry.target").forEach(function (el) { el.classList.remove("target"); });
     var el = state.elements.get(key);
@@ -192,7 +238,9 @@
       el.classList.add("target");
       var group = el.closest("details.compacted");
       if (group) group.open = true;
-      el.scrollIntoView({ block: block || "center" });
+      var term = searchTerm();
+      var marks = term ? markTerm(el, term) : [];
+      (marks.length ? marks[0] : el).scrollIntoView({ block: block || "center" });
     }
     var row = state.rows.get(key);
     if (row) row.scrollIntoView({ block: "nearest" });
@@ -242,6 +290,7 @@
         document.getElementById("session-root").replaceChildren(template.content);
         state = load();
         select(following ? state.leaf : previous);
+        wire();
         if (following && nearBottom) window.scrollTo(0, document.body.scrollHeight);
         var badge = document.getElementById("live");
         if (badge) {
@@ -268,13 +317,179 @@
     setInterval(poll, interval);
   }
 
+  /* Times are written in UTC; show them in the reader's zone, with the UTC time on hover. */
+  function localTimes(root) {
+    (root || document).querySelectorAll("time[datetime]").forEach(function (el) {
+      var iso = el.getAttribute("datetime");
+      var moment = new Date(iso);
+      if (!iso || isNaN(moment.getTime())) return;
+      var pad = function (n) { return (n < 10 ? "0" : "") + n; };
+      var clock = pad(moment.getHours()) + ":" + pad(moment.getMinutes()) + ":" + pad(moment.getSeconds());
+      var day = moment.getFullYear() + "-" + pad(moment.getMonth() + 1) + "-" + pad(moment.getDate());
+      el.textContent = el.getAttribute("data-format") === "date" ? day + " " + clock.slice(0, 5) : clock;
+      el.title = "UTC " + moment.toISOString().replace("T", " ").replace(/\.\d+Z$/, "") + " · local " + day + " " + clock;
+      el.classList.add("local");
+    });
+  }
+
+  window.ompLocalTimes = localTimes; /* used by windowed.js for the windows it fetches */
+
+  /* Keyboard: j/k next/previous entry, ]/[ next/previous user prompt, / search, t tree (issue 13 #5). */
+  var cursor = null;
+  function visibleEntries(selector) {
+    return Array.prototype.filter.call(
+      document.querySelectorAll("#transcript " + selector),
+      function (el) { return !el.closest("details.compacted:not([open])"); }
+    );
+  }
+  function step(selector, direction) {
+    var list = visibleEntries(selector);
+    if (!list.length) return;
+    var index = -1;
+    if (cursor && document.contains(cursor)) {
+      var all = visibleEntries(".entry");
+      var at = all.indexOf(cursor);
+      /* the next/previous match relative to the cursor, even when the cursor is another kind */
+      for (var i = 0; i < list.length; i++) {
+        var position = all.indexOf(list[i]);
+        if (direction > 0 && position > at) { index = i; break; }
+        if (direction < 0 && position < at) index = i;
+      }
+      if (index < 0) index = direction > 0 ? list.length - 1 : 0;
+    } else {
+      index = direction > 0 ? 0 : list.length - 1;
+    }
+    if (cursor) cursor.classList.remove("cursor");
+    cursor = list[index];
+    cursor.classList.add("cursor");
+    cursor.scrollIntoView({ block: "start" });
+  }
+  function onKey(event) {
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    var target = event.target;
+    var typing = target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA" || target.isContentEditable);
+    if (typing) {
+      if (event.key === "Escape") target.blur();
+      return;
+    }
+    var search = document.getElementById("site-search") || document.querySelector(".search input[name=q]");
+    var filter = document.getElementById("tree-filter");
+    switch (event.key) {
+      case "j": step(".entry", 1); break;
+      case "k": step(".entry", -1); break;
+      case "]": step(".entry.k-user", 1); break;
+      case "[": step(".entry.k-user", -1); break;
+      case "/": if (search) search.focus(); else return; break;
+      case "t":
+        if (!filter) return;
+        filter.focus();
+        var selectedRow = document.querySelector(".tree .row.sel");
+        if (selectedRow) selectedRow.scrollIntoView({ block: "center" });
+        break;
+      case "?": var help = document.getElementById("keys-help"); if (help) help.hidden = !help.hidden; break;
+      default: return;
+    }
+    event.preventDefault();
+  }
+
+  /* The tree filter: rows whose text or label holds the query stay, the rest hide (issue 13 #3). */
+  function filterTree() {
+    var filter = document.getElementById("tree-filter");
+    if (!filter) return;
+    var query = filter.value.trim().toLowerCase();
+    state.rows.forEach(function (row) {
+      row.hidden = query !== "" && (row.textContent || "").toLowerCase().indexOf(query) < 0;
+    });
+  }
+
+  /* The tree follows the transcript: the row of the entry at the top of the view is marked. */
+  var observer = null;
+  function followTranscript() {
+    if (!window.IntersectionObserver) return;
+    if (observer) observer.disconnect();
+    observer = new IntersectionObserver(function (changes) {
+      changes.forEach(function (change) {
+        if (!change.isIntersecting) return;
+        var key = change.target.getAttribute("data-key");
+        var row = state.rows.get(key);
+        if (!row) return;
+        state.rows.forEach(function (other) { other.classList.remove("seen"); });
+        row.classList.add("seen");
+        var panel = row.closest(".tree-panel");
+        if (panel) {
+          var top = row.offsetTop - panel.scrollTop;
+          if (top < 0 || top > panel.clientHeight - 20) panel.scrollTop = row.offsetTop - panel.clientHeight / 3;
+        }
+      });
+    }, { rootMargin: "-100px 0px -70% 0px" });
+    document.querySelectorAll("#transcript .entry").forEach(function (el) { observer.observe(el); });
+  }
+
+  /* Folding (issue 13 #3): a row where a branch starts (its parent has several children) gets a
+     toggle that hides or shows everything below it. */
+  function descendants(key) {
+    var out = [];
+    var stack = (state.children.get(key) || []).slice();
+    var seen = new Set();
+    while (stack.length) {
+      var next = stack.pop();
+      if (seen.has(next)) continue;
+      seen.add(next);
+      out.push(next);
+      (state.children.get(next) || []).forEach(function (child) { stack.push(child); });
+    }
+    return out;
+  }
+
+  function addFolds() {
+    state.rows.forEach(function (row, key) {
+      var item = state.entries.get(key);
+      if (!item || item.parent === null) return;
+      var siblings = state.children.get(item.parent) || [];
+      if (siblings.length < 2 || !(state.children.get(key) || []).length) return;
+      var toggle = document.createElement("button");
+      toggle.type = "button";
+      toggle.className = "fold";
+      toggle.textContent = "▾";
+      toggle.title = "fold this branch";
+      toggle.addEventListener("click", function (event) {
+        event.preventDefault();
+        event.stopPropagation();
+        var folding = !row.classList.contains("folded");
+        var below = descendants(key);
+        below.forEach(function (child) {
+          var childRow = state.rows.get(child);
+          if (childRow) childRow.classList.toggle("fold-hidden", folding);
+        });
+        row.classList.toggle("folded", folding);
+        toggle.textContent = folding ? "▸" : "▾";
+        toggle.title = folding ? below.length + " entries folded; unfold" : "fold this branch";
+      });
+      row.insertBefore(toggle, row.firstChild);
+    });
+  }
+
+  function wire() {
+    addFolds();
+    localTimes(document);
+    var filter = document.getElementById("tree-filter");
+    if (filter) {
+      filter.hidden = false;
+      filter.addEventListener("input", filterTree);
+    }
+    followTranscript();
+  }
+
   function start() {
+    document.addEventListener("keydown", onKey);
+    localTimes(document);
     state = load();
     if (!state) return;
     if (!location.hash) select(state.initial);
     fromHash();
     if (!state.selected) select(state.initial);
     window.addEventListener("hashchange", fromHash);
+    wire();
     startLive();
     document.documentElement.classList.add("ready");
   }

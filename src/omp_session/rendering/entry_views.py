@@ -8,21 +8,34 @@ Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not p
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from omp_session.model.context import entry_to_message
 from omp_session.model.usage import UsageStatistics
-from omp_session.web import blocks as b
-from omp_session.web.format import clock_time, one_line, usage_line
-from omp_session.web.images import ImageSource
-from omp_session.web.markdown import highlight_code, lexer_for_path
+from omp_session.rendering import blocks as b
+from omp_session.rendering.format import clock_time, one_line, usage_line
+from omp_session.rendering.images import ImageSource
+from omp_session.rendering.markdown import highlight_code, lexer_for_path
+from omp_session.tools.entry_kinds import EntryKind, classify, model_of_change, state_value
 
 __all__ = ["EntryView", "ToolCalls", "entry_view"]
 
 Entry = dict[str, Any]
-#: Tool calls seen so far by call id (calls come before their results in file order).
-ToolCalls = dict[str, dict[str, Any]]
+
+
+class ToolCalls(dict[str, dict[str, Any]]):
+    """Tool calls seen so far by call id (calls come before their results in file order), and the
+    ``details`` of every tool result by call id when the caller knows them in advance: an edit's
+    call is drawn with the diff (and the file's line numbers) its result reports."""
+
+    def __init__(self, results: Mapping[str, Any] | None = None) -> None:
+        super().__init__()
+        self.results: Mapping[str, Any] = results or {}
+
+
+Builder = Callable[[str, Entry, ImageSource, ToolCalls], "EntryView"]
 
 
 @dataclass
@@ -47,12 +60,22 @@ class EntryView:
 
 
 def entry_view(key: str, entry: Entry, images: ImageSource, calls: ToolCalls) -> EntryView:
-    """The view of ``entry`` (``key`` is its DOM key: the entry id, or a synthetic ``~n``)."""
-    kind = entry.get("type")
-    kind = kind if isinstance(kind, str) else "unknown"
-    builder = _BUILDERS.get(kind)
-    view = builder(key, entry, images, calls) if builder else _unknown(key, entry, kind)
-    view.type = kind
+    """The view of ``entry`` (``key`` is its DOM key: the entry id, or a synthetic ``~n``).
+
+    What the entry is comes from the one classifier of the display model
+    (:func:`omp_session.tools.entry_kinds.classify`), shared with ``show``, ``tree`` and Markdown.
+    """
+    entry_type = entry.get("type")
+    entry_type = entry_type if isinstance(entry_type, str) else "unknown"
+    found = classify(entry)
+    builder = (_MESSAGE_BUILDERS if found.is_message else _BUILDERS).get(found.kind)
+    if builder is not None:
+        view = builder(key, cast(Entry, found.fields), images, calls)
+    elif found.is_message:
+        view = _unknown_role(key, cast(Entry, found.fields))
+    else:
+        view = _unknown(key, entry, entry_type)
+    view.type = entry_type
     view.tree_text = one_line(view.tree_text, 160)
     iso = entry.get("timestamp")
     view.iso = iso if isinstance(iso, str) else ""
@@ -64,17 +87,11 @@ def entry_view(key: str, entry: Entry, images: ImageSource, calls: ToolCalls) ->
 # -- message entries ---------------------------------------------------------------------------
 
 
-def _message(key: str, entry: Entry, images: ImageSource, calls: ToolCalls) -> EntryView:
-    message = entry.get("message")
-    if not isinstance(message, dict):
-        return _unknown(key, entry, "message")
+def _unknown_role(key: str, message: Entry) -> EntryView:
     role = message.get("role")
-    builder = _ROLES.get(role) if isinstance(role, str) else None
-    if builder is None:
-        view = EntryView(key, "message", "unknown", f"Message · role {role!r}", f"{role}")
-        view.blocks = [b.json_block(message, "message")]
-        return view
-    return builder(key, message, images, calls)
+    view = EntryView(key, "message", "unknown", f"Message · role {role!r}", f"{role}")
+    view.blocks = [b.json_block(message, "message")]
+    return view
 
 
 def _user(key: str, message: Entry, images: ImageSource, _calls: ToolCalls) -> EntryView:
@@ -103,7 +120,7 @@ def _assistant(key: str, message: Entry, images: ImageSource, calls: ToolCalls) 
     if tools:
         tree += " → " + ", ".join(tools[:4]) + ("…" if len(tools) > 4 else "")
     view = EntryView(key, "message", "assistant", "Assistant", tree)
-    view.blocks = b.assistant_blocks(content, images)
+    view.blocks = b.assistant_blocks(content, images, calls.results)
     model = message.get("model")
     if isinstance(model, str):
         view.badges.append(model)
@@ -197,18 +214,17 @@ def _summary_role(key: str, message: Entry, _images: ImageSource, _calls: ToolCa
     return view
 
 
-_ROLES = {
-    "user": _user,
-    "developer": _user,
-    "assistant": _assistant,
-    "toolResult": _tool_result,
-    "bashExecution": _execution,
-    "pythonExecution": _execution,
-    "custom": _custom_role,
-    "hookMessage": _custom_role,
-    "fileMention": _file_mention,
-    "branchSummary": _summary_role,
-    "compactionSummary": _summary_role,
+_MESSAGE_BUILDERS: dict[EntryKind, Builder] = {
+    EntryKind.USER: _user,
+    EntryKind.DEVELOPER: _user,
+    EntryKind.ASSISTANT: _assistant,
+    EntryKind.TOOL_RESULT: _tool_result,
+    EntryKind.BASH: _execution,
+    EntryKind.PYTHON: _execution,
+    EntryKind.CUSTOM_MESSAGE: _custom_role,
+    EntryKind.FILE_MENTION: _file_mention,
+    EntryKind.BRANCH_SUMMARY: _summary_role,
+    EntryKind.COMPACTION: _summary_role,
 }
 
 
@@ -217,7 +233,8 @@ _ROLES = {
 
 def _compaction(key: str, entry: Entry, _images: ImageSource, _calls: ToolCalls) -> EntryView:
     short = entry.get("shortSummary")
-    view = EntryView(key, "compaction", "compaction", "Compaction", f"compaction: {one_line(short or '')}")
+    kind = EntryKind.COMPACTION.value
+    view = EntryView(key, kind, kind, "Compaction", f"{kind}: {one_line(short or '')}")
     tokens = entry.get("tokensBefore")
     if isinstance(tokens, int | float):
         view.badges.append(f"{int(tokens):,} tokens before")
@@ -237,7 +254,11 @@ def _compaction(key: str, entry: Entry, _images: ImageSource, _calls: ToolCalls)
 def _branch_summary(key: str, entry: Entry, _images: ImageSource, _calls: ToolCalls) -> EntryView:
     summary = str(entry.get("summary") or "")
     view = EntryView(
-        key, "branch_summary", "summary", "Branch summary", f"branch summary: {one_line(summary)}"
+        key,
+        EntryKind.BRANCH_SUMMARY.value,
+        "summary",
+        "Branch summary",
+        f"branch summary: {one_line(summary)}",
     )
     from_id = entry.get("fromId")
     if isinstance(from_id, str) and from_id != "root":
@@ -268,12 +289,9 @@ def _meta(key: str, heading: str, text: str) -> EntryView:
     return view
 
 
-def _simple(heading: str, field_name: str, fmt: str = "{}") -> Any:
+def _simple(kind: EntryKind, heading: str, fmt: str = "{}") -> Builder:
     def build(key: str, entry: Entry, _images: ImageSource, _calls: ToolCalls) -> EntryView:
-        value = entry.get(field_name)
-        if isinstance(value, list):
-            value = ", ".join(str(v) for v in value) or "none"
-        return _meta(key, heading, fmt.format(value if value is not None else "none"))
+        return _meta(key, heading, fmt.format(state_value(kind, entry) or "none"))
 
     return build
 
@@ -281,7 +299,8 @@ def _simple(heading: str, field_name: str, fmt: str = "{}") -> Any:
 def _model_change(key: str, entry: Entry, _images: ImageSource, _calls: ToolCalls) -> EntryView:
     role = entry.get("role")
     suffix = f" (role {role})" if isinstance(role, str) else ""
-    return _meta(key, "Model", f"model → {entry.get('model')}{suffix}")
+    # model_of_change reads both omp's {model} and v1/pi's {provider, modelId} (issue 9, 13 #7).
+    return _meta(key, "Model", f"model → {model_of_change(entry) or 'none'}{suffix}")
 
 
 def _session_init(key: str, entry: Entry, _images: ImageSource, _calls: ToolCalls) -> EntryView:
@@ -343,25 +362,28 @@ def _credential_pin(key: str, entry: Entry, _images: ImageSource, _calls: ToolCa
     return _meta(key, "Credential", f"account pinned for {entry.get('provider')} ({short})")
 
 
-_BUILDERS = {
-    "message": _message,
-    "compaction": _compaction,
-    "branch_summary": _branch_summary,
-    "custom_message": _custom_message,
-    "label": _label,
-    "model_change": _model_change,
-    "thinking_level_change": _simple("Thinking", "thinkingLevel", "thinking level → {}"),
-    "service_tier_change": _simple("Service tier", "serviceTier", "service tier → {}"),
-    "mode_change": _simple("Mode", "mode", "mode → {}"),
-    "ttsr_injection": _simple("Rules", "injectedRules", "rules injected: {}"),
-    "mcp_tool_selection": _simple("MCP tools", "selectedToolNames", "MCP tools: {}"),
-    "session_init": _session_init,
-    "custom": _custom_entry,
-    "reset_boundary": _reset_boundary,
-    "title_change": _title_change,
-    "model_usage": _model_usage,
-    "credential_pin": _credential_pin,
+_BUILDERS: dict[EntryKind, Builder] = {
+    EntryKind.COMPACTION: _compaction,
+    EntryKind.BRANCH_SUMMARY: _branch_summary,
+    EntryKind.CUSTOM_MESSAGE: _custom_message,
+    EntryKind.LABEL: _label,
+    EntryKind.MODEL_CHANGE: _model_change,
+    EntryKind.SESSION_INIT: _session_init,
+    EntryKind.CUSTOM_ENTRY: _custom_entry,
+    EntryKind.RESET_BOUNDARY: _reset_boundary,
+    EntryKind.TITLE_CHANGE: _title_change,
+    EntryKind.MODEL_USAGE: _model_usage,
+    EntryKind.CREDENTIAL_PIN: _credential_pin,
 }
+#: Heading and line of the simple state changes (the value comes from the display model).
+_STATE_LINES = {
+    EntryKind.THINKING_LEVEL_CHANGE: ("Thinking", "thinking level → {}"),
+    EntryKind.SERVICE_TIER_CHANGE: ("Service tier", "service tier → {}"),
+    EntryKind.MODE_CHANGE: ("Mode", "mode → {}"),
+    EntryKind.TTSR_INJECTION: ("Rules", "rules injected: {}"),
+    EntryKind.MCP_TOOL_SELECTION: ("MCP tools", "MCP tools: {}"),
+}
+_BUILDERS.update({kind: _simple(kind, heading, line) for kind, (heading, line) in _STATE_LINES.items()})
 
 
 def _set_usage(view: EntryView, usage: Any) -> None:

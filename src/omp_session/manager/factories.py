@@ -1,0 +1,300 @@
+"""How each factory of :class:`~omp_session.SessionManager` builds the state of its session.
+
+Each function builds a :class:`SessionState` (writing what its factory's docstring says) and
+hands it to ``compose``, the manager's constructor from a state; the classmethods on
+``SessionManager`` (the API, with omp's names) call these.
+
+Internal module (part of :class:`~omp_session.SessionManager`, which is the API); not part of the public API.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from omp_session.dialects import Dialect, DialectChoice
+from omp_session.errors import SessionChangedError, SessionNotFoundError
+from omp_session.format import entry_factory as make
+from omp_session.format.entries import CURRENT_VERSION
+from omp_session.manager.layout import dialect_for_file, dialect_for_new
+from omp_session.manager.omp18_api import fork_entries
+from omp_session.manager.persistence import Persistence
+from omp_session.manager.runtime import Runtime
+from omp_session.manager.state import SessionState
+from omp_session.manager.whole_session import new_header_and_path
+from omp_session.store import DurabilityPolicy, SessionStorage, Storage
+from omp_session.store.blobs import BlobSink
+from omp_session.store.configured import configured_storage, session_storage
+from omp_session.store.loading import parse_session
+from omp_session.store.memory import MemoryStorage
+from omp_session.store.opening import OpenedFile, absolute
+from omp_session.store.paths import default_session_dir, session_file_path
+from omp_session.tools import listing
+
+__all__ = [
+    "continue_recent",
+    "create",
+    "fork_from",
+    "in_memory",
+    "open_session",
+    "session_dir_for",
+]
+
+Entry = dict[str, Any]
+StrPath = str | os.PathLike[str]
+M = TypeVar("M")
+Compose = Callable[[SessionState], M]
+
+
+def session_dir_for(cwd: StrPath, session_dir: StrPath | None) -> Path:
+    """An explicit session directory as given, else omp's per-project directory for ``cwd`` (§1.2)."""
+    return Path(session_dir) if session_dir is not None else default_session_dir(cwd)
+
+
+def _database(storage: SessionStorage | None) -> SessionStorage | None:
+    """The store whose sessions the layout rule looks at, ``None`` for files (scanned directly)."""
+    return storage if storage is not None else configured_storage()
+
+
+def _working_directory(header: Entry, dialect: Dialect) -> str:
+    """The cwd a session opened from ``header`` works in (omp 18: the recorded one only if it can
+    be entered, else the process cwd)."""
+    recorded = header.get("cwd")
+    if not isinstance(recorded, str):
+        return os.getcwd()
+    if dialect.cwd_must_exist and not (os.path.isdir(recorded) and os.access(recorded, os.X_OK)):
+        return os.getcwd()
+    return recorded
+
+
+def create(
+    compose: Compose[M],
+    cwd: StrPath,
+    session_dir: StrPath | None,
+    *,
+    durability: DurabilityPolicy,
+    dialect: DialectChoice,
+    runtime: Runtime | None,
+    storage: SessionStorage | None = None,
+) -> M:
+    runtime = runtime if runtime is not None else Runtime()
+    directory = session_dir_for(cwd, session_dir)
+    chosen, locked = dialect_for_new(dialect, directory, _database(storage))
+    header, path = new_header_and_path(runtime, os.fspath(cwd), directory, dialect=chosen)
+    session = session_storage(storage).new_storage(path, runtime.blob_store(), durability=durability)
+    runtime.remember_terminal_session(os.fspath(cwd), os.fspath(path))
+    state = SessionState.build(
+        cwd=os.fspath(cwd),
+        session_dir=os.fspath(directory),
+        storage=session,
+        header=header,
+        dialect=chosen,
+        layout_locked=locked,
+        runtime=runtime,
+    )
+    state.has_slot = locked and chosen.title_slot  # auto: the store already has slot files
+    return compose(state)
+
+
+def open_session(
+    compose: Compose[M],
+    path: StrPath,
+    session_dir: StrPath | None,
+    *,
+    read_only: bool,
+    durability: DurabilityPolicy,
+    dialect: DialectChoice,
+    throw_if_missing: bool,
+    runtime: Runtime | None,
+    blobs: BlobSink | None = None,
+    storage: SessionStorage | None = None,
+) -> M:
+    runtime = runtime if runtime is not None else Runtime()
+    file_path = absolute(path)
+    directory = os.fspath(session_dir) if session_dir is not None else os.fspath(file_path.parent)
+    store = session_storage(storage)
+    if throw_if_missing and not store.session_exists(file_path):
+        raise SessionNotFoundError(file_path)
+
+    def open_it() -> OpenedFile:
+        return store.open_session(
+            file_path,
+            blobs if blobs is not None else runtime.blob_store(),
+            read_only=read_only,
+            durability=durability,
+            use_index=runtime.offset_index,
+        )
+
+    opened = open_it()
+    if opened.loaded is None:
+        if throw_if_missing:
+            opened.storage.close()
+            raise SessionNotFoundError(file_path)
+        chosen, locked = dialect_for_new(dialect, file_path.parent, _database(storage))
+        try:
+            return compose(_start_at(directory, opened.storage, chosen, locked, runtime))
+        except SessionChangedError:
+            opened.storage.close()
+            if not store.session_exists(file_path):
+                raise
+        # Another process created the file between our look and our creation (issue 11 item 2):
+        # open theirs instead, which takes the lock or names the process that holds it.
+        opened = open_it()
+        if opened.loaded is None:  # left blank by them: ours to start, under the lock now
+            return compose(_start_at(directory, opened.storage, chosen, locked, runtime))
+    loaded = opened.loaded
+    header = loaded.header
+    chosen, locked = dialect_for_file(dialect, loaded.title_slot is not None)
+    cwd = _working_directory(header, chosen)
+    state = SessionState.build(
+        cwd=cwd,
+        session_dir=directory,
+        storage=opened.storage,
+        header=header,
+        entries=loaded.entries,
+        index=loaded.entry_index(),
+        ensured_on_disk=True,
+        flushed=True,
+        migrated_from=loaded.migrated_from,
+        issues=loaded.issues,
+        read_only=read_only,
+        dialect=chosen,
+        layout_locked=locked,
+        title_slot=loaded.title_slot,
+        runtime=runtime,
+    )
+    state.read_offset = opened.read_offset
+    if not read_only:  # a reader is not "using" the session in this terminal
+        runtime.remember_terminal_session(cwd, os.fspath(file_path))
+    return compose(state)
+
+
+def _start_at(
+    directory: str, storage: Storage, dialect: Dialect, layout_locked: bool, runtime: Runtime
+) -> SessionState:
+    # Nothing to lose: a missing, empty, whitespace-only or slot-only file gets a fresh header
+    # at once.
+    cwd = os.getcwd()
+    header = make.ordered(
+        dialect.headers.new,
+        type="session",
+        version=CURRENT_VERSION,
+        id=runtime.session_id(dialect.new_session_id),
+        timestamp=runtime.now(),
+        cwd=cwd,
+    )
+    state = SessionState.build(
+        cwd=cwd,
+        session_dir=directory,
+        storage=storage,
+        header=header,
+        ensured_on_disk=True,
+        runtime=runtime,
+        dialect=dialect,
+        layout_locked=layout_locked,
+    )
+    state.has_slot = layout_locked and dialect.title_slot
+    Persistence(state).rewrite_all()
+    return state
+
+
+def continue_recent(
+    compose: Compose[M],
+    cwd: StrPath,
+    session_dir: StrPath | None,
+    *,
+    durability: DurabilityPolicy,
+    dialect: DialectChoice,
+    runtime: Runtime | None,
+    storage: SessionStorage | None = None,
+) -> M:
+    runtime = runtime if runtime is not None else Runtime()
+    directory = session_dir_for(cwd, session_dir)
+    store = session_storage(storage)
+    recent = runtime.terminal_session(os.fspath(cwd), directory, exists=store.session_exists)
+    recent = recent or listing.find_most_recent_session(directory, storage=storage)
+    if recent is not None:
+        return open_session(
+            compose,
+            recent,
+            directory,
+            read_only=False,
+            durability=durability,
+            dialect=dialect,
+            throw_if_missing=False,
+            runtime=runtime,
+            storage=storage,
+        )
+    return create(
+        compose, cwd, directory, durability=durability, dialect=dialect, runtime=runtime, storage=storage
+    )
+
+
+def in_memory(
+    compose: Compose[M], cwd: StrPath | None, *, dialect: DialectChoice, runtime: Runtime | None
+) -> M:
+    runtime = runtime if runtime is not None else Runtime()
+    cwd_text = os.fspath(cwd) if cwd is not None else os.getcwd()
+    chosen, locked = dialect_for_new(dialect, None)
+    header = make.ordered(
+        chosen.headers.new,
+        type="session",
+        version=CURRENT_VERSION,
+        id=runtime.session_id(chosen.new_session_id),
+        timestamp=runtime.now(),
+        cwd=cwd_text,
+    )
+    state = SessionState.build(
+        cwd=cwd_text,
+        session_dir="",
+        storage=MemoryStorage(),
+        header=header,
+        dialect=chosen,
+        layout_locked=locked,
+        runtime=runtime,
+    )
+    return compose(state)
+
+
+def fork_from(
+    compose: Compose[M],
+    source_path: StrPath,
+    cwd: StrPath,
+    session_dir: StrPath | None,
+    *,
+    dialect: DialectChoice,
+    reset_inherited_cost: bool,
+    repair_interrupted_tail: bool,
+    runtime: Runtime | None,
+    storage: SessionStorage | None = None,
+) -> M:
+    runtime = runtime if runtime is not None else Runtime()
+    store = session_storage(storage)
+    source = Path(source_path)
+    blobs = runtime.blob_store()
+    loaded = parse_session(source, store.read_session(source), blobs)
+    directory = session_dir_for(cwd, session_dir)
+    chosen, locked = dialect_for_new(dialect, directory, _database(storage))
+    timestamp = runtime.now()
+    session_id = runtime.session_id(chosen.new_session_id)
+    header = make.fork_from_header(
+        chosen.headers.fork_from, session_id, timestamp, os.fspath(cwd), loaded.header
+    )
+    entries = fork_entries(loaded.entries, reset_inherited_cost, repair_interrupted_tail, runtime)
+    path = session_file_path(directory, timestamp, session_id)
+    state = SessionState.build(
+        cwd=os.fspath(cwd),
+        session_dir=os.fspath(directory),
+        storage=store.new_storage(path, blobs, durability="os"),
+        header=header,
+        entries=entries,
+        ensured_on_disk=True,
+        dialect=chosen,
+        layout_locked=locked,
+        runtime=runtime,
+    )
+    state.has_slot = locked and chosen.title_slot
+    Persistence(state).rewrite_all()
+    return compose(state)

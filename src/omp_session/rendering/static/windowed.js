@@ -1,0 +1,270 @@
+/* omp-session viewer, big sessions (issue 13 #2): the transcript a window at a time, a virtual tree.
+ *
+ * The page holds the last window of the context at the leaf and the tree rows around it. Scrolling
+ * the transcript fetches the window before or after; scrolling the tree fetches rows; a click on a
+ * row fetches the context at that node; live updates fetch only the entries after the last one
+ * shown. Entry HTML comes rendered and sanitised from the server (the same templates as the full
+ * page); row texts are set with textContent only.
+ */
+(function () {
+  "use strict";
+  var ROW_HEIGHT = 19;
+  var CHUNK = 200;
+  var body = document.body;
+  var dataElement = document.getElementById("window-data");
+  if (!dataElement) return;
+  var data = JSON.parse(dataElement.textContent);
+  var windowUrl = body.getAttribute("data-window-url");
+  var rowsUrl = body.getAttribute("data-rows-url");
+  var state = {
+    window: data.window, rowCount: data.rowCount, rows: new Map(), pathRows: data.window.pathRows || [],
+    busy: false, loading: new Set()
+  };
+  data.rows.forEach(function (row, i) { state.rows.set(data.rowsStart + i, row); });
+
+  var transcript = document.getElementById("transcript");
+  var tree = document.getElementById("vtree");
+  var space = document.getElementById("vtree-space");
+  var list = document.getElementById("vtree-rows");
+  var panel = document.getElementById("tree-panel");
+
+  function get(url) {
+    return fetch(url, { cache: "no-store" }).then(function (response) {
+      if (!response.ok) throw new Error("HTTP " + response.status);
+      return response.json();
+    });
+  }
+
+  function fragment(html) {
+    var template = document.createElement("template");
+    template.innerHTML = html; /* server-rendered, escaped and sanitised like the full page */
+    return template.content;
+  }
+
+  /* -- the tree ------------------------------------------------------------------------------- */
+
+  function inPath(index) {
+    return state.pathRows.some(function (run) { return index >= run[0] && index <= run[1]; });
+  }
+
+  function rowElement(index, row) {
+    var li = document.createElement("li");
+    var flags = row[5];
+    li.className = "row k-" + row[2] + (flags & 1 ? " on" : " off") + (flags & 2 ? " leaf" : "") +
+      (inPath(index) ? " inpath" : "") + (row[0] === state.window.at ? " sel" : "");
+    li.setAttribute("data-key", row[0]);
+    li.style.top = (index * ROW_HEIGHT) + "px";
+    var a = document.createElement("a");
+    a.href = "#at=" + encodeURIComponent(row[0]);
+    var prefix = document.createElement("span");
+    prefix.className = "pfx";
+    prefix.textContent = row[1];
+    var text = document.createElement("span");
+    text.className = "txt";
+    text.textContent = row[3];
+    a.appendChild(prefix);
+    a.appendChild(text);
+    if (row[4]) {
+      var tag = document.createElement("span");
+      tag.className = "tag";
+      tag.textContent = row[4];
+      a.appendChild(tag);
+    }
+    if (flags & 2) {
+      var mark = document.createElement("span");
+      mark.className = "leafmark";
+      mark.textContent = "● leaf";
+      a.appendChild(mark);
+    } else if (flags & 4) {
+      var tip = document.createElement("span");
+      tip.className = "tipmark";
+      tip.textContent = "◦ end";
+      a.appendChild(tip);
+    }
+    li.appendChild(a);
+    return li;
+  }
+
+  function loadRows(first) {
+    var chunk = Math.floor(first / CHUNK) * CHUNK;
+    if (state.loading.has(chunk)) return;
+    state.loading.add(chunk);
+    get(rowsUrl + "?start=" + chunk + "&count=" + CHUNK).then(function (rows) {
+      rows.forEach(function (row, i) { state.rows.set(chunk + i, row); });
+      drawTree();
+    }).catch(function () { state.loading.delete(chunk); });
+  }
+
+  function drawTree() {
+    space.style.height = (state.rowCount * ROW_HEIGHT) + "px";
+    var top = Math.max(panel.scrollTop - tree.offsetTop, 0);
+    var first = Math.max(Math.floor(top / ROW_HEIGHT) - 20, 0);
+    var last = Math.min(first + Math.ceil(panel.clientHeight / ROW_HEIGHT) + 40, state.rowCount);
+    var items = [];
+    for (var index = first; index < last; index++) {
+      var row = state.rows.get(index);
+      if (!row) { loadRows(index); continue; }
+      items.push(rowElement(index, row));
+    }
+    list.replaceChildren.apply(list, items);
+  }
+
+  function showRow(index) {
+    if (index === null || index === undefined) return;
+    var top = tree.offsetTop + index * ROW_HEIGHT;
+    if (top < panel.scrollTop + 40 || top > panel.scrollTop + panel.clientHeight - 40) {
+      panel.scrollTop = top - panel.clientHeight / 3;
+    }
+  }
+
+  /* -- the transcript ------------------------------------------------------------------------- */
+
+  function updateBar() {
+    var w = state.window;
+    document.getElementById("bar-where").textContent =
+      (w.at === w.leaf ? "Current branch, at the leaf: " : "Context at: ") + (w.where || "");
+    document.getElementById("bar-count").textContent =
+      w.sent + " message" + (w.sent === 1 ? "" : "s") + " sent to the model · " + w.pathLength +
+      " entries on the path" + (w.dropped ? " · " + w.dropped + " replaced by a compaction" : "");
+    document.getElementById("bar-usage").textContent = w.usage || "";
+    var back = document.getElementById("bar-leaf");
+    back.hidden = w.at === w.leaf;
+    back.href = "#at=" + encodeURIComponent(w.leaf || "");
+    var before = document.getElementById("window-before");
+    before.hidden = w.start <= 0;
+    before.textContent = w.start + " earlier entr" + (w.start === 1 ? "y" : "ies") + " — scroll up to load";
+    var after = document.getElementById("window-after");
+    after.hidden = w.end >= w.total;
+    after.textContent = (w.total - w.end) + " later entr" + (w.total - w.end === 1 ? "y" : "ies") + " — scroll down to load";
+  }
+
+  function localize() {
+    if (window.ompLocalTimes) window.ompLocalTimes(transcript);
+  }
+
+  function show(reply, target) {
+    state.window = reply;
+    state.pathRows = reply.pathRows || [];
+    transcript.replaceChildren(fragment((reply.summary || "") + reply.html));
+    localize();
+    updateBar();
+    showRow(reply.row);
+    drawTree();
+    var el = target ? transcript.querySelector('.entry[data-key="' + CSS.escape(target) + '"]') : null;
+    if (el) {
+      el.classList.add("target");
+      el.scrollIntoView({ block: "center" });
+    } else {
+      window.scrollTo(0, document.body.scrollHeight);
+    }
+  }
+
+  function select(key, around) {
+    var url = windowUrl + "?" + (key ? "at=" + encodeURIComponent(key) : "") +
+      (around ? "&target=" + encodeURIComponent(around) : "");
+    state.busy = true;
+    return get(url).then(function (reply) { show(reply, around); })
+      .finally(function () { state.busy = false; });
+  }
+
+  function more(direction) {
+    var w = state.window;
+    if (state.busy) return;
+    if (direction < 0 && w.start <= 0) return;
+    if (direction > 0 && w.end >= w.total) return;
+    state.busy = true;
+    var url = windowUrl + "?at=" + encodeURIComponent(w.at) + (direction < 0 ? "&end=" + w.start : "&start=" + w.end);
+    get(url).then(function (reply) {
+      if (direction < 0) {
+        var height = document.body.scrollHeight;
+        var summary = transcript.querySelector(".entry.active-compaction");
+        var content = fragment((reply.summary || "") + reply.html);
+        if (summary && reply.start === 0) summary.remove();
+        transcript.insertBefore(content, transcript.firstChild);
+        window.scrollBy(0, document.body.scrollHeight - height);
+        state.window.start = reply.start;
+      } else {
+        transcript.appendChild(fragment(reply.html));
+        state.window.end = reply.end;
+      }
+      localize();
+      updateBar();
+    }).finally(function () { state.busy = false; });
+  }
+
+  function onScroll() {
+    if (window.scrollY < 400) more(-1);
+    else if (window.innerHeight + window.scrollY > document.body.scrollHeight - 400) more(1);
+  }
+
+  function fromHash() {
+    var raw = location.hash.slice(1);
+    var target;
+    try { target = decodeURIComponent(raw); } catch (e) { target = ""; }
+    if (target.indexOf("at=") === 0) select(target.slice(3));
+    else if (target) select(null, target);
+  }
+
+  /* -- live updates: only what is new --------------------------------------------------------- */
+
+  function startLive() {
+    var versionUrl = body.getAttribute("data-version-url");
+    var version = body.getAttribute("data-version");
+    var interval = parseInt(body.getAttribute("data-poll-ms"), 10) || 2000;
+    var badge = document.getElementById("live");
+    if (badge) badge.classList.add("on");
+    setInterval(function () {
+      if (state.busy || document.hidden) return;
+      get(versionUrl).then(function (reply) {
+        if (reply.version === version) return;
+        version = reply.version;
+        var w = state.window;
+        if (w.at !== w.leaf || w.end < w.total) {
+          state.rows.clear();
+          state.loading.clear();
+          return get(windowUrl + "?at=" + encodeURIComponent(w.at) + "&end=" + w.end).then(function (r) {
+            state.rowCount = r.rows;
+            drawTree();
+          });
+        }
+        var last = w.keys && w.keys.length ? w.keys[w.keys.length - 1] : "";
+        var shown = transcript.querySelectorAll(".entry");
+        if (shown.length) last = shown[shown.length - 1].getAttribute("data-key");
+        return get(windowUrl + "?after=" + encodeURIComponent(last)).then(function (r) {
+          var nearBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 80;
+          transcript.appendChild(fragment(r.html));
+          localize();
+          state.window = Object.assign(r, { start: w.start, keys: w.keys.concat(r.keys) });
+          state.rowCount = r.rows;
+          state.pathRows = r.pathRows || [];
+          state.rows.clear();
+          state.loading.clear();
+          updateBar();
+          drawTree();
+          if (nearBottom) window.scrollTo(0, document.body.scrollHeight);
+          if (badge) {
+            badge.classList.add("updated");
+            setTimeout(function () { badge.classList.remove("updated"); }, 1500);
+          }
+        });
+      }).catch(function () { /* the server may be gone; try again on the next tick */ });
+    }, interval);
+  }
+
+  function start() {
+    localize();
+    updateBar();
+    space.style.height = (state.rowCount * ROW_HEIGHT) + "px"; /* so the panel can scroll to the leaf */
+    showRow(state.window.row);
+    drawTree();
+    panel.addEventListener("scroll", drawTree, { passive: true });
+    window.addEventListener("scroll", onScroll, { passive: true });
+    window.addEventListener("hashchange", fromHash);
+    if (location.hash) fromHash(); else window.scrollTo(0, document.body.scrollHeight);
+    startLive();
+    document.documentElement.classList.add("ready");
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();

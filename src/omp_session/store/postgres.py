@@ -1,0 +1,293 @@
+"""A store of sessions in PostgreSQL that omp 18 can share (``docs/postgres.md``).
+
+``PostgresStorage(dsn, table="omp_session_files")`` keeps each session file as one row of omp's
+``SqlSessionStorage`` table: ``path`` (the session file's path string), ``content`` (the file's
+bytes, UTF-8 text), ``mtime_ms``, and the title columns. A row holds exactly the bytes the file
+would hold (after the title columns are laid over an omp 18 title slot, as omp reads it).
+
+Needs the ``postgres`` extra (``pip install 'omp-session[postgres]'``, psycopg 3).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from omp_session.errors import CorruptSessionError, PersistenceError, SessionError, SessionNotFoundError
+from omp_session.format.title_slot import SLOT_BYTES, TitleSlot, encode_slot, split_slot
+from omp_session.store import DurabilityPolicy, StoredSession
+from omp_session.store.blobs import BlobSink, MemoryBlobStore
+from omp_session.store.loading import is_blank, is_slot_only, parse_session
+from omp_session.store.opening import OpenedFile
+from omp_session.store.postgres_sql import DEFAULT_TABLE, Statements
+
+if TYPE_CHECKING:
+    import psycopg
+
+    from omp_session.store.postgres_session import PostgresSessionStorage
+
+T = TypeVar("T")
+Row = tuple[Any, ...]
+
+
+def _psycopg() -> Any:
+    try:
+        import psycopg
+    except ImportError as exc:  # pragma: no cover - depends on the installation
+        raise SessionError("PostgreSQL storage needs psycopg 3: pip install 'omp-session[postgres]'") from exc
+    return psycopg
+
+
+def connection_lost(exc: BaseException) -> bool:
+    """Whether ``exc`` means the connection is gone (the statement may or may not have committed)."""
+    psycopg = _psycopg()
+    return isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError))
+
+
+def stored_content(row: Row) -> bytes:
+    """A row's content as the file's bytes: a newer title from the columns is laid over an omp 18
+    title slot, as omp's indexed stores do on read (omp18-differences §1; omp overlays without
+    checking, we only overlay a body that starts with a slot, so a 13.19 header is never hit)."""
+    content: bytes = row[0].encode("utf-8")
+    title, source, updated_at = row[1], row[2], row[3]
+    slot, end = split_slot(content)
+    if updated_at is None or slot is None or end != SLOT_BYTES:  # only over a full-size slot
+        return content
+    columns = TitleSlot(title or "", updated_at, source)
+    if columns == slot:  # the body's own slot is current: keep its bytes (unknown keys included)
+        return content
+    return encode_slot(columns) + content[SLOT_BYTES:]
+
+
+def title_columns(content: bytes) -> tuple[str | None, str | None, str | None]:
+    """``title, title_source, title_updated_at`` for a full body, from its slot (as omp's
+    ``writeFull`` derives them), or all ``None`` for a body without one."""
+    slot, _end = split_slot(content)
+    return (slot.title, slot.source, slot.updated_at) if slot is not None else (None, None, None)
+
+
+class Clock:
+    """Strictly increasing ``mtime_ms`` values (omp allocates them the same way)."""
+
+    def __init__(self) -> None:
+        self._last = 0
+        self._lock = threading.Lock()
+
+    def now_ms(self) -> int:
+        with self._lock:
+            self._last = max(time.time_ns() // 1_000_000, self._last + 1)
+            return self._last
+
+
+class PostgresStorage:
+    """Sessions as rows of ``table`` in the PostgreSQL database at ``dsn`` (a libpq connection
+    string or ``postgresql://`` URL), connected at once. The table is created if missing, as omp does; pass
+    ``create_table=False`` when it is owned by a migration. Thread-safe; use ``close()`` (or
+    ``with``) to release the store's connection. Each writing session holds its own connection
+    for its advisory lock (``PostgresSessionStorage``)."""
+
+    def __init__(self, dsn: str, table: str = DEFAULT_TABLE, *, create_table: bool = True) -> None:
+        self.dsn = dsn
+        self.sql = Statements.for_table(table)
+        self.table = table
+        self.clock = Clock()
+        self._create_table = create_table
+        self._connection: psycopg.Connection[Row] | None = None
+        self._lock = threading.RLock()
+        self._ready = False
+        self.run(lambda connection: None)  # connect and create the table now, as omp's create() does
+
+    # -- connections ---------------------------------------------------------------------------
+
+    def connect(self) -> psycopg.Connection[Row]:
+        """A new autocommit connection: every statement is committed before it returns, and
+        ``synchronous_commit`` is on, so a commit is on the server's disk when acknowledged."""
+        pg = _psycopg()
+        try:
+            connection: psycopg.Connection[Row] = pg.connect(
+                self.dsn,
+                autocommit=True,
+                client_encoding="UTF8",
+                application_name=f"omp-session pid {os.getpid()} on {socket.gethostname()}"[:63],
+                connect_timeout=10,
+            )
+        except pg.Error as exc:
+            raise PersistenceError(self.describe(), exc) from exc
+        try:
+            connection.execute("SET synchronous_commit TO on")
+            self._prepare(connection)
+        except BaseException as exc:
+            connection.close()
+            if isinstance(exc, pg.Error):
+                raise PersistenceError(self.describe(), exc) from exc
+            raise
+        return connection
+
+    def _prepare(self, connection: psycopg.Connection[Row]) -> None:
+        if self._ready:
+            return
+        encoding = connection.execute("SHOW server_encoding").fetchone()
+        if encoding is None or encoding[0] != "UTF8":
+            raise PersistenceError(
+                self.describe(), ValueError(f"the database encoding must be UTF8, not {encoding}")
+            )
+        if self._create_table:
+            connection.execute(self.sql.create_table)
+            for statement in self.sql.add_title_columns:
+                connection.execute(statement)
+        self._ready = True
+
+    def run(self, action: Callable[[psycopg.Connection[Row]], T]) -> T:
+        """``action`` on the store's shared connection; a lost connection is replaced and the
+        action retried once (only read-only or idempotent actions go through here)."""
+        with self._lock:
+            for attempt in (1, 2):
+                connection = self._connection
+                if connection is None or connection.closed:
+                    connection = self._connection = self.connect()
+                try:
+                    return action(connection)
+                except Exception as exc:
+                    if not connection_lost(exc):
+                        raise
+                    self._connection = None
+                    connection.close()
+                    if attempt == 2:
+                        raise PersistenceError(self.describe(), exc) from exc
+            raise AssertionError("unreachable")
+
+    def describe(self) -> str:
+        """The database and table, without the password (for error messages)."""
+        pg = _psycopg()
+        try:
+            info = pg.conninfo.conninfo_to_dict(self.dsn)
+        except pg.ProgrammingError:
+            return f"postgresql:{self.table}"
+        host = info.get("host") or "localhost"
+        return f"postgresql://{host}:{info.get('port') or 5432}/{info.get('dbname') or ''}#{self.table}"
+
+    def close(self) -> None:
+        with self._lock:
+            if self._connection is not None:
+                self._connection.close()
+                self._connection = None
+
+    def __enter__(self) -> PostgresStorage:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<PostgresStorage {self.describe()}>"
+
+    # -- the SessionStorage protocol -----------------------------------------------------------
+
+    def new_storage(
+        self, path: Path, blobs: BlobSink, *, durability: DurabilityPolicy = "os"
+    ) -> PostgresSessionStorage:
+        """Storage for one session (``durability`` is moot: every write is a commit)."""
+        from omp_session.store.postgres_session import PostgresSessionStorage
+
+        return PostgresSessionStorage(self, path, blobs)
+
+    def open_session(
+        self,
+        path: Path,
+        blobs: BlobSink,
+        *,
+        read_only: bool,
+        durability: DurabilityPolicy = "os",
+        use_index: bool = True,
+    ) -> OpenedFile:
+        """Lock (unless ``read_only``), then read the row: nobody can append in between. A missing
+        or blank row gives ``loaded=None`` (read-only: an error), as for files."""
+        from omp_session.store.postgres_session import PostgresSessionStorage
+
+        storage = PostgresSessionStorage(self, path, blobs, read_only=read_only)
+        try:
+            if not read_only:
+                storage.lock()
+            data = storage.read_if_exists()
+            if data is None or is_blank(data) or (len(data) < 65536 and is_slot_only(data)):
+                # omp 18 starts afresh on a slot-only file too, as for files (opening.py).
+                if read_only:
+                    raise SessionNotFoundError(path) if data is None else CorruptSessionError(path, "empty")
+                return OpenedFile(path, storage)
+            loaded = parse_session(path, data, blobs)
+        except BaseException:
+            storage.close()
+            raise
+        return OpenedFile(path, storage, loaded, data.rfind(b"\n") + 1)
+
+    def read_session(self, path: Path) -> bytes:
+        row = self.run(lambda c: c.execute(self.sql.read, (os.fspath(path),)).fetchone())
+        if row is None:
+            raise SessionNotFoundError(path)
+        return stored_content(row)
+
+    def session_exists(self, path: Path) -> bool:
+        return self.run(lambda c: c.execute(self.sql.exists, (os.fspath(path),)).fetchone()) is not None
+
+    def stat_session(self, path: Path) -> StoredSession | None:
+        row = self.run(lambda c: c.execute(self.sql.stat, (os.fspath(path),)).fetchone())
+        return StoredSession(path, int(row[0]), int(row[1]) / 1000) if row is not None else None
+
+    def read_head(self, path: Path, limit: int) -> bytes:
+        row = self.run(lambda c: c.execute(self.sql.head, (limit, os.fspath(path))).fetchone())
+        return bytes(row[0]) if row is not None else b""
+
+    def list_sessions(self, directory: Path) -> list[StoredSession]:
+        prefix = os.fspath(directory).rstrip("/") + "/"
+        return [
+            StoredSession(Path(path), size, mtime_ms / 1000)
+            for path, size, mtime_ms in self._rows_under(prefix)
+            if "/" not in path[len(prefix) :]
+        ]
+
+    def list_directories(self, root: Path) -> list[Path]:
+        prefix = os.fspath(root).rstrip("/") + "/"
+        names = {path[len(prefix) :].split("/", 1)[0] for path, _, _ in self._rows_under(prefix)}
+        return sorted(Path(prefix + name) for name in names if not name.endswith(".jsonl"))
+
+    def _rows_under(self, prefix: str) -> list[Row]:
+        return self.run(lambda c: c.execute(self.sql.list_under, (prefix,)).fetchall())
+
+    # -- whole rows (push, pull, titles) -------------------------------------------------------
+
+    def all_sessions(self) -> list[StoredSession]:
+        """Every ``*.jsonl`` row of the table."""
+        return [StoredSession(Path(p), s, m / 1000) for p, s, m in self._rows_under("")]
+
+    def write_session(self, path: Path, data: bytes, *, expected_size: int | None) -> None:
+        """Store ``data`` at ``path`` in one statement, only if the stored size is ``expected_size``
+        (``None``: only if there is no row). ``SessionChangedError`` otherwise."""
+        from omp_session.store.postgres_session import PostgresSessionStorage
+
+        storage = PostgresSessionStorage(self, path, MemoryBlobStore(), known_size=expected_size)
+        try:
+            storage.lock()
+            storage.rewrite([data])
+        finally:
+            storage.close()
+
+    def update_title(self, path: Path, slot: TitleSlot) -> None:
+        """Set the title columns without rewriting the body (omp's ``updateSessionTitle``); the
+        slot of the stored body is read with the new title laid over it."""
+        values = (slot.title, slot.source, slot.updated_at, self.clock.now_ms(), os.fspath(path))
+        if self.run(lambda c: c.execute(self.sql.update_title, values).fetchone()) is None:
+            raise SessionNotFoundError(path)
+
+    def delete_session(self, path: Path) -> None:
+        self.run(lambda c: c.execute(self.sql.delete, (os.fspath(path),)))
+
+
+__all__ = ["PostgresStorage", "connection_lost", "stored_content", "title_columns"]

@@ -1,0 +1,160 @@
+"""Copy sessions between a directory of files and a database store, byte for byte (push, pull).
+
+A session keeps its path: the file ``<root>/<project>/<name>.jsonl`` is the row of that path, as
+omp's own SQL storage names it. Copies are idempotent: a session already identical at the target
+is skipped, one whose target holds an older copy (a prefix of it: the source was appended to) is
+brought up to date, and one that differs otherwise is never overwritten: it is reported as a
+conflict. Every write is conditional on what was read (size-checked for rows, a locked, checked
+rename for files), so a writer that appends meanwhile is never overwritten either.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from omp_session.errors import SessionError, SessionLockedError
+from omp_session.store import StoredSession
+from omp_session.store.blobs import MemoryBlobStore
+from omp_session.store.file import FileStorage
+
+#: Called once per session with (index, total, path) before it is copied.
+Progress = Callable[[int, int, Path], None]
+
+
+class DatabaseStore(Protocol):
+    """What push and pull need of a database store (``PostgresStorage``)."""
+
+    def list_directories(self, root: Path) -> list[Path]: ...
+
+    def list_sessions(self, directory: Path) -> list[StoredSession]: ...
+
+    def read_session(self, path: Path) -> bytes: ...
+
+    def stat_session(self, path: Path) -> StoredSession | None: ...
+
+    def write_session(self, path: Path, data: bytes, *, expected_size: int | None) -> None: ...
+
+
+@dataclass
+class SyncReport:
+    """What a push or pull did: copied (new at the target), updated (the target was an older
+    copy), identical (nothing to do), and skipped sessions with the reason."""
+
+    copied: list[Path] = field(default_factory=list)
+    updated: list[Path] = field(default_factory=list)
+    identical: list[Path] = field(default_factory=list)
+    skipped: list[tuple[Path, str]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "copied": [os.fspath(p) for p in self.copied],
+            "updated": [os.fspath(p) for p in self.updated],
+            "identical": [os.fspath(p) for p in self.identical],
+            "skipped": [{"path": os.fspath(p), "reason": reason} for p, reason in self.skipped],
+        }
+
+
+def _outcome(source: bytes, target: bytes | None) -> str:
+    if target is None:
+        return "copy"
+    if target == source:
+        return "identical"
+    return "update" if source.startswith(target) else "conflict"
+
+
+def local_session_files(root: Path) -> list[Path]:
+    """Every ``*.jsonl`` file under ``root`` (projects and the sub-agent sessions inside them)."""
+    try:
+        return sorted(path for path in root.rglob("*.jsonl") if path.is_file())
+    except OSError:
+        return []
+
+
+def stored_session_paths(store: DatabaseStore, root: Path) -> list[Path]:
+    """Every session row under ``root``: the root, its projects and their sub-directories."""
+    folders: set[Path] = {root}
+    pending = [root]
+    while pending:  # directories nest (sub-agent sessions live inside a session's artifact dir)
+        for folder in store.list_directories(pending.pop()):
+            if folder not in folders:
+                folders.add(folder)
+                pending.append(folder)
+    return sorted(found.path for folder in folders for found in store.list_sessions(folder))
+
+
+def push(root: Path, store: DatabaseStore, progress: Progress | None = None) -> SyncReport:
+    """Copy every session file under ``root`` into ``store`` (see the module docstring)."""
+
+    def push_one(path: Path) -> str:
+        key = Path(os.path.abspath(path))
+        source = path.read_bytes()
+        target = store.read_session(key) if store.stat_session(key) is not None else None
+        outcome = _outcome(source, target)
+        if outcome in ("copy", "update"):
+            store.write_session(key, source, expected_size=None if target is None else len(target))
+        return outcome
+
+    files = local_session_files(Path(os.path.abspath(root)))
+    return _copy_each(files, push_one, "a writer has the session open in the database", progress)
+
+
+def pull(root: Path, store: DatabaseStore, progress: Progress | None = None) -> SyncReport:
+    """Copy every session row under ``root`` from ``store`` into files at their paths."""
+    paths = stored_session_paths(store, Path(os.path.abspath(root)))
+    return _copy_each(
+        paths, lambda path: _pull_one(path, store.read_session(path)), "a writer has the file open", progress
+    )
+
+
+def _copy_each(
+    paths: list[Path], copy_one: Callable[[Path], str], when_locked: str, progress: Progress | None
+) -> SyncReport:
+    """``copy_one`` for every path, its outcome recorded; a failure skips that session only."""
+    report = SyncReport()
+    for number, path in enumerate(paths):
+        if progress is not None:
+            progress(number, len(paths), path)
+        try:
+            outcome = copy_one(path)
+        except SessionLockedError:
+            report.skipped.append((path, when_locked))
+            continue
+        except (SessionError, OSError) as exc:
+            report.skipped.append((path, str(exc)))
+            continue
+        _record(report, outcome, path)
+    return report
+
+
+def _pull_one(path: Path, source: bytes) -> str:
+    storage = FileStorage(path, MemoryBlobStore())
+    try:
+        if path.exists():
+            storage.lock()  # no omp-session writer appends while we compare and replace
+            target: bytes | None = storage.read()
+        else:
+            target = None
+        outcome = _outcome(source, target)
+        if outcome in ("copy", "update"):
+            storage.rewrite([source])  # temp file, fsync, checked rename
+        return outcome
+    finally:
+        storage.close()
+
+
+def _record(report: SyncReport, outcome: str, path: Path) -> None:
+    if outcome == "copy":
+        report.copied.append(path)
+    elif outcome == "update":
+        report.updated.append(path)
+    elif outcome == "identical":
+        report.identical.append(path)
+    else:
+        report.skipped.append((path, "differs from the target, which is not an older copy of it"))
+
+
+__all__ = ["SyncReport", "local_session_files", "pull", "push", "stored_session_paths"]

@@ -1,0 +1,329 @@
+"""Big sessions in the viewer (issue 13 #2): a window of the transcript, a virtual tree, small updates.
+
+A session file larger than :data:`WINDOWED_BYTES` is not rendered whole. The page carries the
+header, the last :data:`WINDOW` entries of the context at the leaf (already rendered) and the tree
+rows around the leaf; the page script asks for more as the reader scrolls or clicks:
+
+* ``/api/window/<ref>?at=<key>`` the context at a node, as the model sees it (spec §5: the last
+  compaction's summary, then the kept entries and what follows), one window of rendered entries:
+  ``end=<i>`` the window before position ``i``, ``start=<i>`` the one from ``i``, ``around=<key>``
+  the one holding an entry, ``after=<key>`` only the entries after one already shown (live updates).
+* ``/api/rows/<ref>?start=<i>&count=<n>`` tree rows ``i…i+n`` (text and label as plain strings).
+
+Entries are rendered by the same :mod:`omp_session.rendering` code as the full page; only what is
+asked for is rendered, and row texts are summarised when a row is first asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from markupsafe import Markup
+
+from omp_session.model.context import entry_to_message
+from omp_session.model.usage import UsageStatistics
+from omp_session.rendering.entry_views import ToolCalls, entry_view
+from omp_session.rendering.format import date_time, format_size, one_line, usage_line
+from omp_session.rendering.images import ImageSource
+from omp_session.rendering.page import environment
+from omp_session.rendering.view import TreeRow, _is_remote, stored_size
+from omp_session.tools.entry_kinds import EntryKind, classify
+from omp_session.tools.summary import entry_summary
+
+__all__ = ["WINDOW", "WINDOWED_BYTES", "Arranged", "WindowedSession"]
+
+Entry = dict[str, Any]
+
+#: Session files larger than this open windowed (a 1,000-entry omp session is about 1 MB).
+WINDOWED_BYTES = 4 * 1024 * 1024
+#: Entries rendered per window.
+WINDOW = 40
+#: Tree rows sent with the page (around the leaf) and per request at most.
+ROWS = 200
+#: Characters of an entry's text that a tree row shows (summarised from at most twice as many).
+ROW_TEXT = 160
+
+
+def _row_text(entry: Entry) -> str:
+    summary = entry_summary(entry, ROW_TEXT)
+    text = summary.text if summary.kind == "event" else f"{summary.kind}: {summary.text}"
+    return one_line(text, ROW_TEXT)
+
+
+@dataclass
+class Arranged:
+    """The context at a node as the model receives it: dropped entries (replaced by the last
+    compaction), the compaction, then the entries sent after its summary."""
+
+    dropped: list[int]
+    summary: int | None
+    rest: list[int]
+
+
+@dataclass
+class WindowedSession:
+    """One big session, read once per file version; windows and rows are cut from it on demand."""
+
+    path: Path
+    images: ImageSource
+    header: Entry
+    entries: list[Entry]
+    keys: list[str]
+    position: dict[str, int]
+    parents: list[int | None]
+    rows: list[TreeRow]
+    row_of: dict[str, int]
+    leaf: str | None
+    usage: UsageStatistics
+    issues: list[str]
+    title: str = ""
+    _texts: dict[int, str] = field(default_factory=dict)
+    _usage: dict[int, tuple[float, ...]] = field(default_factory=dict)
+
+    # -- paths ---------------------------------------------------------------------------------
+
+    def path_to(self, key: str) -> list[int]:
+        """Positions root→``key`` over parent links (the tree's, so cycles cannot hang)."""
+        out: list[int] = []
+        seen: set[int] = set()
+        current = self.position.get(key)
+        while current is not None and current not in seen:
+            seen.add(current)
+            out.append(current)
+            current = self.parents[current]
+        out.reverse()
+        return out
+
+    def arrange(self, path: Sequence[int]) -> Arranged:
+        """The split of ``build_session_context`` (only the last compaction on the path counts)."""
+        at = reset = -1
+        for index in range(len(path) - 1, -1, -1):  # the last ones: they are near the end
+            found = classify(self.entries[path[index]])
+            if found.kind == EntryKind.COMPACTION and not found.is_message:
+                at = index
+                break
+            if found.kind == EntryKind.RESET_BOUNDARY and reset < 0:
+                reset = index  # omp 18's /clear after the last compaction: the context starts here
+        if reset >= 0:
+            return Arranged(list(path[:reset]), None, list(path[reset:]))
+        if at < 0:
+            return Arranged([], None, list(path))
+        compaction = self.entries[path[at]]
+        before = list(path[:at])
+        kept = compaction.get("firstKeptEntryId")
+        preserve = compaction.get("preserveData")
+        remote = isinstance(preserve, dict) and _is_remote(preserve)
+        start = -1
+        if not remote and isinstance(kept, str):
+            start = next((i for i, p in enumerate(before) if self.entries[p].get("id") == kept), -1)
+        dropped = before[:start] if start >= 0 else before
+        rest = (before[start:] if start >= 0 else []) + list(path[at + 1 :])
+        return Arranged(dropped, path[at], rest)
+
+    def newest_leaf_under(self, key: str) -> str:
+        """For a deep link: the current leaf when it holds ``key``, else the newest tip below it."""
+        if self.leaf is not None and self.position.get(key) in set(self.path_to(self.leaf)):
+            return self.leaf
+        index = self.row_of.get(key)
+        if index is None:
+            return key
+        depth = len(self.rows[index].prefix)
+        tip = key
+        for row in self.rows[index + 1 :]:  # pre-order: the subtree follows its root
+            if len(row.prefix) <= depth and not row.prefix.startswith(self.rows[index].prefix):
+                break
+            if row.is_tip:
+                tip = row.key
+        return tip
+
+    # -- windows -------------------------------------------------------------------------------
+
+    def _render(self, positions: Sequence[int], context: Sequence[int], classes: dict[int, str]) -> str:
+        details = {}
+        for position in context:
+            found = classify(self.entries[position])
+            call_id = found.fields.get("toolCallId")
+            if found.kind == EntryKind.TOOL_RESULT and isinstance(call_id, str) and "details" in found.fields:
+                details[call_id] = found.fields["details"]
+        calls = ToolCalls(details)
+        template = environment().get_template("_blocks.html")
+        pieces = []
+        for position in positions:
+            view = entry_view(self.keys[position], self.entries[position], self.images, calls)
+            html = str(template.module.entry(view))  # type: ignore[attr-defined]
+            extra = classes.get(position, "")
+            if extra:
+                html = html.replace('<article class="entry ', f'<article class="entry {extra} ', 1)
+            pieces.append(html)
+        return "".join(pieces)
+
+    def window(
+        self,
+        at: str | None,
+        *,
+        start: int | None = None,
+        end: int | None = None,
+        around: str | None = None,
+        after: str | None = None,
+        count: int = WINDOW,
+    ) -> dict[str, Any]:
+        """One window of the context at ``at`` (default: the leaf), as JSON for the page script."""
+        key = at if at is not None and at in self.position else self.leaf
+        if key is None:
+            return {"at": None, "total": 0, "start": 0, "end": 0, "html": "", "keys": []}
+        arranged = self.arrange(self.path_to(key))
+        rest = arranged.rest
+        total = len(rest)
+        if after is not None:
+            known = next((i for i, p in enumerate(rest) if self.keys[p] == after), None)
+            first = known + 1 if known is not None else max(total - count, 0)
+            last = total
+        elif start is not None:
+            first, last = max(start, 0), min(max(start, 0) + count, total)
+        elif end is not None:
+            last = min(max(end, 0), total)
+            first = max(last - count, 0)
+        elif around is not None:
+            found = next((i for i, p in enumerate(rest) if self.keys[p] == around), None)
+            middle = found if found is not None else total
+            first = max(min(middle - count // 2, total - count), 0)
+            last = min(first + count, total)
+        elif arranged.summary is not None and self.keys[arranged.summary] == key:
+            first, last = 0, min(count, total)  # the node is the compaction: its summary comes first
+        else:
+            first, last = max(total - count, 0), total
+        shown = rest[first:last]
+        classes = {p: "ctx" for p in shown if _in_context(self.entries[p])}
+        html = self._render(shown, rest[max(first - 10, 0) : last + 20], classes)
+        summary_html = ""
+        if arranged.summary is not None and first == 0:
+            summary_html = self._render([arranged.summary], [], {arranged.summary: "ctx active-compaction"})
+        sent = (1 if arranged.summary is not None else 0) + sum(
+            1 for p in rest if _in_context(self.entries[p])
+        )
+        path = self.path_to(key)
+        path_rows = _ranges(sorted(self.row_of[self.keys[p]] for p in path if self.keys[p] in self.row_of))
+        usage = self.path_usage(path)
+        return {
+            "at": key,
+            "leaf": self.leaf,
+            "total": total,
+            "start": first,
+            "end": last,
+            "dropped": len(arranged.dropped),
+            "summary": summary_html,
+            "html": html,
+            "keys": [self.keys[p] for p in shown],
+            "where": self.row_text(self.row_of.get(key, -1)) if key in self.row_of else key,
+            "sent": sent,
+            "pathLength": len(path),
+            "usage": usage_line(usage) if usage != UsageStatistics() else "",
+            "pathRows": path_rows,
+            "row": self.row_of.get(key),
+            "rows": len(self.rows),
+        }
+
+    def path_usage(self, path: Sequence[int]) -> UsageStatistics:
+        """Usage summed along ``path`` (root first), remembering every prefix: a click on any node
+        of a path already summed costs one lookup."""
+        known = len(path)
+        while known > 0 and path[known - 1] not in self._usage:
+            known -= 1
+        totals = self._usage[path[known - 1]] if known else (0.0,) * len(_SUMMED)
+        for position in path[known:]:
+            own = _own_usage(self.entries[position])
+            if own is not None:
+                totals = tuple(a + b for a, b in zip(totals, own, strict=True))
+            self._usage[position] = totals
+        summed = UsageStatistics()
+        for name, value in zip(_SUMMED, totals, strict=True):
+            setattr(summed, name, value)
+        return summed
+
+    # -- tree rows -----------------------------------------------------------------------------
+
+    def row_text(self, index: int) -> str:
+        text = self._texts.get(index)
+        if text is None:
+            text = self._texts[index] = _row_text(self.entries[self.position[self.rows[index].key]])
+        return text
+
+    def rows_slice(self, start: int, count: int) -> list[list[Any]]:
+        """Rows ``start…start+count`` as ``[key, prefix, kind, text, label, flags]`` (flags: 1 on the
+        current branch, 2 the leaf, 4 a tip)."""
+        first = max(start, 0)
+        out = []
+        for index in range(first, min(first + max(min(count, ROWS * 5), 0), len(self.rows))):
+            row = self.rows[index]
+            flags = (1 if row.on_branch else 0) | (2 if row.is_leaf else 0) | (4 if row.is_tip else 0)
+            out.append([row.key, row.prefix, row.kind, self.row_text(index), row.label, flags])
+        return out
+
+    # -- the page ------------------------------------------------------------------------------
+
+    def page_data(self) -> tuple[dict[str, Any], Markup]:
+        """What the page carries: the script's data and the first window's HTML (rendered once,
+        into the transcript; not repeated in the data)."""
+        window = self.window(None)
+        html = Markup(str(window.pop("summary")) + str(window.pop("html")))
+        row = window.get("row") or 0
+        first = max(int(row) - ROWS // 2, 0)
+        data = {
+            "window": window,
+            "rowsStart": first,
+            "rows": self.rows_slice(first, ROWS),
+            "rowCount": len(self.rows),
+        }
+        return data, html
+
+    def facts(self) -> dict[str, Any]:
+        text = self.header.get("cwd")
+        created = self.header.get("timestamp")
+        parent = self.header.get("parentSession")
+        return {
+            "title": self.title,
+            "session_id": str(self.header.get("id")),
+            "cwd": text if isinstance(text, str) else "",
+            "created": date_time(created if isinstance(created, str) else None),
+            "created_iso": created if isinstance(created, str) else "",
+            "entries": len(self.entries),
+            "size": format_size(stored_size(self.path)),
+            "total_usage": usage_line(self.usage) if self.usage != UsageStatistics() else "",
+            "parent_session": parent if isinstance(parent, str) else None,
+            "issues": self.issues,
+            "file_name": self.path.name,
+        }
+
+
+def _own_usage(entry: Entry) -> tuple[float, ...] | None:
+    """The usage an entry adds (spec §6.3), or ``None`` for the many entries that add none."""
+    if entry.get("type") != "message":
+        return None
+    usage = UsageStatistics()
+    usage.add_entry(entry)
+    if usage == _NO_USAGE:
+        return None
+    return tuple(getattr(usage, name) or 0.0 for name in _SUMMED)
+
+
+_NO_USAGE = UsageStatistics()
+#: The usage fields a path's line shows (``usage_line``), summed along paths.
+_SUMMED = ("input", "output", "cacheRead", "cacheWrite", "premiumRequests", "cost")
+
+
+def _in_context(entry: Entry) -> bool:
+    return entry_to_message(entry) is not None
+
+
+def _ranges(indexes: Sequence[int]) -> list[list[int]]:
+    """Sorted indexes as ``[first, last]`` runs (a linear path is one run)."""
+    runs: list[list[int]] = []
+    for index in indexes:
+        if runs and index == runs[-1][1] + 1:
+            runs[-1][1] = index
+        else:
+            runs.append([index, index])
+    return runs

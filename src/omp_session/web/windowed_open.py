@@ -1,0 +1,105 @@
+"""Reading a big session for the windowed view (see :mod:`omp_session.web.windowed`): one read-only
+open, the entries' keys and parents, and the tree rows (their texts are summarised later, per
+request)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from omp_session.manager import SessionManager
+from omp_session.rendering.format import one_line
+from omp_session.rendering.images import ImageSource
+from omp_session.rendering.view import _keys, tree_rows
+from omp_session.tools.content import message_text
+from omp_session.tools.entry_kinds import STATE_CHANGES, EntryKind, classify
+from omp_session.tools.reading import read_session
+from omp_session.tools.summary import first_prompt
+from omp_session.web.windowed import WindowedSession
+
+__all__ = ["open_windowed"]
+
+Entry = dict[str, Any]
+
+_ROW_KINDS = {
+    EntryKind.USER: "user",
+    EntryKind.DEVELOPER: "user",
+    EntryKind.FILE_MENTION: "user",
+    EntryKind.ASSISTANT: "assistant",
+    EntryKind.TOOL_RESULT: "tool",
+    EntryKind.BASH: "exec",
+    EntryKind.PYTHON: "exec",
+    EntryKind.CUSTOM_MESSAGE: "custom",
+    EntryKind.SESSION_INIT: "custom",
+    EntryKind.COMPACTION: "compaction",
+    EntryKind.BRANCH_SUMMARY: "summary",
+    EntryKind.LABEL: "meta",
+    EntryKind.CUSTOM_ENTRY: "meta",
+}
+
+
+def _row_kind(entry: Entry) -> str:
+    kind = classify(entry).kind
+    return "meta" if kind in STATE_CHANGES else _ROW_KINDS.get(kind, "unknown")
+
+
+def _title(header: Entry, entries: Sequence[Entry], path: Path) -> str:
+    title = header.get("title")
+    if isinstance(title, str) and title:
+        return title
+    texts = (message_text(f.fields) for e in entries if (f := classify(e)).kind == EntryKind.USER)
+    return one_line(first_prompt(texts), 120) or path.name
+
+
+def open_windowed(path: Path, images: ImageSource) -> WindowedSession:
+    """Read ``path`` (read-only) and index it for windows and rows."""
+    with read_session(path) as session:
+        return _index(session, path, images)
+
+
+def _index(session: SessionManager, path: Path, images: ImageSource) -> WindowedSession:
+    entries = session.get_entries()
+    by_object = _keys(session, entries)
+    keys = [by_object[id(entry)] for entry in entries]
+    position = {key: index for index, key in enumerate(keys)}
+    parents: list[int | None] = []
+    for entry in entries:
+        parent = session.get_parent(entry)
+        parents.append(position.get(by_object.get(id(parent), "")) if parent is not None else None)
+    leaf_key = keys[-1] if keys else None
+    branch = {keys[p] for p in _walk(parents, len(keys) - 1)} if keys else set()
+    rows = tree_rows(
+        session.get_tree(),
+        lambda _key, entry: (_row_kind(entry), ""),
+        by_object,
+        branch,
+        leaf_key,
+        last_keeps_column=True,
+    )
+    return WindowedSession(
+        path=path,
+        images=images,
+        header=session.get_header(),
+        entries=entries,
+        keys=keys,
+        position=position,
+        parents=parents,
+        rows=rows,
+        row_of={row.key: index for index, row in enumerate(rows)},
+        leaf=leaf_key,
+        usage=session.get_usage_statistics(),
+        issues=[f"line {issue.line}: {issue.reason}" for issue in session.get_load_issues()],
+        title=_title(session.get_header(), entries, path),
+    )
+
+
+def _walk(parents: Sequence[int | None], start: int) -> list[int]:
+    out: list[int] = []
+    seen: set[int] = set()
+    current: int | None = start
+    while current is not None and current not in seen:
+        seen.add(current)
+        out.append(current)
+        current = parents[current]
+    return out

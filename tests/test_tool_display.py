@@ -1,0 +1,149 @@
+"""Tool calls a person can read (issue 13 #1): the display model and each view's rendering of it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from omp_session.cli import main
+from omp_session.export.markdown import export_markdown
+from omp_session.format.codec import encode_line
+from omp_session.rendering.blocks import tool_call_block
+from omp_session.rendering.images import linked_images
+from omp_session.rendering.page import render_export
+from omp_session.rendering.view import build_session_view
+from omp_session.tools.tool_display import diff_text, language_for_path, parse_diff, tool_call_display
+
+HEADER = {
+    "type": "session",
+    "version": 3,
+    "id": "s-tools",
+    "timestamp": "2025-06-02T14:05:00.000Z",
+    "cwd": "/w",
+}
+EDIT = {"path": "app/orders.py", "oldText": "def f():\n    return 1\n", "newText": "def f():\n    return 2\n"}
+WRITE = {"path": "t.ts", "content": "a\nb"}
+PI_DIFF = "   9 def f():\n- 10     return 1\n+ 10     return 2\n  11 "
+
+
+def _session(path: Path) -> Path:
+    def entry(entry_id: str, parent: str | None, message: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "type": "message",
+            "id": entry_id,
+            "parentId": parent,
+            "timestamp": "2025-06-02T14:05:01.000Z",
+            "message": message,
+        }
+
+    calls = [
+        {"type": "toolCall", "id": "c-edit", "name": "edit", "arguments": EDIT},
+        {
+            "type": "toolCall",
+            "id": "c-write",
+            "name": "write",
+            "arguments": {"path": "t.ts", "content": "a\nb"},
+        },
+        {"type": "toolCall", "id": "c-bash", "name": "bash", "arguments": {"command": "cd x\nmake test"}},
+    ]
+    records = [
+        HEADER,
+        entry("u1", None, {"role": "user", "content": "fix it"}),
+        entry("a1", "u1", {"role": "assistant", "content": calls, "model": "m", "provider": "p"}),
+        entry(
+            "r1",
+            "a1",
+            {
+                "role": "toolResult",
+                "toolCallId": "c-edit",
+                "toolName": "edit",
+                "content": [{"type": "text", "text": "ok"}],
+                "details": {"diff": PI_DIFF},
+            },
+        ),
+    ]
+    path.write_bytes(b"".join(encode_line(record) for record in records))
+    return path
+
+
+def test_an_edit_is_a_diff_numbered_by_its_result() -> None:
+    computed = tool_call_display("edit", EDIT)
+    assert computed.kind == "edit" and computed.language == "python" and not computed.numbered_from_file
+    assert diff_text(computed.diff) == " def f():\n-    return 1\n+    return 2\n "
+    from_result = tool_call_display("edit", EDIT, {"diff": PI_DIFF})
+    assert from_result.numbered_from_file
+    assert [(d.sign, d.old_line, d.new_line) for d in from_result.diff] == [
+        (" ", 9, 9),
+        ("-", 10, None),
+        ("+", None, 10),
+        (" ", 11, 11),
+    ]
+    assert "oldText" in computed.shown and "path" not in computed.shown
+
+
+def test_every_edit_form_is_a_diff() -> None:
+    claude = tool_call_display("Edit", {"file_path": "a.rs", "old_string": "x", "new_string": "y"})
+    assert claude.kind == "edit" and claude.language == "rust" and diff_text(claude.diff) == "-x\n+y"
+    multi = tool_call_display("edit", {"path": "a.go", "edits": [{"oldText": "a", "newText": "b"}] * 2})
+    assert diff_text(multi.diff) == "@@ edit 1 of 2 @@\n-a\n+b\n@@ edit 2 of 2 @@\n-a\n+b"
+    unified = parse_diff("@@ -88,2 +88,3 @@\n a\n-b\n+c\n+d")
+    assert [(d.sign, d.old_line, d.new_line) for d in unified] == [
+        ("@", None, None),
+        (" ", 88, 88),
+        ("-", 89, None),
+        ("+", None, 89),
+        ("+", None, 90),
+    ]
+
+
+def test_writes_commands_and_other_arguments() -> None:
+    write = tool_call_display("write", {"path": "src/x.tsx", "content": "<A/>"})
+    assert (write.kind, write.language, write.code) == ("write", "tsx", "<A/>")
+    bash = tool_call_display("bash", {"command": "ls\npwd", "timeout": 5})
+    assert (bash.kind, bash.code, bash.arguments) == ("command", "ls\npwd", [("timeout", "5")])
+    other = tool_call_display("task", {"prompt": "line one\nline two", "n": [1]})
+    assert other.kind == "generic" and other.multiline and ("prompt", "line one\nline two") in other.arguments
+    assert language_for_path("Makefile") == "make" and language_for_path("x.unknown") is None
+
+
+def test_show_prints_the_diff_the_file_and_the_command(tmp_path: Path) -> None:
+    path = _session(tmp_path / "s.jsonl")
+    result = CliRunner().invoke(
+        main, ["show", str(path), "--no-pager"], env={"COLUMNS": "100", "NO_COLOR": "1"}
+    )
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "→ edit app/orders.py" in out
+    assert "  10 -     return 1" in out and "  10 +     return 2" in out  # the file's line numbers
+    assert "→ write t.ts" in out and "  a\n  b" in out
+    assert "  $ cd x\n    make test" in out  # a real line break, not "cd x\\nmake test"
+    assert "\\n" not in out
+
+
+def test_markdown_has_a_diff_block(tmp_path: Path) -> None:
+    text = export_markdown(_session(tmp_path / "s.jsonl"))
+    assert "```diff\n def f():\n-    return 1\n+    return 2\n \n```" in text
+    assert "```typescript\na\nb\n```" in text
+    assert "```sh\ncd x\nmake test\n```" in text
+
+
+def test_viewer_and_export_draw_the_diff_table(tmp_path: Path) -> None:
+    path = _session(tmp_path / "s.jsonl")
+    view = build_session_view(path, linked_images(None, str))
+    calls = [b for e in view.entries for b in e.blocks if b.kind == "toolcall"]
+    diff = calls[0].children[0]
+    assert diff.kind == "diff" and diff.detail == "line numbers of the file"
+    assert [(cls, old, new) for cls, old, new, _html in diff.rows] == [
+        ("ctx", "9", "9"),
+        ("del", "10", ""),
+        ("add", "", "10"),
+        ("ctx", "11", "11"),
+    ]
+    assert [(c.kind, c.title) for c in calls[1].children] == [("code", "t.ts"), ("json", "other arguments")]
+    assert calls[2].children[0].title == "command" and "make" in str(calls[2].children[0].html)
+    html = render_export(view)
+    assert '<tr class="d-add">' in html and '<tr class="d-del">' in html
+    lone = tool_call_block({"name": "read", "arguments": {"path": "a"}})
+    assert [(c.kind, c.title, c.collapsed) for c in lone.children] == [("json", "arguments", False)]
