@@ -283,11 +283,6 @@ def listing_floors(directory: str, runs: int) -> dict[str, Any]:
     return {"headers": timed(headers, runs).to_json(), "parse": timed(parse_all, runs).to_json()}
 
 
-if __name__ == "__main__":
-    case, arguments = sys.argv[1], json.loads(sys.argv[2])
-    print(json.dumps(globals()[case](*arguments)))
-
-
 def _library_work(command: str, path: str) -> Any:
     """What the library does for ``omp-session COMMAND path``, without printing: the same one read
     path (``read_session``, the lazy index-backed read-only open) the command uses."""
@@ -330,3 +325,8 @@ def cli(path: str, command: str, runs: int) -> dict[str, Any]:
         "startup": [run(["--help"]) for _ in range(runs)],
         "library": timed(lambda: _library_work(command, path), runs).to_json(),
     }
+
+
+if __name__ == "__main__":
+    case, arguments = sys.argv[1], json.loads(sys.argv[2])
+    print(json.dumps(globals()[case](*arguments)))
