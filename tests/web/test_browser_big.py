@@ -22,14 +22,29 @@ from .support import ARTIFACTS, running_viewer, screenshot
 
 ENTRIES = 50_000
 #: Clicks the tree row of an entry and resolves with the milliseconds until the entry is shown.
-CLICK_AND_WAIT = """(key) => new Promise(resolve => {
-    const started = performance.now();
-    const shown = () => document.querySelector(`#transcript .entry[data-key="${CSS.escape(key)}"]`);
-    const watch = new MutationObserver(() => {
-        if (shown()) { watch.disconnect(); resolve(performance.now() - started); }
-    });
-    watch.observe(document.getElementById("transcript"), { childList: true });
-    document.querySelector(`#vtree-rows .row[data-key="${CSS.escape(key)}"] a`).click();
+# The row is picked and clicked in one step: the virtual tree redraws its rows as chunks arrive, so
+# a row found in an earlier call may be gone by the time it is clicked.
+CLICK_AND_WAIT = """(below) => new Promise((resolve, reject) => {
+    const giveUp = performance.now() + 15000;
+    const pick = () => {
+        const far = [...document.querySelectorAll("#vtree-rows .row")]
+            .filter(r => parseInt(r.style.top) > below && r.querySelector("a"));
+        if (!far.length) {
+            if (performance.now() > giveUp) { reject(new Error("no tree row far down")); return; }
+            requestAnimationFrame(pick);
+            return;
+        }
+        const row = far[Math.min(3, far.length - 1)];
+        const key = row.getAttribute("data-key");
+        const started = performance.now();
+        const shown = () => document.querySelector(`#transcript .entry[data-key="${CSS.escape(key)}"]`);
+        const watch = new MutationObserver(() => {
+            if (shown()) { watch.disconnect(); resolve({key: key, ms: performance.now() - started}); }
+        });
+        watch.observe(document.getElementById("transcript"), { childList: true });
+        row.querySelector("a").click();
+    };
+    pick();
 })"""
 
 
@@ -90,11 +105,9 @@ def test_a_50000_entry_session_opens_a_window_at_a_time(browser: Any, big: tuple
         page.wait_for_function(
             "[...document.querySelectorAll('#vtree-rows .row')].some(r => parseInt(r.style.top) > 19 * 29000)"
         )
-        row = page.locator("#vtree-rows .row").nth(10)
-        key = row.get_attribute("data-key")
-        # Click to context shown, timed inside the page (the row is found by key: the virtual tree
-        # redraws its rows as chunks arrive, so a position may change).
-        elapsed_ms = page.evaluate(CLICK_AND_WAIT, key)
+        # Click to context shown, timed inside the page.
+        clicked = page.evaluate(CLICK_AND_WAIT, 19 * 29000)
+        key, elapsed_ms = clicked["key"], clicked["ms"]
         page.wait_for_function("document.querySelector('#bar-where').textContent.startsWith('Context at')")
         timings["click_s"] = round(elapsed_ms / 1000, 3)
         assert page.locator("#vtree-rows .row.sel").get_attribute("data-key") == key
