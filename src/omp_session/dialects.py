@@ -111,6 +111,8 @@ class ListingRules:
     prefix_bytes: int | None
     #: ``size`` and ``status`` are part of a listed session.
     size_and_status: bool
+    #: Pinned sessions (``session-pins.json``) are listed first (omp 18 ``sortPinnedFirst``).
+    pinned_first: bool = False
 
 
 @dataclass(frozen=True)
@@ -310,7 +312,7 @@ OMP_18_2 = Dialect(
         ),
         counts_model_usage=True,
     ),
-    listing=ListingRules(prefix_bytes=4096, size_and_status=True),
+    listing=ListingRules(prefix_bytes=4096, size_and_status=True, pinned_first=True),
     persist=PersistRules(
         dropped_keys=frozenset({"jsonlEvents"}), image_extensions=True, signed_verbatim=True
     ),

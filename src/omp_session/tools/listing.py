@@ -29,6 +29,7 @@ from omp_session.store import SessionStorage
 from omp_session.store.configured import configured_storage
 from omp_session.store.loading import is_session_header, read_header
 from omp_session.store.paths import is_within, sessions_root
+from omp_session.store.pins import load_pinned_session_ids, sort_pinned_first
 from omp_session.store.regular import open_regular
 from omp_session.tools.content import message_text
 from omp_session.tools.listing_cache import FileKey, ListingCache
@@ -402,6 +403,14 @@ def _newest_first(infos: list[SessionInfo]) -> list[SessionInfo]:
     return sorted(infos, key=lambda info: info.modified, reverse=True)
 
 
+def _pinned_first(found: SessionList, dialect: Dialect | None) -> SessionList:
+    """omp 18 lists pinned sessions (``<agent dir>/session-pins.json``) first, each group in
+    recency order; omp 13.19 has no pins. Reads the pins file only under such a dialect."""
+    if dialect is None or not dialect.listing.pinned_first:
+        return found
+    return SessionList(sort_pinned_first(found, load_pinned_session_ids()), found.skipped)
+
+
 def list_sessions(
     directory: Path | str,
     *,
@@ -418,15 +427,16 @@ def list_sessions(
     base = Path(directory)
     store = _store(storage)
     if store is not None:
-        return SessionList(_list_stored(store, list(session_files(directory=base, storage=store)), dialect))
+        stored = _list_stored(store, list(session_files(directory=base, storage=store)), dialect)
+        return _pinned_first(SessionList(stored), dialect)
     skipped: list[tuple[str, str]] = []
     files = list(session_files(directory=base, skipped=skipped))
     if dialect is not None and dialect.listing.prefix_bytes is not None:
         from omp_session.tools.listing18 import list_files
 
-        return SessionList(list_files(files, dialect.listing.prefix_bytes), skipped)
+        return _pinned_first(SessionList(list_files(files, dialect.listing.prefix_bytes), skipped), dialect)
     infos = _summaries(files, base, cache, skipped)
-    return SessionList(_newest_first(infos), skipped)
+    return _pinned_first(SessionList(_newest_first(infos), skipped), dialect)
 
 
 def list_all_sessions(
@@ -442,15 +452,17 @@ def list_all_sessions(
     base = Path(root) if root is not None else sessions_root()
     store = _store(storage)
     if store is not None:
-        return SessionList(_list_stored(store, list(session_files(base, storage=store)), dialect))
+        return _pinned_first(
+            SessionList(_list_stored(store, list(session_files(base, storage=store)), dialect)), dialect
+        )
     skipped: list[tuple[str, str]] = []
     files = list(session_files(base, skipped=skipped))
     if dialect is not None and dialect.listing.prefix_bytes is not None:
         from omp_session.tools.listing18 import list_files
 
-        return SessionList(list_files(files, dialect.listing.prefix_bytes), skipped)
+        return _pinned_first(SessionList(list_files(files, dialect.listing.prefix_bytes), skipped), dialect)
     infos = _summaries(files, base, cache, skipped)
-    return SessionList(_newest_first(infos), skipped)
+    return _pinned_first(SessionList(_newest_first(infos), skipped), dialect)
 
 
 def list_store(root: Path | str, *, cache: ListingCache | None = None) -> SessionList:
