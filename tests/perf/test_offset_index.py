@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from omp_session import SessionManager
+from omp_session import Runtime, SessionManager
 from omp_session.errors import SessionError
 from omp_session.format.codec import encode_line
 from omp_session.store import offset_index
@@ -243,6 +243,54 @@ def test_a_file_changed_in_place_under_a_lazy_reader_is_read_again_in_full(tmp_p
         assert manager.get_entries() == load_session(path).entries
         assert manager.get_entry("x3") is not None and manager.get_entry("e3") is None
     assert read_index(path) is None  # dropped: the next open rebuilds it
+
+
+def test_usage_totals_follow_a_file_read_again_in_full(tmp_path: Path) -> None:
+    # Issue 11 item 8: after the fallback to a full read (here an id changed in place), usage totals
+    # describe the file as it is now, not the content the stale offset index counted.
+    path = _session(tmp_path / "s.jsonl", 40, compaction_at=35)
+    usage = {
+        "input": 11,
+        "output": 22,
+        "cacheRead": 0,
+        "cacheWrite": 0,
+        "totalTokens": 33,
+        "cost": {"input": 0.25, "output": 0.5, "cacheRead": 0, "cacheWrite": 0, "total": 0.75},
+    }
+    answer = {
+        "type": "message",
+        "id": "a1",
+        "parentId": "e39",
+        "timestamp": "2025-06-02T14:00:00.000Z",
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "ok"}],
+            "api": "x",
+            "provider": "p",
+            "model": "m",
+            "usage": usage,
+            "stopReason": "stop",
+            "timestamp": 1,
+        },
+    }
+    with path.open("ab") as handle:
+        handle.write(encode_line(answer))
+    SessionManager.open(path, read_only=True).close()  # writes the index
+    with SessionManager.open(path, read_only=True) as manager:
+        assert manager.get_usage_statistics().cost == 0.75
+        edited = (
+            path.read_bytes()
+            .replace(b'"id":"e3"', b'"id":"x3"')
+            .replace(b'"parentId":"e3"', b'"parentId":"x3"')
+        )
+        edited = edited.replace(b'"total":0.75', b'"total":0.95').replace(b'"output":22', b'"output":99')
+        with path.open("r+b") as handle:  # same size, in place: an id, the cost and the output change
+            handle.write(edited)
+        assert manager.get_entries() == load_session(path).entries  # the fallback read
+        with SessionManager.open(path, read_only=True, runtime=Runtime(offset_index=False)) as full:
+            expected = full.get_usage_statistics()
+        assert manager.get_usage_statistics() == expected
+        assert expected.cost == 0.95 and expected.output == 99
 
 
 def test_appends_after_a_lazy_open_never_decode_every_id(

@@ -149,7 +149,14 @@ class SessionState:
         self.leaf = index.last_id()
         self.usage = index.usage()
         self.has_assistant = index.has_assistant()
+        index.on_reread(self._adopt_reread_totals)
         self.migrated_from = None
+
+    def _adopt_reread_totals(self, usage: UsageStatistics, has_assistant: bool) -> None:
+        # The index read its file anew (it changed in place under a stale offset index): the totals
+        # counted at open described the old content (issue 11 item 8).
+        self.usage = usage
+        self.has_assistant = has_assistant
 
     @property
     def persistent(self) -> bool:

@@ -13,7 +13,7 @@ docs/durability.md:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from omp_session.dialects import ContextRules
     from omp_session.model.context import SessionContext
 
-__all__ = ["EntryIndex", "SessionIndex", "SessionTreeNode"]
+__all__ = ["EntryIndex", "RereadCallback", "SessionIndex", "SessionTreeNode"]
 
 Entry = dict[str, Any]
 
@@ -82,6 +82,10 @@ def apply_label(labels: dict[str, str], entry: Entry) -> None:
         labels[target] = label
     else:
         labels.pop(target, None)
+
+
+#: ``(usage, has_assistant)`` after an index read its file anew (see ``EntryIndex.on_reread``).
+RereadCallback = Callable[[UsageStatistics, bool], None]
 
 
 class EntryIndex(Protocol):
@@ -140,6 +144,12 @@ class EntryIndex(Protocol):
 
     def has_assistant(self) -> bool:
         """Whether any entry is an assistant message (spec §7.2)."""
+        ...
+
+    def on_reread(self, callback: RereadCallback) -> None:
+        """Call ``callback(usage, has_assistant)`` with the new totals whenever the index has to read
+        its file anew (a file changed in place under a stale offset index, issue 11 item 8), so
+        totals kept by the caller never go stale."""
         ...
 
 
@@ -294,6 +304,9 @@ class SessionIndex:
 
     def has_assistant(self) -> bool:
         return any(is_assistant_entry(entry) for entry in self.entries)
+
+    def on_reread(self, callback: RereadCallback) -> None:
+        return None  # every entry is in memory: nothing is ever read again
 
     def children(self, parent_id: str) -> list[Entry]:
         """Entries whose ``parentId`` is ``parent_id``, in file order of first appearance."""

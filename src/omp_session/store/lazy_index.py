@@ -22,7 +22,7 @@ from omp_session.errors import SessionChangedError
 from omp_session.format.entries import is_assistant_entry
 from omp_session.gcpause import gc_paused
 from omp_session.model.context import SessionContext, context_from_path
-from omp_session.model.tree import SessionIndex, SessionTreeNode, apply_label
+from omp_session.model.tree import RereadCallback, SessionIndex, SessionTreeNode, apply_label
 from omp_session.model.usage import UsageStatistics
 from omp_session.store.lazy_store import LazyStore
 
@@ -67,6 +67,7 @@ class LazySessionIndex:
         self._labels: dict[str, str] | None = None
         self._kept = {int(c): int(k) for c, k in store.index.meta["kept"]}
         self._ids = _LazyIds(self)
+        self._reread_callbacks: list[RereadCallback] = []
 
     @property
     def opened_cold(self) -> bool:
@@ -86,6 +87,11 @@ class LazySessionIndex:
         self._store.close()
         self._labels = None
         self._extra, self._extra_parents, self._extra_ids = [], [], {}
+        # The totals the offset index held describe the file as it was: count them again.
+        self._usage = self._full.usage()
+        self._has_assistant = self._full.has_assistant()
+        for callback in self._reread_callbacks:
+            callback(self._usage.copy(), self._has_assistant)
 
     def _materialize(self) -> SessionIndex:
         if self._full is None:
@@ -134,6 +140,9 @@ class LazySessionIndex:
 
     def has_assistant(self) -> bool:
         return self._has_assistant
+
+    def on_reread(self, callback: RereadCallback) -> None:
+        self._reread_callbacks.append(callback)
 
     def add(self, entry: Entry) -> None:
         """Index one entry appended at the end of the file."""
