@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from omp_session.model.context import CONTEXT_STATE_ENTRY_TYPES
 from omp_session.model.usage import UsageStatistics
 
 __all__ = ["EMPTY_STATE", "ComplexSession", "IndexBuilder", "ModelSlot", "State", "line_spans"]
@@ -202,8 +203,8 @@ class IndexBuilder:
     def _apply(self, entry: Entry, kind: str, position: int, state: State, default: int) -> tuple[State, int]:
         """The state after ``entry``, of a kind in ``_STATEFUL`` (with the assistant-message case in
         ``add_all``, this mirrors ``context._scan_state`` branch for branch, for the types of
-        ``CONTEXT_STATE_ENTRY_TYPES``; ``HANDLED_STATE_ENTRY_TYPES`` lists them again so a test
-        notices when the two drift apart)."""
+        ``CONTEXT_STATE_ENTRY_TYPES``; tests/store/test_context_state_table.py checks that exactly
+        those types change the recorded state)."""
         if kind == "thinking_level_change":
             state = state._replace(thinking=position)
         elif kind == "model_change":
@@ -234,25 +235,9 @@ class IndexBuilder:
         return state, default
 
 
-#: The context-state entry types ``IndexBuilder._apply`` replays (must equal
-#: ``model.context.CONTEXT_STATE_ENTRY_TYPES``; tests/store/test_context_state_table.py checks).
-HANDLED_STATE_ENTRY_TYPES = frozenset(
-    {
-        "message",
-        "thinking_level_change",
-        "model_change",
-        "service_tier_change",
-        "compaction",
-        "ttsr_injection",
-        "mcp_tool_selection",
-        "mode_change",
-    }
-)
-
-
 #: Entry types ``_apply`` handles: the state types but ``message`` (inlined in ``add_all``), and
 #: labels (recorded for the file-wide label table).
-_STATEFUL = (HANDLED_STATE_ENTRY_TYPES - {"message"}) | {"label"}
+_STATEFUL = (CONTEXT_STATE_ENTRY_TYPES - {"message"}) | {"label"}
 
 
 def line_spans(data: bytes, line_numbers: Sequence[int], start_line: int = 1) -> Iterator[tuple[int, int]]:
