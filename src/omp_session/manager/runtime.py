@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Container
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from omp_session.format.ids import SnowflakeGenerator, iso_from_ms, new_entry_id, now_iso
@@ -44,7 +44,6 @@ class Runtime:
     offset_index: bool = True
     #: Whether terminal breadcrumbs are read and written (spec §7.8).
     breadcrumbs: bool = True
-    _blobs: list[FileBlobStore] = field(default_factory=list, compare=False, repr=False)
 
     def session_id(self, dialect_style: Callable[[], str]) -> str:
         """A fresh session id: this runtime's source when it has one, else ``dialect_style``."""
@@ -55,10 +54,8 @@ class Runtime:
         return self.agent_dir / "blobs" if self.agent_dir is not None else blobs_dir()
 
     def blob_store(self) -> FileBlobStore:
-        """The blob store of this agent directory (one object per runtime)."""
-        if not self._blobs:
-            self._blobs.append(FileBlobStore(self.blobs_dir()))
-        return self._blobs[0]
+        """The blob store of this agent directory."""
+        return FileBlobStore(self.blobs_dir())
 
     def terminal_sessions_dir(self) -> Path:
         """Where terminal breadcrumbs live."""

@@ -33,11 +33,11 @@ import secrets
 import threading
 import urllib.parse
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -97,6 +97,30 @@ class ViewerConfig:
     windowed_bytes: int = WINDOWED_BYTES
 
 
+_Value = TypeVar("_Value")
+
+
+class _RecentlyUsed(Generic[_Value]):
+    """The last ``size`` values built, by key (thread-safe; a value is built outside the lock)."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._values: OrderedDict[tuple[str, str], _Value] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, str], build: Callable[[], _Value]) -> _Value:
+        with self._lock:
+            if key in self._values:
+                self._values.move_to_end(key)
+                return self._values[key]
+        value = build()
+        with self._lock:
+            self._values[key] = value
+            while len(self._values) > self._size:
+                self._values.popitem(last=False)
+        return value
+
+
 class _Viewer:
     """Request handlers sharing one catalog and a small cache of rendered session views."""
 
@@ -107,10 +131,9 @@ class _Viewer:
         self.poll_ms = config.poll_ms
         self.catalog = SessionCatalog(self.root)
         self.search = CatalogSearch()
-        self._views: OrderedDict[tuple[str, str], SessionView] = OrderedDict()
-        self._windowed: OrderedDict[tuple[str, str], WindowedSession] = OrderedDict()
+        self._views: _RecentlyUsed[SessionView] = _RecentlyUsed(_VIEW_CACHE_SIZE)
+        self._windowed: _RecentlyUsed[WindowedSession] = _RecentlyUsed(_WINDOWED_CACHE_SIZE)
         self.windowed_bytes = config.windowed_bytes
-        self._lock = threading.Lock()
         self.foreign = ForeignMirror(config.foreign_stores) if config.foreign_stores else None
         #: Proves an import POST came from a page this server rendered (with the Origin check).
         self.import_token = secrets.token_urlsafe(32)
@@ -145,32 +168,12 @@ class _Viewer:
         return f"{round(stat.mtime * 1e9)}-{stat.size}"
 
     def _view(self, path: Path, version: str) -> SessionView:
-        key = (str(path), version)
-        with self._lock:
-            if key in self._views:
-                self._views.move_to_end(key)
-                return self._views[key]
         images = linked_images(self.blobs, lambda digest: f"/blob/{digest}")
-        view = build_session_view(path, images)
-        with self._lock:
-            self._views[key] = view
-            while len(self._views) > _VIEW_CACHE_SIZE:
-                self._views.popitem(last=False)
-        return view
+        return self._views.get((str(path), version), lambda: build_session_view(path, images))
 
     def _windowed_view(self, path: Path, version: str) -> WindowedSession:
-        key = (str(path), version)
-        with self._lock:
-            if key in self._windowed:
-                self._windowed.move_to_end(key)
-                return self._windowed[key]
         images = linked_images(self.blobs, lambda digest: f"/blob/{digest}")
-        view = open_windowed(path, images)
-        with self._lock:
-            self._windowed[key] = view
-            while len(self._windowed) > _WINDOWED_CACHE_SIZE:
-                self._windowed.popitem(last=False)
-        return view
+        return self._windowed.get((str(path), version), lambda: open_windowed(path, images))
 
     def _is_big(self, path: Path) -> bool:
         store = configured_storage()
