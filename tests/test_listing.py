@@ -274,3 +274,33 @@ def test_legacy_directory_is_migrated_and_its_sessions_found(
     assert Path(info.path).read_bytes() == old_bytes and not legacy.exists()
     with SessionManager.continue_recent(home / "proj") as session:
         assert session.get_session_id() == "old.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("stamps", "newest"),
+    [
+        (
+            ["2025-06-02T14:00:00.000Z", "2025-06-03T09:30:00.250Z", "2025-06-01T00:00:00.000Z"],
+            "2025-06-03T09:30:00.250Z",
+        ),
+        (
+            ["2025-06-02T14:00:00.000Z", "2025-06-04T08:00:00+02:00"],
+            "2025-06-04T06:00:00.000Z",
+        ),  # not canonical
+        (
+            ["2025-06-02T14:00:00.000Z", "2025-13-40T99:00:00.000Z"],
+            "2025-06-02T14:00:00.000Z",
+        ),  # shaped, invalid
+        (["2025-13-40T99:00:00.000Z", 17, None], None),
+    ],
+)
+def test_last_activity_is_the_newest_entry_time(
+    tmp_path: Path, stamps: list[Any], newest: str | None
+) -> None:
+    entries = [{**msg(f"m{n}", None, user("x")), "timestamp": stamp} for n, stamp in enumerate(stamps)]
+    path = write_session(tmp_path / "s.jsonl", entries)
+    os.utime(path, (1_700_000_000, 1_700_000_000))
+    info = session_info(path)
+    assert info is not None
+    expected = datetime.fromisoformat(newest.replace("Z", "+00:00")) if newest else info.modified
+    assert info.last_activity == expected

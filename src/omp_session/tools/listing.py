@@ -13,11 +13,12 @@ thousands of sessions costs one ``stat`` per file. **Side effects:** listing wri
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from omp_session.dialects import OMP_18_2, Dialect
 from omp_session.errors import SessionError
@@ -126,6 +127,14 @@ def fold_slot_record(records: Sequence[dict[str, Any]]) -> Sequence[dict[str, An
     return rest
 
 
+_CANONICAL_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
+
+
+def _is_canonical_time(value: object) -> TypeGuard[str]:
+    """``YYYY-MM-DDTHH:MM:SS.mmmZ``: such strings sort as text exactly as their instants do."""
+    return isinstance(value, str) and len(value) == 24 and _CANONICAL_TIME.fullmatch(value) is not None
+
+
 def summarize_records(
     path: Path, records: Sequence[dict[str, Any]], mtime: float, size: int = 0
 ) -> SessionInfo | None:
@@ -138,10 +147,14 @@ def summarize_records(
     title = header.get("title") if isinstance(header.get("title"), str) else None
     count, first, prompt, texts = 0, None, None, []
     newest_ms: float | None = None
+    newest_canonical: str | None = None
     for record in records[1:]:
-        stamp = iso_to_ms(record.get("timestamp"))
-        if stamp is not None and (newest_ms is None or stamp > newest_ms):
-            newest_ms = stamp
+        stamp = record.get("timestamp")
+        if _is_canonical_time(stamp):  # what omp writes: orders as text, parsed once at the end
+            if newest_canonical is None or stamp > newest_canonical:
+                newest_canonical = stamp
+        elif (ms := iso_to_ms(stamp)) is not None and (newest_ms is None or ms > newest_ms):
+            newest_ms = ms
         kind = record.get("type")
         if (
             kind == "compaction"
@@ -163,6 +176,12 @@ def summarize_records(
         if text:
             texts.append(text)
     parent = header.get("parentSession")
+    canonical_ms = iso_to_ms(newest_canonical) if newest_canonical is not None else None
+    if newest_canonical is not None and canonical_ms is None:  # shaped like a time but not one
+        stamps = (iso_to_ms(record.get("timestamp")) for record in records[1:])
+        canonical_ms = max((ms for ms in stamps if ms is not None), default=None)
+    if canonical_ms is not None and (newest_ms is None or canonical_ms > newest_ms):
+        newest_ms = canonical_ms
     modified = datetime.fromtimestamp(mtime, timezone.utc)
     return SessionInfo(
         path=os.fspath(path),
