@@ -22,7 +22,8 @@ from omp_session.format.codec import BOM, decode_lines
 from omp_session.format.ids import iso_to_ms, ms_to_datetime
 from omp_session.format.title_slot import slot_from_value
 from omp_session.store import SessionStorage
-from omp_session.tools.listing import SessionInfo, message_text
+from omp_session.tools.content import message_text
+from omp_session.tools.listing_summary import SessionInfo
 
 __all__ = ["SUFFIX_BYTES", "list_files", "scan_session_file", "session_status"]
 

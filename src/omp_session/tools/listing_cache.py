@@ -24,7 +24,7 @@ import orjson
 from omp_session.store.paths import agent_dir
 
 if TYPE_CHECKING:
-    from omp_session.tools.listing import SessionInfo
+    from omp_session.tools.listing_summary import SessionInfo
 
 __all__ = ["SCHEMA_VERSION", "FileKey", "ListingCache", "cache_path"]
 
@@ -190,7 +190,7 @@ def _encode_info(info: SessionInfo) -> bytes:
 
 
 def _decode_info(blob: bytes) -> SessionInfo:
-    from omp_session.tools.listing import SessionInfo  # (listing imports this module)
+    from omp_session.tools.listing_summary import SessionInfo  # (listing imports this module)
 
     fields = orjson.loads(blob)
     for name in _DATES:
