@@ -79,12 +79,13 @@ class SessionList(list[SessionInfo]):
         self.skipped = list(skipped)
 
 
-def _jsonl_files(
+def _jsonl_entries(
     directory: Path, root: Path | None, skipped: list[tuple[str, str]] | None = None
-) -> list[Path]:
-    """``*.jsonl`` regular files directly in ``directory`` (symlinks only when they stay in ``root``);
-    entries that cannot be used are added to ``skipped``."""
-    found: list[Path] = []
+) -> list[os.DirEntry[str]]:
+    """``*.jsonl`` regular files directly in ``directory`` (symlinks only when they stay in ``root``),
+    in path order; entries that cannot be used are added to ``skipped``. Their ``stat()`` is one
+    system call, and the file type comes from the directory listing itself."""
+    found: list[os.DirEntry[str]] = []
     try:
         with os.scandir(directory) as entries:
             for item in entries:
@@ -103,10 +104,31 @@ def _jsonl_files(
                     if skipped is not None:
                         skipped.append((item.path, exc.strerror or str(exc)))
                     continue
-                found.append(Path(item.path))
+                found.append(item)
     except OSError:
         return []
-    return sorted(found)
+    found.sort(key=lambda item: item.name)  # one directory: the order of the paths
+    return found
+
+
+def _jsonl_files(
+    directory: Path, root: Path | None, skipped: list[tuple[str, str]] | None = None
+) -> list[Path]:
+    return [Path(item.path) for item in _jsonl_entries(directory, root, skipped)]
+
+
+def _file_entries(
+    root: Path | None, directory: Path | None, include_root_files: bool, skipped: list[tuple[str, str]]
+) -> Iterator[os.DirEntry[str]]:
+    """:func:`session_files` of a file store, as directory entries."""
+    if directory is not None:
+        yield from _jsonl_entries(directory, None, skipped)
+        return
+    base = root if root is not None else sessions_root()
+    if include_root_files:
+        yield from _jsonl_entries(base, base, skipped)
+    for folder in _project_dirs(base):
+        yield from _jsonl_entries(folder, base, skipped)
 
 
 def _project_dirs(root: Path) -> list[Path]:
@@ -144,14 +166,8 @@ def session_files(
     if store is not None:
         yield from _stored_files(store, root, directory, include_root_files)
         return
-    if directory is not None:
-        yield from _jsonl_files(directory, None, skipped)
-        return
-    base = root if root is not None else sessions_root()
-    if include_root_files:
-        yield from _jsonl_files(base, base, skipped)
-    for folder in _project_dirs(base):
-        yield from _jsonl_files(folder, base, skipped)
+    for entry in _file_entries(root, directory, include_root_files, skipped if skipped is not None else []):
+        yield Path(entry.path)
 
 
 def _store(storage: SessionStorage | None) -> SessionStorage | None:
@@ -229,7 +245,10 @@ def stored_header(store: SessionStorage, path: Path) -> dict[str, Any] | None:
 
 
 def _summaries(
-    paths: Sequence[Path], under: Path, cache: ListingCache | None, skipped: list[tuple[str, str]]
+    entries: Iterable[os.DirEntry[str]],
+    under: Path,
+    cache: ListingCache | None,
+    skipped: list[tuple[str, str]],
 ) -> list[SessionInfo]:
     own_cache = cache is None
     cache = cache if cache is not None else ListingCache()
@@ -237,10 +256,10 @@ def _summaries(
         cached = cache.infos(os.fspath(under))
         infos: list[SessionInfo] = []
         fresh: list[tuple[FileKey, SessionInfo | None, str]] = []
-        for path in paths:
-            text_path = os.fspath(path)
+        for entry in entries:
+            text_path = entry.path
             try:
-                stat = os.stat(text_path)
+                stat = entry.stat()
             except OSError:
                 continue
             key = FileKey.of(stat)
@@ -254,7 +273,7 @@ def _summaries(
                 skipped.append((text_path, "cannot be read"))
                 continue
             data, read_stat = read
-            info = summarize_bytes(path, data, read_stat.st_mtime, read_stat.st_size)
+            info = summarize_bytes(text_path, data, read_stat.st_mtime, read_stat.st_size)
             fresh.append((FileKey.of(read_stat), info, text_path))
             if info is not None:
                 infos.append(info)
@@ -296,12 +315,13 @@ def list_sessions(
         stored = _list_stored(store, list(session_files(directory=base, storage=store)), dialect)
         return _pinned_first(SessionList(stored), dialect)
     skipped: list[tuple[str, str]] = []
-    files = list(session_files(directory=base, skipped=skipped))
+    entries = list(_file_entries(None, base, False, skipped))
     if dialect is not None and dialect.listing.prefix_bytes is not None:
         from omp_session.tools.listing18 import list_files
 
+        files = [Path(entry.path) for entry in entries]
         return _pinned_first(SessionList(list_files(files, dialect.listing.prefix_bytes), skipped), dialect)
-    infos = _summaries(files, base, cache, skipped)
+    infos = _summaries(entries, base, cache, skipped)
     return _pinned_first(SessionList(_newest_first(infos), skipped), dialect)
 
 
@@ -322,12 +342,13 @@ def list_all_sessions(
             SessionList(_list_stored(store, list(session_files(base, storage=store)), dialect)), dialect
         )
     skipped: list[tuple[str, str]] = []
-    files = list(session_files(base, skipped=skipped))
+    entries = list(_file_entries(base, None, False, skipped))
     if dialect is not None and dialect.listing.prefix_bytes is not None:
         from omp_session.tools.listing18 import list_files
 
+        files = [Path(entry.path) for entry in entries]
         return _pinned_first(SessionList(list_files(files, dialect.listing.prefix_bytes), skipped), dialect)
-    infos = _summaries(files, base, cache, skipped)
+    infos = _summaries(entries, base, cache, skipped)
     return _pinned_first(SessionList(_newest_first(infos), skipped), dialect)
 
 
@@ -341,8 +362,7 @@ def list_store(root: Path | str, *, cache: ListingCache | None = None) -> Sessio
         paths = list(session_files(base, include_root_files=True, storage=store))
         infos = _stored_summaries(store, paths, cache, os.fspath(base))
     else:
-        files = list(session_files(base, include_root_files=True, skipped=skipped))
-        infos = _summaries(files, base, cache, skipped)
+        infos = _summaries(_file_entries(base, None, True, skipped), base, cache, skipped)
     ordered = sorted(
         infos, key=lambda info: (info.last_activity or info.modified, info.modified), reverse=True
     )

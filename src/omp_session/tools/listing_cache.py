@@ -1,7 +1,10 @@
 """The on-disk metadata cache of session listings: ``<agent dir>/cache/session-list.sqlite3``.
 
-One row per session file holding its whole ``SessionInfo``, keyed by the file's path and trusted
-only while the file's size, mtime, ctime and inode are all unchanged (any write changes one of them).
+One row per session file holding its ``SessionInfo``, keyed by the file's path and trusted only
+while the file's size, mtime, ctime and inode are all unchanged (any write changes one of them). The
+``all_messages_text`` of each lives in a second table, read only when an info's text is first used:
+a warm listing of thousands of sessions then loads a few hundred bytes per session, not every
+conversation.
 
 It is only a cache: every failure (a locked, corrupt or unwritable database) makes the listing
 compute from the files instead, and a corrupt database is replaced.
@@ -15,24 +18,27 @@ import contextlib
 import os
 import sqlite3
 from collections.abc import Iterable
+from dataclasses import fields
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import orjson
 
 from omp_session.store.paths import agent_dir
-
-if TYPE_CHECKING:
-    from omp_session.tools.listing_summary import SessionInfo
+from omp_session.tools.listing_summary import SessionInfo
 
 __all__ = ["SCHEMA_VERSION", "FileKey", "ListingCache", "cache_path"]
 
 # 3: files starting with an omp 18 title slot are sessions (the slot folded into the header).
-SCHEMA_VERSION = 3
+# 4: the texts in their own table.
+SCHEMA_VERSION = 4
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS infos (
     path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, ino INTEGER, info BLOB
+);
+CREATE TABLE IF NOT EXISTS texts (
+    path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, ino INTEGER, text TEXT
 );
 """
 _DROP = "DROP TABLE IF EXISTS sessions; DROP TABLE IF EXISTS texts; DROP TABLE IF EXISTS infos;"
@@ -133,20 +139,55 @@ class ListingCache:
             return {}
         found: dict[str, tuple[FileKey, SessionInfo | None]] = {}
         for path, size, mtime_ns, ctime_ns, ino, blob in rows:
+            key = FileKey(size, mtime_ns, ctime_ns, ino)
             try:
-                info = _decode_info(blob) if blob is not None else None
+                info = self._decode_info(blob, path, key) if blob is not None else None
             except (orjson.JSONDecodeError, TypeError, KeyError, ValueError):
                 continue  # unreadable row (another version wrote it): summarise the file again
-            found[path] = (FileKey(size, mtime_ns, ctime_ns, ino), info)
+            found[path] = (key, info)
         return found
+
+    def _decode_info(self, blob: bytes, path: str, key: FileKey) -> SessionInfo:
+        stored = orjson.loads(blob)
+        if stored.keys() != _STORED_FIELDS:
+            raise KeyError("fields")
+        for name in _DATES:
+            stamp = stored[name]
+            stored[name] = datetime.fromtimestamp(stamp, timezone.utc) if stamp is not None else None
+        return SessionInfo.from_cache(stored, lambda: self.text(path, key))
+
+    def text(self, path: str, key: FileKey) -> str:
+        """The ``all_messages_text`` cached for this version of ``path``; else (the cache lost it,
+        or the file changed since) the text the file holds now, or ``""`` when it cannot be read."""
+        if self._db is None and self.path != Path(":memory:"):
+            with contextlib.suppress(sqlite3.Error, OSError):
+                self._db = self._connect()
+        if self._db is not None:
+            try:
+                row = self._db.execute(
+                    "SELECT text FROM texts WHERE path = ? AND size = ? AND mtime_ns = ? AND ctime_ns = ?"
+                    " AND ino = ?",
+                    (path, *key),
+                ).fetchone()
+            except sqlite3.Error:
+                row = None
+            if row is not None and isinstance(row[0], str):
+                return row[0]
+        from omp_session.tools.listing import session_info  # (listing imports this module)
+
+        info = session_info(path) if key.ino != -1 else None  # a database row has no file to read
+        return info.all_messages_text if info is not None else ""
 
     def store_infos(self, items: Iterable[tuple[FileKey, SessionInfo | None, str]]) -> None:
         """Insert or replace summaries (one transaction; skipped if the database is busy)."""
-        rows = []
+        rows, texts = [], []
         for key, info, path in items:
             try:
                 path.encode()  # SQLite text is strict UTF-8 too
+                text = info.all_messages_text if info is not None else ""
+                text.encode()
                 rows.append((path, *key, _encode_info(info) if info is not None else None))
+                texts.append((path, *key, text))
             except (UnicodeEncodeError, orjson.JSONEncodeError):
                 # A lone surrogate (in a name, or JSON text omp wrote, issue 11 item 5) cannot be
                 # stored as UTF-8: that file is simply read afresh each time.
@@ -156,6 +197,7 @@ class ListingCache:
         try:
             with self._transaction() as db:
                 db.executemany("INSERT OR REPLACE INTO infos VALUES (?,?,?,?,?,?)", rows)
+                db.executemany("INSERT OR REPLACE INTO texts VALUES (?,?,?,?,?,?)", texts)
         except sqlite3.Error as exc:
             self._failed(exc)
 
@@ -179,21 +221,13 @@ class ListingCache:
 
 
 _DATES = ("created", "modified", "last_activity")
+#: What an info row holds: every field but the text (kept in ``texts``).
+_STORED_FIELDS = frozenset(field.name for field in fields(SessionInfo)) - {"all_messages_text"}
 
 
 def _encode_info(info: SessionInfo) -> bytes:
-    fields = dict(info.__dict__)
+    stored = {name: getattr(info, name) for name in _STORED_FIELDS}
     for name in _DATES:
-        moment = fields[name]
-        fields[name] = moment.timestamp() if moment is not None else None
-    return orjson.dumps(fields)
-
-
-def _decode_info(blob: bytes) -> SessionInfo:
-    from omp_session.tools.listing_summary import SessionInfo  # (listing imports this module)
-
-    fields = orjson.loads(blob)
-    for name in _DATES:
-        stamp = fields[name]
-        fields[name] = datetime.fromtimestamp(stamp, timezone.utc) if stamp is not None else None
-    return SessionInfo(**fields)
+        moment = stored[name]
+        stored[name] = moment.timestamp() if moment is not None else None
+    return orjson.dumps(stored)

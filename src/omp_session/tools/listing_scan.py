@@ -359,7 +359,7 @@ def _exact(line: bytes) -> dict[str, Any] | None:
     return value if type(value) is dict else None
 
 
-def summarize_bytes(path: Path, data: bytes, mtime: float, size: int = 0) -> SessionInfo | None:
+def summarize_bytes(path: Path | str, data: bytes, mtime: float, size: int = 0) -> SessionInfo | None:
     """``summarize_records(path, decode_lines(data).records, mtime, size)``, faster."""
     lines = _lines(data)
     index, head = 0, list[dict[str, Any]]()

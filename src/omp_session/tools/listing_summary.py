@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from omp_session.dialects import OMP_18_2
 from omp_session.format.ids import iso_to_ms, ms_to_datetime
@@ -28,7 +28,9 @@ __all__ = ["CANONICAL_TIME", "SessionInfo", "fold_slot_record", "is_canonical_ti
 
 @dataclass(frozen=True)
 class SessionInfo:
-    """What a session list shows, complete and plain: no field is computed on access.
+    """What a session list shows, every field plain, with one exception: an info from the listing
+    cache (:meth:`from_cache`) reads ``all_messages_text`` from that cache on first use (else from
+    the file), so that a warm listing of thousands of sessions does not load every conversation.
 
     ``modified`` is the file's mtime, as in omp 13.19.0. ``last_activity`` is the newest entry
     timestamp (else ``modified``): copies and checkouts reset mtimes, entries keep their times.
@@ -56,6 +58,26 @@ class SessionInfo:
     #: The first user message that is not a slash command (``/mode``), for display titles; not an
     #: omp field (issue 13 #7: a session opened with ``/mode`` was listed as "/mode").
     first_prompt: str = ""
+
+    @classmethod
+    def from_cache(cls, fields: dict[str, Any], text: Callable[[], str]) -> SessionInfo:
+        """An info of every field in ``fields`` but ``all_messages_text``, which ``text()`` gives on
+        first use (built without ``__init__``: the warm listing makes thousands)."""
+        info = object.__new__(cls)
+        info.__dict__.update(fields)
+        info.__dict__["_text"] = text
+        return info
+
+    if not TYPE_CHECKING:  # (mypy keeps checking attribute names)
+
+        def __getattr__(self, name: str) -> Any:
+            # Called only for attributes not set: the text of an info from the cache.
+            text = self.__dict__.get("_text") if name == "all_messages_text" else None
+            if text is None:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            value = text()
+            self.__dict__["all_messages_text"] = value
+            return value
 
     def to_dict(self) -> dict[str, Any]:
         """omp's camelCase JSON shape (dates as ISO strings; absent optional keys omitted)."""
@@ -111,7 +133,7 @@ def is_canonical_time(value: object) -> TypeGuard[str]:
 
 
 def summarize_records(
-    path: Path, records: Sequence[dict[str, Any]], mtime: float, size: int = 0
+    path: Path | str, records: Sequence[dict[str, Any]], mtime: float, size: int = 0
 ) -> SessionInfo | None:
     """A ``SessionInfo`` from decoded records (header first, after an omp 18 title slot if any),
     or ``None`` if not a session."""
