@@ -21,6 +21,7 @@ from omp_session.dialects import Dialect
 from omp_session.errors import SessionError
 from omp_session.format.codec import BOM, decode_line
 from omp_session.format.title_slot import split_slot
+from omp_session.gcpause import gc_paused
 from omp_session.store import SessionStorage
 from omp_session.store.configured import configured_storage
 from omp_session.store.loading import is_session_header, read_header
@@ -253,35 +254,45 @@ def _summaries(
     own_cache = cache is None
     cache = cache if cache is not None else ListingCache()
     try:
-        cached = cache.infos(os.fspath(under))
-        infos: list[SessionInfo] = []
-        fresh: list[tuple[FileKey, SessionInfo | None, str]] = []
-        for entry in entries:
-            text_path = entry.path
-            try:
-                stat = entry.stat()
-            except OSError:
-                continue
-            key = FileKey.of(stat)
-            hit = cached.get(text_path)
-            if hit is not None and hit[0] == key:
-                if hit[1] is not None:
-                    infos.append(hit[1])
-                continue
-            read = _read(text_path)
-            if read is None:
-                skipped.append((text_path, "cannot be read"))
-                continue
-            data, read_stat = read
-            info = summarize_bytes(text_path, data, read_stat.st_mtime, read_stat.st_size)
-            fresh.append((FileKey.of(read_stat), info, text_path))
-            if info is not None:
-                infos.append(info)
+        with gc_paused():  # thousands of acyclic objects at once: see gcpause.py
+            infos, fresh = _cached_or_summarized(entries, cache.infos(os.fspath(under)), skipped)
         cache.store_infos(fresh)
     finally:
         if own_cache:
             cache.close()
     return infos
+
+
+def _cached_or_summarized(
+    entries: Iterable[os.DirEntry[str]],
+    cached: dict[str, tuple[FileKey, SessionInfo | None]],
+    skipped: list[tuple[str, str]],
+) -> tuple[list[SessionInfo], list[tuple[FileKey, SessionInfo | None, str]]]:
+    """The infos of ``entries`` (the cached one where the file is unchanged), and the new ones."""
+    infos: list[SessionInfo] = []
+    fresh: list[tuple[FileKey, SessionInfo | None, str]] = []
+    for entry in entries:
+        text_path = entry.path
+        try:
+            stat = entry.stat()
+        except OSError:
+            continue
+        key = FileKey.of(stat)
+        hit = cached.get(text_path)
+        if hit is not None and hit[0] == key:
+            if hit[1] is not None:
+                infos.append(hit[1])
+            continue
+        read = _read(text_path)
+        if read is None:
+            skipped.append((text_path, "cannot be read"))
+            continue
+        data, read_stat = read
+        info = summarize_bytes(text_path, data, read_stat.st_mtime, read_stat.st_size)
+        fresh.append((FileKey.of(read_stat), info, text_path))
+        if info is not None:
+            infos.append(info)
+    return infos, fresh
 
 
 def _newest_first(infos: list[SessionInfo]) -> list[SessionInfo]:
