@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from omp_session.format.codec import decode_lines
-from omp_session.tools import listing_scan
+from omp_session.tools import listing18, listing_scan
 from omp_session.tools.listing_scan import summarize_bytes
 from omp_session.tools.listing_summary import summarize_records
 
@@ -318,3 +318,42 @@ def test_hand_picked_files_summarise_as_the_reference(body: list[bytes]) -> None
         assert info is not None
         if body[-1] == _user("real prompt"):
             assert info.first_prompt == "real prompt" and info.first_message == "  "
+
+
+def _markers_by_decoding_each(content: str) -> int:
+    """omp 18's count of ``"type": "message"`` in a cut prefix, each value decoded (the rule the
+    fast count in listing18 must match)."""
+    count, index = 0, 0
+    while True:
+        at = content.find('"type"', index)
+        colon = content.find(":", at + 6) if at >= 0 else -1
+        if colon < 0:
+            return count
+        if listing18._string_property(content, "type", at) == "message":
+            count += 1
+        index = colon + 1
+
+
+_PIECES = st.sampled_from(
+    [
+        '"type"',
+        ":",
+        " ",
+        "\n",
+        '"message"',
+        '"messag',
+        '"mess\\u0061ge"',
+        '"message\\',
+        '"x"',
+        "\\",
+        '"',
+        "{",
+        "e",
+    ]
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_PIECES, max_size=14).map("".join))
+def test_omp18_message_count_of_a_cut_prefix_matches_decoding_each_value(content: str) -> None:
+    assert listing18._count_message_markers(content) == _markers_by_decoding_each(content)
