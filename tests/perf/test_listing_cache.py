@@ -149,11 +149,14 @@ def test_escaped_words_are_not_missed(tmp_path: Path) -> None:
     assert _listed(tmp_path) == _reference(tmp_path)
 
 
-def test_listed_infos_behave_like_plain_ones(corpus_dir: Path) -> None:
+@pytest.mark.parametrize("state", ["cold", "warm"])
+def test_listed_infos_behave_like_plain_ones(corpus_dir: Path, state: str) -> None:
     import copy
     import dataclasses
     import pickle
 
+    if state == "warm":
+        list_sessions(corpus_dir)  # fills the cache: the next listing's texts are read on use
     info = list_sessions(corpus_dir)[0]
     plain = session_info(Path(info.path))
     assert info == plain and repr(info) == repr(plain)
@@ -161,11 +164,14 @@ def test_listed_infos_behave_like_plain_ones(corpus_dir: Path) -> None:
     assert pickle.loads(pickle.dumps(info)) == plain and copy.copy(info) == plain
 
 
-def test_an_info_is_complete_and_plain(corpus_dir: Path) -> None:
-    # Every field is computed by the listing: deleting the file afterwards changes nothing, and
-    # neither repr() nor attribute access reads a file or the cache.
+@pytest.mark.parametrize("state", ["cold", "warm"])
+def test_an_info_is_complete_and_plain(corpus_dir: Path, state: str) -> None:
+    # Every field but a warm info's text is computed by the listing, and that text comes from the
+    # cache: deleting the files afterwards changes nothing.
     import dataclasses
 
+    if state == "warm":
+        list_sessions(corpus_dir)
     infos = list_sessions(corpus_dir)
     before = [(repr(info), info.message_count, info.all_messages_text) for info in infos]
     shutil.rmtree(corpus_dir)
@@ -184,3 +190,13 @@ def test_the_cache_can_be_switched_off_or_kept_in_memory(corpus_dir: Path) -> No
 
 def _sorted(infos: list[listing.SessionInfo]) -> list[dict[str, Any]]:
     return [i.to_dict() for i in sorted(infos, key=lambda i: (-i.modified.timestamp(), i.path))]
+
+
+def test_a_warm_text_lost_by_the_cache_is_read_from_the_file(corpus_dir: Path) -> None:
+    expected = {info.path: info.all_messages_text for info in list_sessions(corpus_dir)}
+    warm = list_sessions(corpus_dir)
+    with sqlite3.connect(cache_path()) as db:
+        db.execute("DELETE FROM texts")
+    db.close()
+    assert {info.path: info.all_messages_text for info in warm} == expected
+    assert any(expected.values())

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard
@@ -67,6 +67,10 @@ class SessionInfo:
         info.__dict__.update(fields)
         info.__dict__["_text"] = text
         return info
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Copies and pickles hold the text itself, not the cache's reader.
+        return {field.name: getattr(self, field.name) for field in fields(self)}
 
     if not TYPE_CHECKING:  # (mypy keeps checking attribute names)
 
