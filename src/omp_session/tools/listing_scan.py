@@ -121,7 +121,7 @@ class _Summary:
         self.first: str | None = None
         self.prompt: str | None = None
         self.texts: list[str] = []
-        self.stamps: list[str] = []  # every string timestamp (``iso_to_ms`` ignores the others)
+        self.stamps: list[Any] = []  # the timestamps (``iso_to_ms`` ignores all but strings)
         self.main_cost: Any = 0
         self.side_cost: Any = 0
         self.has_side = False
@@ -206,28 +206,36 @@ class _Summary:
         """Every entry of a file that msgspec decoded whole, in a few passes (what the per-line
         methods do, without a call per entry); raises :class:`_NotExact` when a line needs the
         exact path (then this summary is dropped)."""
-        stamps = [entry.timestamp for entry in entries]
-        self.stamps = [stamp for stamp in stamps if type(stamp) is str]
-        if not self.titled:
+        self.stamps = [entry.timestamp for entry in entries]  # (not only strings: see _newest_ms)
+        kinds = [entry.type for entry in entries]
+        if not self.titled and "compaction" in kinds:
             shorts = [
                 e.shortSummary for e in entries if e.type == "compaction" and type(e.shortSummary) is str
             ]
             if shorts:
                 self.title = shorts[-1]
-        messages = [entry.message for entry in entries if entry.type == "message"]
+        messages = [
+            entry.message for entry in entries if entry.type == "message" and entry.message is not None
+        ]
+        self.count += len(messages)
         texts, main_cost = self.texts, self.main_cost
         for message in messages:
-            if message is None:
-                continue
-            self.count += 1
             role = message.role
             if role == "assistant":
-                cost = message.usage.cost if message.usage is not None else None
-                if cost is not None:
-                    total = cost.total
+                usage = message.usage
+                if usage is not None and usage.cost is not None:
+                    total = usage.cost.total
                     if type(total) is int and not -_EXACT_INT_LIMIT <= total < _EXACT_INT_LIMIT:
                         raise _NotExact
                     main_cost += (total if type(total) is int or type(total) is float else None) or 0
+                content = message.content
+                if isinstance(content, str):
+                    if content:
+                        texts.append(content)
+                elif content:
+                    text = " ".join([b.text for b in content if b.type == "text" and type(b.text) is str])
+                    if text:
+                        texts.append(text)
             elif role == "user":
                 text = _text(message.content)
                 if self.first is None:
@@ -236,22 +244,16 @@ class _Summary:
                     self.prompt = text
                 if text:
                     texts.append(text)
-                continue
             elif role == "toolResult" and message.toolName == "task" and message.details:
                 details = decode_line(bytes(message.details))
                 cost = _cost_of_usage(details.get("usage")) if isinstance(details, dict) else None
                 if cost is not None:
                     main_cost += cost
-                continue
-            else:
-                continue
-            text = _text(message.content)
-            if text:
-                texts.append(text)
         self.main_cost = main_cost
-        for entry in entries:
-            if entry.type == "model_usage" and entry.usage is not None:
-                self._side_fast(entry.usage)
+        if "model_usage" in kinds:
+            for entry in entries:
+                if entry.type == "model_usage" and entry.usage is not None:
+                    self._side_fast(entry.usage)
 
     def _side_fast(self, usage: _Usage) -> None:
         total = usage.cost.total if usage.cost is not None else None
@@ -302,12 +304,17 @@ def _all_canonical(stamps: list[str]) -> bool:
     return "".join([joined[at::25] for at in _DIGITS]).isdecimal()
 
 
-def _newest_ms(stamps: list[str]) -> tuple[bool, int | None]:
+def _newest_ms(stamps: list[Any]) -> tuple[bool, int | None]:
     """``(needs the reference, newest time in ms)`` by ``summarize_records``' rule: canonical times
     compare as text, the newest is parsed once; any other string is parsed on its own."""
+    try:
+        canonical = bool(stamps) and _all_canonical(stamps)
+    except TypeError:  # a timestamp that is not a string (``iso_to_ms`` ignores those)
+        stamps = [stamp for stamp in stamps if type(stamp) is str]
+        canonical = bool(stamps) and _all_canonical(stamps)
     if not stamps:
         return False, None
-    if _all_canonical(stamps):
+    if canonical:
         newest = iso_to_ms(max(stamps))
         return newest is None, newest
     newest_canonical: str | None = None
