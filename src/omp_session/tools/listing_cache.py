@@ -54,7 +54,8 @@ class FileKey(NamedTuple):
 
     @classmethod
     def of(cls, stat: os.stat_result) -> FileKey:
-        return cls(stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino)
+        # tuple.__new__: FileKey's own __new__ is Python code, and this runs per listed file.
+        return tuple.__new__(cls, (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino))
 
 
 def cache_path() -> Path:
@@ -138,8 +139,9 @@ class ListingCache:
             self._failed(exc)
             return {}
         found: dict[str, tuple[FileKey, SessionInfo | None]] = {}
+        make_key = tuple.__new__  # (FileKey's own __new__ is Python code; this runs per row)
         for path, size, mtime_ns, ctime_ns, ino, blob in rows:
-            key = FileKey(size, mtime_ns, ctime_ns, ino)
+            key = make_key(FileKey, (size, mtime_ns, ctime_ns, ino))
             try:
                 info = self._decode_info(blob, path, key) if blob is not None else None
             except (orjson.JSONDecodeError, TypeError, KeyError, ValueError):
@@ -149,11 +151,14 @@ class ListingCache:
 
     def _decode_info(self, blob: bytes, path: str, key: FileKey) -> SessionInfo:
         stored = orjson.loads(blob)
-        if stored.keys() != _STORED_FIELDS:
+        if len(stored) != len(_STORED_FIELDS):  # the schema version makes the names right
             raise KeyError("fields")
-        for name in _DATES:
-            stamp = stored[name]
-            stored[name] = datetime.fromtimestamp(stamp, timezone.utc) if stamp is not None else None
+        from_stamp, utc = datetime.fromtimestamp, timezone.utc
+        stored["modified"] = from_stamp(stored["modified"], utc)
+        if (created := stored["created"]) is not None:
+            stored["created"] = from_stamp(created, utc)
+        if (last_activity := stored["last_activity"]) is not None:
+            stored["last_activity"] = from_stamp(last_activity, utc)
         return SessionInfo.from_cache(stored, lambda: self.text(path, key))
 
     def text(self, path: str, key: FileKey) -> str:
