@@ -14,9 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from omp_session import SessionManager
-from omp_session.tools import listing
+from omp_session.tools import listing, listing_cache
 from omp_session.tools.listing import list_all_sessions, list_sessions, session_info
 from omp_session.tools.listing_cache import ListingCache, cache_path
+from omp_session.tools.listing_cache import read_file as real_read
 
 from .sessions import session_lines
 
@@ -60,13 +61,26 @@ def test_cold_and_warm_listings_equal_reading_every_file(corpus_dir: Path) -> No
 
 def test_a_warm_listing_reads_no_file(corpus_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     [info.to_dict() for info in list_sessions(corpus_dir)]  # cold, and every detail used once
+    read: list[str] = []
+
+    def counted(path: str) -> Any:
+        read.append(path)
+        return real_read(path)
+
+    monkeypatch.setattr(listing_cache, "read_file", counted)
+    warm = list_sessions(corpus_dir)
+    assert read == []  # the listing itself reads no file
+    texts = [info.all_messages_text for info in warm]  # each text: read from its file once...
+    plain = [session_info(info.path) for info in warm]
+    assert len(read) == len(warm) and texts == [info.all_messages_text for info in plain if info is not None]
     expected = _reference(corpus_dir)
 
     def no_reading(*args: object) -> None:
         raise AssertionError("a file was read")
 
     monkeypatch.setattr(listing, "_read", no_reading)
-    assert _listed(corpus_dir) == expected
+    monkeypatch.setattr(listing_cache, "read_file", no_reading)
+    assert _listed(corpus_dir) == expected  # ...then kept in the cache
 
 
 @pytest.mark.parametrize("change", ["append", "same-size", "replace", "touch"])

@@ -27,9 +27,8 @@ from omp_session.store.configured import configured_storage
 from omp_session.store.loading import is_session_header, read_header
 from omp_session.store.paths import is_within, sessions_root
 from omp_session.store.pins import load_pinned_session_ids, sort_pinned_first
-from omp_session.store.regular import open_regular
 from omp_session.tools.content import message_text
-from omp_session.tools.listing_cache import FileKey, ListingCache
+from omp_session.tools.listing_cache import FileKey, ListingCache, read_file
 from omp_session.tools.listing_scan import summarize_bytes
 from omp_session.tools.listing_summary import SessionInfo, fold_slot_record, summarize_records
 
@@ -50,11 +49,8 @@ __all__ = [
 
 
 def _read(path: str) -> tuple[bytes, os.stat_result] | None:
-    try:
-        with os.fdopen(open_regular(path), "rb") as handle:
-            return handle.read(), os.fstat(handle.fileno())
-    except (OSError, SessionError):  # gone, unreadable, or not a regular file (a FIFO)
-        return None
+    """The file's bytes and ``fstat``, or ``None``: gone, unreadable, or not a regular file."""
+    return read_file(path)
 
 
 def session_info(path: Path | str) -> SessionInfo | None:

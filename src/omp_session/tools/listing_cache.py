@@ -25,10 +25,13 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from omp_session.errors import SessionError
 from omp_session.store.paths import agent_dir
+from omp_session.store.regular import open_regular
+from omp_session.tools.listing_scan import summarize_bytes
 from omp_session.tools.listing_summary import SessionInfo
 
-__all__ = ["SCHEMA_VERSION", "FileKey", "ListingCache", "cache_path"]
+__all__ = ["SCHEMA_VERSION", "FileKey", "ListingCache", "cache_path", "read_file"]
 
 # 3: files starting with an omp 18 title slot are sessions (the slot folded into the header).
 # 4: the texts in their own table.
@@ -162,8 +165,9 @@ class ListingCache:
         return SessionInfo.from_cache(stored, lambda: self.text(path, key))
 
     def text(self, path: str, key: FileKey) -> str:
-        """The ``all_messages_text`` cached for this version of ``path``; else (the cache lost it,
-        or the file changed since) the text the file holds now, or ``""`` when it cannot be read."""
+        """The ``all_messages_text`` of this version of ``path``: from the cache, else (first use, or
+        the file changed since it was listed) from the file as it is now, then cached; ``""`` when
+        it cannot be read."""
         if self._db is None and self.path != Path(":memory:"):
             with contextlib.suppress(sqlite3.Error, OSError):
                 self._db = self._connect()
@@ -178,21 +182,29 @@ class ListingCache:
                 row = None
             if row is not None and isinstance(row[0], str):
                 return row[0]
-        from omp_session.tools.listing import session_info  # (listing imports this module)
-
-        info = session_info(path) if key.ino != -1 else None  # a database row has no file to read
-        return info.all_messages_text if info is not None else ""
+        if key.ino == -1:  # a database row (stored with its text): no file to read
+            return ""
+        read = read_file(path)
+        if read is None:
+            return ""
+        data, stat = read
+        info = summarize_bytes(path, data, stat.st_mtime, stat.st_size)
+        text = info.all_messages_text if info is not None else ""
+        self._store_texts([(path, *FileKey.of(stat), text)])
+        return text
 
     def store_infos(self, items: Iterable[tuple[FileKey, SessionInfo | None, str]]) -> None:
-        """Insert or replace summaries (one transaction; skipped if the database is busy)."""
+        """Insert or replace summaries (one transaction; skipped if the database is busy). The
+        texts of files are not written: most listings never use them, and :meth:`text` reads one
+        from its file on first use; those of database rows (inode -1) are."""
         rows, texts = [], []
         for key, info, path in items:
             try:
                 path.encode()  # SQLite text is strict UTF-8 too
-                text = info.all_messages_text if info is not None else ""
-                text.encode()
                 rows.append((path, *key, _encode_info(info) if info is not None else None))
-                texts.append((path, *key, text))
+                if key.ino == -1 and info is not None:
+                    info.all_messages_text.encode()
+                    texts.append((path, *key, info.all_messages_text))
             except (UnicodeEncodeError, orjson.JSONEncodeError):
                 # A lone surrogate (in a name, or JSON text omp wrote, issue 11 item 5) cannot be
                 # stored as UTF-8: that file is simply read afresh each time.
@@ -202,6 +214,20 @@ class ListingCache:
         try:
             with self._transaction() as db:
                 db.executemany("INSERT OR REPLACE INTO infos VALUES (?,?,?,?,?,?)", rows)
+                db.executemany("INSERT OR REPLACE INTO texts VALUES (?,?,?,?,?,?)", texts)
+        except sqlite3.Error as exc:
+            self._failed(exc)
+
+    def _store_texts(self, texts: list[tuple[str, int, int, int, int, str]]) -> None:
+        try:
+            for text in texts:
+                text[-1].encode()  # (a lone surrogate: not cached, read again next time)
+        except UnicodeEncodeError:
+            return
+        if self._db is None:
+            return
+        try:
+            with self._transaction() as db:
                 db.executemany("INSERT OR REPLACE INTO texts VALUES (?,?,?,?,?,?)", texts)
         except sqlite3.Error as exc:
             self._failed(exc)
@@ -228,6 +254,14 @@ class ListingCache:
 _DATES = ("created", "modified", "last_activity")
 #: What an info row holds: every field but the text (kept in ``texts``).
 _STORED_FIELDS = frozenset(field.name for field in fields(SessionInfo)) - {"all_messages_text"}
+
+
+def read_file(path: str) -> tuple[bytes, os.stat_result] | None:
+    try:
+        with os.fdopen(open_regular(path), "rb") as handle:
+            return handle.read(), os.fstat(handle.fileno())
+    except (OSError, SessionError):  # gone, unreadable, or not a regular file
+        return None
 
 
 def _encode_info(info: SessionInfo) -> bytes:
