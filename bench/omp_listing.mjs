@@ -3,7 +3,8 @@
 // read the whole file, split on "\n", JSON.parse every line leniently, take the header, count the
 // messages, collect the user and assistant text, the first user text and the last short summary,
 // stat the file; all files at once, as omp does. Written for this bench, not taken from omp.
-// Usage: node bench/omp_listing.mjs DIRECTORY RUNS  (prints {"samples": [seconds, ...]})
+// Usage: node bench/omp_listing.mjs DIRECTORY RUNS
+// Prints {"samples": [wall seconds, ...], "cpu": [CPU seconds of the process, ...]}.
 import { readdirSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 
@@ -45,10 +46,14 @@ async function summarize(file) {
 
 const files = readdirSync(directory).filter(name => name.endsWith(".jsonl")).map(name => `${directory}/${name}`);
 const samples = [];
+const cpu = [];
 for (let run = 0; run < runs; run++) {
   const start = performance.now();
+  const startCpu = process.cpuUsage();
   const infos = (await Promise.all(files.map(summarize))).filter(Boolean);
   infos.sort((a, b) => b.modified - a.modified);
+  const used = process.cpuUsage(startCpu);
   samples.push((performance.now() - start) / 1000);
+  cpu.push((used.user + used.system) / 1e6);
 }
-console.log(JSON.stringify({ samples }));
+console.log(JSON.stringify({ samples, cpu }));
