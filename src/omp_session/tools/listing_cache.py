@@ -226,11 +226,10 @@ class ListingCache:
             return
         if self._db is None:
             return
-        try:
-            with self._transaction() as db:
-                db.executemany("INSERT OR REPLACE INTO texts VALUES (?,?,?,?,?,?)", texts)
-        except sqlite3.Error as exc:
-            self._failed(exc)
+        # Best effort: a text read on use may race with a listing on another thread (the viewer's
+        # in-memory cache); one not written is read from its file again next time.
+        with contextlib.suppress(sqlite3.Error), self._transaction() as db:
+            db.executemany("INSERT OR REPLACE INTO texts VALUES (?,?,?,?,?,?)", texts)
 
     def _failed(self, exc: sqlite3.Error) -> None:
         # Busy or locked (another process writes): go on without the cache this time. Anything
