@@ -245,7 +245,8 @@ def search(paths: list[str], query: str, runs: int) -> dict[str, Any]:
 
 def listing(directory: str, runs: int, mode: str) -> dict[str, Any]:
     """``list_sessions``: ``cold`` (no cache), ``cold-details`` (no cache, then every field of
-    every session used), ``warm`` (cache filled), ``omp18`` (omp 18's 4 KB-prefix listing, which
+    every session used), ``warm`` (cache filled), ``warm-details`` (cache filled, then every field
+    used: the texts are read from the cache), ``omp18`` (omp 18's 4 KB-prefix listing, which
     uses no cache)."""
 
     def drop() -> None:
@@ -261,12 +262,17 @@ def listing(directory: str, runs: int, mode: str) -> dict[str, Any]:
     if mode == "warm":
         use_all()
         return {"samples": timed(lambda: list_sessions(directory), runs).to_json()}
+    if mode == "warm-details":  # the texts are read from the cache on first use
+        use_all()
+        return {"samples": timed(use_all, runs).to_json()}
     action = use_all if mode == "cold-details" else (lambda: len(list_sessions(directory)))
     return {"samples": timed(action, runs, before=drop).to_json(), "count": len(list_sessions(directory))}
 
 
 def listing_floors(directory: str, runs: int) -> dict[str, Any]:
-    """Reading each file's first line and counting its lines; parsing every line of every file."""
+    """Reading each file's first line and counting its lines; parsing every line of every file;
+    listing the directory with one ``stat`` per file (the warm listing's floor); reading the first
+    4 KB and the last 32 KB of each file (omp 18's listing's floor)."""
     paths = sorted(str(p) for p in Path(directory).iterdir())
 
     def headers() -> int:
@@ -280,7 +286,41 @@ def listing_floors(directory: str, runs: int) -> dict[str, Any]:
     def parse_all() -> int:
         return sum(len(_parse_paused(path)) for path in paths)
 
-    return {"headers": timed(headers, runs).to_json(), "parse": timed(parse_all, runs).to_json()}
+    def scan() -> int:
+        with os.scandir(directory) as entries:
+            return sum(entry.stat().st_size for entry in entries if entry.name.endswith(".jsonl"))
+
+    def ends() -> int:
+        total = 0
+        for path in paths:
+            with open(path, "rb") as handle:
+                size = os.fstat(handle.fileno()).st_size
+                total += len(handle.read(4096))
+                handle.seek(max(0, size - 32_768))
+                total += len(handle.read(32_768))
+        return total
+
+    return {
+        "headers": timed(headers, runs).to_json(),
+        "parse": timed(parse_all, runs).to_json(),
+        "scan": timed(scan, runs).to_json(),
+        "ends": timed(ends, runs).to_json(),
+    }
+
+
+def omp_listing_on_node(directory: str, runs: int) -> dict[str, Any]:
+    """omp 13.19's listing work on Node (``bench/omp_listing.mjs``), timed inside Node; no samples
+    without a ``node`` on the PATH."""
+    import subprocess
+
+    node = shutil.which("node")
+    if node is None:
+        return {"samples": []}
+    script = Path(__file__).with_name("omp_listing.mjs")
+    done = subprocess.run(
+        [node, str(script), directory, str(runs)], capture_output=True, check=True, text=True
+    )
+    return {"samples": json.loads(done.stdout)["samples"]}
 
 
 def _library_work(command: str, path: str) -> Any:

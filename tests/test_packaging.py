@@ -22,7 +22,7 @@ SOURCE_ROOT = Path(omp_session.__file__).resolve().parents[1]
 SITE_PACKAGES = Path(str(importlib.metadata.distribution("orjson").locate_file("")))
 
 #: What ``pip install omp-session`` brings, as import names.
-CORE = ("orjson", "typing_extensions")
+CORE = ("orjson", "msgspec", "typing_extensions")
 #: What ``[cli]`` brings: click, rich and rich's own dependencies.
 CLI = ("click", "rich", "markdown_it", "mdurl", "pygments")
 #: Every module the views need and the library must not load.

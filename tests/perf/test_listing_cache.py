@@ -14,9 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from omp_session import SessionManager
-from omp_session.tools import listing
+from omp_session.tools import listing, listing_cache
 from omp_session.tools.listing import list_all_sessions, list_sessions, session_info
 from omp_session.tools.listing_cache import ListingCache, cache_path
+from omp_session.tools.listing_cache import read_file as real_read
 
 from .sessions import session_lines
 
@@ -60,13 +61,26 @@ def test_cold_and_warm_listings_equal_reading_every_file(corpus_dir: Path) -> No
 
 def test_a_warm_listing_reads_no_file(corpus_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     [info.to_dict() for info in list_sessions(corpus_dir)]  # cold, and every detail used once
+    read: list[str] = []
+
+    def counted(path: str) -> Any:
+        read.append(path)
+        return real_read(path)
+
+    monkeypatch.setattr(listing_cache, "read_file", counted)
+    warm = list_sessions(corpus_dir)
+    assert read == []  # the listing itself reads no file
+    texts = [info.all_messages_text for info in warm]  # each text: read from its file once...
+    plain = [session_info(info.path) for info in warm]
+    assert len(read) == len(warm) and texts == [info.all_messages_text for info in plain if info is not None]
     expected = _reference(corpus_dir)
 
     def no_reading(*args: object) -> None:
         raise AssertionError("a file was read")
 
     monkeypatch.setattr(listing, "_read", no_reading)
-    assert _listed(corpus_dir) == expected
+    monkeypatch.setattr(listing_cache, "read_file", no_reading)
+    assert _listed(corpus_dir) == expected  # ...then kept in the cache
 
 
 @pytest.mark.parametrize("change", ["append", "same-size", "replace", "touch"])
@@ -149,11 +163,14 @@ def test_escaped_words_are_not_missed(tmp_path: Path) -> None:
     assert _listed(tmp_path) == _reference(tmp_path)
 
 
-def test_listed_infos_behave_like_plain_ones(corpus_dir: Path) -> None:
+@pytest.mark.parametrize("state", ["cold", "warm"])
+def test_listed_infos_behave_like_plain_ones(corpus_dir: Path, state: str) -> None:
     import copy
     import dataclasses
     import pickle
 
+    if state == "warm":
+        list_sessions(corpus_dir)  # fills the cache: the next listing's texts are read on use
     info = list_sessions(corpus_dir)[0]
     plain = session_info(Path(info.path))
     assert info == plain and repr(info) == repr(plain)
@@ -161,11 +178,14 @@ def test_listed_infos_behave_like_plain_ones(corpus_dir: Path) -> None:
     assert pickle.loads(pickle.dumps(info)) == plain and copy.copy(info) == plain
 
 
-def test_an_info_is_complete_and_plain(corpus_dir: Path) -> None:
-    # Every field is computed by the listing: deleting the file afterwards changes nothing, and
-    # neither repr() nor attribute access reads a file or the cache.
+@pytest.mark.parametrize("state", ["cold", "warm"])
+def test_an_info_is_complete_and_plain(corpus_dir: Path, state: str) -> None:
+    # Every field but a warm info's text is computed by the listing, and that text comes from the
+    # cache: deleting the files afterwards changes nothing.
     import dataclasses
 
+    if state == "warm":
+        list_sessions(corpus_dir)
     infos = list_sessions(corpus_dir)
     before = [(repr(info), info.message_count, info.all_messages_text) for info in infos]
     shutil.rmtree(corpus_dir)
@@ -184,3 +204,13 @@ def test_the_cache_can_be_switched_off_or_kept_in_memory(corpus_dir: Path) -> No
 
 def _sorted(infos: list[listing.SessionInfo]) -> list[dict[str, Any]]:
     return [i.to_dict() for i in sorted(infos, key=lambda i: (-i.modified.timestamp(), i.path))]
+
+
+def test_a_warm_text_lost_by_the_cache_is_read_from_the_file(corpus_dir: Path) -> None:
+    expected = {info.path: info.all_messages_text for info in list_sessions(corpus_dir)}
+    warm = list_sessions(corpus_dir)
+    with sqlite3.connect(cache_path()) as db:
+        db.execute("DELETE FROM texts")
+    db.close()
+    assert {info.path: info.all_messages_text for info in warm} == expected
+    assert any(expected.values())

@@ -13,28 +13,24 @@ thousands of sessions costs one ``stat`` per file. **Side effects:** listing wri
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any
 
-from omp_session.dialects import OMP_18_2, Dialect
+from omp_session.dialects import Dialect
 from omp_session.errors import SessionError
-from omp_session.format.codec import BOM, decode_line, decode_lines
-from omp_session.format.ids import iso_to_ms, ms_to_datetime
-from omp_session.format.title_slot import fold_into_header, slot_from_value, split_slot
-from omp_session.model.usage import UsageStatistics
+from omp_session.format.codec import BOM, decode_line
+from omp_session.format.title_slot import split_slot
+from omp_session.gcpause import gc_paused
 from omp_session.store import SessionStorage
 from omp_session.store.configured import configured_storage
 from omp_session.store.loading import is_session_header, read_header
 from omp_session.store.paths import is_within, sessions_root
 from omp_session.store.pins import load_pinned_session_ids, sort_pinned_first
-from omp_session.store.regular import open_regular
 from omp_session.tools.content import message_text
-from omp_session.tools.listing_cache import FileKey, ListingCache
-from omp_session.tools.summary import is_slash_command
+from omp_session.tools.listing_cache import FileKey, ListingCache, read_file
+from omp_session.tools.listing_scan import summarize_bytes
+from omp_session.tools.listing_summary import SessionInfo, fold_slot_record, summarize_records
 
 __all__ = [
     "SessionInfo",
@@ -52,161 +48,9 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class SessionInfo:
-    """What a session list shows, complete and plain: no field is computed on access.
-
-    ``modified`` is the file's mtime, as in omp 13.19.0. ``last_activity`` is the newest entry
-    timestamp (else ``modified``): copies and checkouts reset mtimes, entries keep their times.
-    """
-
-    path: str
-    id: str
-    cwd: str
-    title: str | None
-    parent_session_path: str | None
-    created: datetime | None
-    modified: datetime
-    message_count: int
-    first_message: str
-    all_messages_text: str
-    #: The file's size in bytes.
-    size: int = 0
-    last_activity: datetime | None = None
-    #: Total cost of every assistant message and task result (spec §6.3), and of omp 18's
-    #: ``model_usage`` entries.
-    cost: float = 0.0
-    #: omp 18 listings only (``listing18.py``): the state of the last message; with it, ``size``
-    #: and ``status`` are part of the JSON shape, as in omp 18.
-    status: str | None = None
-    #: The first user message that is not a slash command (``/mode``), for display titles; not an
-    #: omp field (issue 13 #7: a session opened with ``/mode`` was listed as "/mode").
-    first_prompt: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        """omp's camelCase JSON shape (dates as ISO strings; absent optional keys omitted)."""
-        out: dict[str, Any] = {"path": self.path, "id": self.id, "cwd": self.cwd}
-        if self.title is not None:
-            out["title"] = self.title
-        if self.parent_session_path is not None:
-            out["parentSessionPath"] = self.parent_session_path
-        out["created"] = _iso(self.created)
-        out["modified"] = _iso(self.modified)
-        out["messageCount"] = self.message_count
-        out["firstMessage"] = self.first_message
-        out["allMessagesText"] = self.all_messages_text
-        if self.status is not None:
-            out["size"] = self.size
-            out["status"] = self.status
-        return out
-
-
-def _iso(moment: datetime | None) -> str | None:
-    if moment is None:
-        return None
-    return (
-        moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
-    )
-
-
-def _from_ms(ms: float | None) -> datetime | None:
-    return ms_to_datetime(ms)
-
-
-def fold_slot_record(records: Sequence[dict[str, Any]]) -> Sequence[dict[str, Any]]:
-    """``records`` without a leading omp 18 title slot, which is folded into the header after it
-    (a copy of the header; the slot wins, omp18-differences §1.3)."""
-    slot = slot_from_value(records[0]) if records else None
-    if slot is None:
-        return records
-    rest = list(records[1:])
-    if rest and is_session_header(rest[0]):
-        header = dict(rest[0])
-        fold_into_header(header, slot)
-        rest[0] = header
-    return rest
-
-
-_CANONICAL_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
-
-
-def _is_canonical_time(value: object) -> TypeGuard[str]:
-    """``YYYY-MM-DDTHH:MM:SS.mmmZ``: such strings sort as text exactly as their instants do."""
-    return isinstance(value, str) and len(value) == 24 and _CANONICAL_TIME.fullmatch(value) is not None
-
-
-def summarize_records(
-    path: Path, records: Sequence[dict[str, Any]], mtime: float, size: int = 0
-) -> SessionInfo | None:
-    """A ``SessionInfo`` from decoded records (header first, after an omp 18 title slot if any),
-    or ``None`` if not a session."""
-    records = fold_slot_record(records)
-    if not records or not is_session_header(records[0]) or not records[0].get("id"):
-        return None
-    header = records[0]
-    title = header.get("title") if isinstance(header.get("title"), str) else None
-    count, first, prompt, texts = 0, None, None, []
-    newest_ms: float | None = None
-    newest_canonical: str | None = None
-    for record in records[1:]:
-        stamp = record.get("timestamp")
-        if _is_canonical_time(stamp):  # what omp writes: orders as text, parsed once at the end
-            if newest_canonical is None or stamp > newest_canonical:
-                newest_canonical = stamp
-        elif (ms := iso_to_ms(stamp)) is not None and (newest_ms is None or ms > newest_ms):
-            newest_ms = ms
-        kind = record.get("type")
-        if (
-            kind == "compaction"
-            and header.get("title") is None
-            and isinstance(record.get("shortSummary"), str)
-        ):
-            title = record["shortSummary"]
-        if kind != "message" or not isinstance(record.get("message"), dict):
-            continue
-        count += 1
-        message = record["message"]
-        if message.get("role") not in ("user", "assistant"):
-            continue
-        text = message_text(message)
-        if message.get("role") == "user" and first is None:
-            first = text
-        if message.get("role") == "user" and prompt is None and text.strip() and not is_slash_command(text):
-            prompt = text
-        if text:
-            texts.append(text)
-    parent = header.get("parentSession")
-    canonical_ms = iso_to_ms(newest_canonical) if newest_canonical is not None else None
-    if newest_canonical is not None and canonical_ms is None:  # shaped like a time but not one
-        stamps = (iso_to_ms(record.get("timestamp")) for record in records[1:])
-        canonical_ms = max((ms for ms in stamps if ms is not None), default=None)
-    if canonical_ms is not None and (newest_ms is None or canonical_ms > newest_ms):
-        newest_ms = canonical_ms
-    modified = datetime.fromtimestamp(mtime, timezone.utc)
-    return SessionInfo(
-        path=os.fspath(path),
-        id=header["id"],
-        cwd=header["cwd"] if isinstance(header.get("cwd"), str) else "",
-        title=title,
-        parent_session_path=parent if isinstance(parent, str) else None,
-        created=_from_ms(iso_to_ms(header.get("timestamp"))),
-        modified=modified,
-        message_count=count,
-        first_message=first or "(no messages)",
-        all_messages_text=" ".join(texts),
-        size=size,
-        last_activity=_from_ms(newest_ms) or modified,
-        cost=UsageStatistics.of(records[1:]).reported(OMP_18_2.usage).cost,  # model_usage included
-        first_prompt=prompt or first or "",
-    )
-
-
 def _read(path: str) -> tuple[bytes, os.stat_result] | None:
-    try:
-        with os.fdopen(open_regular(path), "rb") as handle:
-            return handle.read(), os.fstat(handle.fileno())
-    except (OSError, SessionError):  # gone, unreadable, or not a regular file (a FIFO)
-        return None
+    """The file's bytes and ``fstat``, or ``None``: gone, unreadable, or not a regular file."""
+    return read_file(path)
 
 
 def session_info(path: Path | str) -> SessionInfo | None:
@@ -215,7 +59,7 @@ def session_info(path: Path | str) -> SessionInfo | None:
     if read is None:
         return None
     data, stat = read
-    return summarize_records(Path(path), decode_lines(data).records, stat.st_mtime, stat.st_size)
+    return summarize_bytes(Path(path), data, stat.st_mtime, stat.st_size)
 
 
 # -- which files --------------------------------------------------------------------------------------
@@ -232,12 +76,13 @@ class SessionList(list[SessionInfo]):
         self.skipped = list(skipped)
 
 
-def _jsonl_files(
+def _jsonl_entries(
     directory: Path, root: Path | None, skipped: list[tuple[str, str]] | None = None
-) -> list[Path]:
-    """``*.jsonl`` regular files directly in ``directory`` (symlinks only when they stay in ``root``);
-    entries that cannot be used are added to ``skipped``."""
-    found: list[Path] = []
+) -> list[os.DirEntry[str]]:
+    """``*.jsonl`` regular files directly in ``directory`` (symlinks only when they stay in ``root``),
+    in path order; entries that cannot be used are added to ``skipped``. Their ``stat()`` is one
+    system call, and the file type comes from the directory listing itself."""
+    found: list[os.DirEntry[str]] = []
     try:
         with os.scandir(directory) as entries:
             for item in entries:
@@ -256,10 +101,31 @@ def _jsonl_files(
                     if skipped is not None:
                         skipped.append((item.path, exc.strerror or str(exc)))
                     continue
-                found.append(Path(item.path))
+                found.append(item)
     except OSError:
         return []
-    return sorted(found)
+    found.sort(key=lambda item: item.name)  # one directory: the order of the paths
+    return found
+
+
+def _jsonl_files(
+    directory: Path, root: Path | None, skipped: list[tuple[str, str]] | None = None
+) -> list[Path]:
+    return [Path(item.path) for item in _jsonl_entries(directory, root, skipped)]
+
+
+def _file_entries(
+    root: Path | None, directory: Path | None, include_root_files: bool, skipped: list[tuple[str, str]]
+) -> Iterator[os.DirEntry[str]]:
+    """:func:`session_files` of a file store, as directory entries."""
+    if directory is not None:
+        yield from _jsonl_entries(directory, None, skipped)
+        return
+    base = root if root is not None else sessions_root()
+    if include_root_files:
+        yield from _jsonl_entries(base, base, skipped)
+    for folder in _project_dirs(base):
+        yield from _jsonl_entries(folder, base, skipped)
 
 
 def _project_dirs(root: Path) -> list[Path]:
@@ -297,14 +163,8 @@ def session_files(
     if store is not None:
         yield from _stored_files(store, root, directory, include_root_files)
         return
-    if directory is not None:
-        yield from _jsonl_files(directory, None, skipped)
-        return
-    base = root if root is not None else sessions_root()
-    if include_root_files:
-        yield from _jsonl_files(base, base, skipped)
-    for folder in _project_dirs(base):
-        yield from _jsonl_files(folder, base, skipped)
+    for entry in _file_entries(root, directory, include_root_files, skipped if skipped is not None else []):
+        yield Path(entry.path)
 
 
 def _store(storage: SessionStorage | None) -> SessionStorage | None:
@@ -352,7 +212,7 @@ def _stored_summaries(
             data = store.read_session(path)
         except SessionError:
             continue
-        info = summarize_records(path, decode_lines(data).records, stat.mtime, len(data))
+        info = summarize_bytes(path, data, stat.mtime, len(data))
         fresh.append((key, info, os.fspath(path)))
         if info is not None:
             infos.append(info)
@@ -382,40 +242,53 @@ def stored_header(store: SessionStorage, path: Path) -> dict[str, Any] | None:
 
 
 def _summaries(
-    paths: Sequence[Path], under: Path, cache: ListingCache | None, skipped: list[tuple[str, str]]
+    entries: Iterable[os.DirEntry[str]],
+    under: Path,
+    cache: ListingCache | None,
+    skipped: list[tuple[str, str]],
 ) -> list[SessionInfo]:
     own_cache = cache is None
     cache = cache if cache is not None else ListingCache()
     try:
-        cached = cache.infos(os.fspath(under))
-        infos: list[SessionInfo] = []
-        fresh: list[tuple[FileKey, SessionInfo | None, str]] = []
-        for path in paths:
-            text_path = os.fspath(path)
-            try:
-                stat = os.stat(text_path)
-            except OSError:
-                continue
-            key = FileKey.of(stat)
-            hit = cached.get(text_path)
-            if hit is not None and hit[0] == key:
-                if hit[1] is not None:
-                    infos.append(hit[1])
-                continue
-            read = _read(text_path)
-            if read is None:
-                skipped.append((text_path, "cannot be read"))
-                continue
-            data, read_stat = read
-            info = summarize_records(path, decode_lines(data).records, read_stat.st_mtime, read_stat.st_size)
-            fresh.append((FileKey.of(read_stat), info, text_path))
-            if info is not None:
-                infos.append(info)
+        with gc_paused():  # thousands of acyclic objects at once: see gcpause.py
+            infos, fresh = _cached_or_summarized(entries, cache.infos(os.fspath(under)), skipped)
         cache.store_infos(fresh)
     finally:
         if own_cache:
             cache.close()
     return infos
+
+
+def _cached_or_summarized(
+    entries: Iterable[os.DirEntry[str]],
+    cached: dict[str, tuple[FileKey, SessionInfo | None]],
+    skipped: list[tuple[str, str]],
+) -> tuple[list[SessionInfo], list[tuple[FileKey, SessionInfo | None, str]]]:
+    """The infos of ``entries`` (the cached one where the file is unchanged), and the new ones."""
+    infos: list[SessionInfo] = []
+    fresh: list[tuple[FileKey, SessionInfo | None, str]] = []
+    for entry in entries:
+        text_path = entry.path
+        try:
+            stat = entry.stat()
+        except OSError:
+            continue
+        key = FileKey.of(stat)
+        hit = cached.get(text_path)
+        if hit is not None and hit[0] == key:
+            if hit[1] is not None:
+                infos.append(hit[1])
+            continue
+        read = _read(text_path)
+        if read is None:
+            skipped.append((text_path, "cannot be read"))
+            continue
+        data, read_stat = read
+        info = summarize_bytes(text_path, data, read_stat.st_mtime, read_stat.st_size)
+        fresh.append((FileKey.of(read_stat), info, text_path))
+        if info is not None:
+            infos.append(info)
+    return infos, fresh
 
 
 def _newest_first(infos: list[SessionInfo]) -> list[SessionInfo]:
@@ -449,12 +322,13 @@ def list_sessions(
         stored = _list_stored(store, list(session_files(directory=base, storage=store)), dialect)
         return _pinned_first(SessionList(stored), dialect)
     skipped: list[tuple[str, str]] = []
-    files = list(session_files(directory=base, skipped=skipped))
+    entries = list(_file_entries(None, base, False, skipped))
     if dialect is not None and dialect.listing.prefix_bytes is not None:
         from omp_session.tools.listing18 import list_files
 
+        files = [Path(entry.path) for entry in entries]
         return _pinned_first(SessionList(list_files(files, dialect.listing.prefix_bytes), skipped), dialect)
-    infos = _summaries(files, base, cache, skipped)
+    infos = _summaries(entries, base, cache, skipped)
     return _pinned_first(SessionList(_newest_first(infos), skipped), dialect)
 
 
@@ -475,12 +349,13 @@ def list_all_sessions(
             SessionList(_list_stored(store, list(session_files(base, storage=store)), dialect)), dialect
         )
     skipped: list[tuple[str, str]] = []
-    files = list(session_files(base, skipped=skipped))
+    entries = list(_file_entries(base, None, False, skipped))
     if dialect is not None and dialect.listing.prefix_bytes is not None:
         from omp_session.tools.listing18 import list_files
 
+        files = [Path(entry.path) for entry in entries]
         return _pinned_first(SessionList(list_files(files, dialect.listing.prefix_bytes), skipped), dialect)
-    infos = _summaries(files, base, cache, skipped)
+    infos = _summaries(entries, base, cache, skipped)
     return _pinned_first(SessionList(_newest_first(infos), skipped), dialect)
 
 
@@ -494,8 +369,7 @@ def list_store(root: Path | str, *, cache: ListingCache | None = None) -> Sessio
         paths = list(session_files(base, include_root_files=True, storage=store))
         infos = _stored_summaries(store, paths, cache, os.fspath(base))
     else:
-        files = list(session_files(base, include_root_files=True, skipped=skipped))
-        infos = _summaries(files, base, cache, skipped)
+        infos = _summaries(_file_entries(base, None, True, skipped), base, cache, skipped)
     ordered = sorted(
         infos, key=lambda info: (info.last_activity or info.modified, info.modified), reverse=True
     )

@@ -17,12 +17,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from omp_session.errors import SessionError
 from omp_session.format.codec import BOM, decode_lines
 from omp_session.format.ids import iso_to_ms, ms_to_datetime
 from omp_session.format.title_slot import slot_from_value
 from omp_session.store import SessionStorage
-from omp_session.tools.listing import SessionInfo, message_text
+from omp_session.tools.content import message_text
+from omp_session.tools.listing_summary import SessionInfo
 
 __all__ = ["SUFFIX_BYTES", "list_files", "scan_session_file", "session_status"]
 
@@ -64,7 +67,9 @@ def _decode_fragment(value: str) -> str:
 
 
 def _count_message_markers(content: str) -> int:
-    count, index = 0, 0
+    """How many ``"type"`` keys of ``content`` have the value ``"message"`` (a cut prefix: counted
+    textually, as omp 18 does)."""
+    count, index, end = 0, 0, len(content)
     while True:
         at = content.find('"type"', index)
         if at < 0:
@@ -72,8 +77,19 @@ def _count_message_markers(content: str) -> int:
         colon = content.find(":", at + 6)
         if colon < 0:
             return count
-        if _string_property(content, "type", at) == "message":
+        value = colon + 1
+        while value < end and content[value] in " \t\n\r":
+            value += 1
+        if content.startswith('"message"', value):
             count += 1
+        elif value < end and content[value] == '"':
+            close = content.find('"', value + 1)
+            # Without a backslash before its closing quote the value is its text as written, which
+            # is not "message"; only an escape or a value cut at the end needs the decoding rule.
+            if (close < 0 or "\\" in content[value + 1 : close]) and _string_property(
+                content, "type", at
+            ) == "message":
+                count += 1
         index = colon + 1
 
 
@@ -98,9 +114,12 @@ def session_status(suffix: bytes) -> str:
         if not line.startswith(b"{"):
             continue
         try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
+            entry = orjson.loads(line)  # the same value as json.loads wherever orjson reads it
+        except orjson.JSONDecodeError:
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
         message = entry.get("message") if isinstance(entry, dict) else None
         if entry.get("type") == "message" and isinstance(message, dict):
             return _status_of(message)

@@ -1,7 +1,10 @@
 """The on-disk metadata cache of session listings: ``<agent dir>/cache/session-list.sqlite3``.
 
-One row per session file holding its whole ``SessionInfo``, keyed by the file's path and trusted
-only while the file's size, mtime, ctime and inode are all unchanged (any write changes one of them).
+One row per session file holding its ``SessionInfo``, keyed by the file's path and trusted only
+while the file's size, mtime, ctime and inode are all unchanged (any write changes one of them). The
+``all_messages_text`` of each lives in a second table, read only when an info's text is first used:
+a warm listing of thousands of sessions then loads a few hundred bytes per session, not every
+conversation.
 
 It is only a cache: every failure (a locked, corrupt or unwritable database) makes the listing
 compute from the files instead, and a corrupt database is replaced.
@@ -15,24 +18,30 @@ import contextlib
 import os
 import sqlite3
 from collections.abc import Iterable
+from dataclasses import fields
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import orjson
 
+from omp_session.errors import SessionError
 from omp_session.store.paths import agent_dir
+from omp_session.store.regular import open_regular
+from omp_session.tools.listing_scan import summarize_bytes
+from omp_session.tools.listing_summary import SessionInfo
 
-if TYPE_CHECKING:
-    from omp_session.tools.listing import SessionInfo
-
-__all__ = ["SCHEMA_VERSION", "FileKey", "ListingCache", "cache_path"]
+__all__ = ["SCHEMA_VERSION", "FileKey", "ListingCache", "cache_path", "read_file"]
 
 # 3: files starting with an omp 18 title slot are sessions (the slot folded into the header).
-SCHEMA_VERSION = 3
+# 4: the texts in their own table.
+SCHEMA_VERSION = 4
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS infos (
     path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, ino INTEGER, info BLOB
+);
+CREATE TABLE IF NOT EXISTS texts (
+    path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, ino INTEGER, text TEXT
 );
 """
 _DROP = "DROP TABLE IF EXISTS sessions; DROP TABLE IF EXISTS texts; DROP TABLE IF EXISTS infos;"
@@ -48,7 +57,8 @@ class FileKey(NamedTuple):
 
     @classmethod
     def of(cls, stat: os.stat_result) -> FileKey:
-        return cls(stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino)
+        # tuple.__new__: FileKey's own __new__ is Python code, and this runs per listed file.
+        return tuple.__new__(cls, (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino))
 
 
 def cache_path() -> Path:
@@ -132,21 +142,69 @@ class ListingCache:
             self._failed(exc)
             return {}
         found: dict[str, tuple[FileKey, SessionInfo | None]] = {}
+        make_key = tuple.__new__  # (FileKey's own __new__ is Python code; this runs per row)
         for path, size, mtime_ns, ctime_ns, ino, blob in rows:
+            key = make_key(FileKey, (size, mtime_ns, ctime_ns, ino))
             try:
-                info = _decode_info(blob) if blob is not None else None
+                info = self._decode_info(blob, path, key) if blob is not None else None
             except (orjson.JSONDecodeError, TypeError, KeyError, ValueError):
                 continue  # unreadable row (another version wrote it): summarise the file again
-            found[path] = (FileKey(size, mtime_ns, ctime_ns, ino), info)
+            found[path] = (key, info)
         return found
 
+    def _decode_info(self, blob: bytes, path: str, key: FileKey) -> SessionInfo:
+        stored = orjson.loads(blob)
+        if len(stored) != len(_STORED_FIELDS):  # the schema version makes the names right
+            raise KeyError("fields")
+        from_stamp, utc = datetime.fromtimestamp, timezone.utc
+        stored["modified"] = from_stamp(stored["modified"], utc)
+        if (created := stored["created"]) is not None:
+            stored["created"] = from_stamp(created, utc)
+        if (last_activity := stored["last_activity"]) is not None:
+            stored["last_activity"] = from_stamp(last_activity, utc)
+        return SessionInfo.from_cache(stored, lambda: self.text(path, key))
+
+    def text(self, path: str, key: FileKey) -> str:
+        """The ``all_messages_text`` of this version of ``path``: from the cache, else (first use, or
+        the file changed since it was listed) from the file as it is now, then cached; ``""`` when
+        it cannot be read."""
+        if self._db is None and self.path != Path(":memory:"):
+            with contextlib.suppress(sqlite3.Error, OSError):
+                self._db = self._connect()
+        if self._db is not None:
+            try:
+                row = self._db.execute(
+                    "SELECT text FROM texts WHERE path = ? AND size = ? AND mtime_ns = ? AND ctime_ns = ?"
+                    " AND ino = ?",
+                    (path, *key),
+                ).fetchone()
+            except sqlite3.Error:
+                row = None
+            if row is not None and isinstance(row[0], str):
+                return row[0]
+        if key.ino == -1:  # a database row (stored with its text): no file to read
+            return ""
+        read = read_file(path)
+        if read is None:
+            return ""
+        data, stat = read
+        info = summarize_bytes(path, data, stat.st_mtime, stat.st_size)
+        text = info.all_messages_text if info is not None else ""
+        self._store_texts([(path, *FileKey.of(stat), text)])
+        return text
+
     def store_infos(self, items: Iterable[tuple[FileKey, SessionInfo | None, str]]) -> None:
-        """Insert or replace summaries (one transaction; skipped if the database is busy)."""
-        rows = []
+        """Insert or replace summaries (one transaction; skipped if the database is busy). The
+        texts of files are not written: most listings never use them, and :meth:`text` reads one
+        from its file on first use; those of database rows (inode -1) are."""
+        rows, texts = [], []
         for key, info, path in items:
             try:
                 path.encode()  # SQLite text is strict UTF-8 too
                 rows.append((path, *key, _encode_info(info) if info is not None else None))
+                if key.ino == -1 and info is not None:
+                    info.all_messages_text.encode()
+                    texts.append((path, *key, info.all_messages_text))
             except (UnicodeEncodeError, orjson.JSONEncodeError):
                 # A lone surrogate (in a name, or JSON text omp wrote, issue 11 item 5) cannot be
                 # stored as UTF-8: that file is simply read afresh each time.
@@ -156,8 +214,22 @@ class ListingCache:
         try:
             with self._transaction() as db:
                 db.executemany("INSERT OR REPLACE INTO infos VALUES (?,?,?,?,?,?)", rows)
+                db.executemany("INSERT OR REPLACE INTO texts VALUES (?,?,?,?,?,?)", texts)
         except sqlite3.Error as exc:
             self._failed(exc)
+
+    def _store_texts(self, texts: list[tuple[str, int, int, int, int, str]]) -> None:
+        try:
+            for text in texts:
+                text[-1].encode()  # (a lone surrogate: not cached, read again next time)
+        except UnicodeEncodeError:
+            return
+        if self._db is None:
+            return
+        # Best effort: a text read on use may race with a listing on another thread (the viewer's
+        # in-memory cache); one not written is read from its file again next time.
+        with contextlib.suppress(sqlite3.Error), self._transaction() as db:
+            db.executemany("INSERT OR REPLACE INTO texts VALUES (?,?,?,?,?,?)", texts)
 
     def _failed(self, exc: sqlite3.Error) -> None:
         # Busy or locked (another process writes): go on without the cache this time. Anything
@@ -179,21 +251,21 @@ class ListingCache:
 
 
 _DATES = ("created", "modified", "last_activity")
+#: What an info row holds: every field but the text (kept in ``texts``).
+_STORED_FIELDS = frozenset(field.name for field in fields(SessionInfo)) - {"all_messages_text"}
+
+
+def read_file(path: str) -> tuple[bytes, os.stat_result] | None:
+    try:
+        with os.fdopen(open_regular(path), "rb") as handle:
+            return handle.read(), os.fstat(handle.fileno())
+    except (OSError, SessionError):  # gone, unreadable, or not a regular file
+        return None
 
 
 def _encode_info(info: SessionInfo) -> bytes:
-    fields = dict(info.__dict__)
+    stored = {name: getattr(info, name) for name in _STORED_FIELDS}
     for name in _DATES:
-        moment = fields[name]
-        fields[name] = moment.timestamp() if moment is not None else None
-    return orjson.dumps(fields)
-
-
-def _decode_info(blob: bytes) -> SessionInfo:
-    from omp_session.tools.listing import SessionInfo  # (listing imports this module)
-
-    fields = orjson.loads(blob)
-    for name in _DATES:
-        stamp = fields[name]
-        fields[name] = datetime.fromtimestamp(stamp, timezone.utc) if stamp is not None else None
-    return SessionInfo(**fields)
+        moment = stored[name]
+        stored[name] = moment.timestamp() if moment is not None else None
+    return orjson.dumps(stored)
