@@ -1,0 +1,448 @@
+"""Fast line output for commands that print tens of thousands of lines (``show``, ``tree``).
+
+rich lays every ``Text`` out through a general engine (spans, segments, a wrapping pass per
+line, a cropping pass per print): ``show`` of a 50,000-entry session spent 9.9× the library's own
+time there (issue 12 #6). Those commands hand this module plain strings with a style name instead;
+it wraps them itself and writes them in large chunks:
+
+* on a pipe (no colour system) the text is written as is, with no styling work at all;
+* on a terminal each piece is wrapped in the ANSI codes rich itself chose for that style on this
+  console (colour system, ``NO_COLOR``), worked out once per style name.
+
+The wrapping follows rich's own rules (word wrap, long words folded, control codes stripped, tabs
+to 8 columns, wide characters measured in cells), so a line prints exactly as rich would print the
+same ``Text``; tests compare the two. The few complex renderables (panels, centred rules) still go
+through rich (:meth:`LineWriter.renderable`). Session text is never parsed as rich markup here:
+nothing is parsed at all.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Iterable, Sequence
+from itertools import accumulate, pairwise
+from typing import IO
+
+from rich.cells import cell_len, chop_cells, get_character_cell_size, set_cell_size
+from rich.console import Console, RenderableType
+from rich.control import STRIP_CONTROL_CODES, strip_control_codes
+from rich.text import Text
+
+__all__ = ["SINGLE_CELL", "LineWriter", "Piece", "cells", "cut_line", "expand_tabs", "wrap_line"]
+
+#: A piece of a line: its text and a rich style name (``""``: unstyled).
+Piece = tuple[str, str]
+
+#: A wrapped line as a slice of its source line plus a tail: ``line[start:end] + tail``; the tail
+#: is ``"…"`` where a line was cut, or a space where a wide character straddled the edge.
+Slice = tuple[int, int, str]
+
+#: rich's tab size (``Console.tab_size``).
+TAB_SIZE = 8
+#: Characters collected before one write to the file.
+_CHUNK = 1 << 16
+
+_WORD = re.compile(r"\s*\S+\s*")  # a word and the whitespace around it, as rich's wrapper splits
+_TRAILING_SPACE = re.compile(r"\s+$")
+_SPACE = re.compile(r"\s")
+_NON_SPACE = re.compile(r"\S")
+_UP_TO_LAST_SPACE = re.compile(r"(?s:.*)\s")
+
+
+#: Characters one cell wide, known without rich's width table (loading it takes 70 ms): the ranges
+#: rich itself treats so (``rich.cells._SINGLE_CELL_UNICODE_RANGES``), and punctuation and marks
+#: common in sessions and in our own output. A test checks each against rich's table.
+SINGLE_CELL = frozenset(
+    chr(code)
+    for first, last in (
+        (0x20, 0x7E),
+        (0xA0, 0xAC),
+        (0xAE, 0x2FF),
+        (0x370, 0x482),
+        (0x2500, 0x25FC),
+        (0x2800, 0x28FF),
+    )
+    for code in range(first, last + 1)
+) | frozenset("‘’“”–—•…→⎿✗✎")
+
+
+def _narrow(text: str) -> bool:
+    """True when every character is one cell wide: then cells == ``len``."""
+    return (text.isascii() and text.isprintable()) or SINGLE_CELL.issuperset(text)
+
+
+class _CharWidths(dict[str, int]):
+    """Cells of each character seen (rich's ``get_character_cell_size``), looked up once each."""
+
+    def __missing__(self, char: str) -> int:
+        width = self[char] = get_character_cell_size(char)
+        return width
+
+
+_WIDTHS = _CharWidths()
+#: Characters that join or widen graphemes: text holding them is measured by rich itself.
+_GRAPHEME_MARKS = re.compile("[\u200d\ufe0f]")
+#: The control codes rich strips from text (``rich.control.strip_control_codes``).
+_CONTROL_CODES = re.compile("[" + "".join(re.escape(chr(code)) for code in STRIP_CONTROL_CODES) + "]")
+
+
+def cells(text: str) -> int:
+    """Terminal cells ``text`` takes, as rich measures them (``len`` for printable ASCII)."""
+    if text.isascii() and text.isprintable():
+        return len(text)
+    if _GRAPHEME_MARKS.search(text):
+        return cell_len(text)
+    return sum(map(_WIDTHS.__getitem__, text))
+
+
+def _clean(text: str) -> str:
+    """``text`` without the control codes rich strips (a search first: most text has none)."""
+    return strip_control_codes(text) if _CONTROL_CODES.search(text) else text
+
+
+def _tab_widths(text: str, column: int = 0) -> list[int]:
+    """The spaces each tab of ``text`` becomes, as rich expands tabs: the tab turns into one space,
+    then spaces up to the next multiple of 8 (measured with that space, as rich does: a joiner
+    before it swallows it)."""
+    widths = []
+    for part in text.split("\t")[:-1]:
+        column += cells(part + " ")
+        pad = -column % TAB_SIZE
+        column += pad
+        widths.append(1 + pad)
+    return widths
+
+
+def expand_tabs(text: str) -> str:
+    """Tabs to spaces as rich does (see :func:`_tab_widths`)."""
+    if "\t" not in text:
+        return text
+    parts = text.split("\t")
+    return (
+        "".join(part + " " * width for part, width in zip(parts, _tab_widths(text), strict=False)) + parts[-1]
+    )
+
+
+def _breaks_by_word(line: str, width: int) -> list[int]:
+    """Where rich's word wrap (``rich._wrap.divide_line`` with folding) starts each new line,
+    word by word with rich's own measure: for the rare text holding joined graphemes."""
+    breaks: list[int] = []
+    offset = 0
+    for match in _WORD.finditer(line):
+        start, word = match.start(), match.group()
+        word_length = cell_len(word.rstrip())
+        if width - offset >= word_length:
+            offset += cell_len(word)
+        elif word_length > width:  # longer than a whole line: folded across lines
+            folded = chop_cells(word, width)
+            for piece in folded[:-1]:
+                if start:
+                    breaks.append(start)
+                start += len(piece)
+            if start:
+                breaks.append(start)
+            offset = cell_len(folded[-1])
+        elif offset and start:  # fits on the next line
+            breaks.append(start)
+            offset = cell_len(word)
+    return breaks
+
+
+def _breaks(line: str, width: int, prefix: Sequence[int]) -> list[int]:
+    """Where rich's word wrap starts each new line, found a line at a time instead of a word at a
+    time (``prefix[i]``: cells of ``line[:i]``).
+
+    rich's rule (``rich._wrap.divide_line``): a word is its non-space run with the whitespace after
+    it (the first one also takes the line's leading whitespace); a word goes on the current line
+    when the line's cells up to the word's last non-space fit the width, else a new line starts at
+    it; a word wider than a whole line is folded into pieces of the width. So from a line start
+    ``s`` the words that fit are those whose non-space run ends at or before ``k``, the last
+    position still within the width; the first word that does not fit is the run covering ``k``,
+    or the one after the whitespace at ``k``."""
+    narrow = isinstance(prefix, range)
+    ascii_only = narrow and line.isascii()
+    content_end = len(line.rstrip())
+    lead = len(line) - len(line.lstrip())
+    breaks: list[int] = []
+    start = 0
+    while prefix[content_end] - prefix[start] > width:
+        k = start + width if narrow else bisect_right(prefix, prefix[start] + width) - 1
+        if line[k].isspace():
+            word = _NON_SPACE.search(line, k).start()  # type: ignore[union-attr]  # before content_end
+        elif ascii_only:  # printable ASCII: the only whitespace is " "
+            word = max(line.rfind(" ", start, k) + 1, start)
+        else:
+            spaces = _UP_TO_LAST_SPACE.match(line, start, k)
+            word = spaces.end() if spaces is not None else start
+        if word <= lead:
+            word = 0  # the line's leading whitespace belongs to its first word
+        if ascii_only:
+            space = line.find(" ", max(word, lead), content_end)
+        else:
+            found = _SPACE.search(line, max(word, lead), content_end)
+            space = found.start() if found is not None else -1
+        word_end = space if space >= 0 else content_end  # the word's last non-space + 1
+        if prefix[word_end] - prefix[word] <= width:
+            breaks.append(word)
+            start = word
+            continue
+        # Too wide for any line: folded, trailing whitespace included, into pieces of the width.
+        after = _NON_SPACE.search(line, word_end)
+        folded_end = after.start() if after is not None else len(line)
+        if narrow:
+            pieces = list(range(word, folded_end, width))
+        else:
+            pieces = list(
+                accumulate((len(p) for p in chop_cells(line[word:folded_end], width)), initial=word)
+            )[:-1]
+        breaks.extend(piece for piece in pieces if piece)
+        start = pieces[-1]
+    return breaks
+
+
+def _fit_slice(line: str, start: int, end: int, width: int, tail: str = "") -> Slice:
+    """``line[start:end]`` cropped to ``width`` cells with ``tail`` after it, as rich's
+    ``set_cell_size`` crops: a wide character cut in half becomes a space."""
+    room = width - cells(tail)
+    if room <= 0:
+        return start, start, tail
+    if _narrow(line[start:end]):
+        return start, start + room, tail
+    if _GRAPHEME_MARKS.search(line, start, end):  # rich's grapheme rules, matched back to a slice
+        piece = line[start:end]
+        fitted = set_cell_size(piece, room)
+        keep = len(fitted)
+        while keep and not piece.startswith(fitted[:keep]):
+            keep -= 1
+        return start, start + keep, fitted[keep:] + tail
+    used = 0
+    for index in range(start, end):
+        size = _WIDTHS[line[index]]
+        if used + size > room:
+            return start, index, " " * (room - used) + tail
+        used += size
+    return start, end, tail
+
+
+def _prefix_cells(line: str) -> Sequence[int]:
+    """``prefix[i]``: the cells of ``line[:i]`` (a ``range`` when every character is one cell)."""
+    if _narrow(line):
+        return range(len(line) + 1)
+    return list(accumulate(map(_WIDTHS.__getitem__, line), initial=0))
+
+
+def wrap_line(line: str, width: int) -> list[Slice]:
+    """One line (no newline, tabs expanded) word-wrapped to ``width`` cells the way rich wraps a
+    ``Text`` with its default overflow ("fold"): trailing spaces stay on the line they follow
+    unless they go past the edge."""
+    if _narrow(line):  # the common case, where characters are cells
+        if len(line) <= width:
+            return [(0, len(line), "")]
+        breaks = _breaks(line, width, range(len(line) + 1))
+        # Each line's words fit, so cutting its trailing spaces at the width is rich's rstrip_end.
+        return [
+            (start, min(end, start + width), "")
+            for start, end in zip([0, *breaks], [*breaks, len(line)], strict=True)
+        ]
+    # A line that fits is still trimmed of trailing whitespace beyond ``width`` characters.
+    if _GRAPHEME_MARKS.search(line):
+        prefix: Sequence[int] = []
+        fits = cell_len(line) <= width
+        breaks = [] if fits else _breaks_by_word(line, width)
+    else:
+        prefix = _prefix_cells(line)
+        fits = prefix[-1] <= width
+        breaks = [] if fits else _breaks(line, width, prefix)
+    if fits and len(line) <= width:
+        return [(0, len(line), "")]
+    bounds = [0, *breaks, len(line)]
+    out: list[Slice] = []
+    for start, end in pairwise(bounds):
+        if end - start > width:  # rich's rstrip_end (it counts characters here, not cells)
+            spaces = _TRAILING_SPACE.search(line, start, end)
+            if spaces is not None:
+                end -= min(end - spaces.start(), end - start - width)
+        size = prefix[end] - prefix[start] if prefix else cell_len(line[start:end])
+        out.append(_fit_slice(line, start, end, width) if size > width else (start, end, ""))
+    return out
+
+
+def cut_line(line: str, width: int) -> Slice:
+    """One line cut at ``width`` cells, ending in ``…`` when cut (rich's "ellipsis" overflow)."""
+    if (len(line) if _narrow(line) else cells(line)) <= width:
+        return 0, len(line), ""
+    return _fit_slice(line, 0, len(line), width, "…")
+
+
+def _lines_of(pieces: Iterable[Piece]) -> list[list[Piece]]:
+    """``pieces`` split at their newlines, control codes stripped and tabs expanded per line."""
+    lines: list[list[Piece]] = [[]]
+    for text, style in pieces:
+        first, *rest = _clean(text).split("\n")
+        lines[-1].append((first, style))
+        lines.extend([(part, style)] for part in rest)
+    for number, line in enumerate(lines):
+        if any("\t" in text for text, _ in line):  # tabs measured on the whole line, then spread
+            spaces = iter(" " * width for width in _tab_widths("".join(text for text, _ in line)))
+            lines[number] = [("".join(_interleave(text.split("\t"), spaces)), style) for text, style in line]
+    return lines
+
+
+def _interleave(parts: list[str], separators: Iterable[str]) -> Iterable[str]:
+    """``parts`` with the next separator between each two."""
+    separator = iter(separators)
+    for position, part in enumerate(parts):
+        if position:
+            yield next(separator)
+        yield part
+
+
+def _slice_pieces(pieces: Sequence[Piece], start: int, end: int, tail: str) -> list[Piece]:
+    """The parts of ``pieces`` (one line) between characters ``start`` and ``end``, then ``tail``.
+
+    Each character of the tail takes the style of the character that was at its index before the
+    cut (rich keeps a text's spans by index when it crops it); past the end, none."""
+    out: list[Piece] = []
+    position = 0
+    for text, style in pieces:
+        following = position + len(text)
+        if following > start and position < end:
+            out.append((text[max(start - position, 0) : end - position], style))
+        position = following
+    for index, char in enumerate(tail, end):
+        style = _style_at(pieces, index)
+        if out and out[-1][1] == style:  # the span that was cut runs on over the tail
+            out[-1] = (out[-1][0] + char, style)
+        else:
+            out.append((char, style))
+    return out
+
+
+def _style_at(pieces: Sequence[Piece], index: int) -> str:
+    position = 0
+    for text, style in pieces:
+        position += len(text)
+        if index < position:
+            return style
+    return ""
+
+
+class LineWriter:
+    """Lines written to ``file`` in chunks, styled as ``console`` would style them."""
+
+    def __init__(self, console: Console, file: IO[str]) -> None:
+        self.console = console
+        self.file = file
+        self.width = console.width
+        self.styled = console.color_system is not None
+        self._dashes = "─" * self.width
+        self._codes: dict[str, tuple[str, str]] = {}
+        self._chunk: list[str] = []
+        self._size = 0
+
+    def _style_codes(self, style: str) -> tuple[str, str]:
+        """The ANSI codes before and after text in ``style``, as rich renders them here."""
+        codes = self._codes.get(style)
+        if codes is None:
+            with self.console.capture() as captured:
+                self.console.print(Text("X", style=style), end="", soft_wrap=True)
+            before, _, after = captured.get().partition("X")
+            codes = self._codes[style] = (before, after)
+        return codes
+
+    def _write(self, text: str) -> None:
+        self._chunk.append(text)
+        self._size += len(text)
+        if self._size >= _CHUNK:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write what is collected to the file."""
+        if self._chunk:
+            self.file.write("".join(self._chunk))
+            self._chunk.clear()
+            self._size = 0
+
+    def _styled(self, text: str, style: str) -> str:
+        if not (style and text and self.styled):
+            return text
+        before, after = self._style_codes(style)
+        return before + text + after
+
+    def _emit(self, pieces: Iterable[Piece]) -> None:
+        if self.styled:
+            self._write("".join(self._styled(text, style) for text, style in pieces) + "\n")
+        else:
+            self._write("".join(text for text, _ in pieces) + "\n")
+
+    def text(self, text: str, style: str = "", *, cut: bool = False) -> None:
+        """``text`` in one style: each of its lines word-wrapped to the width (``cut``: cut at the
+        edge with ``…`` instead), as rich prints ``Text(text, style=style)``."""
+        if self.styled and style:
+            self.pieces([(text, style)], cut=cut)
+            return
+        width = self.width
+        for line in _clean(text).split("\n"):
+            if "\t" in line:
+                line = expand_tabs(line)
+            if len(line) <= width and _narrow(line):
+                self._write(line + "\n")
+            elif cut:
+                start, end, tail = cut_line(line, width)
+                self._write(line[start:end] + tail + "\n")
+            else:
+                self._write("".join(line[s:e] + tail + "\n" for s, e, tail in wrap_line(line, width)))
+
+    def pieces(self, pieces: Sequence[Piece], *, cut: bool = False) -> None:
+        """Pieces in their styles, together one text (it may hold newlines), wrapped or cut as by
+        :meth:`text`."""
+        if not self.styled:
+            self.text("".join(text for text, _ in pieces), cut=cut)
+            return
+        width = self.width
+        for line in _lines_of(pieces):
+            plain = "".join(text for text, _ in line)
+            if len(plain) <= width and _narrow(plain):
+                self._emit(line)
+            elif cut:
+                self._emit(_slice_pieces(line, *cut_line(plain, width)))
+            else:
+                for start, end, tail in wrap_line(plain, width):
+                    self._emit(_slice_pieces(line, start, end, tail))
+
+    def line(self, pieces: Iterable[Piece]) -> None:
+        """One line as it is: no wrapping, cutting or cleaning (the caller fitted it)."""
+        self._emit(pieces)
+
+    def unwrapped(self, text: str, style: str = "") -> None:
+        """``text`` with no wrapping or cutting (a long path stays whole; the terminal wraps it)."""
+        for line in _clean(text).split("\n"):
+            self._write(self._styled(expand_tabs(line), style) + "\n")
+
+    def rule(self, title: Piece, style: str) -> None:
+        """A left-aligned rule across the width: the title, then ``─`` in ``style`` (rich's
+        ``Rule(title, align="left")``; a title too long is cut with ``…``)."""
+        text, title_style = title
+        room = self.width - 2
+        if 0 < len(text) <= room and _narrow(text):  # the usual header: no cutting, no measuring
+            dashes = self._dashes[: room + 1 - len(text)]
+            if self.styled:
+                self._write(f"{self._styled(text, title_style)} {self._styled(dashes, style)}\n")
+            else:
+                self._write(f"{text} {dashes}\n")
+            return
+        text = _clean(text)
+        if room <= 0 or not text:
+            self._emit([("─" * self.width, style)])
+            return
+        text = expand_tabs(text.replace("\n", " "))
+        start, end, tail = cut_line(text, room)
+        text = text[start:end] + tail
+        self._emit([(text, title_style), (" ", ""), ("─" * (self.width - cells(text) - 1), style)])
+
+    def renderable(self, renderable: RenderableType) -> None:
+        """Anything else, printed by rich itself (rare: panels, centred rules)."""
+        with self.console.capture() as captured:
+            self.console.print(renderable)
+        self._write(captured.get())
