@@ -87,7 +87,7 @@ def test_wrapped_text_matches_rich(text: str, width: int) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(text=texts | words, width=widths)
+@given(text=texts | words | st.text(alphabet="a\u0301", max_size=200), width=widths)
 def test_cut_text_matches_rich(text: str, width: int) -> None:
     expected = _rich(width, False, Text(text), cut=True)
     assert _ours(width, False, "text", text, cut=True) == expected

@@ -40,8 +40,8 @@ Slice = tuple[int, int, str]
 
 #: rich's tab size (``Console.tab_size``).
 TAB_SIZE = 8
-#: Characters collected before one write to the file.
-_CHUNK = 1 << 16
+#: Strings (lines, mostly) collected before one write to the file.
+_CHUNK_PIECES = 4096
 
 _WORD = re.compile(r"\s*\S+\s*")  # a word and the whitespace around it, as rich's wrapper splits
 _TRAILING_SPACE = re.compile(r"\s+$")
@@ -201,33 +201,30 @@ def _breaks(line: str, width: int, prefix: Sequence[int]) -> list[int]:
     return breaks
 
 
-def _fit_slice(line: str, start: int, end: int, width: int, tail: str = "") -> Slice:
-    """``line[start:end]`` cropped to ``width`` cells with ``tail`` after it, as rich's
-    ``set_cell_size`` crops: a wide character cut in half becomes a space."""
-    room = width - cells(tail)
+def _fit_slice(line: str, start: int, end: int, width: int, tail: str, prefix: Sequence[int] | None) -> Slice:
+    """``line[start:end]`` cropped to ``width`` cells with ``tail`` (``""`` or ``"…"``) after it, as
+    rich's ``set_cell_size`` crops: a wide character cut in half becomes a space. ``prefix``: the
+    line's :func:`_prefix_cells`, or ``None`` for a line holding joined graphemes."""
+    room = width - len(tail)
     if room <= 0:
         return start, start, tail
-    if _narrow(line[start:end]):
+    if isinstance(prefix, range):
         return start, start + room, tail
-    if _GRAPHEME_MARKS.search(line, start, end):  # rich's grapheme rules, matched back to a slice
+    if prefix is None:  # rich's grapheme rules, matched back to a slice of the line
         piece = line[start:end]
         fitted = set_cell_size(piece, room)
         keep = len(fitted)
         while keep and not piece.startswith(fitted[:keep]):
             keep -= 1
         return start, start + keep, fitted[keep:] + tail
-    used = 0
-    for index in range(start, end):
-        size = _WIDTHS[line[index]]
-        if used + size > room:
-            return start, index, " " * (room - used) + tail
-        used += size
-    return start, end, tail
+    limit = prefix[start] + room
+    index = bisect_right(prefix, limit, start, end + 1) - 1  # the characters that fit, zero-width ones too
+    return start, index, " " * (limit - prefix[index]) + tail
 
 
-def _prefix_cells(line: str) -> Sequence[int]:
+def _prefix_cells(line: str, narrow: bool) -> Sequence[int]:
     """``prefix[i]``: the cells of ``line[:i]`` (a ``range`` when every character is one cell)."""
-    if _narrow(line):
+    if narrow:
         return range(len(line) + 1)
     return list(accumulate(map(_WIDTHS.__getitem__, line), initial=0))
 
@@ -236,7 +233,8 @@ def wrap_line(line: str, width: int) -> list[Slice]:
     """One line (no newline, tabs expanded) word-wrapped to ``width`` cells the way rich wraps a
     ``Text`` with its default overflow ("fold"): trailing spaces stay on the line they follow
     unless they go past the edge."""
-    if _narrow(line):  # the common case, where characters are cells
+    narrow = _narrow(line)
+    if narrow:  # the common case, where characters are cells
         if len(line) <= width:
             return [(0, len(line), "")]
         breaks = _breaks(line, width, range(len(line) + 1))
@@ -246,12 +244,13 @@ def wrap_line(line: str, width: int) -> list[Slice]:
             for start, end in zip([0, *breaks], [*breaks, len(line)], strict=True)
         ]
     # A line that fits is still trimmed of trailing whitespace beyond ``width`` characters.
+    prefix: Sequence[int] | None
     if _GRAPHEME_MARKS.search(line):
-        prefix: Sequence[int] = []
+        prefix = None
         fits = cell_len(line) <= width
         breaks = [] if fits else _breaks_by_word(line, width)
     else:
-        prefix = _prefix_cells(line)
+        prefix = _prefix_cells(line, narrow)
         fits = prefix[-1] <= width
         breaks = [] if fits else _breaks(line, width, prefix)
     if fits and len(line) <= width:
@@ -263,16 +262,27 @@ def wrap_line(line: str, width: int) -> list[Slice]:
             spaces = _TRAILING_SPACE.search(line, start, end)
             if spaces is not None:
                 end -= min(end - spaces.start(), end - start - width)
-        size = prefix[end] - prefix[start] if prefix else cell_len(line[start:end])
-        out.append(_fit_slice(line, start, end, width) if size > width else (start, end, ""))
+        size = prefix[end] - prefix[start] if prefix is not None else cell_len(line[start:end])
+        out.append(_fit_slice(line, start, end, width, "", prefix) if size > width else (start, end, ""))
     return out
 
 
 def cut_line(line: str, width: int) -> Slice:
     """One line cut at ``width`` cells, ending in ``…`` when cut (rich's "ellipsis" overflow)."""
-    if (len(line) if _narrow(line) else cells(line)) <= width:
+    # Only the head is measured: 2 × width + 2 characters are wider than the width unless most of
+    # them take no cell at all, and then the whole line is measured after all.
+    head = line[: 2 * width + 2]
+    if _narrow(head):
+        prefix: Sequence[int] | None = range(len(head) + 1)
+    elif _GRAPHEME_MARKS.search(line):
+        head, prefix = line, None
+    else:
+        prefix = _prefix_cells(head, False)
+        if prefix[-1] <= width and len(head) < len(line):
+            head, prefix = line, _prefix_cells(line, _narrow(line))
+    if (prefix[-1] if prefix is not None else cell_len(line)) <= width and len(head) == len(line):
         return 0, len(line), ""
-    return _fit_slice(line, 0, len(line), width, "…")
+    return _fit_slice(head, 0, len(head), width, "…", prefix)
 
 
 def _lines_of(pieces: Iterable[Piece]) -> list[list[Piece]]:
@@ -339,7 +349,6 @@ class LineWriter:
         self._dashes = "─" * self.width
         self._codes: dict[str, tuple[str, str]] = {}
         self._chunk: list[str] = []
-        self._size = 0
 
     def _style_codes(self, style: str) -> tuple[str, str]:
         """The ANSI codes before and after text in ``style``, as rich renders them here."""
@@ -353,8 +362,7 @@ class LineWriter:
 
     def _write(self, text: str) -> None:
         self._chunk.append(text)
-        self._size += len(text)
-        if self._size >= _CHUNK:
+        if len(self._chunk) >= _CHUNK_PIECES:
             self.flush()
 
     def flush(self) -> None:
@@ -362,7 +370,6 @@ class LineWriter:
         if self._chunk:
             self.file.write("".join(self._chunk))
             self._chunk.clear()
-            self._size = 0
 
     def _styled(self, text: str, style: str) -> str:
         if not (style and text and self.styled):
@@ -383,6 +390,11 @@ class LineWriter:
             self.pieces([(text, style)], cut=cut)
             return
         width = self.width
+        # Most texts are one short line: written at once (printable, so no newline, tab or
+        # control code in it).
+        if len(text) <= width and ((text.isascii() and text.isprintable()) or SINGLE_CELL.issuperset(text)):
+            self._write(text + "\n")
+            return
         for line in _clean(text).split("\n"):
             if "\t" in line:
                 line = expand_tabs(line)
