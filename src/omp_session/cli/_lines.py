@@ -390,21 +390,24 @@ class LineWriter:
             self.pieces([(text, style)], cut=cut)
             return
         width = self.width
+        chunk = self._chunk
         # Most texts are one short line: written at once (printable, so no newline, tab or
         # control code in it).
         if len(text) <= width and ((text.isascii() and text.isprintable()) or SINGLE_CELL.issuperset(text)):
-            self._write(text + "\n")
-            return
-        for line in _clean(text).split("\n"):
-            if "\t" in line:
-                line = expand_tabs(line)
-            if len(line) <= width and _narrow(line):
-                self._write(line + "\n")
-            elif cut:
-                start, end, tail = cut_line(line, width)
-                self._write(line[start:end] + tail + "\n")
-            else:
-                self._write("".join(line[s:e] + tail + "\n" for s, e, tail in wrap_line(line, width)))
+            chunk.append(text + "\n")
+        else:
+            for line in _clean(text).split("\n"):
+                if "\t" in line:
+                    line = expand_tabs(line)
+                if len(line) <= width and _narrow(line):
+                    chunk.append(line + "\n")
+                elif cut:
+                    start, end, tail = cut_line(line, width)
+                    chunk.append(line[start:end] + tail + "\n")
+                else:
+                    chunk.extend([line[s:e] + tail + "\n" for s, e, tail in wrap_line(line, width)])
+        if len(chunk) >= _CHUNK_PIECES:
+            self.flush()
 
     def pieces(self, pieces: Sequence[Piece], *, cut: bool = False) -> None:
         """Pieces in their styles, together one text (it may hold newlines), wrapped or cut as by
