@@ -5,8 +5,6 @@ Internal module (a command of ``omp-session``, which is the interface); not part
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import click
 
 from omp_session.cli._common import console, emit_json, json_option, session_argument, state
@@ -33,19 +31,25 @@ def _fit(line: TreeLine, width: int | None) -> TreeLine:
     not characters: a line of wide characters (CJK) fits the terminal too."""
     if width is None or line.kind == "fold":
         return line
-    excess = cells(render_tree_line(line)) - width
-    if excess <= 0:
-        return line
     text = line.text
     if text:
-        text_cells = cells(text)
-        _start, end, _tail = cut_line(text, max(text_cells - excess, 1))  # one cell for the "…"
+        others = cells(render_tree_line(line, ""))  # all but the text, which gives way first
+        _start, end, tail = cut_line(text, max(width - others, 1))  # at least the "…"
+        if not tail:
+            return line
         text = text[:end].rstrip() + "…"
-        excess -= text_cells - cells(text)
+        excess = others + cells(text) - width
+    else:
+        excess = cells(render_tree_line(line)) - width
+        if excess <= 0:
+            return line
     prefix = line.prefix
     if excess > 0 and len(prefix) > 2:  # box-drawing lines and spaces: one cell each
         prefix = "…" + prefix[min(excess + 1, len(prefix) - 1) :]
-    return replace(line, prefix=prefix, text=text)
+    # Built directly: ``dataclasses.replace`` costs more than the rest of this function.
+    return TreeLine(
+        prefix, line.entry_id, line.kind, text, line.label, line.is_leaf, line.on_current_branch, line.hidden
+    )
 
 
 def _pieces(line: TreeLine) -> list[Piece]:
