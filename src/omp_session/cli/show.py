@@ -45,6 +45,8 @@ ARGUMENT_CHARS = 160
 #: Lines of an edit's diff shown before folding (``--full`` shows all).
 DIFF_LINES = 40
 
+#: ``json.dumps(value, ensure_ascii=False)``, without building an encoder for every call.
+_ONE_LINE_JSON = json.JSONEncoder(ensure_ascii=False)
 _ROLE_STYLES = {"user": "bold green", "assistant": "bold blue", "developer": "bold yellow"}
 _ITEM_NAMES = {"tool_result": "tool result", "file_mention": "files", "other": "message"}
 
@@ -143,9 +145,7 @@ class _Renderer:
             display.kind == "command" and "\n" not in (display.code or "")
         )
         if one_line and not display.multiline:  # short calls read best as they are: one JSON line
-            arguments = (
-                json.dumps(call.arguments, ensure_ascii=False) if call.arguments not in (None, {}) else ""
-            )
+            arguments = _ONE_LINE_JSON.encode(call.arguments) if call.arguments not in (None, {}) else ""
             if not self.full and len(arguments) > ARGUMENT_CHARS:
                 arguments = arguments[: ARGUMENT_CHARS - 1] + "…"
             if arguments:

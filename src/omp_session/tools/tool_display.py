@@ -104,7 +104,11 @@ def _text(value: Any) -> str:
 
 
 def _path_of(arguments: Mapping[str, Any]) -> str | None:
-    return next((arguments[k] for k in _PATH_KEYS if isinstance(arguments.get(k), str)), None)
+    for key in _PATH_KEYS:
+        value = arguments.get(key)
+        if isinstance(value, str):
+            return value
+    return None
 
 
 def _edit_pairs(arguments: Mapping[str, Any]) -> list[tuple[str, str]]:
