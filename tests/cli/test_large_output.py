@@ -31,7 +31,7 @@ def _session(directory: Path) -> Path:
         session.append_message({"role": "user", "content": "数据ファイル " * 30, "timestamp": 4})
         path = session.get_session_file()
     assert path is not None
-    return path
+    return Path(path)
 
 
 @pytest.fixture
