@@ -17,7 +17,8 @@ from rich.console import Console
 from rich.rule import Rule
 from rich.text import Text
 
-from omp_session.cli._lines import SINGLE_CELL, LineWriter
+from omp_session.cli._lines import LineWriter
+from omp_session.cli._wrap import SINGLE_CELL
 
 # Narrow, accented, wide (CJK, emoji), zero-width, joining and space-like characters, tabs,
 # control codes rich strips and one it keeps (ESC), newlines.
