@@ -147,15 +147,15 @@ class LineWriter:
     def text(self, text: str, style: str = "", *, cut: bool = False) -> None:
         """``text`` in one style: each of its lines word-wrapped to the width (``cut``: cut at the
         edge with ``…`` instead), as rich prints ``Text(text, style=style)``."""
-        if self.styled and style:
-            self.pieces([(text, style)], cut=cut)
-            return
         width = self.width
         chunk = self._chunk
         # Most texts are one short line: written at once (printable, so no newline, tab or
         # control code in it).
         if len(text) <= width and ((text.isascii() and text.isprintable()) or SINGLE_CELL.issuperset(text)):
-            chunk.append(text + "\n")
+            chunk.append(self._styled(text, style) + "\n" if style else text + "\n")
+        elif self.styled and style:
+            self.pieces([(text, style)], cut=cut)
+            return
         else:
             for line in clean(text).split("\n"):
                 if "\t" in line:
