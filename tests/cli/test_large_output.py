@@ -69,3 +69,13 @@ def test_tree_fits_wide_characters_by_their_cells(session: Path) -> None:
         assert lines and all(cell_len(line) <= width for line in lines), (width, lines)
         leaf = lines[-1]
         assert leaf.endswith("◀ leaf") and "user: 数据" in leaf and "…" in leaf
+
+
+def test_no_bell_or_backspace_from_a_session_reaches_the_terminal(store: Store) -> None:
+    with SessionManager.create("/home/x/app", store.root / "-bell") as session:
+        session.append_message({"role": "user", "content": "ring\x07 the\x08 bell", "timestamp": 1})
+        session.append_message(assistant(text("Rung.")))  # omp writes the file from the first reply
+        path = Path(str(session.get_session_file()))
+    for command in ("show", "tree"):
+        out = run(command, str(path)).stdout
+        assert "ring the bell" in out and "\x07" not in out and "\x08" not in out

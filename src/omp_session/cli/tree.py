@@ -9,7 +9,7 @@ import click
 
 from omp_session.cli._common import console, emit_json, json_option, session_argument, state
 from omp_session.cli._lines import LineWriter, Piece
-from omp_session.cli._wrap import cells, cut_line
+from omp_session.cli._wrap import cells, clean, cut_line
 from omp_session.tools.entry_kinds import EntryKind
 from omp_session.tools.reading import read_session
 from omp_session.tools.summary import TREE_KINDS
@@ -101,6 +101,11 @@ def tree(ctx: click.Context, session: str, full: bool, width: int | None, as_jso
         writer.text("(no entries)", "italic")
     # Each line is cut to fit above and written whole: no wrapping to undo (issue 12 #6).
     for line in lines:
+        text = clean(line.text)  # no bell or backspace from a session reaches the terminal
+        if text is not line.text:
+            line = TreeLine(
+                line.prefix, line.entry_id, line.kind, text, line.label, line.is_leaf, line.on_current_branch
+            )
         fitted = _fit(line, columns)
         if writer.styled:
             writer.line(_pieces(fitted))
