@@ -113,6 +113,18 @@ def test_styled_pieces_match_rich(
     assert _same_look(ours) == _same_look(expected)
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    text=styled_texts | words,
+    style=st.sampled_from(STYLES[1:]),
+    width=widths,
+    cut=st.booleans(),
+)
+def test_text_in_one_style_matches_rich(text: str, style: str, width: int, cut: bool) -> None:
+    expected = _rich(width, True, Text(text, style=style), cut=cut)
+    assert _same_look(_ours(width, True, "text", text, style, cut=cut)) == _same_look(expected)
+
+
 @settings(max_examples=200, deadline=None)
 @given(title=styled_texts | words, width=widths, colour=st.booleans())
 def test_rule_matches_rich(title: str, width: int, colour: bool) -> None:

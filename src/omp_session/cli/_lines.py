@@ -153,20 +153,24 @@ class LineWriter:
         # control code in it).
         if len(text) <= width and ((text.isascii() and text.isprintable()) or SINGLE_CELL.issuperset(text)):
             chunk.append(self._styled(text, style) + "\n" if style else text + "\n")
-        elif self.styled and style:
-            self.pieces([(text, style)], cut=cut)
-            return
         else:
+            styled = self._styled if self.styled and style else None
             for line in clean(text).split("\n"):
                 if "\t" in line:
                     line = expand_tabs(line)
                 if len(line) <= width and is_narrow(line):
-                    chunk.append(line + "\n")
+                    slices = [(0, len(line), "")]
                 elif cut:
-                    start, end, tail = cut_line(line, width)
-                    chunk.append(line[start:end] + tail + "\n")
+                    slices = [cut_line(line, width)]
                 else:
-                    chunk.extend([line[s:e] + tail + "\n" for s, e, tail in wrap_line(line, width)])
+                    slices = wrap_line(line, width)
+                if styled is None:
+                    chunk.extend([line[s:e] + tail + "\n" for s, e, tail in slices])
+                elif all(e + len(tail) <= len(line) for _s, e, tail in slices):
+                    # One style over the whole line: each cut line is simply wrapped in its codes.
+                    chunk.extend([styled(line[s:e] + tail, style) + "\n" for s, e, tail in slices])
+                else:  # a tail past the line's end is unstyled in rich: the general way
+                    self.pieces([(line, style)], cut=cut)
         if len(chunk) >= _CHUNK_PIECES:
             self.flush()
 
