@@ -345,19 +345,24 @@ def _library_work(command: str, path: str) -> Any:
     return export_markdown(Path(path), None)
 
 
-def cli(path: str, command: str, runs: int) -> dict[str, Any]:
+def cli(path: str, command: str, runs: int, terminal: bool = False) -> dict[str, Any]:
     """``omp-session COMMAND path`` (stdout to /dev/null, a fresh process each run, start-up
     included) and the library's own time for the same work (in this process, GC pass included);
-    ``startup``: ``omp-session --help``, the interpreter and imports alone."""
+    ``startup``: ``omp-session --help``, the interpreter and imports alone. ``terminal``: styled
+    as for a terminal 100 columns wide (``FORCE_COLOR``), escape codes and all."""
     import subprocess
 
     _read(path)
     argv = [sys.executable, "-c", "from omp_session.cli import main; main()"]
     extra = ["--no-pager"] if command == "show" else []
+    env = dict(os.environ)
+    if terminal:
+        env.update(FORCE_COLOR="1", COLUMNS="100")
+        env.pop("NO_COLOR", None)
 
     def run(arguments: list[str]) -> float:
         start = time.perf_counter()
-        subprocess.run([*argv, *arguments], stdout=subprocess.DEVNULL, check=True)
+        subprocess.run([*argv, *arguments], stdout=subprocess.DEVNULL, check=True, env=env)
         return time.perf_counter() - start
 
     return {

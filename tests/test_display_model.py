@@ -6,12 +6,16 @@ These guard the drift issue 9 found: the viewer showed ``model → None`` for a 
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from omp_session.format.codec import encode_line
+from omp_session.format.ids import iso_to_ms, ms_to_datetime
 from omp_session.rendering.images import linked_images
 from omp_session.rendering.view import build_session_view
 from omp_session.tools.content import message_text
@@ -19,7 +23,7 @@ from omp_session.tools.entry_kinds import EntryKind, classify, model_of_change, 
 from omp_session.tools.listing import session_info
 from omp_session.tools.reading import read_session
 from omp_session.tools.search import search_paths
-from omp_session.tools.summary import entry_summary, event_text
+from omp_session.tools.summary import display_time, entry_summary, event_text
 from omp_session.tools.transcript import load_transcript
 from omp_session.tools.tree_view import render_tree_line, tree_lines
 
@@ -141,3 +145,23 @@ def test_search_finds_tool_arguments_as_written_in_the_file(tmp_path: Path) -> N
         assert [hit.entry_id for hit in hits] == ["a1"], query
     assert search_paths([path], "'command': 'grep") == []  # no longer the Python repr
     assert search_paths([path], "command grep") == []  # still literal otherwise
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    moment=st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31)),
+    form=st.sampled_from(["%Y-%m-%dT%H:%M:%S.{ms}Z", "%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%dT%H:%M:%S.{ms}+02:00"]),
+    day=st.integers(min_value=0, max_value=39),
+    hour=st.integers(min_value=0, max_value=29),
+    second=st.integers(min_value=0, max_value=69),
+)
+def test_display_time_reads_omps_form_as_the_full_parse_does(
+    moment: datetime, form: str, day: int, hour: int, second: int
+) -> None:
+    """The quick reading of omp's own timestamps agrees with parsing them in full, odd fields
+    (day 31 of a short month, hour 24, a leap second) and other forms included."""
+    text = moment.strftime(form).replace("{ms}", f"{moment.microsecond // 1000:03d}")
+    odd = f"{text[:8]}{day:02d}T{hour:02d}{text[13:17]}{second:02d}{text[19:]}"
+    for iso in (text, odd):
+        parsed = ms_to_datetime(iso_to_ms(iso))
+        assert display_time(iso) == (parsed.strftime("%Y-%m-%d %H:%M:%S UTC") if parsed else iso)

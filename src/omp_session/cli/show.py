@@ -1,16 +1,20 @@
 """``omp-session show``: a transcript in the terminal, rendered from :mod:`omp_session.tools.transcript`.
 
+The transcript is written line by line through :class:`omp_session.cli._lines.LineWriter` (our own
+wrapping, rich's styles), not as one rich renderable per block: a 50,000-entry session printed
+through rich spent 9.9× the library's time laying text out (issue 12 #6). Only the rare panels
+(compaction and branch summaries) and centred rules are drawn by rich.
+
 Internal module (a command of ``omp-session``, which is the interface); not part of the public API.
 """
 
 from __future__ import annotations
 
+import io
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import click
-from rich.console import Console, RenderableType
 from rich.panel import Panel
 from rich.rule import Rule
 from rich.text import Text
@@ -25,6 +29,7 @@ from omp_session.cli._common import (
     state,
 )
 from omp_session.cli._common import human_size as _human_size
+from omp_session.cli._lines import LineWriter, Piece
 from omp_session.tools.content import Execution, Part, ToolCall
 from omp_session.tools.entry_kinds import EntryKind
 from omp_session.tools.summary import display_time, usage_text
@@ -35,18 +40,15 @@ __all__ = ["ARGUMENT_CHARS", "PREVIEW_LINES", "render_transcript", "show"]
 
 #: Lines of tool output, command output and file content shown before folding (``--full`` shows all).
 PREVIEW_LINES = 8
-#: Renderables printed with one ``Console.print``.
-PRINT_BATCH = 500
 #: Characters of tool-call arguments shown on one line before cutting.
 ARGUMENT_CHARS = 160
 #: Lines of an edit's diff shown before folding (``--full`` shows all).
 DIFF_LINES = 40
 
+#: ``json.dumps(value, ensure_ascii=False)``, without building an encoder for every call.
+_ONE_LINE_JSON = json.JSONEncoder(ensure_ascii=False)
 _ROLE_STYLES = {"user": "bold green", "assistant": "bold blue", "developer": "bold yellow"}
-
-
-class _Unwrapped(Text):
-    """Text printed without rich's wrapping: a long path stays whole (the terminal wraps it)."""
+_ITEM_NAMES = {"tool_result": "tool result", "file_mention": "files", "other": "message"}
 
 
 @dataclass
@@ -56,249 +58,236 @@ class _Options:
     events: bool
 
 
-def _lines_preview(text: str, full: bool, indent: str = "  ") -> Text:
-    lines = text.rstrip("\n").split("\n") if text else []
-    shown = lines if full or len(lines) <= PREVIEW_LINES else lines[:PREVIEW_LINES]
-    # Previews are cut at the terminal edge instead of wrapping back to column 0.
-    out = Text("\n".join(indent + line for line in shown), style="dim", no_wrap=not full, overflow="ellipsis")
-    if len(shown) < len(lines):
-        out.append(f"\n{indent}… {len(lines) - len(shown)} more lines (--full shows all)", style="italic dim")
-    return out
+class _Renderer:
+    """Writes one transcript: the options, the writer and the date of the last header shown."""
 
+    def __init__(self, out: LineWriter, options: _Options) -> None:
+        self.out = out
+        self.options = options
+        self.full = options.full
+        self.day = ""
 
-def _header(item: TranscriptItem, name: str, style: str, date: list[str]) -> Rule:
-    facts = [name]
-    if item.title and item.kind in ("assistant", "custom", "tool_result"):
-        facts.append(item.title)
-    if item.timestamp:
-        when = display_time(item.timestamp)
-        day = when[:10]
-        facts.append(when[11:19] if date and date[0] == day else when.removesuffix(" UTC"))
-        date[:] = [day]
-    if item.entry_id:
-        facts.append(item.entry_id)
-    if item.label:
-        facts.append(f"[{item.label}]")
-    return Rule(Text(" · ".join(facts), style=style), align="left", style="dim")
+    def preview(self, text: str, indent: str = "  ") -> None:
+        """The first lines of an output or file, each cut at the terminal's edge (``--full``: all
+        of it, wrapped)."""
+        lines = text.rstrip("\n").split("\n") if text else []
+        shown = lines if self.full or len(lines) <= PREVIEW_LINES else lines[:PREVIEW_LINES]
+        self.out.text("\n".join(indent + line for line in shown), "dim", cut=not self.full)
+        if len(shown) < len(lines):
+            self.out.text(f"{indent}… {len(lines) - len(shown)} more lines (--full shows all)", "dim italic")
 
+    def header(self, item: TranscriptItem, name: str, style: str) -> None:
+        facts = [name]
+        if item.title and item.kind in ("assistant", "custom", "tool_result"):
+            facts.append(item.title)
+        if item.timestamp:
+            when = display_time(item.timestamp)
+            day = when[:10]
+            facts.append(when[11:19] if self.day == day else when.removesuffix(" UTC"))
+            self.day = day
+        if item.entry_id:
+            facts.append(item.entry_id)
+        if item.label:
+            facts.append(f"[{item.label}]")
+        self.out.rule((" · ".join(facts), style), "dim")
 
-def _image(part: Part) -> Text:
-    facts = [part.mime_type or "image"]
-    if part.blob:
-        facts.append(f"blob {part.blob[:12]}…")
-    elif part.size:
-        facts.append(_human_size(part.size))
-    return Text(f"[image: {', '.join(facts)}]", style="magenta")
+    def image(self, part: Part) -> None:
+        facts = [part.mime_type or "image"]
+        if part.blob:
+            facts.append(f"blob {part.blob[:12]}…")
+        elif part.size:
+            facts.append(_human_size(part.size))
+        self.out.text(f"[image: {', '.join(facts)}]", "magenta")
 
+    def thinking(self, part: Part) -> None:
+        lines = part.text.strip().split("\n")
+        if self.options.thinking:
+            self.out.text("▾ thinking\n" + "\n".join("  " + line for line in lines), "italic dim")
+            return
+        first = lines[0][:100] + ("…" if len(lines[0]) > 100 or len(lines) > 1 else "")
+        self.out.text(f"▸ thinking ({len(lines)} lines, --thinking expands): {first}", "italic dim")
 
-def _thinking(part: Part, options: _Options) -> Text:
-    lines = part.text.strip().split("\n")
-    if options.thinking:
-        return Text("▾ thinking\n" + "\n".join("  " + line for line in lines), style="italic dim")
-    first = lines[0][:100] + ("…" if len(lines[0]) > 100 or len(lines) > 1 else "")
-    return Text(f"▸ thinking ({len(lines)} lines, --thinking expands): {first}", style="italic dim")
-
-
-def _diff(display: ToolCallDisplay, options: _Options) -> Iterator[Text]:
-    lines = display.diff if options.full else display.diff[:DIFF_LINES]
-    width = max((len(str(n)) for d in lines for n in (d.old_line, d.new_line) if n is not None), default=1)
-    for line in lines:
-        if line.sign == "@":
-            yield Text(f"  {line.text}", style="cyan dim")
-            continue
-        number = line.new_line if line.sign == "+" else line.old_line
-        gutter = f"{number:>{width}}" if number is not None else " " * width
-        style = {"+": "green", "-": "red"}.get(line.sign, "dim")
-        yield Text(f"  {gutter} {line.sign} ", style="dim").append(line.text, style=style)
-    if len(lines) < len(display.diff):
-        yield Text(
-            f"  … {len(display.diff) - len(lines)} more diff lines (--full shows all)", style="italic dim"
+    def diff(self, display: ToolCallDisplay) -> None:
+        lines = display.diff if self.full else display.diff[:DIFF_LINES]
+        width = max(
+            (len(str(n)) for d in lines for n in (d.old_line, d.new_line) if n is not None), default=1
         )
+        for line in lines:
+            if line.sign == "@":
+                self.out.text(f"  {line.text}", "cyan dim")
+                continue
+            number = line.new_line if line.sign == "+" else line.old_line
+            gutter = f"{number:>{width}}" if number is not None else " " * width
+            style = {"+": "dim green", "-": "dim red"}.get(line.sign, "dim")
+            self.out.pieces([(f"  {gutter} {line.sign} ", "dim"), (line.text, style)])
+        if len(lines) < len(display.diff):
+            more = len(display.diff) - len(lines)
+            self.out.text(f"  … {more} more diff lines (--full shows all)", "italic dim")
 
+    def arguments(self, arguments: list[tuple[str, str]]) -> None:
+        for name, text in arguments:
+            if "\n" in text:
+                self.out.text(f"  {name}:\n" + "\n".join("    " + line for line in text.split("\n")), "dim")
+            else:
+                self.out.text(f"  {name}: {text}", "dim")
 
-def _arguments_block(arguments: list[tuple[str, str]]) -> Iterator[Text]:
-    for name, text in arguments:
-        if "\n" in text:
-            yield Text(f"  {name}:", style="dim").append(
-                "\n" + "\n".join("    " + line for line in text.split("\n"))
-            )
+    def call_body(self, call: ToolCall) -> None:
+        """The readable form of a call (issue 13 #1): a diff, the written file, the command, or the
+        arguments with real line breaks; a call whose arguments are all one-liners (a one-line
+        command included) stays one JSON line."""
+        display = call.display()
+        line: list[Piece] = [("→ ", "cyan"), (call.name, "bold cyan")]
+        if display.kind in ("edit", "write") and display.path:
+            line.append((f" {display.path}", "cyan bold"))
+        if call.intent:
+            line.append((f" ({call.intent})", "cyan italic"))
+        one_line = display.kind == "generic" or (
+            display.kind == "command" and "\n" not in (display.code or "")
+        )
+        if one_line and not display.multiline:  # short calls read best as they are: one JSON line
+            arguments = _ONE_LINE_JSON.encode(call.arguments) if call.arguments not in (None, {}) else ""
+            if not self.full and len(arguments) > ARGUMENT_CHARS:
+                arguments = arguments[: ARGUMENT_CHARS - 1] + "…"
+            if arguments:
+                line.append((f" {arguments}", "cyan"))
+            self.out.pieces(line)
+            return
+        self.out.pieces(line)
+        if display.kind == "edit":
+            self.diff(display)
+        elif display.kind == "write":
+            self.preview(display.code or "")
+        elif display.kind == "command":
+            prompt = "$ " if display.language == "bash" else ">>> "
+            code = (display.code or "").replace("\n", "\n  " + " " * len(prompt))
+            self.out.text("  " + prompt + code, "bold")
+        self.arguments(display.arguments)
+
+    def tool_call(self, call: ToolCall) -> None:
+        self.call_body(call)
+        result = call.result
+        if result is None:
+            self.out.text("  (no result on this branch)", "italic dim")
+            return
+        mark: list[Piece] = [("  ✗ error", "red") if result.is_error else ("  ⎿ result", "dim")]
+        if result.pruned:
+            mark.append((" (pruned from the context later)", f"{mark[0][1]} italic dim"))
+        self.out.pieces(mark)
+        self.preview(result.text or "(no text output)", indent="    ")
+        for part in result.parts:
+            if part.kind == "image":
+                self.image(part)
+
+    def parts(self, parts: list[Part]) -> None:
+        for part in parts:
+            if part.kind == "text":
+                text = part.text.strip()
+                if text:
+                    self.out.text(text)
+            elif part.kind == "thinking" and part.text.strip():
+                self.thinking(part)
+            elif part.kind == "redacted_thinking":
+                self.out.text("▸ thinking (redacted)", "italic dim")
+            elif part.kind == "image":
+                self.image(part)
+            elif part.kind == "tool_call" and part.tool_call is not None:
+                self.tool_call(part.tool_call)
+
+    def execution(self, run: Execution) -> None:
+        prompt = "$ " if run.language == "bash" else ">>> "
+        self.out.text(prompt + run.code.replace("\n", "\n" + " " * len(prompt)), "bold")
+        self.preview(run.output or "(no output)")
+        facts = [f"exit {run.exit_code}"] if run.exit_code is not None else []
+        facts += [n for n, flag in (("cancelled", run.cancelled), ("truncated", run.truncated)) if flag]
+        if run.excluded_from_context:
+            facts.append("not sent to the model")
+        if facts:
+            self.out.text(f"  [{', '.join(facts)}]", "red" if run.exit_code not in (0, None) else "dim")
+        if run.notice:
+            self.out.text("  " + run.notice, "italic dim")
+
+    def summary_panel(self, item: TranscriptItem) -> None:
+        if item.kind == EntryKind.COMPACTION:
+            tokens = item.meta.get("tokensBefore")
+            title = "compaction summary" + (f" · {tokens} tokens before" if tokens is not None else "")
+            style = "yellow"
         else:
-            yield Text(f"  {name}: ", style="dim").append(text)
-
-
-def _call_body(call: ToolCall, options: _Options) -> Iterator[RenderableType]:
-    """The readable form of a call (issue 13 #1): a diff, the written file, the command, or the
-    arguments with real line breaks; a call whose arguments are all one-liners (a one-line
-    command included) stays one JSON line."""
-    display = call.display()
-    line = Text("→ ", style="cyan").append(call.name, style="bold cyan")
-    if display.kind in ("edit", "write") and display.path:
-        line.append(f" {display.path}", style="bold")
-    if call.intent:
-        line.append(f" ({call.intent})", style="italic")
-    one_line = display.kind == "generic" or (display.kind == "command" and "\n" not in (display.code or ""))
-    if one_line and not display.multiline:  # short calls read best as they are: one JSON line
-        arguments = json.dumps(call.arguments, ensure_ascii=False) if call.arguments not in (None, {}) else ""
-        if not options.full and len(arguments) > ARGUMENT_CHARS:
-            arguments = arguments[: ARGUMENT_CHARS - 1] + "…"
-        yield line.append(f" {arguments}" if arguments else "")
-        return
-    yield line
-    if display.kind == "edit":
-        yield from _diff(display, options)
-    elif display.kind == "write":
-        yield _lines_preview(display.code or "", options.full)
-    elif display.kind == "command":
-        prompt = "$ " if display.language == "bash" else ">>> "
-        code = (display.code or "").replace("\n", "\n  " + " " * len(prompt))
-        yield Text("  " + prompt + code, style="bold")
-    yield from _arguments_block(display.arguments)
-
-
-def _tool_call(call: ToolCall, options: _Options) -> Iterator[RenderableType]:
-    yield from _call_body(call, options)
-    result = call.result
-    if result is None:
-        yield Text("  (no result on this branch)", style="italic dim")
-        return
-    mark = Text("  ✗ error" if result.is_error else "  ⎿ result", style="red" if result.is_error else "dim")
-    if result.pruned:
-        mark.append(" (pruned from the context later)", style="italic dim")
-    yield mark
-    yield _lines_preview(result.text or "(no text output)", options.full, indent="    ")
-    yield from (_image(p) for p in result.parts if p.kind == "image")
-
-
-def _parts(parts: list[Part], options: _Options) -> Iterator[RenderableType]:
-    for part in parts:
-        if part.kind == "text" and part.text.strip():
-            yield Text(part.text.strip())
-        elif part.kind == "thinking" and part.text.strip():
-            yield _thinking(part, options)
-        elif part.kind == "redacted_thinking":
-            yield Text("▸ thinking (redacted)", style="italic dim")
-        elif part.kind == "image":
-            yield _image(part)
-        elif part.kind == "tool_call" and part.tool_call is not None:
-            yield from _tool_call(part.tool_call, options)
-
-
-def _execution(run: Execution, options: _Options) -> Iterator[RenderableType]:
-    prompt = "$ " if run.language == "bash" else ">>> "
-    yield Text(prompt + run.code.replace("\n", "\n" + " " * len(prompt)), style="bold")
-    yield _lines_preview(run.output or "(no output)", options.full)
-    facts = [f"exit {run.exit_code}"] if run.exit_code is not None else []
-    facts += [n for n, flag in (("cancelled", run.cancelled), ("truncated", run.truncated)) if flag]
-    if run.excluded_from_context:
-        facts.append("not sent to the model")
-    if facts:
-        yield Text(f"  [{', '.join(facts)}]", style="red" if run.exit_code not in (0, None) else "dim")
-    if run.notice:
-        yield Text("  " + run.notice, style="italic dim")
-
-
-def _summary_panel(item: TranscriptItem) -> Panel:
-    if item.kind == EntryKind.COMPACTION:
-        tokens = item.meta.get("tokensBefore")
-        title = "compaction summary" + (f" · {tokens} tokens before" if tokens is not None else "")
-        style = "yellow"
-    else:
-        where = item.meta.get("fromId")
-        title = "branch summary" + (f" · from {where}" if where else "")
-        style = "magenta"
-    facts = " · ".join(str(x) for x in (item.entry_id, item.label and f"[{item.label}]") if x)
-    return Panel(
-        Text((item.summary or "").strip()),
-        title=Text(f"{title} · {facts}" if facts else title),
-        title_align="left",
-        border_style=style,
-    )
-
-
-def _item(item: TranscriptItem, options: _Options, date: list[str]) -> Iterator[RenderableType]:
-    if item.kind == "event":
-        if options.events:
-            yield Text(f"· {item.title} ({item.entry_id})", style="dim")
-        return
-    if item.kind == "reset":  # omp 18's /clear: everything above is out of the model's context
-        yield Text("")
-        yield Rule(Text(f"{item.title} · {item.entry_id}", style="yellow"), style="yellow")
-        return
-    if item.kind == "title":
-        source = item.meta.get("source")
-        yield Text(
-            f"✎ {item.title}" + (f" ({source})" if source else "") + f" ({item.entry_id})", style="cyan"
+            where = item.meta.get("fromId")
+            title = "branch summary" + (f" · from {where}" if where else "")
+            style = "magenta"
+        facts = " · ".join(str(x) for x in (item.entry_id, item.label and f"[{item.label}]") if x)
+        panel = Panel(
+            Text((item.summary or "").strip()),
+            title=Text(f"{title} · {facts}" if facts else title),
+            title_align="left",
+            border_style=style,
         )
-        return
-    if item.kind == "model_usage":
-        cost = usage_text(item.meta.get("usage"))
-        yield Text(f"$ model usage · {item.title}" + (f" · {cost}" if cost else ""), style="dim")
-        return
-    yield Text("")
-    if item.kind in (EntryKind.COMPACTION, EntryKind.BRANCH_SUMMARY):
-        yield _summary_panel(item)
-        return
-    name = {"tool_result": "tool result", "file_mention": "files", "other": "message"}.get(
-        item.kind, item.kind
-    )
-    yield _header(item, name, _ROLE_STYLES.get(item.kind, "bold"), date)
-    if item.execution is not None:
-        yield from _execution(item.execution, options)
-    for mentioned in item.files:
-        detail = f"skipped: {mentioned.skipped_reason}" if mentioned.skipped_reason else ""
-        yield Text(f"@ {mentioned.path}" + (f" ({detail})" if detail else ""), style="bold")
-        if mentioned.content:
-            yield _lines_preview(mentioned.content, options.full)
-    if item.kind == "custom" and item.meta.get("display") is False:
-        yield Text("(not displayed to the user)", style="italic dim")
-    if item.kind == "tool_result":
-        yield _lines_preview(item.text or "(no text output)", options.full)
-    else:
-        yield from _parts(item.parts, options)
-    if item.meta.get("errorMessage"):
-        yield Text(f"error: {item.meta['errorMessage']}", style="red")
+        self.out.renderable(panel)
+
+    def item(self, item: TranscriptItem) -> None:
+        out = self.out
+        kind = item.kind
+        if kind == "event":
+            if self.options.events:
+                out.text(f"· {item.title} ({item.entry_id})", "dim")
+            return
+        if kind == "reset":  # omp 18's /clear: everything above is out of the model's context
+            out.text("")
+            out.renderable(Rule(Text(f"{item.title} · {item.entry_id}", style="yellow"), style="yellow"))
+            return
+        if kind == "title":
+            source = item.meta.get("source")
+            out.text(f"✎ {item.title}" + (f" ({source})" if source else "") + f" ({item.entry_id})", "cyan")
+            return
+        if kind == "model_usage":
+            cost = usage_text(item.meta.get("usage"))
+            out.text(f"$ model usage · {item.title}" + (f" · {cost}" if cost else ""), "dim")
+            return
+        out.text("")
+        if kind in (EntryKind.COMPACTION, EntryKind.BRANCH_SUMMARY):
+            self.summary_panel(item)
+            return
+        self.header(item, _ITEM_NAMES.get(kind, kind), _ROLE_STYLES.get(kind, "bold"))
+        if item.execution is not None:
+            self.execution(item.execution)
+        for mentioned in item.files:
+            detail = f"skipped: {mentioned.skipped_reason}" if mentioned.skipped_reason else ""
+            out.text(f"@ {mentioned.path}" + (f" ({detail})" if detail else ""), "bold")
+            if mentioned.content:
+                self.preview(mentioned.content)
+        if kind == "custom" and item.meta.get("display") is False:
+            out.text("(not displayed to the user)", "italic dim")
+        if kind == "tool_result":
+            self.preview(item.text or "(no text output)")
+        else:
+            self.parts(item.parts)
+        if item.meta.get("errorMessage"):
+            out.text(f"error: {item.meta['errorMessage']}", "red")
+
+    def branch_rule(self, branch: Branch) -> None:
+        text = f"branch to {branch.leaf_id}" + (" (current)" if branch.is_current else "")
+        text += f", continuing after {branch.joins_at}" if branch.joins_at else ", from the root"
+        self.out.renderable(Rule(Text(text, style="bold"), style="bold"))
 
 
-def _branch_rule(branch: Branch) -> Rule:
-    text = f"branch to {branch.leaf_id}" + (" (current)" if branch.is_current else "")
-    text += f", continuing after {branch.joins_at}" if branch.joins_at else ", from the root"
-    return Rule(Text(text, style="bold"), style="bold")
-
-
-def render_transcript(transcript: Transcript, options: _Options) -> Iterator[RenderableType]:
-    """Renderables for ``transcript``, in order."""
-    title = transcript.title or "(untitled)"
-    yield Text(f"Session {transcript.session_id}: {title}", style="bold")
+def render_transcript(transcript: Transcript, out: LineWriter, options: _Options) -> None:
+    """Write ``transcript`` to ``out``, in order."""
+    out.text(f"Session {transcript.session_id}: {transcript.title or '(untitled)'}", "bold")
     facts = [transcript.path]
     if transcript.cwd:
         facts.append(f"cwd {transcript.cwd}")
     if transcript.created:
         facts.append(f"created {display_time(transcript.created)}")
-    yield _Unwrapped("\n".join(facts), style="dim")
-    date: list[str] = []
+    out.unwrapped("\n".join(facts), "dim")
+    renderer = _Renderer(out, options)
     for branch in transcript.branches:
         if len(transcript.branches) > 1:
-            yield _branch_rule(branch)
+            renderer.branch_rule(branch)
         for item in branch.items:
-            yield from _item(item, options, date)
+            renderer.item(item)
     if not any(branch.items for branch in transcript.branches):
-        yield Text("(no entries)", style="italic")
-
-
-def _print(out: Console, transcript: Transcript, options: _Options) -> None:
-    # In batches: one ``print`` per renderable costs rich its console setup every time (54 s for
-    # 48,000 entries). Consecutive renderables printed alike go out together, joined by newlines
-    # as separate prints would be.
-    batch: list[RenderableType] = []
-    unwrapped = False
-    for renderable in render_transcript(transcript, options):
-        if batch and (isinstance(renderable, _Unwrapped) != unwrapped or len(batch) >= PRINT_BATCH):
-            out.print(*batch, sep="\n", soft_wrap=unwrapped)
-            batch = []
-        unwrapped = isinstance(renderable, _Unwrapped)
-        batch.append(renderable)
-    if batch:
-        out.print(*batch, sep="\n", soft_wrap=unwrapped)
+        out.text("(no entries)", "italic")
+    out.flush()
 
 
 @click.command(
@@ -339,8 +328,8 @@ def show(
     options = _Options(thinking=thinking, full=full, events=events)
     out = console()
     if pager and is_terminal():
-        with out.capture() as captured:
-            _print(out, transcript, options)
-        click.echo_via_pager(captured.get(), color=True)
+        paged = io.StringIO()
+        render_transcript(transcript, LineWriter(out, paged), options)
+        click.echo_via_pager(paged.getvalue(), color=True)
     else:
-        _print(out, transcript, options)
+        render_transcript(transcript, LineWriter(out, out.file), options)

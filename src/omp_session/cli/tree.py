@@ -5,21 +5,17 @@ Internal module (a command of ``omp-session``, which is the interface); not part
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import click
-from rich.text import Text
 
 from omp_session.cli._common import console, emit_json, json_option, session_argument, state
+from omp_session.cli._lines import LineWriter, Piece
+from omp_session.cli._wrap import cells, clean, cut_line
 from omp_session.tools.entry_kinds import EntryKind
 from omp_session.tools.reading import read_session
 from omp_session.tools.summary import TREE_KINDS
 from omp_session.tools.tree_view import TreeLine, render_tree_line, tree_lines
 
 __all__ = ["tree"]
-
-#: Lines printed with one ``Console.print``.
-PRINT_BATCH = 1000
 
 _KIND_STYLES = {
     "user": "green",
@@ -31,42 +27,48 @@ _KIND_STYLES = {
 
 
 def _fit(line: TreeLine, width: int | None) -> TreeLine:
-    """``line`` cut to ``width`` columns by shortening its text (and, on deep branches, the prefix
-    from the left), never the id, the ``[label]`` or the ``◀ leaf`` marker (issue 13 #3)."""
+    """``line`` cut to ``width`` cells by shortening its text (and, on deep branches, the prefix
+    from the left), never the id, the ``[label]`` or the ``◀ leaf`` marker (issue 13 #3). Cells,
+    not characters: a line of wide characters (CJK) fits the terminal too."""
     if width is None or line.kind == "fold":
         return line
-    rendered = len(render_tree_line(line))
-    if rendered <= width:
-        return line
-    excess = rendered - width
     text = line.text
     if text:
-        keep = max(len(text) - excess - 1, 0)  # one column for the ellipsis
-        excess -= len(text) - keep - 1
-        text = text[:keep].rstrip() + "…"
+        others = cells(render_tree_line(line, ""))  # all but the text, which gives way first
+        _start, end, tail = cut_line(text, max(width - others, 1))  # at least the "…"
+        if not tail:
+            return line
+        text = text[:end].rstrip() + "…"
+        excess = others + cells(text) - width
+    else:
+        excess = cells(render_tree_line(line)) - width
+        if excess <= 0:
+            return line
     prefix = line.prefix
-    if excess > 0 and len(prefix) > 2:
+    if excess > 0 and len(prefix) > 2:  # box-drawing lines and spaces: one cell each
         prefix = "…" + prefix[min(excess + 1, len(prefix) - 1) :]
-    return replace(line, prefix=prefix, text=text)
+    # Built directly: ``dataclasses.replace`` costs more than the rest of this function.
+    return TreeLine(
+        prefix, line.entry_id, line.kind, text, line.label, line.is_leaf, line.on_current_branch, line.hidden
+    )
 
 
-def _styled(line: TreeLine) -> Text:
-    text = Text(line.prefix, style="dim")
+def _pieces(line: TreeLine) -> list[Piece]:
+    """The line in its colours: the same text as :func:`render_tree_line`."""
+    pieces: list[Piece] = [(line.prefix, "dim")]
     if line.kind == "fold":
-        return text.append(f"… {line.hidden} entries folded", style="italic dim")
+        return [*pieces, (f"… {line.hidden} entries folded", "italic dim")]
     if line.kind == "repeat":
-        return text.append(f"{line.entry_id} {line.text}", style="dim")
-    text.append(line.entry_id or "?", style="bold cyan" if line.on_current_branch else "cyan")
-    text.append(" ")
-    style = _KIND_STYLES.get(line.kind, "")
+        return [*pieces, (f"{line.entry_id} {line.text}", "dim")]
+    pieces += [(line.entry_id or "?", "bold cyan" if line.on_current_branch else "cyan"), (" ", "")]
     if line.kind != "event":
-        text.append(f"{line.kind}: ", style=style or "bold")
-    text.append(line.text, style="dim" if line.kind == "event" else "")
+        pieces.append((f"{line.kind}: ", _KIND_STYLES.get(line.kind) or "bold"))
+    pieces.append((line.text, "dim" if line.kind == "event" else ""))
     if line.label:
-        text.append(f" [{line.label}]", style="bold yellow")
+        pieces.append((f" [{line.label}]", "bold yellow"))
     if line.is_leaf:
-        text.append("  ◀ leaf", style="bold red")
-    return text
+        pieces.append(("  ◀ leaf", "bold red"))
+    return pieces
 
 
 @click.command(
@@ -93,10 +95,20 @@ def tree(ctx: click.Context, session: str, full: bool, width: int | None, as_jso
         emit_json([line.to_dict() for line in lines])
         return
     out = console()
-    columns = width if width is not None else out.width
+    writer = LineWriter(out, out.file)
+    columns = width if width is not None else writer.width
     if not lines:
-        out.print(Text("(no entries)", style="italic"))
-    # In batches of lines: one ``print`` per line costs rich its console setup every time.
-    for start in range(0, len(lines), PRINT_BATCH):
-        styled = [_styled(_fit(line, columns)) for line in lines[start : start + PRINT_BATCH]]
-        out.print(*styled, sep="\n", no_wrap=True, overflow="ignore", crop=False)
+        writer.text("(no entries)", "italic")
+    # Each line is cut to fit above and written whole: no wrapping to undo (issue 12 #6).
+    for line in lines:
+        text = clean(line.text)  # no bell or backspace from a session reaches the terminal
+        if text is not line.text:
+            line = TreeLine(
+                line.prefix, line.entry_id, line.kind, text, line.label, line.is_leaf, line.on_current_branch
+            )
+        fitted = _fit(line, columns)
+        if writer.styled:
+            writer.line(_pieces(fitted))
+        else:
+            writer.line([(render_tree_line(fitted), "")])
+    writer.flush()

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from datetime import date
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from omp_session.format.ids import iso_to_ms, ms_to_datetime
@@ -69,8 +71,26 @@ def first_prompt(texts: Iterable[str]) -> str:
     return fallback
 
 
+#: The form omp writes (``Date.toISOString``), with a time that needs no range check beyond the day.
+_CANONICAL_UTC = re.compile(r"(\d{4}-\d\d-\d\d)T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,3})?Z")
+
+
+@lru_cache(maxsize=512)
+def _is_day(text: str) -> bool:
+    """True for a calendar day ``YYYY-MM-DD`` Python's dates can hold (year 1 to 9999)."""
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
 def display_time(iso: str | None) -> str:
     """``2025-06-02T14:05:07.000Z`` → ``2025-06-02 14:05:07 UTC`` (unparseable text is returned as is)."""
+    # omp's own form is read off the text: ``show`` formats one per entry (tens of thousands).
+    canonical = _CANONICAL_UTC.fullmatch(iso) if iso else None
+    if canonical is not None and _is_day(canonical[1]):
+        return f"{canonical[1]} {iso[11:19]} UTC"  # type: ignore[index]
     moment = ms_to_datetime(iso_to_ms(iso))
     if moment is None:
         return iso or ""

@@ -29,6 +29,18 @@ __all__ = ["DiffLine", "ToolCallDisplay", "diff_text", "language_for_path", "too
 _EDIT_PAIRS = (("oldText", "newText"), ("old_string", "new_string"), ("old_str", "new_str"))
 _PATH_KEYS = ("path", "file_path", "filePath", "filename")
 _WRITE_TOOLS = frozenset({"write", "write_file", "create_file", "create"})
+#: The argument names that make a call an edit, a write or a command: without any, it is generic.
+_SHAPING_KEYS = frozenset(
+    {
+        *(key for pair in _EDIT_PAIRS for key in pair),
+        "edits",
+        "previewDiff",
+        "diff",
+        "content",
+        "command",
+        "code",
+    }
+)
 #: pi's numbered diff line: sign, right-aligned line number, one space, the text.
 _NUMBERED = re.compile(r"^([+\- ])\s*(\d+) (.*)$", re.DOTALL)
 _HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
@@ -92,7 +104,11 @@ def _text(value: Any) -> str:
 
 
 def _path_of(arguments: Mapping[str, Any]) -> str | None:
-    return next((arguments[k] for k in _PATH_KEYS if isinstance(arguments.get(k), str)), None)
+    for key in _PATH_KEYS:
+        value = arguments.get(key)
+        if isinstance(value, str):
+            return value
+    return None
 
 
 def _edit_pairs(arguments: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -182,6 +198,8 @@ def tool_call_display(name: str, arguments: Any, result_details: Any = None) -> 
         listed = [] if arguments in (None, "") else [("arguments", _text(arguments))]
         return ToolCallDisplay("generic", arguments=listed)
     path = _path_of(arguments)
+    if arguments.keys().isdisjoint(_SHAPING_KEYS):  # most calls (read, grep, …): checked at once
+        return _generic(path, arguments)
     pairs = _edit_pairs(arguments)
     preview = next((arguments[k] for k in ("previewDiff", "diff") if isinstance(arguments.get(k), str)), None)
     if pairs or preview:
@@ -210,6 +228,10 @@ def tool_call_display(name: str, arguments: Any, result_details: Any = None) -> 
             return ToolCallDisplay(
                 "command", path, language, code=code, arguments=rest, shown=frozenset({key})
             )
+    return _generic(path, arguments)
+
+
+def _generic(path: str | None, arguments: Mapping[str, Any]) -> ToolCallDisplay:
     texts = [(k, _text(v)) for k, v in arguments.items()]
     multiline = frozenset(k for k, v in arguments.items() if isinstance(v, str) and "\n" in v)
     return ToolCallDisplay("generic", path, arguments=texts, shown=multiline)

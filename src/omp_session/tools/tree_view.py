@@ -54,13 +54,15 @@ class TreeLine:
         return asdict(self)
 
 
-def render_tree_line(line: TreeLine) -> str:
-    """Plain-text form of a line (the CLI adds colour around the same pieces)."""
+def render_tree_line(line: TreeLine, text: str | None = None) -> str:
+    """Plain-text form of a line (the CLI adds colour around the same pieces); ``text`` in place of
+    the line's own text, if given."""
+    text = line.text if text is None else text
     if line.kind == "fold":
         return f"{line.prefix}… {line.hidden} entries folded"
     if line.kind == "repeat":
-        return f"{line.prefix}{line.entry_id} {line.text}"
-    body = line.text if line.kind == "event" else f"{line.kind}: {line.text}"
+        return f"{line.prefix}{line.entry_id} {text}"
+    body = text if line.kind == "event" else f"{line.kind}: {text}"
     label = f" [{line.label}]" if line.label else ""
     leaf = "  ◀ leaf" if line.is_leaf else ""
     return f"{line.prefix}{line.entry_id or '?'} {body}{label}{leaf}"

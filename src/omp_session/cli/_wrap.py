@@ -1,0 +1,281 @@
+"""Text measured and wrapped exactly as rich does it, a line at a time.
+
+For :mod:`omp_session.cli._lines`: rich's rules (word wrap with long words folded, trailing spaces
+kept up to the edge, control codes stripped, tabs to 8 columns, wide characters measured in
+cells, cuts ending in ``…``) reimplemented on plain strings, without rich's ``Text`` objects.
+Lines of one-cell characters (nearly all) are handled by string methods; other lines by prefix
+sums of their cells; the rare text holding joined graphemes by rich's own measure. Property tests
+(``tests/cli/test_lines.py``) compare every result with rich's.
+
+Internal module (part of the ``omp-session`` command); not part of the public API.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Sequence
+from itertools import accumulate, pairwise
+
+from rich.cells import cell_len, chop_cells, get_character_cell_size, set_cell_size
+from rich.control import STRIP_CONTROL_CODES, strip_control_codes
+
+__all__ = [
+    "SINGLE_CELL",
+    "Slice",
+    "cells",
+    "clean",
+    "cut_line",
+    "expand_tabs",
+    "is_narrow",
+    "tab_widths",
+    "wrap_line",
+]
+
+#: A wrapped line as a slice of its source line plus a tail: ``line[start:end] + tail``; the tail
+#: is ``"…"`` where a line was cut, or a space where a wide character straddled the edge.
+Slice = tuple[int, int, str]
+
+#: rich's tab size (``Console.tab_size``).
+TAB_SIZE = 8
+
+_WORD = re.compile(r"\s*\S+\s*")  # a word and the whitespace around it, as rich's wrapper splits
+_TRAILING_SPACE = re.compile(r"\s+$")
+_SPACE = re.compile(r"\s")
+_NON_SPACE = re.compile(r"\S")
+_UP_TO_LAST_SPACE = re.compile(r"(?s:.*)\s")
+
+
+#: Characters one cell wide, known without rich's width table (loading it takes 70 ms): the ranges
+#: rich itself treats so (``rich.cells._SINGLE_CELL_UNICODE_RANGES``), and punctuation and marks
+#: common in sessions and in our own output. A test checks each against rich's table.
+SINGLE_CELL = frozenset(
+    chr(code)
+    for first, last in (
+        (0x20, 0x7E),
+        (0xA0, 0xAC),
+        (0xAE, 0x2FF),
+        (0x370, 0x482),
+        (0x2500, 0x25FC),
+        (0x2800, 0x28FF),
+    )
+    for code in range(first, last + 1)
+) | frozenset("‘’“”–—•…→⎿✗✎")
+
+
+def is_narrow(text: str) -> bool:
+    """True when every character is one cell wide: then cells == ``len``."""
+    return (text.isascii() and text.isprintable()) or SINGLE_CELL.issuperset(text)
+
+
+class _CharWidths(dict[str, int]):
+    """Cells of each character seen (rich's ``get_character_cell_size``), looked up once each."""
+
+    def __missing__(self, char: str) -> int:
+        width = self[char] = get_character_cell_size(char)
+        return width
+
+
+_WIDTHS = _CharWidths()
+#: Characters that join or widen graphemes: text holding them is measured by rich itself.
+_GRAPHEME_MARKS = re.compile("[\u200d\ufe0f]")
+#: The control codes rich strips from text (``rich.control.strip_control_codes``).
+_CONTROL_CODES = re.compile("[" + "".join(re.escape(chr(code)) for code in STRIP_CONTROL_CODES) + "]")
+
+
+def cells(text: str) -> int:
+    """Terminal cells ``text`` takes, as rich measures them (``len`` for printable ASCII)."""
+    if text.isascii() and text.isprintable():
+        return len(text)
+    if _GRAPHEME_MARKS.search(text):
+        return cell_len(text)
+    return sum(map(_WIDTHS.__getitem__, text))
+
+
+def clean(text: str) -> str:
+    """``text`` without the control codes rich strips (a search first: most text has none)."""
+    return strip_control_codes(text) if _CONTROL_CODES.search(text) else text
+
+
+def tab_widths(text: str, column: int = 0) -> list[int]:
+    """The spaces each tab of ``text`` becomes, as rich expands tabs: the tab turns into one space,
+    then spaces up to the next multiple of 8 (measured with that space, as rich does: a joiner
+    before it swallows it)."""
+    widths = []
+    for part in text.split("\t")[:-1]:
+        column += cells(part + " ")
+        pad = -column % TAB_SIZE
+        column += pad
+        widths.append(1 + pad)
+    return widths
+
+
+def expand_tabs(text: str) -> str:
+    """Tabs to spaces as rich does (see :func:`tab_widths`)."""
+    if "\t" not in text:
+        return text
+    parts = text.split("\t")
+    return (
+        "".join(part + " " * width for part, width in zip(parts, tab_widths(text), strict=False)) + parts[-1]
+    )
+
+
+def _breaks_by_word(line: str, width: int) -> list[int]:
+    """Where rich's word wrap (``rich._wrap.divide_line`` with folding) starts each new line,
+    word by word with rich's own measure: for the rare text holding joined graphemes."""
+    breaks: list[int] = []
+    offset = 0
+    for match in _WORD.finditer(line):
+        start, word = match.start(), match.group()
+        word_length = cell_len(word.rstrip())
+        if width - offset >= word_length:
+            offset += cell_len(word)
+        elif word_length > width:  # longer than a whole line: folded across lines
+            folded = chop_cells(word, width)
+            for piece in folded[:-1]:
+                if start:
+                    breaks.append(start)
+                start += len(piece)
+            if start:
+                breaks.append(start)
+            offset = cell_len(folded[-1])
+        elif offset and start:  # fits on the next line
+            breaks.append(start)
+            offset = cell_len(word)
+    return breaks
+
+
+def _breaks(line: str, width: int, prefix: Sequence[int]) -> list[int]:
+    """Where rich's word wrap starts each new line, found a line at a time instead of a word at a
+    time (``prefix[i]``: cells of ``line[:i]``).
+
+    rich's rule (``rich._wrap.divide_line``): a word is its non-space run with the whitespace after
+    it (the first one also takes the line's leading whitespace); a word goes on the current line
+    when the line's cells up to the word's last non-space fit the width, else a new line starts at
+    it; a word wider than a whole line is folded into pieces of the width. So from a line start
+    ``s`` the words that fit are those whose non-space run ends at or before ``k``, the last
+    position still within the width; the first word that does not fit is the run covering ``k``,
+    or the one after the whitespace at ``k``."""
+    narrow = isinstance(prefix, range)
+    ascii_only = narrow and line.isascii()
+    content_end = len(line.rstrip())
+    lead = len(line) - len(line.lstrip())
+    breaks: list[int] = []
+    start = 0
+    while prefix[content_end] - prefix[start] > width:
+        k = start + width if narrow else bisect_right(prefix, prefix[start] + width) - 1
+        if line[k].isspace():
+            word = _NON_SPACE.search(line, k).start()  # type: ignore[union-attr]  # before content_end
+        elif ascii_only:  # printable ASCII: the only whitespace is " "
+            word = max(line.rfind(" ", start, k) + 1, start)
+        else:
+            spaces = _UP_TO_LAST_SPACE.match(line, start, k)
+            word = spaces.end() if spaces is not None else start
+        if word <= lead:
+            word = 0  # the line's leading whitespace belongs to its first word
+        if ascii_only:
+            space = line.find(" ", max(word, lead), content_end)
+        else:
+            found = _SPACE.search(line, max(word, lead), content_end)
+            space = found.start() if found is not None else -1
+        word_end = space if space >= 0 else content_end  # the word's last non-space + 1
+        if prefix[word_end] - prefix[word] <= width:
+            breaks.append(word)
+            start = word
+            continue
+        # Too wide for any line: folded, trailing whitespace included, into pieces of the width.
+        after = _NON_SPACE.search(line, word_end)
+        folded_end = after.start() if after is not None else len(line)
+        if narrow:
+            pieces = list(range(word, folded_end, width))
+        else:
+            pieces = list(
+                accumulate((len(p) for p in chop_cells(line[word:folded_end], width)), initial=word)
+            )[:-1]
+        breaks.extend(piece for piece in pieces if piece)
+        start = pieces[-1]
+    return breaks
+
+
+def _fit_slice(line: str, start: int, end: int, width: int, tail: str, prefix: Sequence[int] | None) -> Slice:
+    """``line[start:end]`` cropped to ``width`` cells with ``tail`` (``""`` or ``"…"``) after it, as
+    rich's ``set_cell_size`` crops: a wide character cut in half becomes a space. ``prefix``: the
+    line's :func:`_prefix_cells`, or ``None`` for a line holding joined graphemes."""
+    room = width - len(tail)
+    if room <= 0:
+        return start, start, tail
+    if isinstance(prefix, range):
+        return start, start + room, tail
+    if prefix is None:  # rich's grapheme rules, matched back to a slice of the line
+        piece = line[start:end]
+        fitted = set_cell_size(piece, room)
+        keep = len(fitted)
+        while keep and not piece.startswith(fitted[:keep]):
+            keep -= 1
+        return start, start + keep, fitted[keep:] + tail
+    limit = prefix[start] + room
+    index = bisect_right(prefix, limit, start, end + 1) - 1  # the characters that fit, zero-width ones too
+    return start, index, " " * (limit - prefix[index]) + tail
+
+
+def _prefix_cells(line: str, narrow: bool) -> Sequence[int]:
+    """``prefix[i]``: the cells of ``line[:i]`` (a ``range`` when every character is one cell)."""
+    if narrow:
+        return range(len(line) + 1)
+    return list(accumulate(map(_WIDTHS.__getitem__, line), initial=0))
+
+
+def wrap_line(line: str, width: int) -> list[Slice]:
+    """One line (no newline, tabs expanded) word-wrapped to ``width`` cells the way rich wraps a
+    ``Text`` with its default overflow ("fold"): trailing spaces stay on the line they follow
+    unless they go past the edge."""
+    narrow = is_narrow(line)
+    if narrow:  # the common case, where characters are cells
+        if len(line) <= width:
+            return [(0, len(line), "")]
+        breaks = _breaks(line, width, range(len(line) + 1))
+        # Each line's words fit, so cutting its trailing spaces at the width is rich's rstrip_end.
+        return [
+            (start, min(end, start + width), "")
+            for start, end in zip([0, *breaks], [*breaks, len(line)], strict=True)
+        ]
+    # A line that fits is still trimmed of trailing whitespace beyond ``width`` characters.
+    prefix: Sequence[int] | None
+    if _GRAPHEME_MARKS.search(line):
+        prefix = None
+        fits = cell_len(line) <= width
+        breaks = [] if fits else _breaks_by_word(line, width)
+    else:
+        prefix = _prefix_cells(line, narrow)
+        fits = prefix[-1] <= width
+        breaks = [] if fits else _breaks(line, width, prefix)
+    if fits and len(line) <= width:
+        return [(0, len(line), "")]
+    bounds = [0, *breaks, len(line)]
+    out: list[Slice] = []
+    for start, end in pairwise(bounds):
+        if end - start > width:  # rich's rstrip_end (it counts characters here, not cells)
+            spaces = _TRAILING_SPACE.search(line, start, end)
+            if spaces is not None:
+                end -= min(end - spaces.start(), end - start - width)
+        size = prefix[end] - prefix[start] if prefix is not None else cell_len(line[start:end])
+        out.append(_fit_slice(line, start, end, width, "", prefix) if size > width else (start, end, ""))
+    return out
+
+
+def cut_line(line: str, width: int) -> Slice:
+    """One line cut at ``width`` cells, ending in ``…`` when cut (rich's "ellipsis" overflow)."""
+    # Only the head is measured: 2 × width + 2 characters are wider than the width unless most of
+    # them take no cell at all, and then the whole line is measured after all.
+    head = line[: 2 * width + 2]
+    if is_narrow(head):
+        prefix: Sequence[int] | None = range(len(head) + 1)
+    elif _GRAPHEME_MARKS.search(line):
+        head, prefix = line, None
+    else:
+        prefix = _prefix_cells(head, False)
+        if prefix[-1] <= width and len(head) < len(line):
+            head, prefix = line, _prefix_cells(line, is_narrow(line))
+    if (prefix[-1] if prefix is not None else cell_len(line)) <= width and len(head) == len(line):
+        return 0, len(line), ""
+    return _fit_slice(head, 0, len(head), width, "…", prefix)
