@@ -161,7 +161,12 @@ class ForeignSessionStore(Protocol):
     def convert_streaming(
         self, info: ForeignSessionInfo, sink: Sink, *, lossless: bool = True
     ) -> ConvertedSession:
-        """:meth:`convert`, but the entries go to ``sink`` in order (the result holds none)."""
+        """:meth:`convert`, but the entries go to ``sink`` in order (the result holds none).
+
+        The entries are meant for writing: a source record may be carried as the raw JSON bytes
+        of its line (an ``orjson.Fragment``, which :func:`persist.encode_entry` writes verbatim)
+        instead of its parsed dict.
+        """
         ...
 
 

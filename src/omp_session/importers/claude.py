@@ -201,7 +201,9 @@ class ClaudeSessionStore:
         self, info: ForeignSessionInfo, sink: Sink, *, lossless: bool = True
     ) -> ConvertedSession:
         """:meth:`convert`, handing entries to ``sink`` as they are final (bounded memory)."""
-        return convert_claude(info, mtime_ms=file_mtime_ms(info.path), lossless=lossless, sink=sink)
+        return convert_claude(
+            info, mtime_ms=file_mtime_ms(info.path), lossless=lossless, sink=sink, raw_records=True
+        )
 
 
 __all__ = ["ClaudeSessionStore", "claude_root", "decode_project_dir"]

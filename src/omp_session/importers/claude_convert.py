@@ -19,6 +19,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from omp_session.errors import ForeignSessionError
 from omp_session.format.ids import iso_from_ms
 from omp_session.importers.base import ConvertedSession, ForeignSessionInfo, Sink, js_string
@@ -29,7 +31,7 @@ from omp_session.importers.claude_records import (
     message_text,
     source_record,
 )
-from omp_session.importers.jsonl import ReadStats, iter_records
+from omp_session.importers.jsonl import ReadStats, iter_raw_records
 from omp_session.importers.timestamps import canonical_iso_ms
 
 Entry = dict[str, Any]
@@ -55,9 +57,13 @@ def _iso(raw: Any, ms: float) -> str:
 
 
 class _Builder:
-    def __init__(self, mtime_ms: float, lossless: bool, converted: ConvertedSession) -> None:
+    def __init__(
+        self, mtime_ms: float, lossless: bool, converted: ConvertedSession, raw_records: bool = False
+    ) -> None:
         self.mtime_ms = mtime_ms
         self.lossless = lossless
+        #: Keep source records as their raw line bytes (``orjson.Fragment``), not re-encoded.
+        self.raw_records = raw_records
         self.out = converted
         self.source_parents: dict[str, str | None] = {}
         self.tails: dict[str, tuple[int, str]] = {}
@@ -109,8 +115,9 @@ class _Builder:
 
     # ---------------------------------------------------------------- records
 
-    def add(self, line: int, record: dict[str, Any]) -> None:
+    def add(self, line: int, record: dict[str, Any], raw: bytes | None = None) -> None:
         self.line = line
+        kept: Any = orjson.Fragment(raw) if raw is not None and self.raw_records else record
         uuid = js_string(record.get("uuid"))
         if uuid:
             self.source_parents[uuid] = js_string(record.get("parentUuid"))
@@ -126,13 +133,13 @@ class _Builder:
         key = uuid or f"line-{line}"
         if not converted:
             if self.lossless:
-                self._keep_dropped(line, record, key, uuid, ts)
+                self._keep_dropped(line, record, kept, key, uuid, ts)
             return
-        if self.lossless and self._fold_into_compaction(record, key, line, converted):
+        if self.lossless and self._fold_into_compaction(record, kept, key, line, converted):
             return
         parent, cursor = self.resolve(js_string(record.get("parentUuid")), line)
         iso = _iso(record.get("timestamp"), ts)
-        if self.lossless and self._merge_split_response(record, key, line, parent, converted):
+        if self.lossless and self._merge_split_response(record, kept, key, line, parent, converted):
             return
         first = True
         message = record.get("message")
@@ -165,7 +172,7 @@ class _Builder:
                 "message": item.message,
             }
             if self.lossless and first_message:
-                entry["sourceRecords"] = [source_record(record, line)]
+                entry["sourceRecords"] = [source_record(kept, line)]
                 first_message = False
             self.emit(entry, cursor if first else None, line)
             parent, first = entry_id, False
@@ -177,16 +184,18 @@ class _Builder:
 
     # ---------------------------------------------------------------- lossless deviations
 
-    def _keep_dropped(self, line: int, record: dict[str, Any], key: str, uuid: str | None, ts: float) -> None:
+    def _keep_dropped(
+        self, line: int, record: dict[str, Any], kept: Any, key: str, uuid: str | None, ts: float
+    ) -> None:
         iso = _iso(record.get("timestamp"), ts)
         if record.get("type") == "system" and record.get("subtype") == "compact_boundary" and uuid:
-            self._compaction(line, record, key, uuid, iso)
+            self._compaction(line, record, kept, key, uuid, iso)
             return
         entry_id = self.unique(f"claude-{key}-record")
         entry: Entry = {
             "type": "custom",
             "customType": "claude_record",
-            "data": {"line": line, "record": record},
+            "data": {"line": line, "record": kept},
             "id": entry_id,
             "parentId": None,
             "timestamp": iso,
@@ -202,7 +211,9 @@ class _Builder:
             self.meta_tail = entry_id
         self.out.note(KEPT_RECORD)
 
-    def _compaction(self, line: int, record: dict[str, Any], key: str, uuid: str, iso: str) -> None:
+    def _compaction(
+        self, line: int, record: dict[str, Any], kept: Any, key: str, uuid: str, iso: str
+    ) -> None:
         parent, cursor = self.resolve(js_string(record.get("logicalParentUuid")), line)
         if parent is None and cursor is None:
             parent, cursor = self.resolve(js_string(record.get("parentUuid")), line)
@@ -219,7 +230,7 @@ class _Builder:
             "shortSummary": "Imported Claude Code compaction",
             "firstKeptEntryId": entry_id,
             "tokensBefore": pre_tokens if isinstance(pre_tokens, int | float) else 0,
-            "details": {"source": "claude", "boundary": {"line": line, "record": record}},
+            "details": {"source": "claude", "boundary": {"line": line, "record": kept}},
         }
         self.emit(entry, cursor, line)
         self.tails[key] = (line, entry_id)
@@ -227,7 +238,7 @@ class _Builder:
         self.out.note(COMPACTION)
 
     def _fold_into_compaction(
-        self, record: dict[str, Any], key: str, line: int, converted: list[Converted]
+        self, record: dict[str, Any], kept: Any, key: str, line: int, converted: list[Converted]
     ) -> bool:
         """The ``isCompactSummary`` record after a boundary is that compaction's summary."""
         if record.get("isCompactSummary") is not True:
@@ -239,13 +250,19 @@ class _Builder:
         compaction = pending[1]
         self.counter += len(converted)  # keep omp's ids for every later record
         compaction["summary"] = message_text(converted[0].message)
-        compaction["details"]["summary"] = {"line": line, "record": record}
+        compaction["details"]["summary"] = {"line": line, "record": kept}
         self.tails[key] = (line, compaction["id"])
         self.upstream_leaf = compaction["id"]
         return True
 
     def _merge_split_response(
-        self, record: dict[str, Any], key: str, line: int, parent: str | None, converted: list[Converted]
+        self,
+        record: dict[str, Any],
+        kept: Any,
+        key: str,
+        line: int,
+        parent: str | None,
+        converted: list[Converted],
     ) -> bool:
         """A record continuing the response of its parent (same ``message.id``) joins that message."""
         previous = self.last_assistant
@@ -262,7 +279,7 @@ class _Builder:
         for field in ("usage", "stopReason", "errorMessage", "errorStatus"):
             if field in new:
                 message[field] = new[field]
-        previous.setdefault("sourceRecords", []).append(source_record(record, line))
+        previous.setdefault("sourceRecords", []).append(source_record(kept, line))
         self.tails[key] = (line, previous["id"])
         self.upstream_leaf = previous["id"]
         self.out.note(MERGED_RESPONSE)
@@ -283,10 +300,11 @@ class _Builder:
             return
         for path in files:
             parent: str | None = None
-            for line, record in iter_records(path):
+            for line, record, raw in iter_raw_records(path):
+                kept = orjson.Fragment(raw) if raw is not None and self.raw_records else record
                 iso = iso_from_ms(int(claude_timestamp_ms(record.get("timestamp"), self.mtime_ms)))
                 entry_id = self.unique(f"claude-subagent-{path.stem}-{line}")
-                data = {"file": f"subagents/{path.name}", "line": line, "record": record}
+                data = {"file": f"subagents/{path.name}", "line": line, "record": kept}
                 self.emit(
                     {
                         "type": "custom",
@@ -333,6 +351,7 @@ def convert_claude(
     lossless: bool = True,
     sink: Sink | None = None,
     drain_every: int = _DRAIN_EVERY,
+    raw_records: bool = False,
 ) -> ConvertedSession:
     """Convert ``info.path``; raises :class:`ForeignSessionError` as omp does (spec §1.2).
 
@@ -346,10 +365,11 @@ def convert_claude(
         raise ForeignSessionError(info.path, f"Unable to read Claude session {info.id}: {error}") from error
     stats = ReadStats()
     out = ConvertedSession(source="claude", cwd=info.cwd, entries=[], leaf_id=None, stats=stats)
-    builder = _Builder(mtime_ms, lossless, out)
+    builder = _Builder(mtime_ms, lossless, out, raw_records)
+    add = builder.add
     try:
-        for line, record in iter_records(info.path, stats):
-            builder.add(line, record)
+        for line, record, raw in iter_raw_records(info.path, stats):
+            add(line, record, raw)
             if sink is not None and stats.records % drain_every == 0:
                 sink(builder.drain())
     except OSError as error:

@@ -228,42 +228,13 @@ def message_text(message: dict[str, Any]) -> str:
     return ""
 
 
-def _kept_block(block: Any, role: str) -> bool:
-    """Whether omp's conversion keeps this content block (in its own form)."""
-    if not isinstance(block, dict):
-        return False
-    kind = block.get("type")
-    if kind == "text":
-        return isinstance(block.get("text"), str)
-    if role == "assistant":
-        if kind == "thinking":
-            return isinstance(block.get("thinking"), str)
-        return kind == "tool_use" and bool(js_string(block.get("id")) and js_string(block.get("name")))
-    if kind == "tool_result":
-        return bool(js_string(block.get("tool_use_id")))
-    return _image(block) is not None
+def source_record(record: Any, line: int) -> dict[str, Any]:
+    """What an entry keeps of a source record: the record verbatim with its physical line.
 
-
-def source_record(record: dict[str, Any], line: int) -> dict[str, Any]:
-    """The record as omp's conversion leaves it behind: everything but the converted content.
-
-    ``message.content`` is dropped when it was a list (its kept blocks are the entry's content);
-    the blocks omp drops (``redacted_thinking``, ``document``, server tools …) are listed in
-    ``droppedContent`` with their index, so nothing of the record is lost.
+    ``record`` is the parsed record, or (a streaming import written straight to a file) an
+    ``orjson.Fragment`` of the line's own bytes, which reads back as the same record.
     """
-    kept: dict[str, Any] = {"line": line}
-    message = record.get("message")
-    if not isinstance(message, dict) or not isinstance(message.get("content"), list):
-        kept["record"] = record
-        return kept
-    role = "assistant" if record.get("type") == "assistant" else "user"
-    trimmed = dict(record)
-    trimmed["message"] = {k: v for k, v in message.items() if k != "content"}
-    kept["record"] = trimmed
-    dropped = [{"index": i, "block": b} for i, b in enumerate(message["content"]) if not _kept_block(b, role)]
-    if dropped:
-        kept["droppedContent"] = dropped
-    return kept
+    return {"line": line, "record": record}
 
 
 __all__ = [

@@ -22,11 +22,14 @@ import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal
+
+import orjson
 
 from omp_session.errors import CorruptSessionError
 from omp_session.format.codec import decode_line, encode_line
 from omp_session.format.ids import now_iso
+from omp_session.format.javascript import holds_float
 from omp_session.format.title_slot import SLOT_BYTES, TitleSlot, encode_slot
 from omp_session.importers.base import (
     ConvertedSession,
@@ -82,8 +85,30 @@ def import_entry(info: ForeignSessionInfo, parent: str | None, existing: set[str
     }
 
 
-def _write_new(path: Path, lines: Iterable[bytes]) -> None:
-    """Write a file that must not exist yet: temp, fsync, hard link into place (never replaces)."""
+def encode_entry(entry: Entry) -> bytes:
+    """One entry as the line ``JSON.stringify`` writes, the fast way: a single ``orjson.dumps``.
+
+    orjson and JavaScript write everything alike but some floats (spec §1.7), so the exact,
+    slower :func:`encode_line` runs only for an entry holding a float (a walk of its values, far
+    cheaper than scanning its bytes) or one orjson refuses (a lone surrogate, an integer beyond
+    64 bits). A raw ``orjson.Fragment`` (a source record's own line) is written as it is.
+    """
+    try:
+        line = orjson.dumps(entry, option=orjson.OPT_APPEND_NEWLINE)
+        if not holds_float(entry):
+            return line
+    except (TypeError, RecursionError):
+        pass
+    return encode_line(entry)
+
+
+def _write_new(
+    path: Path, lines: Iterable[bytes], spool: IO[bytes] | None = None, after: Iterable[bytes] = ()
+) -> None:
+    """Write a file that must not exist yet: temp, fsync, hard link into place (never replaces).
+
+    ``spool`` (a file positioned at 0) goes between ``lines`` and ``after``, copied in the kernel.
+    """
     temp = path.with_name(f".{path.name}.import.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
@@ -91,11 +116,35 @@ def _write_new(path: Path, lines: Iterable[bytes]) -> None:
             for line in lines:
                 handle.write(line)
             handle.flush()
+            if spool is not None:
+                _copy_file(spool, handle)
+                handle.writelines(after)
+                handle.flush()
             os.fsync(handle.fileno())
         os.link(temp, path)
     finally:
         temp.unlink(missing_ok=True)
     fsync_directory(path.parent)
+
+
+def _copy_file(source: IO[bytes], target: IO[bytes]) -> None:
+    """Append the rest of ``source`` to ``target`` (both flushed files), in the kernel if it can."""
+    size = os.fstat(source.fileno()).st_size - source.tell()
+    try:
+        while size > 0:
+            done = os.copy_file_range(source.fileno(), target.fileno(), size)
+            if done == 0:
+                break
+            size -= done
+        if size == 0:
+            return
+    except OSError:
+        pass  # a file system without it: copy by hand from where the kernel stopped
+    source.seek(os.lseek(source.fileno(), 0, os.SEEK_CUR))
+    target.seek(0, os.SEEK_END)
+    while chunk := source.read(1 << 20):
+        target.write(chunk)
+    target.flush()
 
 
 def write_view_copy(path: Path, converted: ConvertedSession) -> None:
@@ -121,7 +170,7 @@ def persist_new(
     dry_run: bool = False,
 ) -> tuple[Path, int]:
     """Write ``converted`` as a new omp session; returns its path and the number of entries."""
-    body = (encode_line(entry) for entry in converted.entries)
+    body = (encode_entry(entry) for entry in converted.entries)
     return _persist(converted, info, body, len(converted.entries), session_dir, root, fallback_cwd, dry_run)
 
 
@@ -151,12 +200,12 @@ def persist_streaming(
             nonlocal written
             written += len(entries)
             if not dry_run:
-                spool.write(b"".join(encode_line(entry) for entry in entries))
+                spool.write(b"".join([encode_entry(entry) for entry in entries]))
 
         converted = store.convert_streaming(info, sink, lossless=lossless)
+        spool.flush()
         spool.seek(0)
-        body = iter(lambda: spool.read(1 << 20), b"")
-        path, count = _persist(converted, info, body, written, session_dir, root, fallback_cwd, dry_run)
+        path, count = _persist(converted, info, (), written, session_dir, root, fallback_cwd, dry_run, spool)
     return path, count, converted
 
 
@@ -169,7 +218,9 @@ def _persist(
     root: Path | None,
     fallback_cwd: str | None,
     dry_run: bool,
+    spool: IO[bytes] | None = None,
 ) -> tuple[Path, int]:
+    """Write the session: the slot, the header, ``body`` (or the ``spool`` file), the tail."""
     now = now_iso()
     entries, leaf = converted.with_title(now)
     tail = entries[len(converted.entries) :]  # the title_change, if any
@@ -186,8 +237,11 @@ def _persist(
     if not dry_run:
         directory.mkdir(parents=True, exist_ok=True)
         slot = encode_slot(TitleSlot(header.get("title") or "", now, header.get("titleSource")))
-        lines = itertools.chain((slot, encode_line(header)), body, (encode_line(e) for e in [*tail, marker]))
-        _write_new(path, lines)
+        head, end = (slot, encode_line(header)), [encode_line(e) for e in [*tail, marker]]
+        if spool is not None:  # a spool file: copied in the kernel, not through Python
+            _write_new(path, head, spool, end)
+        else:
+            _write_new(path, itertools.chain(head, body, end))
     return path, body_count + len(tail) + 1
 
 
