@@ -197,7 +197,55 @@ def job_import(path: str, mode: str, out_dir: str) -> None:
     persist_streaming(store, store.info_for(path), session_dir=out_dir, lossless=mode == "lossless")
 
 
+def job_phases(path: str, mode: str, out_dir: str) -> dict[str, float]:
+    """Cumulative stages of one import, each timed alone: the differences are the phases' costs."""
+    from omp_session.importers.base import file_mtime_ms
+    from omp_session.importers.claude import ClaudeSessionStore
+    from omp_session.importers.claude_convert import convert_claude
+    from omp_session.importers.jsonl import iter_lines, iter_raw_records
+    from omp_session.importers.persist import encode_entry
+
+    store = ClaudeSessionStore(Path(path).parents[2])
+    info = store.info_for(path)
+    lossless = mode == "lossless"
+
+    def read() -> None:
+        for _ in iter_lines(path):
+            pass
+
+    def parse() -> None:
+        for _ in iter_raw_records(path):
+            pass
+
+    def convert(encode: bool) -> None:
+        def sink(entries: list[dict]) -> None:  # type: ignore[type-arg]
+            if encode:
+                b"".join([encode_entry(entry) for entry in entries])
+
+        mtime = file_mtime_ms(path)
+        convert_claude(info, mtime_ms=mtime, lossless=lossless, sink=sink, raw_records=True)
+
+    stages = {
+        "read and split": read,
+        "+ orjson.loads": parse,
+        "+ convert": lambda: convert(False),
+        "+ encode": lambda: convert(True),
+        "+ write (the import)": lambda: job_import(path, mode, tempfile.mkdtemp(dir=out_dir)),
+    }
+    times: dict[str, float] = {}
+    for name, stage in stages.items():
+        started = time.perf_counter()
+        stage()
+        times[name] = time.perf_counter() - started
+    return times
+
+
 def _child(job: str, *args: str) -> None:
+    if job == "phases":
+        import omp_session.importers.claude
+
+        print(json.dumps(job_phases(*args)))
+        return
     if job == "import":  # load the package before the clock starts (the floor imports nothing)
         import omp_session.importers.claude
         import omp_session.importers.persist  # noqa: F401
@@ -209,6 +257,7 @@ def _child(job: str, *args: str) -> None:
 
 
 def _measure(*args: str) -> dict[str, float]:
+    """Run one job in a fresh process; its last stdout line is its JSON result."""
     done = subprocess.run(
         [sys.executable, "-m", "bench.importers", "--child", *args],
         capture_output=True,
@@ -244,7 +293,10 @@ def main() -> None:
                 out.mkdir()
                 rows[mode].append(_measure("import", str(transcript), mode, str(out)))
                 output_mb = sum(p.stat().st_size for p in out.iterdir()) / 1024 / 1024
+        phases = {mode: _measure("phases", str(transcript), mode, tmp) for mode in ("omp", "lossless")}
+        phase_floor = _measure("floor", str(transcript))["seconds"]
         report = _report(rows, baseline, size_mb, turns, output_mb, args.runs)
+        report += _phase_report(phases, phase_floor)
     print(report)
     (HERE / "IMPORT_RESULTS.md").write_text(report)
 
@@ -288,6 +340,25 @@ def _report(
         )
     lines += ["", "Goal: within 2× of the parse floor in time, streaming memory (see docs/importers.md).", ""]
     return "\n".join(lines)
+
+
+def _phase_report(phases: dict[str, dict[str, float]], floor_s: float) -> str:
+    lines = [
+        "## Where the time goes",
+        "",
+        "Each stage below runs the ones above it too, in one fresh process per mode; the "
+        f"difference is the phase's own cost, as a multiple of the parse floor ({floor_s:.2f} s, "
+        "measured next to it).",
+        "",
+        "| Stage (cumulative) | omp mode | × floor | lossless | × floor |",
+        "|---|---|---|---|---|",
+    ]
+    for stage in phases["omp"]:
+        omp, lossless = phases["omp"][stage], phases["lossless"][stage]
+        lines.append(
+            f"| {stage} | {omp:.2f} s | {omp / floor_s:.2f}× | {lossless:.2f} s | {lossless / floor_s:.2f}× |"
+        )
+    return "\n".join([*lines, ""])
 
 
 if __name__ == "__main__":

@@ -49,11 +49,15 @@ TOOL_DETAILS = "claude.tool_result_details"
 SUBAGENT = "claude.subagent_transcript"
 
 
-def _iso(raw: Any, ms: float) -> str:
-    """``new Date(ms).toISOString()``: a canonical input timestamp is already that string."""
-    if isinstance(raw, str) and len(raw) == 24 and canonical_iso_ms(raw) == ms:
-        return raw
-    return iso_from_ms(int(ms))
+def _timestamp(raw: Any, fallback_ms: float) -> tuple[float, str]:
+    """The record's time in ms (omp's rule) and ``new Date(ms).toISOString()``.
+
+    A canonical input timestamp is already that string: one parse gives both.
+    """
+    if type(raw) is str and (fast := canonical_iso_ms(raw)) is not None:
+        return fast, raw
+    ms = claude_timestamp_ms(raw, fallback_ms)
+    return ms, iso_from_ms(int(ms))
 
 
 class _Builder:
@@ -128,17 +132,16 @@ class _Builder:
             self.custom_title = js_string(record.get("customTitle")) or self.custom_title
         elif kind == "ai-title":
             self.ai_title = js_string(record.get("aiTitle")) or self.ai_title
-        ts = claude_timestamp_ms(record.get("timestamp"), self.mtime_ms)
+        ts, iso = _timestamp(record.get("timestamp"), self.mtime_ms)
         converted = convert_record(record, ts, self.tool_names)
         key = uuid or f"line-{line}"
         if not converted:
             if self.lossless:
-                self._keep_dropped(line, record, kept, key, uuid, ts)
+                self._keep_dropped(line, record, kept, key, uuid, iso)
             return
         if self.lossless and self._fold_into_compaction(record, kept, key, line, converted):
             return
         parent, cursor = self.resolve(js_string(record.get("parentUuid")), line)
-        iso = _iso(record.get("timestamp"), ts)
         if self.lossless and self._merge_split_response(record, kept, key, line, parent, converted):
             return
         first = True
@@ -185,9 +188,8 @@ class _Builder:
     # ---------------------------------------------------------------- lossless deviations
 
     def _keep_dropped(
-        self, line: int, record: dict[str, Any], kept: Any, key: str, uuid: str | None, ts: float
+        self, line: int, record: dict[str, Any], kept: Any, key: str, uuid: str | None, iso: str
     ) -> None:
-        iso = _iso(record.get("timestamp"), ts)
         if record.get("type") == "system" and record.get("subtype") == "compact_boundary" and uuid:
             self._compaction(line, record, kept, key, uuid, iso)
             return
