@@ -11,6 +11,7 @@ the default lossless mode. Results go to stdout and bench/IMPORT_RESULTS.md.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
@@ -21,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
@@ -225,12 +227,15 @@ def job_phases(path: str, mode: str, out_dir: str) -> dict[str, float]:
         mtime = file_mtime_ms(path)
         convert_claude(info, mtime_ms=mtime, lossless=lossless, sink=sink, raw_records=True)
 
-    stages = {
+    def write() -> None:
+        job_import(path, mode, tempfile.mkdtemp(dir=out_dir))
+
+    stages: dict[str, Callable[[], None]] = {
         "read and split": read,
         "+ orjson.loads": parse,
-        "+ convert": lambda: convert(False),
-        "+ encode": lambda: convert(True),
-        "+ write (the import)": lambda: job_import(path, mode, tempfile.mkdtemp(dir=out_dir)),
+        "+ convert": functools.partial(convert, False),
+        "+ encode": functools.partial(convert, True),
+        "+ write (the import)": write,
     }
     times: dict[str, float] = {}
     for name, stage in stages.items():
