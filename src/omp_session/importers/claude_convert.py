@@ -30,6 +30,8 @@ from omp_session.importers.claude_records import (
     convert_record,
     message_text,
     source_record,
+    stop_details,
+    with_redacted_thinking,
 )
 from omp_session.importers.jsonl import ReadStats, iter_raw_records
 from omp_session.importers.timestamps import canonical_iso_ms
@@ -46,6 +48,8 @@ KEPT_RECORD = "claude.kept_record"
 COMPACTION = "claude.compaction"
 MERGED_RESPONSE = "claude.merged_response"
 TOOL_DETAILS = "claude.tool_result_details"
+STOP_DETAILS = "claude.stop_details"
+REDACTED_THINKING = "claude.redacted_thinking"
 SUBAGENT = "claude.subagent_transcript"
 
 
@@ -81,6 +85,8 @@ class _Builder:
         self.upstream_leaf: str | None = None
         self.meta_tail: str | None = None
         self.last_assistant: Entry | None = None
+        #: Redacted thinking of a record omp skips, waiting for its response's message (lossless).
+        self.pending_redacted: tuple[Any, list[dict[str, Any]]] | None = None
         self.compactions: dict[str, tuple[int, Entry]] = {}
         self.line = 0
         #: (entry, walk cursor, line) of entries whose parent chain runs through a later record.
@@ -138,7 +144,11 @@ class _Builder:
         if not converted:
             if self.lossless:
                 self._keep_dropped(line, record, kept, key, uuid, iso)
+                if kind == "assistant":
+                    self._hold_redacted(record)
             return
+        if self.lossless and kind == "assistant":
+            self._assistant_extras(record, converted[0].message)
         if self.lossless and self._fold_into_compaction(record, kept, key, line, converted):
             return
         parent, cursor = self.resolve(js_string(record.get("parentUuid")), line)
@@ -278,7 +288,7 @@ class _Builder:
         self.counter += 1
         message["content"].extend(new["content"])
         # Claude Code repeats the response's usage on every record: take it once, from the last.
-        for field in ("usage", "stopReason", "errorMessage", "errorStatus"):
+        for field in ("usage", "stopReason", "stopDetails", "errorMessage", "errorStatus"):
             if field in new:
                 message[field] = new[field]
         previous.setdefault("sourceRecords", []).append(source_record(kept, line))
@@ -286,6 +296,40 @@ class _Builder:
         self.upstream_leaf = previous["id"]
         self.out.note(MERGED_RESPONSE)
         return True
+
+    def _assistant_extras(self, record: dict[str, Any], message: dict[str, Any]) -> None:
+        """omp's own fields for what its importer drops: ``stopDetails`` of an unknown stop reason,
+        ``redactedThinking`` blocks (with those of earlier skipped records of the same response)."""
+        source = record["message"]
+        details = stop_details(record, source)
+        if details is not None:
+            message["stopDetails"] = details
+            self.out.note(STOP_DETAILS)
+        content, added = with_redacted_thinking(source.get("content"), message["content"])
+        if added:
+            message["content"] = content
+            self.out.note(REDACTED_THINKING, added)
+        pending, self.pending_redacted = self.pending_redacted, None
+        if pending is not None and pending[0] == message.get("responseId"):
+            message["content"][0:0] = pending[1]
+
+    def _hold_redacted(self, record: dict[str, Any]) -> None:
+        """A record omp skips that holds only redacted thinking: Claude Code writes one content
+        block per record, so it is the start (or a middle part) of a response whose message is
+        built from the next records. Its blocks join that message (the record itself is kept)."""
+        source = record.get("message")
+        if not isinstance(source, dict) or record.get("isSidechain") is True or record.get("isMeta") is True:
+            return
+        blocks, added = with_redacted_thinking(source.get("content"), [])
+        if not added:
+            return
+        self.out.note(REDACTED_THINKING, added)
+        response = js_string(source.get("id"))
+        previous = self.last_assistant
+        if response and previous is not None and previous["message"].get("responseId") == response:
+            previous["message"]["content"].extend(blocks)  # still held back from the sink
+        else:
+            self.pending_redacted = (response, blocks)
 
     def _attach_tool_details(self, record: dict[str, Any], converted: list[Converted]) -> None:
         for item in converted:
@@ -391,4 +435,13 @@ def convert_claude(
     return out
 
 
-__all__ = ["COMPACTION", "KEPT_RECORD", "MERGED_RESPONSE", "SUBAGENT", "TOOL_DETAILS", "convert_claude"]
+__all__ = [
+    "COMPACTION",
+    "KEPT_RECORD",
+    "MERGED_RESPONSE",
+    "REDACTED_THINKING",
+    "STOP_DETAILS",
+    "SUBAGENT",
+    "TOOL_DETAILS",
+    "convert_claude",
+]
