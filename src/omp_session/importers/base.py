@@ -12,6 +12,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from omp_session.dialects import OMP_18_2
@@ -85,6 +86,8 @@ class ConvertedSession:
     source_lines: dict[str, int] = field(default_factory=dict)
     #: Named deviations that changed this conversion (docs/importers.md), with how often each applied.
     deviations: dict[str, int] = field(default_factory=dict)
+    #: Where an update of a persisted import resumes reading (lossless Claude imports), or None.
+    resume: dict[str, Any] | None = None
 
     def note(self, deviation: str, count: int = 1) -> None:
         self.deviations[deviation] = self.deviations.get(deviation, 0) + count
@@ -167,6 +170,14 @@ class ForeignSessionStore(Protocol):
         of its line (an ``orjson.Fragment``, which :func:`persist.encode_entry` writes verbatim)
         instead of its parsed dict.
         """
+        ...
+
+    def convert_update(
+        self, info: ForeignSessionInfo, state: dict[str, Any], imported: Path
+    ) -> ConvertedSession | None:
+        """Only what the source gained since an import that recorded ``state`` (its ``resume``)
+        into the session at ``imported``; ``None`` when this store cannot, or the source no
+        longer starts with what was imported (the caller then converts it whole)."""
         ...
 
 

@@ -11,6 +11,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -26,6 +27,7 @@ from omp_session.importers.base import (
 )
 from omp_session.importers.claude_convert import convert_claude
 from omp_session.importers.claude_records import claude_timestamp_ms
+from omp_session.importers.claude_resume import ImportedSession, tail_hash
 from omp_session.importers.jsonl import iter_records
 
 _CWD_PREFIX_BYTES = 64 * 1024
@@ -196,6 +198,24 @@ class ClaudeSessionStore:
 
     def convert(self, info: ForeignSessionInfo, *, lossless: bool = True) -> ConvertedSession:
         return convert_claude(info, mtime_ms=file_mtime_ms(info.path), lossless=lossless)
+
+    def convert_update(
+        self, info: ForeignSessionInfo, state: dict[str, Any], imported: Path
+    ) -> ConvertedSession | None:
+        """The records appended since the import that recorded ``state`` (claude_resume)."""
+        try:
+            size = os.path.getsize(info.path)
+        except OSError:
+            return None
+        if size < state["bytes"] or tail_hash(info.path, state["bytes"]) != state["tailHash"]:
+            return None  # rewritten or truncated since: not a continuation
+        with ImportedSession(imported) as session:
+            return convert_claude(
+                info,
+                mtime_ms=file_mtime_ms(info.path),
+                raw_records=True,
+                resume=(state, session),
+            )
 
     def convert_streaming(
         self, info: ForeignSessionInfo, sink: Sink, *, lossless: bool = True

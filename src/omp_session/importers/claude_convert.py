@@ -33,7 +33,8 @@ from omp_session.importers.claude_records import (
     stop_details,
     with_redacted_thinking,
 )
-from omp_session.importers.jsonl import ReadStats, iter_raw_records
+from omp_session.importers.claude_resume import ImportedSession, ToolNames, UsedIds, tail_hash
+from omp_session.importers.jsonl import ReadStats, complete_length, iter_raw_records
 from omp_session.importers.timestamps import canonical_iso_ms
 
 Entry = dict[str, Any]
@@ -66,7 +67,12 @@ def _timestamp(raw: Any, fallback_ms: float) -> tuple[float, str]:
 
 class _Builder:
     def __init__(
-        self, mtime_ms: float, lossless: bool, converted: ConvertedSession, raw_records: bool = False
+        self,
+        mtime_ms: float,
+        lossless: bool,
+        converted: ConvertedSession,
+        raw_records: bool = False,
+        session: ImportedSession | None = None,
     ) -> None:
         self.mtime_ms = mtime_ms
         self.lossless = lossless
@@ -75,8 +81,12 @@ class _Builder:
         self.out = converted
         self.source_parents: dict[str, str | None] = {}
         self.tails: dict[str, tuple[int, str]] = {}
-        self.used_ids: set[str] = set()
-        self.tool_names: dict[str, str] = {}
+        #: The earlier import an update continues (lookups into what it already wrote).
+        self.session = session
+        self.used_ids: set[str] = UsedIds(session) if session is not None else set()
+        self.tool_names: dict[str, str] = ToolNames(session) if session is not None else {}
+        #: Per sub-agent file: how far it was read ({bytes, line, tail}), for a later update.
+        self.subagent_progress: dict[str, dict[str, Any]] = {}
         self.last_model: str | None = None
         self.counter = 0
         self.cwd: str | None = None
@@ -109,6 +119,10 @@ class _Builder:
             if tail is not None and tail[0] < line:
                 return tail[1], None
             if cursor not in self.source_parents:
+                earlier = self.session.tail(cursor) if self.session is not None else None
+                if earlier is not None:  # a record of the part an earlier import wrote
+                    self.tails[cursor] = (0, earlier)
+                    return earlier, None
                 return None, (None if final else cursor)
             cursor = self.source_parents[cursor]
         return None, None
@@ -345,12 +359,21 @@ class _Builder:
         except OSError:
             return
         for path in files:
-            parent: str | None = None
-            for line, record, raw in iter_raw_records(path):
+            name = f"subagents/{path.name}"
+            progress = self.subagent_progress.get(name, {"bytes": 0, "line": 0, "tail": None})
+            parent: str | None = progress["tail"]
+            start, line = progress["bytes"], progress["line"]
+            # A last line without LF is still being written: the next update reads it whole.
+            complete = complete_length(path)
+            if complete <= start:
+                continue
+            read = ReadStats()
+            records = iter_raw_records(path, read, complete - start, start=start, first_line=line + 1)
+            for line, record, raw in records:
                 kept = orjson.Fragment(raw) if raw is not None and self.raw_records else record
                 iso = iso_from_ms(int(claude_timestamp_ms(record.get("timestamp"), self.mtime_ms)))
                 entry_id = self.unique(f"claude-subagent-{path.stem}-{line}")
-                data = {"file": f"subagents/{path.name}", "line": line, "record": kept}
+                data = {"file": name, "line": line, "record": kept}
                 self.emit(
                     {
                         "type": "custom",
@@ -364,7 +387,38 @@ class _Builder:
                     line,
                 )
                 parent = entry_id
+            self.subagent_progress[name] = {"bytes": complete, "line": read.lines, "tail": parent}
             self.out.note(SUBAGENT)
+
+    def snapshot(self, path: str, stats: ReadStats) -> dict[str, Any] | None:
+        """Where a later update resumes (claude_resume): ``None`` when the transcript ends in a
+        line still being written, which an update could not tell from the lines after it."""
+        if stats.torn_tail or not self.lossless:
+            return None
+        return {
+            "bytes": stats.end_offset,
+            "line": stats.lines,
+            "tailHash": tail_hash(path, stats.end_offset),
+            "counter": self.counter,
+            "lastModel": self.last_model,
+            "cwd": self.cwd,
+            "customTitle": self.custom_title,
+            "aiTitle": self.ai_title,
+            "leaf": self.upstream_leaf,
+            "metaTail": self.meta_tail,
+            "subagents": self.subagent_progress,
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Continue after :meth:`snapshot` (the ids and titles go on as one conversion would)."""
+        self.counter = state["counter"]
+        self.last_model = state["lastModel"]
+        self.cwd = state["cwd"]
+        self.custom_title = state["customTitle"]
+        self.ai_title = state["aiTitle"]
+        self.upstream_leaf = state["leaf"]
+        self.meta_tail = state["metaTail"]
+        self.subagent_progress = dict(state["subagents"])
 
     def drain(self) -> list[Entry]:
         """Remove and return the leading entries that can no longer change (file order kept).
@@ -398,12 +452,15 @@ def convert_claude(
     sink: Sink | None = None,
     drain_every: int = _DRAIN_EVERY,
     raw_records: bool = False,
+    resume: tuple[dict[str, Any], ImportedSession] | None = None,
 ) -> ConvertedSession:
     """Convert ``info.path``; raises :class:`ForeignSessionError` as omp does (spec §1.2).
 
     With a ``sink`` the entries are handed over in file order as soon as they are final (and the
     result's ``entries`` is empty): memory stays bounded by the longest run of entries that may
-    still change, not by the transcript.
+    still change, not by the transcript. ``resume`` (a lossless import's recorded ``resume``
+    state and the session it wrote) converts only the lines after it (:mod:`claude_resume`);
+    the result's ``resume`` is the state for the next update.
     """
     try:
         size = os.path.getsize(info.path)
@@ -411,16 +468,21 @@ def convert_claude(
         raise ForeignSessionError(info.path, f"Unable to read Claude session {info.id}: {error}") from error
     stats = ReadStats()
     out = ConvertedSession(source="claude", cwd=info.cwd, entries=[], leaf_id=None, stats=stats)
-    builder = _Builder(mtime_ms, lossless, out, raw_records)
+    state, session = resume if resume is not None else (None, None)
+    builder = _Builder(mtime_ms, lossless, out, raw_records, session)
+    start, first_line = 0, 1
+    if state is not None:
+        builder.restore(state)
+        start, first_line = state["bytes"], state["line"] + 1
     add = builder.add
     try:
-        for line, record, raw in iter_raw_records(info.path, stats):
+        for line, record, raw in iter_raw_records(info.path, stats, start=start, first_line=first_line):
             add(line, record, raw)
             if sink is not None and stats.records % drain_every == 0:
                 sink(builder.drain())
     except OSError as error:
         raise ForeignSessionError(info.path, f"Unable to read Claude session {info.id}: {error}") from error
-    if stats.records == 0 and size > 0:
+    if stats.records == 0 and size > 0 and state is None:
         raise ForeignSessionError(info.path, f"Claude session {info.id} contains no readable records")
     if lossless:
         builder.keep_subagents(info.path)
@@ -432,6 +494,7 @@ def convert_claude(
     out.leaf_id = builder.upstream_leaf
     out.title = builder.custom_title or builder.ai_title or info.title
     out.title_source = "user" if builder.custom_title else "auto"
+    out.resume = builder.snapshot(info.path, stats)
     return out
 
 

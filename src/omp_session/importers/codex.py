@@ -13,6 +13,7 @@ import re
 import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from omp_session.importers.base import ConvertedSession, ForeignSessionInfo, Sink, Source, ns_to_ms
 from omp_session.importers.codex_convert import convert_codex
@@ -170,6 +171,12 @@ class CodexSessionStore:
             created_ms=mtime,
             modified_ms=mtime,
         )
+
+    def convert_update(
+        self, info: ForeignSessionInfo, state: dict[str, Any], imported: Path
+    ) -> ConvertedSession | None:
+        """Not incremental: an update converts the whole source (and appends what is new)."""
+        return None
 
     def convert_streaming(
         self, info: ForeignSessionInfo, sink: Sink, *, lossless: bool = True

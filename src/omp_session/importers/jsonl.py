@@ -28,16 +28,26 @@ class ReadStats:
     lines: int = 0
     records: int = 0
     skipped_lines: list[int] = field(default_factory=list)
+    #: Byte offset just past the last LF read: where a later read of the grown file resumes.
+    end_offset: int = 0
+    #: Whether the file ended in a line without LF (still being written, or torn).
+    torn_tail: bool = False
 
 
-def iter_lines(path: str | Path, limit: int | None = None) -> Iterator[bytes]:
+def iter_lines(
+    path: str | Path, limit: int | None = None, start: int = 0, stats: ReadStats | None = None
+) -> Iterator[bytes]:
     """The file's LF-separated lines (without the LF); a torn last line is yielded too.
 
-    ``limit`` stops after that many bytes (a listing reads a bounded prefix, spec §1.1).
+    ``limit`` stops after that many bytes (a listing reads a bounded prefix, spec §1.1); ``start``
+    is the byte offset of the first line to read (an update resuming where an import stopped).
     """
     remaining = limit
     with open(path, "rb") as handle:
+        if start:
+            handle.seek(start)
         pending = b""
+        offset = start
         while True:
             size = _CHUNK if remaining is None else min(_CHUNK, remaining)
             chunk = handle.read(size) if size > 0 else b""
@@ -45,9 +55,15 @@ def iter_lines(path: str | Path, limit: int | None = None) -> Iterator[bytes]:
                 remaining -= len(chunk)
             if not chunk:
                 break
+            offset += len(chunk)
             parts = (pending + chunk).split(b"\n")
             pending = parts.pop()
+            if stats is not None:
+                stats.end_offset = offset - len(pending)
             yield from parts
+        if stats is not None:
+            stats.end_offset = offset - len(pending)
+            stats.torn_tail = bool(pending)
         if pending:
             yield pending
 
@@ -61,7 +77,12 @@ def iter_records(
 
 
 def iter_raw_records(
-    path: str | Path, stats: ReadStats | None = None, limit: int | None = None
+    path: str | Path,
+    stats: ReadStats | None = None,
+    limit: int | None = None,
+    *,
+    start: int = 0,
+    first_line: int = 1,
 ) -> Iterator[tuple[int, dict[str, Any], bytes | None]]:
     """``(line number, record, raw)``: ``raw`` is the line's own bytes when they are already
     valid, strict JSON that a writer may embed verbatim (an ``orjson.Fragment``), else ``None``.
@@ -70,10 +91,10 @@ def iter_raw_records(
     escape, an integer beyond 64 bits) is still read, through :func:`decode_line`; only its bytes
     are not reusable. Hot loop: one call per line, nothing else (issue 15, the import speed goal).
     """
-    number = 0
+    number = first_line - 1
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
     skipped = stats.skipped_lines if stats is not None else []
-    for line in iter_lines(path, limit):
+    for line in iter_lines(path, limit, start, stats):
         number += 1
         raw: bytes | None = line
         try:
@@ -98,6 +119,20 @@ def iter_raw_records(
         stats.lines = number
 
 
+def complete_length(path: str | Path) -> int:
+    """The file's size up to and including its last LF (a line still being written excluded)."""
+    with open(path, "rb") as handle:
+        end = handle.seek(0, 2)
+        while end > 0:
+            start = max(0, end - _CHUNK)
+            handle.seek(start)
+            found = handle.read(end - start).rfind(b"\n")
+            if found >= 0:
+                return start + found + 1
+            end = start
+    return 0
+
+
 def first_record(path: str | Path) -> dict[str, Any] | None:
     """The first readable record of a file, or ``None`` (a missing file included)."""
     try:
@@ -108,4 +143,4 @@ def first_record(path: str | Path) -> dict[str, Any] | None:
     return None
 
 
-__all__ = ["ReadStats", "first_record", "iter_lines", "iter_raw_records", "iter_records"]
+__all__ = ["ReadStats", "complete_length", "first_record", "iter_lines", "iter_raw_records", "iter_records"]

@@ -19,7 +19,7 @@ import itertools
 import mmap
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -35,6 +35,7 @@ from omp_session.importers.base import (
     ConvertedSession,
     ForeignSessionInfo,
     ForeignSessionStore,
+    clean_title,
     fresh_entry_id,
 )
 from omp_session.store.file import fsync_directory
@@ -72,9 +73,26 @@ class _Existing:
     ids: dict[str, Entry] = field(default_factory=dict)
 
 
-def import_entry(info: ForeignSessionInfo, parent: str | None, existing: set[str], now: str) -> Entry:
-    """omp's ``appendCustomEntry("foreign_session_import", …)``: ``sourceCwd`` is the *list* cwd."""
-    data = {"source": info.source, "sourceId": info.id, "sourcePath": info.path, "sourceCwd": info.cwd}
+def import_entry(
+    info: ForeignSessionInfo,
+    parent: str | None,
+    existing: set[str],
+    now: str,
+    resume: dict[str, Any] | None = None,
+) -> Entry:
+    """omp's ``appendCustomEntry("foreign_session_import", …)``: ``sourceCwd`` is the *list* cwd.
+
+    ``resume`` (ours; omp ignores the extra key) records how far the source was read, so that an
+    update reads only what was appended since (:mod:`claude_resume`).
+    """
+    data: dict[str, Any] = {
+        "source": info.source,
+        "sourceId": info.id,
+        "sourcePath": info.path,
+        "sourceCwd": info.cwd,
+    }
+    if resume is not None:
+        data["resume"] = resume
     return {
         "type": "custom",
         "customType": IMPORT_TYPE,
@@ -224,7 +242,8 @@ def _persist(
     now = now_iso()
     entries, leaf = converted.with_title(now)
     tail = entries[len(converted.entries) :]  # the title_change, if any
-    marker = import_entry(info, leaf, {*converted.source_lines, *(str(e.get("id")) for e in entries)}, now)
+    ids = {*converted.source_lines, *(str(e.get("id")) for e in entries)}
+    marker = import_entry(info, leaf, ids, now, _resume_state(converted))
     if fallback_cwd is not None and not os.path.isdir(converted.cwd):
         converted.cwd = fallback_cwd  # omp's moveTo(fallbackCwd) for a cwd that no longer exists
     header = converted.header(now=now)
@@ -267,7 +286,7 @@ def _read_existing(path: Path) -> _Existing:
 def find_imports(root: Path) -> dict[tuple[str, str], Path]:
     """``(source, sourcePath)`` → the newest omp session under ``root`` imported from it.
 
-    Files are searched for the marker bytes first (``mmap``), so only imported sessions are parsed.
+    Files are searched for the marker bytes (``mmap``) and only the marker lines are parsed.
     """
     found: dict[tuple[str, str], tuple[float, Path]] = {}
     for directory, _, names in os.walk(root):
@@ -276,27 +295,35 @@ def find_imports(root: Path) -> dict[tuple[str, str], Path]:
                 continue
             path = Path(directory) / name
             try:
-                if not _contains(path, _MARKER):
-                    continue
-                mtime = path.stat().st_mtime
-                entries = _read_existing(path).ids.values()
-            except (OSError, CorruptSessionError):
+                markers = list(_import_markers(path))
+                mtime = path.stat().st_mtime if markers else 0.0
+            except OSError:
                 continue
-            for entry in entries:
-                data = entry.get("data")
-                if entry.get("customType") == IMPORT_TYPE and isinstance(data, dict):
-                    key = (str(data.get("source")), str(data.get("sourcePath")))
-                    if key not in found or found[key][0] < mtime:
-                        found[key] = (mtime, path)
+            for data in markers:
+                key = (str(data.get("source")), str(data.get("sourcePath")))
+                if key not in found or found[key][0] < mtime:
+                    found[key] = (mtime, path)
     return {key: path for key, (_, path) in found.items()}
 
 
-def _contains(path: Path, needle: bytes) -> bool:
+def _import_markers(path: Path) -> Iterator[dict[str, Any]]:
+    """The ``data`` of each ``foreign_session_import`` entry of a session, the newest first."""
     with open(path, "rb") as handle:
         if os.fstat(handle.fileno()).st_size == 0:
-            return False
+            return
         with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
-            return view.find(needle) >= 0
+            end = len(view)
+            while (found := view.rfind(_MARKER, 0, end)) >= 0:
+                start = view.rfind(b"\n", 0, found) + 1
+                stop = view.find(b"\n", found)
+                end = start
+                try:
+                    entry = orjson.loads(view[start : stop if stop >= 0 else len(view)])
+                except orjson.JSONDecodeError:
+                    continue
+                data = entry.get("data") if isinstance(entry, dict) else None
+                if entry.get("customType") == IMPORT_TYPE and isinstance(data, dict):
+                    yield data
 
 
 def _comparable(entry: Entry) -> Entry:
@@ -322,22 +349,71 @@ def _append_update(
         title_entry = [entries[-1]]
     else:
         leaf = converted.leaf_id
-    marker = import_entry(info, leaf, set(existing.ids), now)
+    marker = import_entry(info, leaf, set(existing.ids), now, _resume_state(converted))
     lines = [encode_line(e) for e in [*new, *title_entry, marker]]
     if not dry_run:
-        with open(existing.path, "r+b") as handle:
-            try_lock(handle.fileno(), existing.path)
-            handle.seek(0, os.SEEK_END)
-            if handle.tell() > 0:
-                handle.seek(-1, os.SEEK_END)
-                if handle.read(1) != b"\n":
-                    handle.write(b"\n")  # never glue onto a torn last line
-            handle.write(b"".join(lines))
-            if title_entry:
-                _rewrite_slot(handle, title_entry[0], now)
-            handle.flush()
-            os.fsync(handle.fileno())
+        _append_lines(existing.path, lines, title_entry[0] if title_entry else None, now)
     return len(lines)
+
+
+def _resume_state(converted: ConvertedSession) -> dict[str, Any] | None:
+    """The conversion's resume state plus the title it gave the session (an update compares it)."""
+    if converted.resume is None:
+        return None
+    title = clean_title(converted.title) if converted.title else None
+    return {**converted.resume, "title": title or None}
+
+
+def _append_lines(path: Path, lines: list[bytes], title_change: Entry | None, now: str) -> None:
+    """Append to an imported session in place (locked, fsynced; never onto a torn last line)."""
+    with open(path, "r+b") as handle:
+        try_lock(handle.fileno(), path)
+        handle.seek(0, os.SEEK_END)
+        if handle.tell() > 0:
+            handle.seek(-1, os.SEEK_END)
+            if handle.read(1) != b"\n":
+                handle.write(b"\n")  # never glue onto a torn last line
+        handle.write(b"".join(lines))
+        if title_change is not None:
+            _rewrite_slot(handle, title_change, now)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def last_import_data(path: Path) -> dict[str, Any] | None:
+    """The ``data`` of the last ``foreign_session_import`` entry of a session (one line parsed)."""
+    return next(_import_markers(path), None)
+
+
+def _resumed_update(
+    store: ForeignSessionStore, info: ForeignSessionInfo, previous: Path, dry_run: bool
+) -> ImportOutcome | None:
+    """Bring an import up to date from where it stopped (``resume``), reading only what the
+    source gained; ``None`` when that is not possible (no state, or the source was rewritten)."""
+    data = last_import_data(previous)
+    state = data.get("resume") if data is not None else None
+    if not isinstance(state, dict):
+        return None
+    try:
+        converted = store.convert_update(info, state, previous)
+    except (KeyError, TypeError, ValueError):
+        return None  # a state this version cannot read: the full update path decides
+    if converted is None:
+        return None
+    now = now_iso()
+    entries, leaf = converted.with_title(now)
+    title_change = entries[-1] if len(entries) > len(converted.entries) else None
+    if title_change is not None and title_change["title"] == state.get("title"):
+        title_change, leaf = None, converted.leaf_id
+    if not converted.entries and title_change is None:
+        return ImportOutcome(info, "unchanged", previous, 0, converted, dry_run=dry_run)
+    new = [*converted.entries, *([title_change] if title_change is not None else [])]
+    ids = {*converted.source_lines, *(str(e.get("id")) for e in new)}
+    marker = import_entry(info, leaf, ids, now, _resume_state(converted))
+    lines = [encode_entry(e) for e in [*new, marker]]
+    if not dry_run:
+        _append_lines(previous, lines, title_change, now)
+    return ImportOutcome(info, "updated", previous, len(lines), converted, dry_run=dry_run)
 
 
 def _rewrite_slot(handle: Any, title_change: Entry, now: str) -> None:
@@ -379,6 +455,9 @@ def import_session(
     previous = imports.get((info.source, info.path))
     reason = ""
     if previous is not None and previous.exists():
+        resumed = _resumed_update(store, info, previous, dry_run) if lossless else None
+        if resumed is not None:
+            return resumed
         converted = store.convert(info, lossless=lossless)
         existing = _read_existing(previous)
         conflict = _conflict(existing, converted)
@@ -413,6 +492,7 @@ __all__ = [
     "find_imports",
     "import_entry",
     "import_session",
+    "last_import_data",
     "persist_new",
     "persist_streaming",
     "write_view_copy",

@@ -142,6 +142,12 @@ class PiSessionStore:
         infos.sort(key=lambda info: info.modified_ms, reverse=True)
         return infos
 
+    def convert_update(
+        self, info: ForeignSessionInfo, state: dict[str, Any], imported: Path
+    ) -> ConvertedSession | None:
+        """Not incremental: an update converts the whole source (and appends what is new)."""
+        return None
+
     def convert_streaming(
         self, info: ForeignSessionInfo, sink: Sink, *, lossless: bool = True
     ) -> ConvertedSession:
