@@ -121,7 +121,8 @@ def test_codex_rollback_keeps_the_abandoned_turns_as_a_branch(tmp_path: Path) ->
     entries = by_id(converted)
     texts = {e["id"]: e["message"]["content"][0].get("text") for e in converted.entries if "message" in e}
     on_path = [texts.get(i) for i in path_ids(converted)]
-    assert on_path == [None, "After rolling back everything.", "Fresh answer."]
+    # the model change and the effort's thinking level change, then the turns that stayed
+    assert on_path == [None, None, "After rolling back everything.", "Fresh answer."]
     abandoned = [texts[i] for i in entries if i.startswith("codex-rollback-")]
     assert sorted(t for t in abandoned if t) == sorted(
         [
@@ -327,3 +328,21 @@ def test_codex_failed_commands_give_error_results(tmp_path: Path) -> None:
     assert errors(True) == {"ok": False, "bad": True, "meta": True, "patch": True}
     assert errors(False) == {"ok": False, "bad": False, "meta": False, "patch": False}
     assert store.convert(info).deviations[codex_convert.TOOL_ERROR] == 3
+
+
+def test_codex_effort_changes_become_thinking_level_changes(tmp_path: Path) -> None:
+    converted = convert_case(tmp_path, "codex", "model_changes")
+    omp = convert_case(tmp_path / "omp", "codex", "model_changes", lossless=False)
+    records = _records("codex", "model_changes")
+    efforts = [(n, r["payload"].get("effort")) for n, r in records.items() if r.get("type") == "turn_context"]
+    changes = [e for e in converted.entries if e["type"] == "thinking_level_change"]
+    expected: list[tuple[int, str]] = []
+    for line, effort in efforts:  # a repeated effort adds nothing, like a repeated model
+        if isinstance(effort, str) and (not expected or expected[-1][1] != effort):
+            expected.append((line, effort))
+    assert [(int(e["id"].rsplit("-", 1)[1]), e["thinkingLevel"]) for e in changes] == expected
+    assert all(e["configured"] is None for e in changes)
+    # omp's own ids are all still there, numbered as omp numbers them
+    assert [e["id"] for e in omp.entries] == [e["id"] for e in converted.entries if e["id"] in by_id(omp)]
+    assert converted.context().thinking_level == expected[-1][1]
+    assert converted.deviations[codex_convert.THINKING_LEVEL] == len(expected)

@@ -29,6 +29,17 @@ ROLLBACK_BRANCH = "codex.rollback_branch"
 KEPT_RECORD = "codex.kept_record"
 TOKENS_BEFORE = "codex.compaction_tokens_before"
 TOOL_ERROR = "codex.tool_error"
+THINKING_LEVEL = "codex.thinking_level"
+
+#: Codex reasoning efforts as omp 18's thinking levels (``none`` is omp's ``off``).
+_THINKING_LEVELS = {
+    "none": "off",
+    "minimal": "minimal",
+    "low": "low",
+    "medium": "medium",
+    "high": "high",
+    "xhigh": "xhigh",
+}
 
 
 def _base36(number: int) -> str:
@@ -129,6 +140,7 @@ class _Queue:
         self.cwd: str | None = None
         self.meta_seen = False
         self.usage_target: Item | None = None
+        self.thinking_level: str | None = None
         self.last_token_info: Any = None
         self.context_tokens: float = 0
 
@@ -142,12 +154,15 @@ class _Queue:
             cwd = payload.get("cwd")
             self.cwd = cwd if isinstance(cwd, str) else None
         item: Item | None = None
+        effort: Item | None = None
         if isinstance(payload, dict):
             if kind == "turn_context":
                 model = payload.get("model")
                 if isinstance(model, str) and model and model != self.model:
                     self.model = model
                     item = Item(model=model, timestamp=ts)
+                if self.lossless:
+                    effort = self._effort(line, payload, ts)
             elif kind == "response_item":
                 item = response_item(payload, ts, self.model, self.names)
                 if self.lossless and item is not None:
@@ -164,6 +179,8 @@ class _Queue:
         if self.lossless and (item is None or item.is_title or item.rollback_turns is not None):
             self.kept_records.append((line, ts, record))
         if item is None:
+            if effort is not None:
+                self.items.append(effort)
             return
         item.line = line
         if self.lossless:
@@ -172,6 +189,8 @@ class _Queue:
             self._rollback(item.rollback_turns)
         else:
             self.items.append(item)
+            if effort is not None:
+                self.items.append(effort)
         if item.following is not None:
             self.items.append(Item(message=item.following, line=line))  # its record is on the call
         if item.title:
@@ -182,6 +201,17 @@ class _Queue:
         message = self.items[-1].message if self.items else None
         if message is not None and message.get("role") == "assistant" and self.items[-1] is item:
             self.usage_target = item
+
+    def _effort(self, line: int, payload: dict[str, Any], ts: float) -> Item | None:
+        """A changed ``turn_context`` effort as omp's ``thinking_level_change`` (queued after the
+        model change of the same record). omp's importer reads only the model (spec §2.2)."""
+        effort = payload.get("effort")
+        level = _THINKING_LEVELS.get(effort) if isinstance(effort, str) else None
+        if level is None or level == self.thinking_level:
+            return None
+        self.thinking_level = level
+        self.out.note(THINKING_LEVEL)
+        return Item(thinking_level=level, timestamp=ts, line=line)
 
     def _tool_error(self, payload: dict[str, Any], item: Item) -> None:
         """A function output of a failed command is an error result, as omp's own tools write it
@@ -234,7 +264,12 @@ class _Queue:
 
 
 def _emits(item: Item) -> bool:
-    return item.message is not None or item.model is not None or item.compaction is not None
+    return (
+        item.message is not None
+        or item.model is not None
+        or item.compaction is not None
+        or item.thinking_level is not None
+    )
 
 
 def _entry(item: Item, entry_id: str, parent: str | None, fallback: float) -> Entry | None:
@@ -263,6 +298,15 @@ def _bare_entry(item: Item, entry_id: str, parent: str | None, fallback: float) 
             "timestamp": iso,
             "model": f"openai-codex/{item.model}",
         }
+    if item.thinking_level is not None:  # omp's appendThinkingLevelChange shape
+        return {
+            "type": "thinking_level_change",
+            "id": entry_id,
+            "parentId": parent,
+            "timestamp": iso,
+            "thinkingLevel": item.thinking_level,
+            "configured": None,
+        }
     if item.compaction is not None:
         compaction = item.compaction
         entry: Entry = {
@@ -287,8 +331,14 @@ def _bare_entry(item: Item, entry_id: str, parent: str | None, fallback: float) 
 def _emit(queue: _Queue, out: ConvertedSession) -> None:
     ids: dict[int, str] = {}
     parent: str | None = None
-    for ordinal, item in enumerate(queue.items, start=1):
-        entry = _entry(item, f"codex-{_base36(ordinal)}", parent, queue.fallback)
+    ordinal = 0
+    for item in queue.items:
+        if item.thinking_level is not None:  # our extra: omp's ordinals stay as they are
+            entry_id = f"codex-effort-{item.line}"
+        else:
+            ordinal += 1
+            entry_id = f"codex-{_base36(ordinal)}"
+        entry = _entry(item, entry_id, parent, queue.fallback)
         if entry is not None:
             out.entries.append(entry)
             out.source_lines[entry["id"]] = item.line
@@ -359,4 +409,12 @@ def convert_codex(info: ForeignSessionInfo, *, lossless: bool = True) -> Convert
     return out
 
 
-__all__ = ["KEPT_RECORD", "ROLLBACK_BRANCH", "TOKENS_BEFORE", "TOOL_ERROR", "USAGE", "convert_codex"]
+__all__ = [
+    "KEPT_RECORD",
+    "ROLLBACK_BRANCH",
+    "THINKING_LEVEL",
+    "TOKENS_BEFORE",
+    "TOOL_ERROR",
+    "USAGE",
+    "convert_codex",
+]
