@@ -207,7 +207,7 @@ def job_phases(path: str, mode: str, out_dir: str) -> dict[str, float]:
     from omp_session.importers.claude import ClaudeSessionStore
     from omp_session.importers.claude_convert import convert_claude
     from omp_session.importers.jsonl import iter_lines, iter_raw_records
-    from omp_session.importers.persist import encode_entry
+    from omp_session.importers.session_file import encode_entry
 
     store = ClaudeSessionStore(Path(path).parents[2])
     info = store.info_for(path)

@@ -12,7 +12,8 @@ import pytest
 from omp_session.format.codec import encode_line
 from omp_session.format.javascript import holds_float
 from omp_session.importers.jsonl import ReadStats, iter_raw_records
-from omp_session.importers.persist import encode_entry, persist_streaming
+from omp_session.importers.persist import persist_streaming
+from omp_session.importers.session_file import encode_entry
 from omp_session.importers.stores import make_store
 
 SESSION = "5e551011-0000-4000-8000-00000000e001"
@@ -111,3 +112,22 @@ def test_a_streamed_import_keeps_each_source_line_as_written(tmp_path: Path) -> 
     assert written[: len(converted.entries)] == converted.entries
     # the float in the tool arguments is written as JavaScript writes it
     assert b'"arguments":{"x":0.5,"y":1e-7}' in data
+
+
+def test_an_import_without_a_header_hint_spools_and_writes_the_same_session(tmp_path: Path) -> None:
+    """The cwd is past the listing's 64 KiB: no cheap header, the entries are spooled first."""
+    from omp_session.importers.persist import persist_new
+
+    filler = {"type": "file-history-snapshot", "messageId": "x", "snapshot": {"pad": "p" * 70_000}}
+    user = {"type": "user", "uuid": "u1", "parentUuid": None, "cwd": "/w", "message": {"content": "hi"}}
+    store, info = _claude_store(tmp_path, [json.dumps(filler).encode(), json.dumps(user).encode()])
+    assert store.header_hint(info) is None
+    streamed, _, _ = persist_streaming(store, info, session_dir=tmp_path / "a")
+    whole, _ = persist_new(store.convert(info), info, session_dir=tmp_path / "b")
+
+    def body(path: Path) -> list[Any]:  # all but the header and the marker (fresh id and time)
+        lines = [json.loads(line) for line in path.read_bytes().splitlines()]
+        return [lines[1]["cwd"], *lines[2:-1], lines[-1]["data"]]
+
+    assert body(streamed) == body(whole)
+    assert [p.name for p in (tmp_path / "a").iterdir()] == [streamed.name]

@@ -156,3 +156,33 @@ def test_a_line_still_being_written_is_read_whole_by_the_next_update(tmp_path: P
     whole = import_session(store, store.info_for(str(transcript)), root=tmp_path / "fresh")
     assert first.path is not None and whole.path is not None
     assert _entries(first.path) == _entries(whole.path)
+
+
+def test_a_transcript_renamed_while_it_is_imported_gets_the_header_it_ends_with(tmp_path: Path) -> None:
+    """A streaming import writes the header it expects first; when the transcript changes under
+    it (Claude Code renames the session meanwhile) the file is rewritten with the right one."""
+    from omp_session.importers.base import ForeignSessionInfo, HeaderHint
+    from omp_session.importers.claude import ClaudeSessionStore
+    from omp_session.importers.persist import persist_new, persist_streaming
+
+    transcript, _, root = _setup(tmp_path)
+    _write(transcript, _first_part())
+
+    class RenamedMeanwhile(ClaudeSessionStore):
+        def header_hint(self, info: ForeignSessionInfo) -> HeaderHint | None:
+            hint = super().header_hint(info)
+            _write(
+                transcript, [{"type": "custom-title", "customTitle": "Renamed", "sessionId": SESSION}], "a"
+            )
+            return hint
+
+    store = RenamedMeanwhile(env={"HOME": str(tmp_path)})
+    info = store.info_for(str(transcript))
+    path, _, converted = persist_streaming(store, info, session_dir=root / "p")
+    assert converted.title == "Renamed"
+    with SessionManager.open(path) as session:
+        assert session.get_session_name() == "Renamed"
+    assert [p.name for p in (root / "p").iterdir()] == [path.name]  # no temp file left behind
+    again, _ = persist_new(store.convert(info), info, session_dir=root / "q")
+    assert _entries(path) == _entries(again)
+    assert path.read_bytes().index(b"\n") == again.read_bytes().index(b"\n") == 255

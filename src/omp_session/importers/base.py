@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 from omp_session.dialects import OMP_18_2
 from omp_session.format.ids import iso_from_ms, now_iso, random_entry_suffix
@@ -63,6 +63,14 @@ class ForeignSessionInfo:
     @property
     def modified(self) -> datetime:
         return datetime.fromtimestamp(self.modified_ms / 1000, tz=timezone.utc)
+
+
+class HeaderHint(NamedTuple):
+    """The header a conversion will produce, known before it runs (see ``header_hint``)."""
+
+    cwd: str
+    title: str | None
+    title_source: str
 
 
 @dataclass
@@ -167,9 +175,15 @@ class ForeignSessionStore(Protocol):
         """:meth:`convert`, but the entries go to ``sink`` in order (the result holds none).
 
         The entries are meant for writing: a source record may be carried as the raw JSON bytes
-        of its line (an ``orjson.Fragment``, which :func:`persist.encode_entry` writes verbatim)
+        of its line (an ``orjson.Fragment``, which :func:`session_file.encode_entry` writes verbatim)
         instead of its parsed dict.
         """
+        ...
+
+    def header_hint(self, info: ForeignSessionInfo) -> HeaderHint | None:
+        """The cwd and title :meth:`convert` will find, when cheap to know beforehand (else
+        ``None``): a streaming import then writes the header first and the entries straight
+        after it. A wrong hint only costs a copy; the written header is always the conversion's."""
         ...
 
     def convert_update(
@@ -218,6 +232,7 @@ __all__ = [
     "ConvertedSession",
     "ForeignSessionInfo",
     "ForeignSessionStore",
+    "HeaderHint",
     "clean_preview",
     "clean_title",
     "file_mtime_ms",

@@ -7,6 +7,7 @@ of each transcript, never a whole transcript.
 
 from __future__ import annotations
 
+import mmap
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -15,9 +16,11 @@ from typing import Any
 
 import orjson
 
+from omp_session.format.codec import decode_line
 from omp_session.importers.base import (
     ConvertedSession,
     ForeignSessionInfo,
+    HeaderHint,
     Sink,
     Source,
     clean_preview,
@@ -120,6 +123,29 @@ def _recorded_cwd(path: str) -> str | None:
     return None
 
 
+def _last_title(path: str, kind: str, field: str) -> str | None:
+    """The last non-empty ``field`` of a ``kind`` record, as the conversion finds it (spec §1.2),
+    by a backward byte search for the type's value: only the lines holding it are parsed."""
+    needle = orjson.dumps(kind)
+    with open(path, "rb") as handle:
+        if os.fstat(handle.fileno()).st_size == 0:
+            return None
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
+            end = len(view)
+            while (found := view.rfind(needle, 0, end)) >= 0:
+                start = view.rfind(b"\n", 0, found) + 1
+                stop = view.find(b"\n", found)
+                end = start
+                try:
+                    record = decode_line(view[start : stop if stop >= 0 else len(view)])
+                except ValueError:
+                    continue
+                if isinstance(record, dict) and record.get("type") == kind and js_string(record.get(field)):
+                    title: str = record[field]
+                    return title
+    return None
+
+
 def _birth_ms(stat: os.stat_result) -> float:
     birth = getattr(stat, "st_birthtime", None)
     if isinstance(birth, float) and birth > 0:
@@ -198,6 +224,20 @@ class ClaudeSessionStore:
 
     def convert(self, info: ForeignSessionInfo, *, lossless: bool = True) -> ConvertedSession:
         return convert_claude(info, mtime_ms=file_mtime_ms(info.path), lossless=lossless)
+
+    def header_hint(self, info: ForeignSessionInfo) -> HeaderHint | None:
+        """The cwd and title the conversion will find, read ahead cheaply (the first 64 KiB, a
+        backward search for title records), so a streaming import can write the header first."""
+        try:
+            cwd = _recorded_cwd(info.path)
+            if cwd is None:
+                return None  # the conversion would have to read further: no cheap answer
+            custom = _last_title(info.path, "custom-title", "customTitle")
+            if custom is not None:
+                return HeaderHint(cwd, custom, "user")
+            return HeaderHint(cwd, _last_title(info.path, "ai-title", "aiTitle") or info.title, "auto")
+        except OSError:
+            return None
 
     def convert_update(
         self, info: ForeignSessionInfo, state: dict[str, Any], imported: Path

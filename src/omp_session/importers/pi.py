@@ -26,7 +26,14 @@ import orjson
 from omp_session.errors import ForeignSessionError
 from omp_session.format.ids import iso_to_ms
 from omp_session.format.migrate import migrate_records
-from omp_session.importers.base import ConvertedSession, ForeignSessionInfo, Sink, Source, ns_to_ms
+from omp_session.importers.base import (
+    ConvertedSession,
+    ForeignSessionInfo,
+    HeaderHint,
+    Sink,
+    Source,
+    ns_to_ms,
+)
 from omp_session.importers.jsonl import ReadStats, first_record, iter_records
 
 Entry = dict[str, Any]
@@ -141,6 +148,10 @@ class PiSessionStore:
         infos.sort(key=lambda info: info.path)
         infos.sort(key=lambda info: info.modified_ms, reverse=True)
         return infos
+
+    def header_hint(self, info: ForeignSessionInfo) -> HeaderHint | None:
+        """None: this conversion runs whole before any entry is written anyway."""
+        return None
 
     def convert_update(
         self, info: ForeignSessionInfo, state: dict[str, Any], imported: Path
