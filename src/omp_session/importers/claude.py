@@ -7,7 +7,6 @@ of each transcript, never a whole transcript.
 
 from __future__ import annotations
 
-import mmap
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -31,7 +30,7 @@ from omp_session.importers.base import (
 from omp_session.importers.claude_convert import convert_claude
 from omp_session.importers.claude_records import claude_timestamp_ms
 from omp_session.importers.claude_resume import ImportedSession, tail_hash
-from omp_session.importers.jsonl import iter_records
+from omp_session.importers.jsonl import iter_records, lines_containing
 
 _CWD_PREFIX_BYTES = 64 * 1024
 
@@ -126,23 +125,14 @@ def _recorded_cwd(path: str) -> str | None:
 def _last_title(path: str, kind: str, field: str) -> str | None:
     """The last non-empty ``field`` of a ``kind`` record, as the conversion finds it (spec §1.2),
     by a backward byte search for the type's value: only the lines holding it are parsed."""
-    needle = orjson.dumps(kind)
-    with open(path, "rb") as handle:
-        if os.fstat(handle.fileno()).st_size == 0:
-            return None
-        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
-            end = len(view)
-            while (found := view.rfind(needle, 0, end)) >= 0:
-                start = view.rfind(b"\n", 0, found) + 1
-                stop = view.find(b"\n", found)
-                end = start
-                try:
-                    record = decode_line(view[start : stop if stop >= 0 else len(view)])
-                except ValueError:
-                    continue
-                if isinstance(record, dict) and record.get("type") == kind and js_string(record.get(field)):
-                    title: str = record[field]
-                    return title
+    for line in lines_containing(path, orjson.dumps(kind)):
+        try:
+            record = decode_line(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and record.get("type") == kind and js_string(record.get(field)):
+            title: str = record[field]
+            return title
     return None
 
 

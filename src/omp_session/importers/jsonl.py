@@ -119,6 +119,32 @@ def iter_raw_records(
         stats.lines = number
 
 
+def lines_containing(path: str | Path, needle: bytes) -> Iterator[bytes]:
+    """The lines holding ``needle``, the last first, read backwards in chunks (bounded memory, no
+    mapping of the whole file into the process): a few records found without parsing the rest."""
+    with open(path, "rb") as handle:
+        position = handle.seek(0, 2)
+        carry = b""  # the start of the line the previous (later) chunk began in the middle of
+        while position > 0:
+            start = max(0, position - _CHUNK)
+            handle.seek(start)
+            data = handle.read(position - start) + carry
+            carry = b""
+            if start > 0:  # the first line may begin in the chunk before: finish it there
+                cut = data.find(b"\n")
+                if cut < 0:
+                    carry, position = data, start
+                    continue
+                carry, data = data[:cut], data[cut + 1 :]
+            end = len(data)
+            while (found := data.rfind(needle, 0, end)) >= 0:
+                line_start = data.rfind(b"\n", 0, found) + 1
+                line_end = data.find(b"\n", found)
+                yield data[line_start : line_end if line_end >= 0 else len(data)]
+                end = line_start
+            position = start
+
+
 def complete_length(path: str | Path) -> int:
     """The file's size up to and including its last LF (a line still being written excluded)."""
     with open(path, "rb") as handle:
@@ -143,4 +169,12 @@ def first_record(path: str | Path) -> dict[str, Any] | None:
     return None
 
 
-__all__ = ["ReadStats", "complete_length", "first_record", "iter_lines", "iter_raw_records", "iter_records"]
+__all__ = [
+    "ReadStats",
+    "complete_length",
+    "first_record",
+    "iter_lines",
+    "iter_raw_records",
+    "iter_records",
+    "lines_containing",
+]

@@ -15,7 +15,6 @@ variable for its own agent directory.
 
 from __future__ import annotations
 
-import mmap
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -34,7 +33,7 @@ from omp_session.importers.base import (
     Source,
     ns_to_ms,
 )
-from omp_session.importers.jsonl import ReadStats, first_record, iter_records
+from omp_session.importers.jsonl import ReadStats, first_record, iter_records, lines_containing
 
 Entry = dict[str, Any]
 MODEL_FIELD = "pi.model_field"
@@ -64,27 +63,15 @@ def session_name(entry: Entry) -> str | None:
 
 
 def last_session_name(path: str) -> str | None:
-    """The last ``session_info`` name of a pi session, as pi's own listing shows it.
-
-    Found without parsing the transcript: the file is searched backwards for the entry's type
-    bytes (``mmap``) and only the lines holding them are parsed, newest first.
-    """
-    with open(path, "rb") as handle:
-        if os.fstat(handle.fileno()).st_size == 0:
-            return None
-        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
-            end = len(view)
-            while (found := view.rfind(_SESSION_INFO, 0, end)) >= 0:
-                start = view.rfind(b"\n", 0, found) + 1
-                stop = view.find(b"\n", found)
-                line = view[start : stop if stop >= 0 else len(view)]
-                end = start
-                try:
-                    entry = orjson.loads(line)
-                except orjson.JSONDecodeError:
-                    continue
-                if isinstance(entry, dict) and (name := session_name(entry)) is not None:
-                    return name
+    """The last ``session_info`` name of a pi session, as pi's own listing shows it: a backward
+    byte search for the entry's type, only the lines holding it parsed."""
+    for line in lines_containing(path, _SESSION_INFO):
+        try:
+            entry = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(entry, dict) and (name := session_name(entry)) is not None:
+            return name
     return None
 
 
