@@ -186,3 +186,17 @@ def test_a_transcript_renamed_while_it_is_imported_gets_the_header_it_ends_with(
     again, _ = persist_new(store.convert(info), info, session_dir=root / "q")
     assert _entries(path) == _entries(again)
     assert path.read_bytes().index(b"\n") == again.read_bytes().index(b"\n") == 255
+
+
+def test_an_update_gives_a_repeated_uuid_the_id_a_whole_import_gives(tmp_path: Path) -> None:
+    transcript, store, root = _setup(tmp_path)
+    repeated = {**BASE, "type": "progress", "uuid": "dup", "parentUuid": "u1", "data": {"n": 1}}
+    _write(transcript, [_user(1, None, "hi"), repeated])
+    first = import_session(store, store.info_for(str(transcript)), root=root, session_dir=root / "p")
+    _write(transcript, [{**repeated, "data": {"n": 2}}, _user(3, "dup", "again")], "a")
+    grown = import_session(store, store.info_for(str(transcript)), root=root, session_dir=root / "p")
+    assert grown.status == "updated" and grown.converted.stats.records == 2
+    whole = import_session(store, store.info_for(str(transcript)), root=tmp_path / "fresh")
+    assert first.path is not None and whole.path is not None
+    assert _entries(first.path) == _entries(whole.path)
+    assert "claude-dup-record-2" in {e["id"] for e in _entries(first.path)}
