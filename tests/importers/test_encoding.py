@@ -141,7 +141,7 @@ def test_lines_containing_finds_every_line_backwards_across_chunks(
 
     from omp_session.importers import jsonl
 
-    monkeypatch.setattr(jsonl, "_CHUNK", chunk)
+    monkeypatch.setattr(jsonl, "_WINDOW", chunk)
     rng = random.Random(5)
     lines = [
         (b"x" * rng.randint(0, 300)) + (b'"needle"' if rng.random() < 0.3 else b"") + b"y" * rng.randint(0, 9)

@@ -207,3 +207,20 @@ def test_pi_listing_shows_the_last_session_name_as_title(tmp_path: Path) -> None
     assert info.title == store.convert(info).title  # the listing and the import agree
     path.write_text(path.read_text().splitlines()[0] + "\n")  # a header alone: no title
     assert [i.title for i in store.list()] == [None]
+
+
+@pytest.mark.parametrize("case", corpus.cases("claude"))
+def test_the_header_hint_is_what_the_conversion_finds(tmp_path: Path, case: str) -> None:
+    from omp_session.errors import ForeignSessionError
+
+    staged, _ = corpus.stage("claude", case, tmp_path)
+    store = make_store("claude", env={"HOME": str(tmp_path)})
+    info = store.info_for(str(staged))
+    hint = store.header_hint(info)
+    try:
+        converted = store.convert(info)
+    except ForeignSessionError:
+        return
+    if hint is not None:
+        title_source = converted.title_source if converted.title else hint.title_source
+        assert (hint.cwd, hint.title, hint.title_source) == (converted.cwd, converted.title, title_source)

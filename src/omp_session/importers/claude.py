@@ -122,18 +122,27 @@ def _recorded_cwd(path: str) -> str | None:
     return None
 
 
-def _last_title(path: str, kind: str, field: str) -> str | None:
-    """The last non-empty ``field`` of a ``kind`` record, as the conversion finds it (spec §1.2),
-    by a backward byte search for the type's value: only the lines holding it are parsed."""
-    for line in lines_containing(path, orjson.dumps(kind)):
+_TITLE_FIELDS = {"custom-title": "customTitle", "ai-title": "aiTitle"}
+
+
+def _last_titles(path: str) -> tuple[str | None, str | None]:
+    """The last non-empty ``customTitle`` and ``aiTitle`` of the title records, as the conversion
+    finds them (spec §1.2): one backward byte search for the suffix both types share, and only
+    the lines holding it parsed."""
+    found: dict[str, str] = {}
+    for line in lines_containing(path, b'-title"'):
         try:
             record = decode_line(line)
         except ValueError:
             continue
-        if isinstance(record, dict) and record.get("type") == kind and js_string(record.get(field)):
-            title: str = record[field]
-            return title
-    return None
+        kind = record.get("type") if isinstance(record, dict) else None
+        field = _TITLE_FIELDS.get(kind) if isinstance(kind, str) else None
+        if field is None or kind in found or not js_string(record.get(field)):
+            continue
+        found[str(kind)] = record[field]
+        if "custom-title" in found:  # it wins over any AI title
+            break
+    return found.get("custom-title"), found.get("ai-title")
 
 
 def _birth_ms(stat: os.stat_result) -> float:
@@ -216,18 +225,18 @@ class ClaudeSessionStore:
         return convert_claude(info, mtime_ms=file_mtime_ms(info.path), lossless=lossless)
 
     def header_hint(self, info: ForeignSessionInfo) -> HeaderHint | None:
-        """The cwd and title the conversion will find, read ahead cheaply (the first 64 KiB, a
+        """The cwd and title the conversion will find, read ahead cheaply (the first 64 KiB, one
         backward search for title records), so a streaming import can write the header first."""
         try:
             cwd = _recorded_cwd(info.path)
             if cwd is None:
                 return None  # the conversion would have to read further: no cheap answer
-            custom = _last_title(info.path, "custom-title", "customTitle")
-            if custom is not None:
-                return HeaderHint(cwd, custom, "user")
-            return HeaderHint(cwd, _last_title(info.path, "ai-title", "aiTitle") or info.title, "auto")
+            custom, ai = _last_titles(info.path)
         except OSError:
             return None
+        if custom is not None:
+            return HeaderHint(cwd, custom, "user")
+        return HeaderHint(cwd, ai or info.title, "auto")
 
     def convert_update(
         self, info: ForeignSessionInfo, state: dict[str, Any], imported: Path

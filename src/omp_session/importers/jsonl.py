@@ -8,6 +8,8 @@ file is read in chunks, never modified, and never held in memory whole.
 
 from __future__ import annotations
 
+import mmap
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +20,8 @@ import orjson
 from omp_session.format.codec import decode_line
 
 _CHUNK = 1 << 20
+#: How much of a file a backward search maps at once (``lines_containing``).
+_WINDOW = 8 << 20
 _TRAILING_SPACE = (b" ", b"\r", b"\t")
 
 
@@ -120,29 +124,38 @@ def iter_raw_records(
 
 
 def lines_containing(path: str | Path, needle: bytes) -> Iterator[bytes]:
-    """The lines holding ``needle``, the last first, read backwards in chunks (bounded memory, no
-    mapping of the whole file into the process): a few records found without parsing the rest."""
+    """The lines holding ``needle``, the last first: a few records found without parsing the rest.
+
+    The file is searched backwards through a memory map, one window at a time; each window's
+    pages are released once searched, so the process never holds more than a window of the file
+    (a whole-file mapping would count every page of it in the process's memory).
+    """
     with open(path, "rb") as handle:
-        position = handle.seek(0, 2)
-        carry = b""  # the start of the line the previous (later) chunk began in the middle of
-        while position > 0:
-            start = max(0, position - _CHUNK)
-            handle.seek(start)
-            data = handle.read(position - start) + carry
-            carry = b""
-            if start > 0:  # the first line may begin in the chunk before: finish it there
-                cut = data.find(b"\n")
-                if cut < 0:
-                    carry, position = data, start
+        size = os.fstat(handle.fileno()).st_size
+        if size == 0:
+            return
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
+            end, window = size, max(_WINDOW, 2 * len(needle))  # each step moves back
+            while end > 0:
+                start = max(0, end - window)
+                found = view.rfind(needle, start, end)
+                if found < 0:
+                    _release(view, start, end)
+                    # the next window overlaps this one by the needle's length minus one byte
+                    end = start + len(needle) - 1 if start > 0 else 0
                     continue
-                carry, data = data[:cut], data[cut + 1 :]
-            end = len(data)
-            while (found := data.rfind(needle, 0, end)) >= 0:
-                line_start = data.rfind(b"\n", 0, found) + 1
-                line_end = data.find(b"\n", found)
-                yield data[line_start : line_end if line_end >= 0 else len(data)]
+                line_start = view.rfind(b"\n", 0, found) + 1
+                line_end = view.find(b"\n", found)
+                yield view[line_start : line_end if line_end >= 0 else size]
+                _release(view, line_start, end)
                 end = line_start
-            position = start
+
+
+def _release(view: mmap.mmap, start: int, end: int) -> None:
+    """Drop the searched pages from the process (they stay in the page cache)."""
+    if hasattr(mmap, "MADV_DONTNEED") and end > start:
+        aligned = start - start % mmap.PAGESIZE
+        view.madvise(mmap.MADV_DONTNEED, aligned, end - aligned)
 
 
 def complete_length(path: str | Path) -> int:
