@@ -22,7 +22,13 @@ DEVIATIONS: dict[str, dict[str, list[int]]] = {
     "claude/thinking_signature": {claude_convert.MERGED_RESPONSE: [4, 5]},
 }
 #: Deviations that change fields of upstream entries everywhere they apply, undone for comparison.
-FIELD_DEVIATIONS = (claude_convert.TOOL_DETAILS, codex_convert.USAGE)
+FIELD_DEVIATIONS = (
+    claude_convert.TOOL_DETAILS,
+    claude_convert.STOP_DETAILS,
+    claude_convert.REDACTED_THINKING,
+    codex_convert.USAGE,
+    codex_convert.TOOL_ERROR,
+)
 #: Cases whose context or usage totals a deviation changes on purpose (checked in test_deviations).
 CONTEXT_CHANGES = {
     "claude/compact_boundary",
@@ -44,13 +50,19 @@ def upstream_line(entry_id: str, uuid_lines: dict[str, int]) -> int | None:
 
 
 def undo_field_deviations(message: Any, expected: Any) -> Any:
-    """The message without what a field deviation added: ``details`` from ``toolUseResult``, usage
-    from ``token_count`` (upstream has zeros there)."""
+    """The message without what a field deviation added: ``details`` from ``toolUseResult``,
+    ``stopDetails`` of an unknown stop reason, ``redactedThinking`` blocks, usage from
+    ``token_count`` (upstream has zeros there)."""
     if not isinstance(message, dict) or not isinstance(expected, dict):
         return message
     out = copy.deepcopy(message)
-    if "details" in out and "details" not in expected:
-        del out["details"]
+    if out.get("isError") is True and expected.get("isError") is False:
+        out["isError"] = False  # codex.tool_error
+    for added in ("details", "stopDetails"):
+        if added in out and added not in expected:
+            del out[added]
+    if isinstance(out.get("content"), list):
+        out["content"] = [b for b in out["content"] if b.get("type") != "redactedThinking"]
     usage = expected.get("usage")
     codex = expected.get("provider") == "openai-codex"
     codex_zero = codex and isinstance(usage, dict) and usage.get("totalTokens") == 0

@@ -121,7 +121,8 @@ def test_codex_rollback_keeps_the_abandoned_turns_as_a_branch(tmp_path: Path) ->
     entries = by_id(converted)
     texts = {e["id"]: e["message"]["content"][0].get("text") for e in converted.entries if "message" in e}
     on_path = [texts.get(i) for i in path_ids(converted)]
-    assert on_path == [None, "After rolling back everything.", "Fresh answer."]
+    # the model change and the effort's thinking level change, then the turns that stayed
+    assert on_path == [None, None, "After rolling back everything.", "Fresh answer."]
     abandoned = [texts[i] for i in entries if i.startswith("codex-rollback-")]
     assert sorted(t for t in abandoned if t) == sorted(
         [
@@ -197,3 +198,151 @@ def test_conversion_never_modifies_the_source(tmp_path: Path) -> None:
         before = (hashlib.sha256(staged.read_bytes()).hexdigest(), staged.stat().st_mtime_ns)
         convert_case(tmp_path / source, source, case)
         assert (hashlib.sha256(staged.read_bytes()).hexdigest(), staged.stat().st_mtime_ns) == before
+
+
+def test_claude_unknown_stop_reason_is_kept_as_omp_stop_details(tmp_path: Path) -> None:
+    converted = convert_case(tmp_path, "claude", "api_errors_and_stop_reasons")
+    omp = convert_case(tmp_path / "omp", "claude", "api_errors_and_stop_reasons", lossless=False)
+    details = [
+        (e["message"]["stopReason"], e["message"].get("stopDetails"))
+        for e in converted.entries
+        if e.get("message", {}).get("role") == "assistant"
+    ]
+    # omp collapses both to "error"; omp's own Anthropic provider keeps the reason as stopDetails
+    assert ("error", {"type": "refusal"}) in details
+    assert ("error", {"type": "model_context_window_exceeded"}) in details
+    assert [d for _, d in details if d is not None] == [
+        {"type": "refusal"},
+        {"type": "model_context_window_exceeded"},
+    ]
+    assert converted.deviations[claude_convert.STOP_DETAILS] == 2
+    assert not any("stopDetails" in e.get("message", {}) for e in omp.entries)
+
+
+def test_claude_redacted_thinking_is_kept_in_place(tmp_path: Path) -> None:
+    converted = convert_case(tmp_path, "claude", "thinking_signature")
+    records = _records("claude", "thinking_signature")
+    first = next(e["message"] for e in converted.entries if e.get("message", {}).get("role") == "assistant")
+    assert [b["type"] for b in first["content"]] == [
+        "thinking",
+        "thinking",
+        "redactedThinking",
+        "thinking",
+        "text",
+    ]
+    assert first["content"][2]["data"] == records[2]["message"]["content"][2]["data"]
+    assert converted.deviations[claude_convert.REDACTED_THINKING] == 1
+
+
+def test_claude_redacted_thinking_in_a_record_of_its_own_joins_its_response(tmp_path: Path) -> None:
+    """Claude Code writes one block per record: omp skips a record holding only redacted thinking."""
+    from omp_session.importers.claude_convert import convert_claude
+    from omp_session.importers.stores import make_store
+
+    def assistant(n: int, parent: str, block: dict, response: str = "msg_r") -> dict:  # type: ignore[type-arg]
+        message = {"id": response, "model": "claude-x", "content": [block], "stop_reason": None}
+        return {"type": "assistant", "uuid": f"a{n}", "parentUuid": parent, "message": message}
+
+    records = [
+        {"type": "user", "uuid": "u1", "parentUuid": None, "cwd": "/w", "message": {"content": "hi"}},
+        assistant(1, "u1", {"type": "redacted_thinking", "data": "ENC1"}),
+        assistant(2, "a1", {"type": "text", "text": "answer"}),
+        assistant(3, "a2", {"type": "redacted_thinking", "data": "ENC2"}),
+        assistant(4, "a3", {"type": "redacted_thinking", "data": "ENC3"}, response="msg_other"),
+    ]
+    transcript = tmp_path / "projects" / "-w" / "5e551011-0000-4000-8000-00000000f001.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_text("".join(json.dumps(r) + "\n" for r in records))
+    store = make_store("claude", root=str(tmp_path), env={"HOME": str(tmp_path)})
+    info = store.info_for(str(transcript))
+    converted = convert_claude(info, mtime_ms=0)
+    omp = convert_claude(info, mtime_ms=0, lossless=False)
+    [message] = [e["message"] for e in converted.entries if e.get("message", {}).get("role") == "assistant"]
+    assert message["content"] == [
+        {"type": "redactedThinking", "data": "ENC1"},
+        {"type": "text", "text": "answer"},
+        {"type": "redactedThinking", "data": "ENC2"},
+    ]
+    # the ids omp gives are unchanged, and each skipped record is still kept whole
+    assert {e["id"] for e in omp.entries} <= {e["id"] for e in converted.entries}
+    kept = [e["data"]["record"]["uuid"] for e in converted.entries if e.get("customType") == "claude_record"]
+    assert kept == ["a1", "a3", "a4"]
+
+
+def test_codex_failed_commands_give_error_results(tmp_path: Path) -> None:
+    """omp's importer writes ``isError: false`` for every function output; omp's own tools mark a
+    failed command as an error: from ``exec_command_end``/``patch_apply_end`` or the output's
+    ``metadata.exit_code``."""
+    from omp_session.importers.stores import make_store
+
+    def item(payload: dict) -> dict:  # type: ignore[type-arg]
+        return {"timestamp": "2025-10-02T08:00:00.000Z", "type": "response_item", "payload": payload}
+
+    def event(payload: dict) -> dict:  # type: ignore[type-arg]
+        return {"timestamp": "2025-10-02T08:00:00.000Z", "type": "event_msg", "payload": payload}
+
+    def call(call_id: str) -> dict:  # type: ignore[type-arg]
+        return item({"type": "function_call", "name": "shell", "arguments": "{}", "call_id": call_id})
+
+    def output(call_id: str, text: str) -> dict:  # type: ignore[type-arg]
+        return item({"type": "function_call_output", "call_id": call_id, "output": text})
+
+    meta = {
+        "id": "0199c0de-0002-7000-8000-0000000000e1",
+        "cwd": "/w",
+        "timestamp": "2025-10-02T08:00:00.000Z",
+    }
+    records = [
+        {"timestamp": "2025-10-02T08:00:00.000Z", "type": "session_meta", "payload": meta},
+        item({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}),
+        call("ok"),
+        event({"type": "exec_command_end", "call_id": "ok", "exit_code": 0}),
+        output("ok", "fine"),
+        call("bad"),
+        event({"type": "exec_command_end", "call_id": "bad", "exit_code": 2}),
+        output("bad", "boom"),
+        call("meta"),
+        output("meta", json.dumps({"output": "x", "metadata": {"exit_code": 1}})),
+        call("patch"),
+        event({"type": "patch_apply_end", "call_id": "patch", "success": False}),
+        output("patch", "rejected"),
+    ]
+    rollout = (
+        tmp_path
+        / ".codex"
+        / "sessions"
+        / "rollout-2025-10-02T08-00-00-0199c0de-0002-7000-8000-0000000000e1.jsonl"
+    )
+    rollout.parent.mkdir(parents=True)
+    rollout.write_text("".join(json.dumps(r) + "\n" for r in records))
+    store = make_store("codex", env={"HOME": str(tmp_path)})
+    info = store.info_for(str(rollout))
+
+    def errors(lossless: bool) -> dict[str, bool]:
+        converted = store.convert(info, lossless=lossless)
+        results = [
+            e["message"] for e in converted.entries if e.get("message", {}).get("role") == "toolResult"
+        ]
+        return {m["toolCallId"]: m["isError"] for m in results}
+
+    assert errors(True) == {"ok": False, "bad": True, "meta": True, "patch": True}
+    assert errors(False) == {"ok": False, "bad": False, "meta": False, "patch": False}
+    assert store.convert(info).deviations[codex_convert.TOOL_ERROR] == 3
+
+
+def test_codex_effort_changes_become_thinking_level_changes(tmp_path: Path) -> None:
+    converted = convert_case(tmp_path, "codex", "model_changes")
+    omp = convert_case(tmp_path / "omp", "codex", "model_changes", lossless=False)
+    records = _records("codex", "model_changes")
+    efforts = [(n, r["payload"].get("effort")) for n, r in records.items() if r.get("type") == "turn_context"]
+    changes = [e for e in converted.entries if e["type"] == "thinking_level_change"]
+    expected: list[tuple[int, str]] = []
+    for line, effort in efforts:  # a repeated effort adds nothing, like a repeated model
+        if isinstance(effort, str) and (not expected or expected[-1][1] != effort):
+            expected.append((line, effort))
+    assert [(int(e["id"].rsplit("-", 1)[1]), e["thinkingLevel"]) for e in changes] == expected
+    assert all(e["configured"] is None for e in changes)
+    # omp's own ids are all still there, numbered as omp numbers them
+    assert [e["id"] for e in omp.entries] == [e["id"] for e in converted.entries if e["id"] in by_id(omp)]
+    assert converted.context().thinking_level == expected[-1][1]
+    assert converted.deviations[codex_convert.THINKING_LEVEL] == len(expected)

@@ -172,3 +172,55 @@ def test_streaming_persist_writes_what_persist_new_writes(tmp_path: Path) -> Non
 
     assert body(one) == body(two)
     assert one.read_bytes().index(b"\n") == two.read_bytes().index(b"\n") == 255
+
+
+def test_pi_listing_shows_the_last_session_name_as_title(tmp_path: Path) -> None:
+    path = write_pi_session(tmp_path)
+    store = PiSessionStore(tmp_path / ".pi" / "agent")
+    assert [i.title for i in store.list()] == ["Garden notes"]
+    last = json.loads(path.read_text().splitlines()[-1])["id"]
+
+    def append(entry: dict) -> None:  # type: ignore[type-arg]
+        with open(path, "a") as handle:
+            handle.write(json.dumps(entry, separators=(",", ":")) + "\n")
+
+    named = {
+        "type": "session_info",
+        "id": "ab12cd34",
+        "parentId": last,
+        "timestamp": "2026-01-02T00:00:00.000Z",
+    }
+    append({**named, "name": "Renamed garden"})
+    append({**named, "id": "ab12cd35", "name": ""})  # an empty name is no name
+    text = {"role": "user", "content": '{"type":"session_info","name":"not a rename"}'}
+    append(
+        {
+            "type": "message",
+            "id": "ab12cd36",
+            "parentId": "ab12cd35",
+            "timestamp": named["timestamp"],
+            "message": text,
+        }
+    )
+    [info] = store.list()
+    assert info.title == "Renamed garden"
+    assert info.title == store.convert(info).title  # the listing and the import agree
+    path.write_text(path.read_text().splitlines()[0] + "\n")  # a header alone: no title
+    assert [i.title for i in store.list()] == [None]
+
+
+@pytest.mark.parametrize("case", corpus.cases("claude"))
+def test_the_header_hint_is_what_the_conversion_finds(tmp_path: Path, case: str) -> None:
+    from omp_session.errors import ForeignSessionError
+
+    staged, _ = corpus.stage("claude", case, tmp_path)
+    store = make_store("claude", env={"HOME": str(tmp_path)})
+    info = store.info_for(str(staged))
+    hint = store.header_hint(info)
+    try:
+        converted = store.convert(info)
+    except ForeignSessionError:
+        return
+    if hint is not None:
+        title_source = converted.title_source if converted.title else hint.title_source
+        assert (hint.cwd, hint.title, hint.title_source) == (converted.cwd, converted.title, title_source)

@@ -65,6 +65,41 @@ def number_to_string(value: float) -> str:
     return f"{sign}{digits[0]}{fraction}e{'+' if n > 1 else '-'}{abs(n - 1)}"
 
 
+def holds_float(value: Any) -> bool:
+    """Whether a JSON-shaped value holds a float anywhere: only a float can be written
+    differently by a generic JSON encoder (orjson writes ``1.0``, ``1e+16``) than by
+    ``JSON.stringify``, so a value without one needs no number formatting pass at all (an encoder
+    checks this before scanning any output). Anything that is not a dict, a list or a float (an
+    ``orjson.Fragment`` of raw JSON included) counts as float-free. Raises ``RecursionError`` for
+    a value nested deeper than Python recurses.
+
+    >>> [holds_float(v) for v in ({"a": [1, "2.5"]}, {"a": [{"b": 2.5}]}, 3.0)]
+    [False, True, True]
+    """
+    # Recursion only into containers and type identity checks first: this runs once per entry
+    # written by an import, over values that are almost all strings and integers.
+    kind = type(value)
+    if kind is dict:
+        items: Any = value.values()
+    elif kind is list:
+        items = value
+    elif kind is str or kind is int or value is None or kind is bool:
+        return False
+    elif isinstance(value, Mapping):
+        items = value.values()
+    elif isinstance(value, list | tuple):
+        items = value
+    else:
+        return isinstance(value, float)
+    for item in items:
+        kind = type(item)
+        if kind is str or kind is int or item is None or kind is bool:
+            continue
+        if kind is float or holds_float(item):
+            return True
+    return False
+
+
 def template_string(value: Any) -> str:
     """What a JavaScript template literal ``${value}`` produces for a JSON value (``UNDEFINED``
     for an absent key).
@@ -89,4 +124,4 @@ def template_string(value: Any) -> str:
     return str(value)
 
 
-__all__ = ["UNDEFINED", "js_number", "number_to_string", "template_string"]
+__all__ = ["UNDEFINED", "holds_float", "js_number", "number_to_string", "template_string"]

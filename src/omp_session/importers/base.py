@@ -12,7 +12,8 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Literal, Protocol
+from pathlib import Path
+from typing import Any, Literal, NamedTuple, Protocol
 
 from omp_session.dialects import OMP_18_2
 from omp_session.format.ids import iso_from_ms, now_iso, random_entry_suffix
@@ -64,6 +65,14 @@ class ForeignSessionInfo:
         return datetime.fromtimestamp(self.modified_ms / 1000, tz=timezone.utc)
 
 
+class HeaderHint(NamedTuple):
+    """The header a conversion will produce, known before it runs (see ``header_hint``)."""
+
+    cwd: str
+    title: str | None
+    title_source: str
+
+
 @dataclass
 class ConvertedSession:
     """A foreign transcript converted to omp entries, before any omp session exists.
@@ -85,6 +94,8 @@ class ConvertedSession:
     source_lines: dict[str, int] = field(default_factory=dict)
     #: Named deviations that changed this conversion (docs/importers.md), with how often each applied.
     deviations: dict[str, int] = field(default_factory=dict)
+    #: Where an update of a persisted import resumes reading (lossless Claude imports), or None.
+    resume: dict[str, Any] | None = None
 
     def note(self, deviation: str, count: int = 1) -> None:
         self.deviations[deviation] = self.deviations.get(deviation, 0) + count
@@ -161,7 +172,26 @@ class ForeignSessionStore(Protocol):
     def convert_streaming(
         self, info: ForeignSessionInfo, sink: Sink, *, lossless: bool = True
     ) -> ConvertedSession:
-        """:meth:`convert`, but the entries go to ``sink`` in order (the result holds none)."""
+        """:meth:`convert`, but the entries go to ``sink`` in order (the result holds none).
+
+        The entries are meant for writing: a source record may be carried as the raw JSON bytes
+        of its line (an ``orjson.Fragment``, which :func:`session_file.encode_entry` writes verbatim)
+        instead of its parsed dict.
+        """
+        ...
+
+    def header_hint(self, info: ForeignSessionInfo) -> HeaderHint | None:
+        """The cwd and title :meth:`convert` will find, when cheap to know beforehand (else
+        ``None``): a streaming import then writes the header first and the entries straight
+        after it. A wrong hint only costs a copy; the written header is always the conversion's."""
+        ...
+
+    def convert_update(
+        self, info: ForeignSessionInfo, state: dict[str, Any], imported: Path
+    ) -> ConvertedSession | None:
+        """Only what the source gained since an import that recorded ``state`` (its ``resume``)
+        into the session at ``imported``; ``None`` when this store cannot, or the source no
+        longer starts with what was imported (the caller then converts it whole)."""
         ...
 
 
@@ -202,6 +232,7 @@ __all__ = [
     "ConvertedSession",
     "ForeignSessionInfo",
     "ForeignSessionStore",
+    "HeaderHint",
     "clean_preview",
     "clean_title",
     "file_mtime_ms",

@@ -11,12 +11,15 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
 
+from omp_session.format.codec import decode_line
 from omp_session.importers.base import (
     ConvertedSession,
     ForeignSessionInfo,
+    HeaderHint,
     Sink,
     Source,
     clean_preview,
@@ -26,7 +29,8 @@ from omp_session.importers.base import (
 )
 from omp_session.importers.claude_convert import convert_claude
 from omp_session.importers.claude_records import claude_timestamp_ms
-from omp_session.importers.jsonl import iter_records
+from omp_session.importers.claude_resume import ImportedSession, tail_hash
+from omp_session.importers.jsonl import iter_records, lines_containing
 
 _CWD_PREFIX_BYTES = 64 * 1024
 
@@ -118,6 +122,29 @@ def _recorded_cwd(path: str) -> str | None:
     return None
 
 
+_TITLE_FIELDS = {"custom-title": "customTitle", "ai-title": "aiTitle"}
+
+
+def _last_titles(path: str) -> tuple[str | None, str | None]:
+    """The last non-empty ``customTitle`` and ``aiTitle`` of the title records, as the conversion
+    finds them (spec §1.2): one backward byte search for the suffix both types share, and only
+    the lines holding it parsed."""
+    found: dict[str, str] = {}
+    for line in lines_containing(path, b'-title"'):
+        try:
+            record = decode_line(line)
+        except ValueError:
+            continue
+        kind = record.get("type") if isinstance(record, dict) else None
+        field = _TITLE_FIELDS.get(kind) if isinstance(kind, str) else None
+        if field is None or kind in found or not js_string(record.get(field)):
+            continue
+        found[str(kind)] = record[field]
+        if "custom-title" in found:  # it wins over any AI title
+            break
+    return found.get("custom-title"), found.get("ai-title")
+
+
 def _birth_ms(stat: os.stat_result) -> float:
     birth = getattr(stat, "st_birthtime", None)
     if isinstance(birth, float) and birth > 0:
@@ -197,11 +224,45 @@ class ClaudeSessionStore:
     def convert(self, info: ForeignSessionInfo, *, lossless: bool = True) -> ConvertedSession:
         return convert_claude(info, mtime_ms=file_mtime_ms(info.path), lossless=lossless)
 
+    def header_hint(self, info: ForeignSessionInfo) -> HeaderHint | None:
+        """The cwd and title the conversion will find, read ahead cheaply (the first 64 KiB, one
+        backward search for title records), so a streaming import can write the header first."""
+        try:
+            cwd = _recorded_cwd(info.path)
+            if cwd is None:
+                return None  # the conversion would have to read further: no cheap answer
+            custom, ai = _last_titles(info.path)
+        except OSError:
+            return None
+        if custom is not None:
+            return HeaderHint(cwd, custom, "user")
+        return HeaderHint(cwd, ai or info.title, "auto")
+
+    def convert_update(
+        self, info: ForeignSessionInfo, state: dict[str, Any], imported: Path
+    ) -> ConvertedSession | None:
+        """The records appended since the import that recorded ``state`` (claude_resume)."""
+        try:
+            size = os.path.getsize(info.path)
+        except OSError:
+            return None
+        if size < state["bytes"] or tail_hash(info.path, state["bytes"]) != state["tailHash"]:
+            return None  # rewritten or truncated since: not a continuation
+        with ImportedSession(imported) as session:
+            return convert_claude(
+                info,
+                mtime_ms=file_mtime_ms(info.path),
+                raw_records=True,
+                resume=(state, session),
+            )
+
     def convert_streaming(
         self, info: ForeignSessionInfo, sink: Sink, *, lossless: bool = True
     ) -> ConvertedSession:
         """:meth:`convert`, handing entries to ``sink`` as they are final (bounded memory)."""
-        return convert_claude(info, mtime_ms=file_mtime_ms(info.path), lossless=lossless, sink=sink)
+        return convert_claude(
+            info, mtime_ms=file_mtime_ms(info.path), lossless=lossless, sink=sink, raw_records=True
+        )
 
 
 __all__ = ["ClaudeSessionStore", "claude_root", "decode_project_dir"]

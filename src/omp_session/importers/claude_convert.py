@@ -16,53 +16,72 @@ parent that appears *later* in the file at the end (the rare "child before paren
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
+
+import orjson
 
 from omp_session.errors import ForeignSessionError
 from omp_session.format.ids import iso_from_ms
 from omp_session.importers.base import ConvertedSession, ForeignSessionInfo, Sink, js_string
+from omp_session.importers.claude_lossless import (
+    _FOLD_WINDOW,
+    COMPACTION,
+    KEPT_RECORD,
+    MERGED_RESPONSE,
+    REDACTED_THINKING,
+    STOP_DETAILS,
+    SUBAGENT,
+    TOOL_DETAILS,
+    LosslessParts,
+)
 from omp_session.importers.claude_records import (
-    Converted,
     claude_timestamp_ms,
     convert_record,
-    message_text,
     source_record,
 )
-from omp_session.importers.jsonl import ReadStats, iter_records
+from omp_session.importers.claude_resume import ImportedSession, ToolNames, UsedIds, tail_hash
+from omp_session.importers.jsonl import ReadStats, iter_raw_records
 from omp_session.importers.timestamps import canonical_iso_ms
 
 Entry = dict[str, Any]
 
-#: A compaction's summary record follows its boundary at once; after this many lines it is final.
-_FOLD_WINDOW = 8
 #: How often (in records) a streaming conversion hands finished entries to its sink.
 _DRAIN_EVERY = 256
 
-#: Deviation names (docs/importers.md).
-KEPT_RECORD = "claude.kept_record"
-COMPACTION = "claude.compaction"
-MERGED_RESPONSE = "claude.merged_response"
-TOOL_DETAILS = "claude.tool_result_details"
-SUBAGENT = "claude.subagent_transcript"
+
+def _timestamp(raw: Any, fallback_ms: float) -> tuple[float, str]:
+    """The record's time in ms (omp's rule) and ``new Date(ms).toISOString()``.
+
+    A canonical input timestamp is already that string: one parse gives both.
+    """
+    if type(raw) is str and (fast := canonical_iso_ms(raw)) is not None:
+        return fast, raw
+    ms = claude_timestamp_ms(raw, fallback_ms)
+    return ms, iso_from_ms(int(ms))
 
 
-def _iso(raw: Any, ms: float) -> str:
-    """``new Date(ms).toISOString()``: a canonical input timestamp is already that string."""
-    if isinstance(raw, str) and len(raw) == 24 and canonical_iso_ms(raw) == ms:
-        return raw
-    return iso_from_ms(int(ms))
-
-
-class _Builder:
-    def __init__(self, mtime_ms: float, lossless: bool, converted: ConvertedSession) -> None:
+class _Builder(LosslessParts):
+    def __init__(
+        self,
+        mtime_ms: float,
+        lossless: bool,
+        converted: ConvertedSession,
+        raw_records: bool = False,
+        session: ImportedSession | None = None,
+    ) -> None:
         self.mtime_ms = mtime_ms
         self.lossless = lossless
+        #: Keep source records as their raw line bytes (``orjson.Fragment``), not re-encoded.
+        self.raw_records = raw_records
         self.out = converted
         self.source_parents: dict[str, str | None] = {}
         self.tails: dict[str, tuple[int, str]] = {}
-        self.used_ids: set[str] = set()
-        self.tool_names: dict[str, str] = {}
+        #: The earlier import an update continues (lookups into what it already wrote).
+        self.session = session
+        self.used_ids: set[str] = UsedIds(session) if session is not None else set()
+        self.tool_names: dict[str, str] = ToolNames(session) if session is not None else {}
+        #: Per sub-agent file: how far it was read ({bytes, line, tail}), for a later update.
+        self.subagent_progress: dict[str, dict[str, Any]] = {}
         self.last_model: str | None = None
         self.counter = 0
         self.cwd: str | None = None
@@ -71,6 +90,8 @@ class _Builder:
         self.upstream_leaf: str | None = None
         self.meta_tail: str | None = None
         self.last_assistant: Entry | None = None
+        #: Redacted thinking of a record omp skips, waiting for its response's message (lossless).
+        self.pending_redacted: tuple[Any, list[dict[str, Any]]] | None = None
         self.compactions: dict[str, tuple[int, Entry]] = {}
         self.line = 0
         #: (entry, walk cursor, line) of entries whose parent chain runs through a later record.
@@ -93,6 +114,10 @@ class _Builder:
             if tail is not None and tail[0] < line:
                 return tail[1], None
             if cursor not in self.source_parents:
+                earlier = self.session.tail(cursor) if self.session is not None else None
+                if earlier is not None:  # a record of the part an earlier import wrote
+                    self.tails[cursor] = (0, earlier)
+                    return earlier, None
                 return None, (None if final else cursor)
             cursor = self.source_parents[cursor]
         return None, None
@@ -109,8 +134,9 @@ class _Builder:
 
     # ---------------------------------------------------------------- records
 
-    def add(self, line: int, record: dict[str, Any]) -> None:
+    def add(self, line: int, record: dict[str, Any], raw: bytes | None = None) -> None:
         self.line = line
+        kept: Any = orjson.Fragment(raw) if raw is not None and self.raw_records else record
         uuid = js_string(record.get("uuid"))
         if uuid:
             self.source_parents[uuid] = js_string(record.get("parentUuid"))
@@ -121,18 +147,21 @@ class _Builder:
             self.custom_title = js_string(record.get("customTitle")) or self.custom_title
         elif kind == "ai-title":
             self.ai_title = js_string(record.get("aiTitle")) or self.ai_title
-        ts = claude_timestamp_ms(record.get("timestamp"), self.mtime_ms)
+        ts, iso = _timestamp(record.get("timestamp"), self.mtime_ms)
         converted = convert_record(record, ts, self.tool_names)
         key = uuid or f"line-{line}"
         if not converted:
             if self.lossless:
-                self._keep_dropped(line, record, key, uuid, ts)
+                self._keep_dropped(line, record, kept, key, uuid, iso)
+                if kind == "assistant":
+                    self._hold_redacted(record)
             return
-        if self.lossless and self._fold_into_compaction(record, key, line, converted):
+        if self.lossless and kind == "assistant":
+            self._assistant_extras(record, converted[0].message)
+        if self.lossless and self._fold_into_compaction(record, kept, key, line, converted):
             return
         parent, cursor = self.resolve(js_string(record.get("parentUuid")), line)
-        iso = _iso(record.get("timestamp"), ts)
-        if self.lossless and self._merge_split_response(record, key, line, parent, converted):
+        if self.lossless and self._merge_split_response(record, kept, key, line, parent, converted):
             return
         first = True
         message = record.get("message")
@@ -165,7 +194,7 @@ class _Builder:
                 "message": item.message,
             }
             if self.lossless and first_message:
-                entry["sourceRecords"] = [source_record(record, line)]
+                entry["sourceRecords"] = [source_record(kept, line)]
                 first_message = False
             self.emit(entry, cursor if first else None, line)
             parent, first = entry_id, False
@@ -175,132 +204,35 @@ class _Builder:
         self.tails[key] = (line, parent)
         self.upstream_leaf = parent
 
-    # ---------------------------------------------------------------- lossless deviations
-
-    def _keep_dropped(self, line: int, record: dict[str, Any], key: str, uuid: str | None, ts: float) -> None:
-        iso = _iso(record.get("timestamp"), ts)
-        if record.get("type") == "system" and record.get("subtype") == "compact_boundary" and uuid:
-            self._compaction(line, record, key, uuid, iso)
-            return
-        entry_id = self.unique(f"claude-{key}-record")
-        entry: Entry = {
-            "type": "custom",
-            "customType": "claude_record",
-            "data": {"line": line, "record": record},
-            "id": entry_id,
-            "parentId": None,
-            "timestamp": iso,
+    def snapshot(self, path: str, stats: ReadStats) -> dict[str, Any] | None:
+        """Where a later update resumes (claude_resume): ``None`` when the transcript ends in a
+        line still being written, which an update could not tell from the lines after it."""
+        if stats.torn_tail or not self.lossless:
+            return None
+        return {
+            "bytes": stats.end_offset,
+            "line": stats.lines,
+            "tailHash": tail_hash(path, stats.end_offset),
+            "counter": self.counter,
+            "lastModel": self.last_model,
+            "cwd": self.cwd,
+            "customTitle": self.custom_title,
+            "aiTitle": self.ai_title,
+            "leaf": self.upstream_leaf,
+            "metaTail": self.meta_tail,
+            "subagents": self.subagent_progress,
         }
-        if uuid:
-            parent, cursor = self.resolve(js_string(record.get("parentUuid")), line)
-            entry["parentId"] = parent
-            self.emit(entry, cursor, line)
-            self.tails[key] = (line, entry_id)
-        else:  # records outside the uuid tree form one chain of their own, in file order
-            entry["parentId"] = self.meta_tail
-            self.emit(entry, None, line)
-            self.meta_tail = entry_id
-        self.out.note(KEPT_RECORD)
 
-    def _compaction(self, line: int, record: dict[str, Any], key: str, uuid: str, iso: str) -> None:
-        parent, cursor = self.resolve(js_string(record.get("logicalParentUuid")), line)
-        if parent is None and cursor is None:
-            parent, cursor = self.resolve(js_string(record.get("parentUuid")), line)
-        meta = record.get("compactMetadata")
-        pre_tokens = meta.get("preTokens") if isinstance(meta, dict) else None
-        entry_id = self.unique(f"claude-{key}-compaction")
-        content = record.get("content")
-        entry: Entry = {
-            "type": "compaction",
-            "id": entry_id,
-            "parentId": parent,
-            "timestamp": iso,
-            "summary": content if isinstance(content, str) and content else "Conversation compacted",
-            "shortSummary": "Imported Claude Code compaction",
-            "firstKeptEntryId": entry_id,
-            "tokensBefore": pre_tokens if isinstance(pre_tokens, int | float) else 0,
-            "details": {"source": "claude", "boundary": {"line": line, "record": record}},
-        }
-        self.emit(entry, cursor, line)
-        self.tails[key] = (line, entry_id)
-        self.compactions[uuid] = (line, entry)
-        self.out.note(COMPACTION)
-
-    def _fold_into_compaction(
-        self, record: dict[str, Any], key: str, line: int, converted: list[Converted]
-    ) -> bool:
-        """The ``isCompactSummary`` record after a boundary is that compaction's summary."""
-        if record.get("isCompactSummary") is not True:
-            return False
-        boundary = js_string(record.get("parentUuid")) or ""
-        pending = self.compactions.pop(boundary, None)
-        if pending is None or line - pending[0] > _FOLD_WINDOW:
-            return False
-        compaction = pending[1]
-        self.counter += len(converted)  # keep omp's ids for every later record
-        compaction["summary"] = message_text(converted[0].message)
-        compaction["details"]["summary"] = {"line": line, "record": record}
-        self.tails[key] = (line, compaction["id"])
-        self.upstream_leaf = compaction["id"]
-        return True
-
-    def _merge_split_response(
-        self, record: dict[str, Any], key: str, line: int, parent: str | None, converted: list[Converted]
-    ) -> bool:
-        """A record continuing the response of its parent (same ``message.id``) joins that message."""
-        previous = self.last_assistant
-        if previous is None or parent != previous["id"] or record.get("type") != "assistant":
-            return False
-        message, new = previous["message"], converted[0].message
-        if new.get("responseId") is None or new.get("responseId") != message.get("responseId"):
-            return False
-        if new.get("model") != message.get("model"):
-            return False
-        self.counter += 1
-        message["content"].extend(new["content"])
-        # Claude Code repeats the response's usage on every record: take it once, from the last.
-        for field in ("usage", "stopReason", "errorMessage", "errorStatus"):
-            if field in new:
-                message[field] = new[field]
-        previous.setdefault("sourceRecords", []).append(source_record(record, line))
-        self.tails[key] = (line, previous["id"])
-        self.upstream_leaf = previous["id"]
-        self.out.note(MERGED_RESPONSE)
-        return True
-
-    def _attach_tool_details(self, record: dict[str, Any], converted: list[Converted]) -> None:
-        for item in converted:
-            if item.message.get("role") == "toolResult":
-                item.message["details"] = record["toolUseResult"]
-                self.out.note(TOOL_DETAILS)
-                return
-
-    def keep_subagents(self, transcript: str) -> None:
-        directory = Path(transcript).with_suffix("") / "subagents"
-        try:
-            files = sorted(p for p in directory.iterdir() if p.name.endswith(".jsonl") and p.is_file())
-        except OSError:
-            return
-        for path in files:
-            parent: str | None = None
-            for line, record in iter_records(path):
-                iso = iso_from_ms(int(claude_timestamp_ms(record.get("timestamp"), self.mtime_ms)))
-                entry_id = self.unique(f"claude-subagent-{path.stem}-{line}")
-                data = {"file": f"subagents/{path.name}", "line": line, "record": record}
-                self.emit(
-                    {
-                        "type": "custom",
-                        "customType": "claude_subagent_record",
-                        "data": data,
-                        "id": entry_id,
-                        "parentId": parent,
-                        "timestamp": iso,
-                    },
-                    None,
-                    line,
-                )
-                parent = entry_id
-            self.out.note(SUBAGENT)
+    def restore(self, state: dict[str, Any]) -> None:
+        """Continue after :meth:`snapshot` (the ids and titles go on as one conversion would)."""
+        self.counter = state["counter"]
+        self.last_model = state["lastModel"]
+        self.cwd = state["cwd"]
+        self.custom_title = state["customTitle"]
+        self.ai_title = state["aiTitle"]
+        self.upstream_leaf = state["leaf"]
+        self.meta_tail = state["metaTail"]
+        self.subagent_progress = dict(state["subagents"])
 
     def drain(self) -> list[Entry]:
         """Remove and return the leading entries that can no longer change (file order kept).
@@ -333,12 +265,16 @@ def convert_claude(
     lossless: bool = True,
     sink: Sink | None = None,
     drain_every: int = _DRAIN_EVERY,
+    raw_records: bool = False,
+    resume: tuple[dict[str, Any], ImportedSession] | None = None,
 ) -> ConvertedSession:
     """Convert ``info.path``; raises :class:`ForeignSessionError` as omp does (spec §1.2).
 
     With a ``sink`` the entries are handed over in file order as soon as they are final (and the
     result's ``entries`` is empty): memory stays bounded by the longest run of entries that may
-    still change, not by the transcript.
+    still change, not by the transcript. ``resume`` (a lossless import's recorded ``resume``
+    state and the session it wrote) converts only the lines after it (:mod:`claude_resume`);
+    the result's ``resume`` is the state for the next update.
     """
     try:
         size = os.path.getsize(info.path)
@@ -346,15 +282,21 @@ def convert_claude(
         raise ForeignSessionError(info.path, f"Unable to read Claude session {info.id}: {error}") from error
     stats = ReadStats()
     out = ConvertedSession(source="claude", cwd=info.cwd, entries=[], leaf_id=None, stats=stats)
-    builder = _Builder(mtime_ms, lossless, out)
+    state, session = resume if resume is not None else (None, None)
+    builder = _Builder(mtime_ms, lossless, out, raw_records, session)
+    start, first_line = 0, 1
+    if state is not None:
+        builder.restore(state)
+        start, first_line = state["bytes"], state["line"] + 1
+    add = builder.add
     try:
-        for line, record in iter_records(info.path, stats):
-            builder.add(line, record)
+        for line, record, raw in iter_raw_records(info.path, stats, start=start, first_line=first_line):
+            add(line, record, raw)
             if sink is not None and stats.records % drain_every == 0:
                 sink(builder.drain())
     except OSError as error:
         raise ForeignSessionError(info.path, f"Unable to read Claude session {info.id}: {error}") from error
-    if stats.records == 0 and size > 0:
+    if stats.records == 0 and size > 0 and state is None:
         raise ForeignSessionError(info.path, f"Claude session {info.id} contains no readable records")
     if lossless:
         builder.keep_subagents(info.path)
@@ -366,7 +308,17 @@ def convert_claude(
     out.leaf_id = builder.upstream_leaf
     out.title = builder.custom_title or builder.ai_title or info.title
     out.title_source = "user" if builder.custom_title else "auto"
+    out.resume = builder.snapshot(info.path, stats)
     return out
 
 
-__all__ = ["COMPACTION", "KEPT_RECORD", "MERGED_RESPONSE", "SUBAGENT", "TOOL_DETAILS", "convert_claude"]
+__all__ = [
+    "COMPACTION",
+    "KEPT_RECORD",
+    "MERGED_RESPONSE",
+    "REDACTED_THINKING",
+    "STOP_DETAILS",
+    "SUBAGENT",
+    "TOOL_DETAILS",
+    "convert_claude",
+]

@@ -228,51 +228,74 @@ def message_text(message: dict[str, Any]) -> str:
     return ""
 
 
-def _kept_block(block: Any, role: str) -> bool:
-    """Whether omp's conversion keeps this content block (in its own form)."""
-    if not isinstance(block, dict):
-        return False
+#: Claude stop reasons omp's importer maps to a known omp stop reason (spec §1.2); any other
+#: string becomes ``"error"``.
+KNOWN_STOP_REASONS = frozenset({"tool_use", "max_tokens", "end_turn", "stop_sequence", "pause_turn"})
+
+
+def stop_details(record: dict[str, Any], message: dict[str, Any]) -> dict[str, Any] | None:
+    """omp's own ``stopDetails`` for a stop reason its importer collapses to ``"error"``.
+
+    omp's Anthropic provider records an unknown stop reason as ``stopDetails`` (the API's
+    ``stop_details``, else ``{type: <stop_reason>}``); its importer drops it. ``None`` when the
+    stop reason is known, absent, or the record is an API error (whose stop reason is not why).
+    """
+    raw = message.get("stop_reason")
+    known = raw is None or (isinstance(raw, str) and raw in KNOWN_STOP_REASONS)
+    if known or record.get("isApiErrorMessage") is True:
+        return None
+    details = message.get("stop_details")
+    return details if isinstance(details, dict) else {"type": raw}
+
+
+def _omp_keeps_assistant_block(block: dict[str, Any]) -> bool:
     kind = block.get("type")
     if kind == "text":
         return isinstance(block.get("text"), str)
-    if role == "assistant":
-        if kind == "thinking":
-            return isinstance(block.get("thinking"), str)
-        return kind == "tool_use" and bool(js_string(block.get("id")) and js_string(block.get("name")))
-    if kind == "tool_result":
-        return bool(js_string(block.get("tool_use_id")))
-    return _image(block) is not None
+    if kind == "thinking":
+        return isinstance(block.get("thinking"), str)
+    return kind == "tool_use" and bool(js_string(block.get("id")) and js_string(block.get("name")))
 
 
-def source_record(record: dict[str, Any], line: int) -> dict[str, Any]:
-    """The record as omp's conversion leaves it behind: everything but the converted content.
-
-    ``message.content`` is dropped when it was a list (its kept blocks are the entry's content);
-    the blocks omp drops (``redacted_thinking``, ``document``, server tools …) are listed in
-    ``droppedContent`` with their index, so nothing of the record is lost.
+def with_redacted_thinking(source: Any, converted: list[Message]) -> tuple[list[Message], int]:
+    """``converted`` (omp's content of an assistant record) with the record's ``redacted_thinking``
+    blocks back in their places as omp's own ``redactedThinking`` blocks; and how many were added.
     """
-    kept: dict[str, Any] = {"line": line}
-    message = record.get("message")
-    if not isinstance(message, dict) or not isinstance(message.get("content"), list):
-        kept["record"] = record
-        return kept
-    role = "assistant" if record.get("type") == "assistant" else "user"
-    trimmed = dict(record)
-    trimmed["message"] = {k: v for k, v in message.items() if k != "content"}
-    kept["record"] = trimmed
-    dropped = [{"index": i, "block": b} for i, b in enumerate(message["content"]) if not _kept_block(b, role)]
-    if dropped:
-        kept["droppedContent"] = dropped
-    return kept
+    if not isinstance(source, list):
+        return converted, 0
+    out: list[Message] = []
+    kept = iter(converted)
+    added = 0
+    for block in source:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "redacted_thinking" and isinstance(block.get("data"), str):
+            out.append({"type": "redactedThinking", "data": block["data"]})
+            added += 1
+        elif _omp_keeps_assistant_block(block) and (block := next(kept, None)) is not None:
+            out.append(block)
+    return (out, added) if added else (converted, 0)
+
+
+def source_record(record: Any, line: int) -> dict[str, Any]:
+    """What an entry keeps of a source record: the record verbatim with its physical line.
+
+    ``record`` is the parsed record, or (a streaming import written straight to a file) an
+    ``orjson.Fragment`` of the line's own bytes, which reads back as the same record.
+    """
+    return {"line": line, "record": record}
 
 
 __all__ = [
+    "KNOWN_STOP_REASONS",
     "Converted",
     "claude_timestamp_ms",
     "claude_usage",
     "convert_record",
     "message_text",
     "source_record",
+    "stop_details",
     "stop_reason",
+    "with_redacted_thinking",
     "zero_usage",
 ]

@@ -13,8 +13,16 @@ import re
 import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
-from omp_session.importers.base import ConvertedSession, ForeignSessionInfo, Sink, Source, ns_to_ms
+from omp_session.importers.base import (
+    ConvertedSession,
+    ForeignSessionInfo,
+    HeaderHint,
+    Sink,
+    Source,
+    ns_to_ms,
+)
 from omp_session.importers.codex_convert import convert_codex
 from omp_session.importers.codex_items import timestamp_ms
 from omp_session.importers.jsonl import first_record, iter_records
@@ -170,6 +178,16 @@ class CodexSessionStore:
             created_ms=mtime,
             modified_ms=mtime,
         )
+
+    def header_hint(self, info: ForeignSessionInfo) -> HeaderHint | None:
+        """None: this conversion runs whole before any entry is written anyway."""
+        return None
+
+    def convert_update(
+        self, info: ForeignSessionInfo, state: dict[str, Any], imported: Path
+    ) -> ConvertedSession | None:
+        """Not incremental: an update converts the whole source (and appends what is new)."""
+        return None
 
     def convert_streaming(
         self, info: ForeignSessionInfo, sink: Sink, *, lossless: bool = True

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from omp_session.errors import ForeignSessionError
 from omp_session.format.ids import iso_from_ms
 from omp_session.importers.base import ConvertedSession, ForeignSessionInfo
@@ -26,6 +28,18 @@ USAGE = "codex.token_usage"
 ROLLBACK_BRANCH = "codex.rollback_branch"
 KEPT_RECORD = "codex.kept_record"
 TOKENS_BEFORE = "codex.compaction_tokens_before"
+TOOL_ERROR = "codex.tool_error"
+THINKING_LEVEL = "codex.thinking_level"
+
+#: Codex reasoning efforts as omp 18's thinking levels (``none`` is omp's ``off``).
+_THINKING_LEVELS = {
+    "none": "off",
+    "minimal": "minimal",
+    "low": "low",
+    "medium": "medium",
+    "high": "high",
+    "xhigh": "xhigh",
+}
 
 
 def _base36(number: int) -> str:
@@ -56,6 +70,34 @@ def _compaction(payload: dict[str, Any]) -> dict[str, Any] | None:
     return {"summary": summary or "Context compacted by Codex.", "history": history, "item": item}
 
 
+def failed_call(payload: dict[str, Any]) -> str | None:
+    """The call id of an ``exec_command_end`` with a non-zero exit code or a ``patch_apply_end``
+    that did not succeed: omp's own tools report such a result with ``isError: true``."""
+    kind = payload.get("type")
+    call_id = payload.get("call_id")
+    if not isinstance(call_id, str) or not call_id:
+        return None
+    if kind == "exec_command_end":
+        code = payload.get("exit_code")
+        return call_id if isinstance(code, int) and not isinstance(code, bool) and code != 0 else None
+    if kind == "patch_apply_end" and payload.get("success") is False:
+        return call_id
+    return None
+
+
+def _output_exit_code(output: Any) -> Any:
+    """``metadata.exit_code`` of a function output written as Codex's ``{"output", "metadata"}``
+    JSON text (older rollouts have no ``exec_command_end`` event)."""
+    if not isinstance(output, str) or not output.startswith("{") or '"exit_code"' not in output:
+        return None
+    try:
+        value = orjson.loads(output)
+    except orjson.JSONDecodeError:
+        return None
+    metadata = value.get("metadata") if isinstance(value, dict) else None
+    return metadata.get("exit_code") if isinstance(metadata, dict) else None
+
+
 def _token_usage(info: Any) -> tuple[dict[str, Any], float] | None:
     """omp usage from ``last_token_usage`` (Codex's input tokens include the cached ones)."""
     last = info.get("last_token_usage") if isinstance(info, dict) else None
@@ -80,8 +122,12 @@ def _token_usage(info: Any) -> tuple[dict[str, Any], float] | None:
 
 
 class _Queue:
-    def __init__(self, info: ForeignSessionInfo, lossless: bool, out: ConvertedSession) -> None:
+    def __init__(
+        self, info: ForeignSessionInfo, lossless: bool, out: ConvertedSession, failed: set[str]
+    ) -> None:
         self.lossless = lossless
+        #: Call ids whose command failed (lossless: their results get ``isError``).
+        self.failed = failed
         self.out = out
         self.items: list[Item] = []
         #: Rolled-back items (lossless): (the entry-bearing item they hung from, the items).
@@ -94,6 +140,7 @@ class _Queue:
         self.cwd: str | None = None
         self.meta_seen = False
         self.usage_target: Item | None = None
+        self.thinking_level: str | None = None
         self.last_token_info: Any = None
         self.context_tokens: float = 0
 
@@ -107,14 +154,19 @@ class _Queue:
             cwd = payload.get("cwd")
             self.cwd = cwd if isinstance(cwd, str) else None
         item: Item | None = None
+        effort: Item | None = None
         if isinstance(payload, dict):
             if kind == "turn_context":
                 model = payload.get("model")
                 if isinstance(model, str) and model and model != self.model:
                     self.model = model
                     item = Item(model=model, timestamp=ts)
+                if self.lossless:
+                    effort = self._effort(line, payload, ts)
             elif kind == "response_item":
                 item = response_item(payload, ts, self.model, self.names)
+                if self.lossless and item is not None:
+                    self._tool_error(payload, item)
             elif kind == "event_msg":
                 item = event(payload, ts, self.model, canonical, self.names)
                 if item is None and self.lossless and payload.get("type") == "token_count":
@@ -127,6 +179,8 @@ class _Queue:
         if self.lossless and (item is None or item.is_title or item.rollback_turns is not None):
             self.kept_records.append((line, ts, record))
         if item is None:
+            if effort is not None:
+                self.items.append(effort)
             return
         item.line = line
         if self.lossless:
@@ -135,6 +189,8 @@ class _Queue:
             self._rollback(item.rollback_turns)
         else:
             self.items.append(item)
+            if effort is not None:
+                self.items.append(effort)
         if item.following is not None:
             self.items.append(Item(message=item.following, line=line))  # its record is on the call
         if item.title:
@@ -145,6 +201,31 @@ class _Queue:
         message = self.items[-1].message if self.items else None
         if message is not None and message.get("role") == "assistant" and self.items[-1] is item:
             self.usage_target = item
+
+    def _effort(self, line: int, payload: dict[str, Any], ts: float) -> Item | None:
+        """A changed ``turn_context`` effort as omp's ``thinking_level_change`` (queued after the
+        model change of the same record). omp's importer reads only the model (spec §2.2)."""
+        effort = payload.get("effort")
+        level = _THINKING_LEVELS.get(effort) if isinstance(effort, str) else None
+        if level is None or level == self.thinking_level:
+            return None
+        self.thinking_level = level
+        self.out.note(THINKING_LEVEL)
+        return Item(thinking_level=level, timestamp=ts, line=line)
+
+    def _tool_error(self, payload: dict[str, Any], item: Item) -> None:
+        """A function output of a failed command is an error result, as omp's own tools write it
+        (omp's importer: always ``isError: false``, spec §2.2)."""
+        message = item.message
+        if message is None or message.get("role") != "toolResult" or message["isError"]:
+            return
+        if payload.get("type") not in ("function_call_output", "custom_tool_call_output"):
+            return
+        code = _output_exit_code(payload.get("output"))
+        failed = isinstance(code, int) and not isinstance(code, bool) and code != 0
+        if failed or message["toolCallId"] in self.failed:
+            message["isError"] = True
+            self.out.note(TOOL_ERROR)
 
     def _token_count(self, info: Any) -> None:
         if info is None or info == self.last_token_info:
@@ -183,7 +264,12 @@ class _Queue:
 
 
 def _emits(item: Item) -> bool:
-    return item.message is not None or item.model is not None or item.compaction is not None
+    return (
+        item.message is not None
+        or item.model is not None
+        or item.compaction is not None
+        or item.thinking_level is not None
+    )
 
 
 def _entry(item: Item, entry_id: str, parent: str | None, fallback: float) -> Entry | None:
@@ -212,6 +298,15 @@ def _bare_entry(item: Item, entry_id: str, parent: str | None, fallback: float) 
             "timestamp": iso,
             "model": f"openai-codex/{item.model}",
         }
+    if item.thinking_level is not None:  # omp's appendThinkingLevelChange shape
+        return {
+            "type": "thinking_level_change",
+            "id": entry_id,
+            "parentId": parent,
+            "timestamp": iso,
+            "thinkingLevel": item.thinking_level,
+            "configured": None,
+        }
     if item.compaction is not None:
         compaction = item.compaction
         entry: Entry = {
@@ -236,8 +331,14 @@ def _bare_entry(item: Item, entry_id: str, parent: str | None, fallback: float) 
 def _emit(queue: _Queue, out: ConvertedSession) -> None:
     ids: dict[int, str] = {}
     parent: str | None = None
-    for ordinal, item in enumerate(queue.items, start=1):
-        entry = _entry(item, f"codex-{_base36(ordinal)}", parent, queue.fallback)
+    ordinal = 0
+    for item in queue.items:
+        if item.thinking_level is not None:  # our extra: omp's ordinals stay as they are
+            entry_id = f"codex-effort-{item.line}"
+        else:
+            ordinal += 1
+            entry_id = f"codex-{_base36(ordinal)}"
+        entry = _entry(item, entry_id, parent, queue.fallback)
         if entry is not None:
             out.entries.append(entry)
             out.source_lines[entry["id"]] = item.line
@@ -282,10 +383,14 @@ def convert_codex(info: ForeignSessionInfo, *, lossless: bool = True) -> Convert
     """Convert ``info.path``; raises :class:`ForeignSessionError` as omp does (spec §2.2)."""
     canonical = Canonical()
     stats = ReadStats()
+    failed: set[str] = set()
     try:
         for _, record in iter_records(info.path, stats):
-            if record.get("type") == "response_item" and isinstance(record.get("payload"), dict):
-                canonical.add(record["payload"])
+            kind, payload = record.get("type"), record.get("payload")
+            if kind == "response_item" and isinstance(payload, dict):
+                canonical.add(payload)
+            elif kind == "event_msg" and isinstance(payload, dict) and (call := failed_call(payload)):
+                failed.add(call)
     except OSError as error:
         raise ForeignSessionError(
             info.path, f"Unable to read Codex session {info.id} at {info.path}"
@@ -293,7 +398,7 @@ def convert_codex(info: ForeignSessionInfo, *, lossless: bool = True) -> Convert
     if stats.records == 0:
         raise ForeignSessionError(info.path, f"Codex session {info.id} at {info.path} is empty or malformed")
     out = ConvertedSession(source="codex", cwd=info.cwd, entries=[], leaf_id=None, stats=stats)
-    queue = _Queue(info, lossless, out)
+    queue = _Queue(info, lossless, out, failed)
     for line, record in iter_records(info.path):
         queue.add(line, record, canonical)
     _emit(queue, out)
@@ -304,4 +409,12 @@ def convert_codex(info: ForeignSessionInfo, *, lossless: bool = True) -> Convert
     return out
 
 
-__all__ = ["KEPT_RECORD", "ROLLBACK_BRANCH", "TOKENS_BEFORE", "USAGE", "convert_codex"]
+__all__ = [
+    "KEPT_RECORD",
+    "ROLLBACK_BRANCH",
+    "THINKING_LEVEL",
+    "TOKENS_BEFORE",
+    "TOOL_ERROR",
+    "USAGE",
+    "convert_codex",
+]

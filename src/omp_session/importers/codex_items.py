@@ -32,6 +32,8 @@ class Item:
     is_title: bool = False
     timestamp: float | None = None
     compaction: dict[str, Any] | None = None
+    #: A reasoning effort as omp's thinking level (lossless extra: takes no ``codex-N`` ordinal).
+    thinking_level: str | None = None
     #: Physical line of the record (lossless output only).
     line: int = 0
     record: dict[str, Any] | None = field(default=None, repr=False)

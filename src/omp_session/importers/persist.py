@@ -16,26 +16,35 @@ session instead, so nothing already written is ever changed.
 from __future__ import annotations
 
 import itertools
-import mmap
 import os
 import tempfile
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any
 
-from omp_session.errors import CorruptSessionError
-from omp_session.format.codec import decode_line, encode_line
+from omp_session.dialects import OMP_18_2
+from omp_session.format.codec import encode_line
 from omp_session.format.ids import now_iso
-from omp_session.format.title_slot import SLOT_BYTES, TitleSlot, encode_slot
-from omp_session.importers.base import (
-    ConvertedSession,
-    ForeignSessionInfo,
-    ForeignSessionStore,
-    fresh_entry_id,
+from omp_session.format.title_slot import TitleSlot, encode_slot
+from omp_session.importers.base import ConvertedSession, ForeignSessionInfo, ForeignSessionStore
+from omp_session.importers.session_file import (
+    IMPORT_TYPE,
+    encode_entry,
+    find_imports,
+    import_entry,
+    resume_state,
+    write_new,
+)
+from omp_session.importers.updates import (
+    ImportOutcome,
+    Status,
+    append_update,
+    conflict,
+    read_existing,
+    resumed_update,
 )
 from omp_session.store.file import fsync_directory
-from omp_session.store.lock import try_lock
 from omp_session.store.paths import (
     encode_session_dir_name,
     home_dir,
@@ -45,57 +54,6 @@ from omp_session.store.paths import (
 )
 
 Entry = dict[str, Any]
-Status = Literal["imported", "updated", "unchanged", "reimported"]
-IMPORT_TYPE = "foreign_session_import"
-_MARKER = b'"customType":"foreign_session_import"'
-
-
-@dataclass
-class ImportOutcome:
-    """What one import did. ``path`` is the omp session written (or that would be, on a dry run)."""
-
-    info: ForeignSessionInfo
-    status: Status
-    path: Path | None
-    added: int
-    converted: ConvertedSession
-    reason: str = ""
-    dry_run: bool = False
-
-
-@dataclass
-class _Existing:
-    path: Path
-    ids: dict[str, Entry] = field(default_factory=dict)
-
-
-def import_entry(info: ForeignSessionInfo, parent: str | None, existing: set[str], now: str) -> Entry:
-    """omp's ``appendCustomEntry("foreign_session_import", …)``: ``sourceCwd`` is the *list* cwd."""
-    data = {"source": info.source, "sourceId": info.id, "sourcePath": info.path, "sourceCwd": info.cwd}
-    return {
-        "type": "custom",
-        "customType": IMPORT_TYPE,
-        "data": data,
-        "id": fresh_entry_id(existing),
-        "parentId": parent,
-        "timestamp": now,
-    }
-
-
-def _write_new(path: Path, lines: Iterable[bytes]) -> None:
-    """Write a file that must not exist yet: temp, fsync, hard link into place (never replaces)."""
-    temp = path.with_name(f".{path.name}.import.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    try:
-        with os.fdopen(fd, "wb", buffering=1 << 20) as handle:
-            for line in lines:
-                handle.write(line)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.link(temp, path)
-    finally:
-        temp.unlink(missing_ok=True)
-    fsync_directory(path.parent)
 
 
 def write_view_copy(path: Path, converted: ConvertedSession) -> None:
@@ -121,7 +79,7 @@ def persist_new(
     dry_run: bool = False,
 ) -> tuple[Path, int]:
     """Write ``converted`` as a new omp session; returns its path and the number of entries."""
-    body = (encode_line(entry) for entry in converted.entries)
+    body = (encode_entry(entry) for entry in converted.entries)
     return _persist(converted, info, body, len(converted.entries), session_dir, root, fallback_cwd, dry_run)
 
 
@@ -137,27 +95,103 @@ def persist_streaming(
 ) -> tuple[Path, int, ConvertedSession]:
     """Convert and write a new omp session without holding the transcript's entries in memory.
 
-    Entries are spooled to an unnamed temporary file as the conversion finishes them (the header,
-    which needs the cwd and the title, can only be written at the end); the session file is then
-    written from it as :func:`persist_new` would write it.
+    When the store can tell the header beforehand (``header_hint``), the slot and the header are
+    written first and each entry goes straight after them as the conversion finishes it. Else
+    (or when the hint proves wrong: a transcript growing meanwhile) the entries are spooled to a
+    temporary file and copied after the header in the kernel. Either way the file is what
+    :func:`persist_new` writes.
     """
     base = Path(session_dir) if session_dir is not None else (root if root is not None else sessions_root())
+    hint = None if dry_run else store.header_hint(info)
     written = 0
     if not dry_run:
         base.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryFile(dir=None if dry_run else base) as spool:
+    now, session_id = now_iso(), OMP_18_2.new_session_id()
+    planned: _Planned | None = None
+    if hint is not None:
+        guess = ConvertedSession(info.source, hint.cwd, [], None, hint.title, hint.title_source)
+        planned = _plan(guess, session_dir, root, fallback_cwd, now, session_id)
+        planned.path.parent.mkdir(parents=True, exist_ok=True)
+    temp = planned.temp if planned is not None else None
+    spool_dir = None if dry_run else base
+    with tempfile.TemporaryFile(dir=spool_dir) if temp is None else _create(temp) as out:
+        if planned is not None:
+            out.write(planned.head)
 
         def sink(entries: list[Entry]) -> None:
             nonlocal written
             written += len(entries)
             if not dry_run:
-                spool.write(b"".join(encode_line(entry) for entry in entries))
+                out.write(b"".join([encode_entry(entry) for entry in entries]))
 
-        converted = store.convert_streaming(info, sink, lossless=lossless)
-        spool.seek(0)
-        body = iter(lambda: spool.read(1 << 20), b"")
-        path, count = _persist(converted, info, body, written, session_dir, root, fallback_cwd, dry_run)
+        try:
+            converted = store.convert_streaming(info, sink, lossless=lossless)
+            out.flush()
+            final = _plan(converted, session_dir, root, fallback_cwd, now, session_id)
+            if planned is not None and final == planned:  # the hint was right: finish in place
+                end = _tail(converted, info, now)
+                out.write(b"".join(end))
+                out.flush()
+                os.fsync(out.fileno())
+                os.link(planned.temp, planned.path)
+                fsync_directory(planned.path.parent)
+                return planned.path, written + len(end), converted
+            out.seek(len(planned.head) if planned is not None else 0)
+            path, count = _persist(
+                converted, info, (), written, session_dir, root, fallback_cwd, dry_run, out, now, session_id
+            )
+        finally:
+            if temp is not None:
+                temp.unlink(missing_ok=True)
     return path, count, converted
+
+
+def _create(path: Path) -> IO[bytes]:
+    """A new file for writing and reading that must not exist yet (a session's temp file)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+    return os.fdopen(fd, "w+b", buffering=1 << 20)
+
+
+@dataclass(frozen=True)
+class _Planned:
+    """Where a session goes and how it starts: the title slot and header lines, its path."""
+
+    head: bytes
+    path: Path
+
+    @property
+    def temp(self) -> Path:
+        return self.path.with_name(f".{self.path.name}.stream.tmp")
+
+
+def _plan(
+    converted: ConvertedSession,
+    session_dir: str | os.PathLike[str] | None,
+    root: Path | None,
+    fallback_cwd: str | None,
+    now: str,
+    session_id: str,
+) -> _Planned:
+    """The session's path and first two lines (omp 18: the 256-byte title slot, the v3 header)."""
+    if fallback_cwd is not None and not os.path.isdir(converted.cwd):
+        converted.cwd = fallback_cwd  # omp's moveTo(fallbackCwd) for a cwd that no longer exists
+    header = converted.header(session_id, now)
+    if session_dir is not None:
+        directory = Path(session_dir)
+    else:  # omp's per-project directory, computed without creating it (a dry run writes nothing)
+        base = root if root is not None else sessions_root()
+        directory = base / encode_session_dir_name(converted.cwd, home_dir(), temp_root())
+    slot = encode_slot(TitleSlot(header.get("title") or "", now, header.get("titleSource")))
+    return _Planned(slot + encode_line(header), session_file_path(directory, now, header["id"]))
+
+
+def _tail(converted: ConvertedSession, info: ForeignSessionInfo, now: str) -> list[bytes]:
+    """The lines after the entries: the ``title_change`` (if titled) and the import marker."""
+    entries, leaf = converted.with_title(now)
+    tail = entries[len(converted.entries) :]
+    ids = {*converted.source_lines, *(str(e.get("id")) for e in entries)}
+    marker = import_entry(info, leaf, ids, now, resume_state(converted))
+    return [encode_line(e) for e in [*tail, marker]]
 
 
 def _persist(
@@ -169,143 +203,21 @@ def _persist(
     root: Path | None,
     fallback_cwd: str | None,
     dry_run: bool,
+    spool: IO[bytes] | None = None,
+    now: str | None = None,
+    session_id: str | None = None,
 ) -> tuple[Path, int]:
-    now = now_iso()
-    entries, leaf = converted.with_title(now)
-    tail = entries[len(converted.entries) :]  # the title_change, if any
-    marker = import_entry(info, leaf, {*converted.source_lines, *(str(e.get("id")) for e in entries)}, now)
-    if fallback_cwd is not None and not os.path.isdir(converted.cwd):
-        converted.cwd = fallback_cwd  # omp's moveTo(fallbackCwd) for a cwd that no longer exists
-    header = converted.header(now=now)
-    if session_dir is not None:
-        directory = Path(session_dir)
-    else:  # omp's per-project directory, computed without creating it (a dry run writes nothing)
-        base = root if root is not None else sessions_root()
-        directory = base / encode_session_dir_name(converted.cwd, home_dir(), temp_root())
-    path = session_file_path(directory, now, header["id"])
+    """Write the session: the slot, the header, ``body`` (or the rest of ``spool``), the tail."""
+    now = now or now_iso()
+    end = _tail(converted, info, now)
+    planned = _plan(converted, session_dir, root, fallback_cwd, now, session_id or OMP_18_2.new_session_id())
     if not dry_run:
-        directory.mkdir(parents=True, exist_ok=True)
-        slot = encode_slot(TitleSlot(header.get("title") or "", now, header.get("titleSource")))
-        lines = itertools.chain((slot, encode_line(header)), body, (encode_line(e) for e in [*tail, marker]))
-        _write_new(path, lines)
-    return path, body_count + len(tail) + 1
-
-
-def _read_existing(path: Path) -> _Existing:
-    found = _Existing(path)
-    with open(path, "rb") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                value = decode_line(line)
-            except ValueError as error:
-                raise CorruptSessionError(path, f"unreadable line: {error}", number) from error
-            if (
-                isinstance(value, dict)
-                and isinstance(value.get("id"), str)
-                and value.get("type") != "session"
-            ):
-                found.ids[value["id"]] = value
-    return found
-
-
-def find_imports(root: Path) -> dict[tuple[str, str], Path]:
-    """``(source, sourcePath)`` → the newest omp session under ``root`` imported from it.
-
-    Files are searched for the marker bytes first (``mmap``), so only imported sessions are parsed.
-    """
-    found: dict[tuple[str, str], tuple[float, Path]] = {}
-    for directory, _, names in os.walk(root):
-        for name in names:
-            if not name.endswith(".jsonl"):
-                continue
-            path = Path(directory) / name
-            try:
-                if not _contains(path, _MARKER):
-                    continue
-                mtime = path.stat().st_mtime
-                entries = _read_existing(path).ids.values()
-            except (OSError, CorruptSessionError):
-                continue
-            for entry in entries:
-                data = entry.get("data")
-                if entry.get("customType") == IMPORT_TYPE and isinstance(data, dict):
-                    key = (str(data.get("source")), str(data.get("sourcePath")))
-                    if key not in found or found[key][0] < mtime:
-                        found[key] = (mtime, path)
-    return {key: path for key, (_, path) in found.items()}
-
-
-def _contains(path: Path, needle: bytes) -> bool:
-    with open(path, "rb") as handle:
-        if os.fstat(handle.fileno()).st_size == 0:
-            return False
-        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
-            return view.find(needle) >= 0
-
-
-def _comparable(entry: Entry) -> Entry:
-    """An entry without its timestamps (a re-read source may fall back to a new file mtime)."""
-    out = {k: v for k, v in entry.items() if k != "timestamp"}
-    message = out.get("message")
-    if isinstance(message, dict):
-        out["message"] = {k: v for k, v in message.items() if k != "timestamp"}
-    return out
-
-
-def _append_update(
-    existing: _Existing, converted: ConvertedSession, info: ForeignSessionInfo, dry_run: bool
-) -> int:
-    """Append the entries ``existing`` lacks; returns how many were written (0: up to date)."""
-    new = [e for e in converted.entries if e.get("id") not in existing.ids]
-    title_entry: list[Entry] = []
-    now = now_iso()
-    if not new:
-        return 0
-    entries, leaf = converted.with_title(now)
-    if len(entries) > len(converted.entries) and _last_title(existing) != entries[-1]["title"]:
-        title_entry = [entries[-1]]
-    else:
-        leaf = converted.leaf_id
-    marker = import_entry(info, leaf, set(existing.ids), now)
-    lines = [encode_line(e) for e in [*new, *title_entry, marker]]
-    if not dry_run:
-        with open(existing.path, "r+b") as handle:
-            try_lock(handle.fileno(), existing.path)
-            handle.seek(0, os.SEEK_END)
-            if handle.tell() > 0:
-                handle.seek(-1, os.SEEK_END)
-                if handle.read(1) != b"\n":
-                    handle.write(b"\n")  # never glue onto a torn last line
-            handle.write(b"".join(lines))
-            if title_entry:
-                _rewrite_slot(handle, title_entry[0], now)
-            handle.flush()
-            os.fsync(handle.fileno())
-    return len(lines)
-
-
-def _rewrite_slot(handle: Any, title_change: Entry, now: str) -> None:
-    """omp 18 renames in place: the fixed-size slot line is overwritten, the header is not (§1)."""
-    handle.seek(0)
-    first = handle.read(SLOT_BYTES)
-    if len(first) == SLOT_BYTES and first.endswith(b"\n") and first.startswith(b'{"type":"title"'):
-        handle.seek(0)
-        handle.write(encode_slot(TitleSlot(title_change["title"], now, title_change.get("source"))))
-
-
-def _last_title(existing: _Existing) -> str | None:
-    titles = [e.get("title") for e in existing.ids.values() if e.get("type") == "title_change"]
-    return titles[-1] if titles and isinstance(titles[-1], str) else None
-
-
-def _conflict(existing: _Existing, converted: ConvertedSession) -> str | None:
-    for entry in converted.entries:
-        old = existing.ids.get(str(entry.get("id")))
-        if old is not None and _comparable(old) != _comparable(entry):
-            return f"entry {entry['id']} now converts differently"
-    return None
+        planned.path.parent.mkdir(parents=True, exist_ok=True)
+        if spool is not None:  # a spool file: copied in the kernel, not through Python
+            write_new(planned.path, [planned.head], spool, end)
+        else:
+            write_new(planned.path, itertools.chain([planned.head], body, end))
+    return planned.path, body_count + len(end)
 
 
 def import_session(
@@ -325,14 +237,17 @@ def import_session(
     previous = imports.get((info.source, info.path))
     reason = ""
     if previous is not None and previous.exists():
+        resumed = resumed_update(store, info, previous, dry_run) if lossless else None
+        if resumed is not None:
+            return resumed
         converted = store.convert(info, lossless=lossless)
-        existing = _read_existing(previous)
-        conflict = _conflict(existing, converted)
-        if conflict is None:
-            added = _append_update(existing, converted, info, dry_run)
+        existing = read_existing(previous)
+        changed = conflict(existing, converted)
+        if changed is None:
+            added = append_update(existing, converted, info, dry_run)
             status: Status = "updated" if added else "unchanged"
             return ImportOutcome(info, status, previous, added, converted, dry_run=dry_run)
-        reason = conflict
+        reason = changed
         path, added = persist_new(
             converted, info, session_dir=session_dir, root=root, fallback_cwd=fallback_cwd, dry_run=dry_run
         )

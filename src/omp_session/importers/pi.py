@@ -20,11 +20,20 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from omp_session.errors import ForeignSessionError
 from omp_session.format.ids import iso_to_ms
 from omp_session.format.migrate import migrate_records
-from omp_session.importers.base import ConvertedSession, ForeignSessionInfo, Sink, Source, ns_to_ms
-from omp_session.importers.jsonl import ReadStats, first_record, iter_records
+from omp_session.importers.base import (
+    ConvertedSession,
+    ForeignSessionInfo,
+    HeaderHint,
+    Sink,
+    Source,
+    ns_to_ms,
+)
+from omp_session.importers.jsonl import ReadStats, first_record, iter_records, lines_containing
 
 Entry = dict[str, Any]
 MODEL_FIELD = "pi.model_field"
@@ -42,6 +51,28 @@ def _model_change(entry: Entry) -> Entry:
     head["model"] = f"{provider}/{model_id}"
     head.update({key: value for key, value in entry.items() if key not in head})
     return head
+
+
+_SESSION_INFO = b'"session_info"'  # the type's value, however the writer spaced the line
+
+
+def session_name(entry: Entry) -> str | None:
+    """The name a ``session_info`` entry gives the session (pi's ``/name``), else ``None``."""
+    name = entry.get("name")
+    return name if entry.get("type") == "session_info" and isinstance(name, str) and name else None
+
+
+def last_session_name(path: str) -> str | None:
+    """The last ``session_info`` name of a pi session, as pi's own listing shows it: a backward
+    byte search for the entry's type, only the lines holding it parsed."""
+    for line in lines_containing(path, _SESSION_INFO):
+        try:
+            entry = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(entry, dict) and (name := session_name(entry)) is not None:
+            return name
+    return None
 
 
 def _header(path: str) -> dict[str, Any] | None:
@@ -76,7 +107,7 @@ class PiSessionStore:
         return found
 
     def info_for(self, path: str) -> ForeignSessionInfo:
-        """The header's id, cwd and time; the title needs the whole file, so a listing has none."""
+        """The header's id, cwd and time, and the last ``session_info`` name as the title."""
         absolute = os.path.abspath(path)
         stat = os.stat(absolute)
         header = _header(absolute) or {}
@@ -90,6 +121,7 @@ class PiSessionStore:
             cwd=cwd if isinstance(cwd, str) else "",
             created_ms=created if created is not None else mtime,
             modified_ms=mtime,
+            title=last_session_name(absolute),
         )
 
     def list(self) -> list[ForeignSessionInfo]:
@@ -103,6 +135,16 @@ class PiSessionStore:
         infos.sort(key=lambda info: info.path)
         infos.sort(key=lambda info: info.modified_ms, reverse=True)
         return infos
+
+    def header_hint(self, info: ForeignSessionInfo) -> HeaderHint | None:
+        """None: this conversion runs whole before any entry is written anyway."""
+        return None
+
+    def convert_update(
+        self, info: ForeignSessionInfo, state: dict[str, Any], imported: Path
+    ) -> ConvertedSession | None:
+        """Not incremental: an update converts the whole source (and appends what is new)."""
+        return None
 
     def convert_streaming(
         self, info: ForeignSessionInfo, sink: Sink, *, lossless: bool = True
@@ -130,8 +172,8 @@ class PiSessionStore:
             if entry.get("type") == "model_change" and "model" not in entry and "provider" in entry:
                 entry = _model_change(entry)
                 out.note(MODEL_FIELD)
-            elif entry.get("type") == "session_info" and isinstance(entry.get("name"), str) and entry["name"]:
-                out.title = entry["name"]
+            elif (name := session_name(entry)) is not None:
+                out.title = name
             out.entries.append(entry)
         last_id = out.entries[-1].get("id") if out.entries else None
         out.leaf_id = last_id if isinstance(last_id, str) else None
@@ -140,4 +182,4 @@ class PiSessionStore:
         return out
 
 
-__all__ = ["MODEL_FIELD", "PiSessionStore", "pi_root"]
+__all__ = ["MODEL_FIELD", "PiSessionStore", "last_session_name", "pi_root", "session_name"]
