@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from starlette.applications import Starlette
+from starlette.background import BackgroundTask
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
@@ -50,6 +51,7 @@ from omp_session.errors import SessionError, SessionNotFoundError
 from omp_session.format.codec import DISPLAY_ERRORS
 from omp_session.importers.base import AGENT_NAMES, ForeignSessionStore
 from omp_session.rendering.images import blob_file, inline_images, linked_images, sniff_raster_mime
+from omp_session.rendering.markdown import lexer_for_path
 from omp_session.rendering.page import (
     STATIC_FILES,
     environment,
@@ -182,8 +184,7 @@ class _Viewer:
         stat = store.stat_session(path)  # a database row
         return stat is not None and stat.size > self.windowed_bytes
 
-    def _windowed_page(self, path: Path, ref: str, version: str) -> str:
-        view = self._windowed_view(path, version)
+    def _windowed_page(self, view: WindowedSession, ref: str, version: str) -> str:
         data, first_html = view.page_data()
         return (
             environment()
@@ -193,7 +194,7 @@ class _Viewer:
                 ref=ref,
                 version=version,
                 poll_ms=self.poll_ms,
-                row_count=len(view.rows),
+                row_count=data["rowCount"],
                 first_html=first_html,
                 data_json=script_json(data),
                 use_js=True,
@@ -218,6 +219,7 @@ class _Viewer:
             end=_int(params.get("end")),
             around=target,
             after=params.get("after"),
+            dropped=params.get("dropped") == "1",
         )
         return JSONResponse(reply, headers={"Cache-Control": "no-store"})
 
@@ -229,9 +231,15 @@ class _Viewer:
             view = self._windowed_view(path, self._version(path))
         except (SessionError, OSError) as exc:
             return _Text(f"cannot read this session: {exc}", status_code=422)
-        start = _int(request.query_params.get("start")) or 0
-        count = _int(request.query_params.get("count")) or 200
-        return JSONResponse(view.rows_slice(start, count), headers={"Cache-Control": "no-store"})
+        params = request.query_params
+        reply: Any
+        if "near" in params:
+            reply = view.rows_near(params.get("near") or None)
+        elif "q" in params:
+            reply = view.tree.get().matching(params.get("q") or "")
+        else:
+            reply = view.rows_slice(_int(params.get("start")) or 0, _int(params.get("count")) or 200)
+        return JSONResponse(reply, headers={"Cache-Control": "no-store"})
 
     def _parent_ref(self, view: SessionView) -> str | None:
         return self.catalog.parent_ref(view.parent_session) if view.parent_session else None
@@ -256,7 +264,11 @@ class _Viewer:
         try:
             version = self._version(path)
             if self._is_big(path) and agent_of_ref(ref) is None:
-                return _Html(self._windowed_page(path, ref, version))
+                view_big = self._windowed_view(path, version)
+                # The tree rows are built after the page has gone out: the first screen waits only
+                # for the open and the first window (issue 13 #2).
+                page = self._windowed_page(view_big, ref, version)
+                return _Html(page, background=BackgroundTask(view_big.build_tree))
             view = self._view(path, version)
         except (SessionError, OSError) as exc:
             return _Text(f"cannot read this session: {exc}", status_code=422)
@@ -442,6 +454,8 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        # Pygments compiles its file-name patterns on first use (~0.1 s): not on a first page.
+        threading.Thread(target=lexer_for_path, args=("warm-up.py",), daemon=True).start()
         yield
         if viewer.foreign is not None:
             viewer.foreign.close()  # the mirror is a private temporary directory

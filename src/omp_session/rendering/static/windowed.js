@@ -5,6 +5,12 @@
  * row fetches the context at that node; live updates fetch only the entries after the last one
  * shown. Entry HTML comes rendered and sanitised from the server (the same templates as the full
  * page); row texts are set with textContent only.
+ *
+ * At parity with the full page (issue 13 #2): the entries a compaction replaced open from a
+ * collapsed group (fetched when opened), the tree filters by text or label (the server answers the
+ * matching rows) and folds at forks (a folded row hides its subtree, a contiguous run of rows), and
+ * j/k/[/] load the next window when the cursor reaches the end of the one shown. On a cold open
+ * the page comes before the tree rows: they are asked for once the transcript is on screen.
  */
 (function () {
   "use strict";
@@ -18,7 +24,10 @@
   var rowsUrl = body.getAttribute("data-rows-url");
   var state = {
     window: data.window, rowCount: data.rowCount, rows: new Map(), pathRows: data.window.pathRows || [],
-    busy: false, loading: new Set()
+    busy: false, loading: new Set(),
+    view: null,          /* display position -> row index while filtered or folded, else null */
+    folded: new Map(),   /* row index -> end of its subtree */
+    filter: ""
   };
   data.rows.forEach(function (row, i) { state.rows.set(data.rowsStart + i, row); });
 
@@ -47,13 +56,15 @@
     return state.pathRows.some(function (run) { return index >= run[0] && index <= run[1]; });
   }
 
-  function rowElement(index, row) {
+  function rowElement(index, row, position) {
     var li = document.createElement("li");
     var flags = row[5];
     li.className = "row k-" + row[2] + (flags & 1 ? " on" : " off") + (flags & 2 ? " leaf" : "") +
       (inPath(index) ? " inpath" : "") + (row[0] === state.window.at ? " sel" : "");
     li.setAttribute("data-key", row[0]);
-    li.style.top = (index * ROW_HEIGHT) + "px";
+    li.setAttribute("data-row", index);
+    li.style.top = (position * ROW_HEIGHT) + "px";
+    if (state.folded.has(index)) li.classList.add("folded");
     var a = document.createElement("a");
     a.href = "#at=" + encodeURIComponent(row[0]);
     var prefix = document.createElement("span");
@@ -82,7 +93,68 @@
       a.appendChild(tip);
     }
     li.appendChild(a);
+    if (flags & 8 && !state.filter) li.insertBefore(foldButton(index, row), a);
     return li;
+  }
+
+  /* -- folding and filtering: which rows are displayed, in which order ------------------------- */
+
+  function foldButton(index, row) {
+    var folded = state.folded.has(index);
+    var toggle = document.createElement("button");
+    toggle.type = "button";
+    toggle.className = "fold";
+    toggle.textContent = folded ? "▸" : "▾";
+    toggle.title = folded ? (row[6] - index - 1) + " entries folded; unfold" : "fold this branch";
+    toggle.addEventListener("click", function (event) {
+      event.preventDefault();
+      event.stopPropagation();
+      if (state.folded.has(index)) state.folded.delete(index); else state.folded.set(index, row[6]);
+      computeView();
+      drawTree();
+    });
+    return toggle;
+  }
+
+  function computeView() {
+    if (state.filter) return; /* the filter's rows are the view */
+    if (!state.folded.size) { state.view = null; return; }
+    var view = [];
+    for (var index = 0; index < state.rowCount; index++) {
+      view.push(index);
+      var end = state.folded.get(index);
+      if (end !== undefined) index = end - 1;
+    }
+    state.view = view;
+  }
+
+  function displayCount() { return state.view ? state.view.length : state.rowCount; }
+  function rowAt(position) { return state.view ? state.view[position] : position; }
+  function positionOf(index) { return state.view ? state.view.indexOf(index) : index; }
+
+  var filterTimer = null;
+  function onFilter() {
+    clearTimeout(filterTimer);
+    filterTimer = setTimeout(function () {
+      var query = document.getElementById("tree-filter").value.trim();
+      var count = document.getElementById("tree-filter-count");
+      if (!query) {
+        state.filter = "";
+        count.textContent = "";
+        computeView();
+        drawTree();
+        return;
+      }
+      get(rowsUrl + "?q=" + encodeURIComponent(query)).then(function (reply) {
+        if (document.getElementById("tree-filter").value.trim() !== query) return;
+        state.filter = query;
+        state.view = reply.rows.map(function (hit) { state.rows.set(hit[0], hit[1]); return hit[0]; });
+        count.textContent = reply.total + " match" + (reply.total === 1 ? "" : "es") +
+          (reply.total > reply.rows.length ? " (first " + reply.rows.length + " shown)" : "");
+        panel.scrollTop = 0;
+        drawTree();
+      });
+    }, 200);
   }
 
   function loadRows(first) {
@@ -96,22 +168,26 @@
   }
 
   function drawTree() {
-    space.style.height = (state.rowCount * ROW_HEIGHT) + "px";
+    var count = displayCount();
+    space.style.height = (count * ROW_HEIGHT) + "px";
     var top = Math.max(panel.scrollTop - tree.offsetTop, 0);
     var first = Math.max(Math.floor(top / ROW_HEIGHT) - 20, 0);
-    var last = Math.min(first + Math.ceil(panel.clientHeight / ROW_HEIGHT) + 40, state.rowCount);
+    var last = Math.min(first + Math.ceil(panel.clientHeight / ROW_HEIGHT) + 40, count);
     var items = [];
-    for (var index = first; index < last; index++) {
+    for (var position = first; position < last; position++) {
+      var index = rowAt(position);
       var row = state.rows.get(index);
       if (!row) { loadRows(index); continue; }
-      items.push(rowElement(index, row));
+      items.push(rowElement(index, row, position));
     }
     list.replaceChildren.apply(list, items);
   }
 
   function showRow(index) {
     if (index === null || index === undefined) return;
-    var top = tree.offsetTop + index * ROW_HEIGHT;
+    var position = positionOf(index);
+    if (position < 0) return;
+    var top = tree.offsetTop + position * ROW_HEIGHT;
     if (top < panel.scrollTop + 40 || top > panel.scrollTop + panel.clientHeight - 40) {
       panel.scrollTop = top - panel.clientHeight / 3;
     }
@@ -142,10 +218,47 @@
     if (window.ompLocalTimes) window.ompLocalTimes(transcript);
   }
 
+  /* The entries the compaction replaced (or /clear cleared): a collapsed, dimmed group above the
+     summary, as on the full page; its entries are fetched a window at a time when it is opened. */
+  function compactedGroup(reply) {
+    var group = document.createElement("details");
+    group.className = "compacted";
+    var summary = document.createElement("summary");
+    summary.textContent = reply.dropped + " earlier entr" + (reply.dropped === 1 ? "y is" : "ies are") +
+      (reply.cleared ? " cleared by /clear below" : " replaced by the compaction summary below") +
+      " (not sent to the model)";
+    group.appendChild(summary);
+    var loaded = 0;
+    var at = reply.at;
+    var moreButton = document.createElement("button");
+    moreButton.type = "button";
+    moreButton.className = "window-more";
+    function load() {
+      moreButton.remove();
+      return get(windowUrl + "?at=" + encodeURIComponent(at) + "&dropped=1&start=" + loaded).then(function (r) {
+        group.appendChild(fragment(r.html));
+        loaded = r.end;
+        localize();
+        if (loaded < r.total) {
+          moreButton.textContent = (r.total - loaded) + " more — load";
+          group.appendChild(moreButton);
+        }
+      });
+    }
+    moreButton.addEventListener("click", load);
+    group.addEventListener("toggle", function () { if (group.open && !loaded) load(); });
+    return group;
+  }
+
+  function withGroup(reply, content) {
+    if (reply.start === 0 && reply.dropped) content.insertBefore(compactedGroup(reply), content.firstChild);
+    return content;
+  }
+
   function show(reply, target) {
     state.window = reply;
     state.pathRows = reply.pathRows || [];
-    transcript.replaceChildren(fragment((reply.summary || "") + reply.html));
+    transcript.replaceChildren(withGroup(reply, fragment((reply.summary || "") + reply.html)));
     localize();
     updateBar();
     showRow(reply.row);
@@ -167,18 +280,21 @@
       .finally(function () { state.busy = false; });
   }
 
+  function hasMore(direction) {
+    var w = state.window;
+    return direction < 0 ? w.start > 0 : w.end < w.total;
+  }
+
   function more(direction) {
     var w = state.window;
-    if (state.busy) return;
-    if (direction < 0 && w.start <= 0) return;
-    if (direction > 0 && w.end >= w.total) return;
+    if (state.busy || !hasMore(direction)) return Promise.resolve(false);
     state.busy = true;
     var url = windowUrl + "?at=" + encodeURIComponent(w.at) + (direction < 0 ? "&end=" + w.start : "&start=" + w.end);
-    get(url).then(function (reply) {
+    return get(url).then(function (reply) {
       if (direction < 0) {
         var height = document.body.scrollHeight;
         var summary = transcript.querySelector(".entry.active-compaction");
-        var content = fragment((reply.summary || "") + reply.html);
+        var content = withGroup(reply, fragment((reply.summary || "") + reply.html));
         if (summary && reply.start === 0) summary.remove();
         transcript.insertBefore(content, transcript.firstChild);
         window.scrollBy(0, document.body.scrollHeight - height);
@@ -189,7 +305,24 @@
       }
       localize();
       updateBar();
+      return true;
     }).finally(function () { state.busy = false; });
+  }
+
+  /* j/k/[/] (viewer.js) past the last entry shown load the next window first (issue 13 #2). */
+  function onKey(event) {
+    if (event.ctrlKey || event.metaKey || event.altKey || !window.ompStep) return;
+    var target = event.target;
+    if (target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA" || target.isContentEditable)) return;
+    var keys = { j: [".entry", 1], k: [".entry", -1], "]": [".entry.k-user", 1], "[": [".entry.k-user", -1] };
+    var found = keys[event.key];
+    if (!found) return;
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    (function attempt(tries) {
+      if (window.ompStep(found[0], found[1]) || tries <= 0 || !hasMore(found[1])) return;
+      more(found[1]).then(function (loaded) { if (loaded) attempt(tries - 1); });
+    })(25);
   }
 
   function onScroll() {
@@ -207,6 +340,20 @@
 
   /* -- live updates: only what is new --------------------------------------------------------- */
 
+  /* New entries shift the rows below them: forget the rows and folds, filter again. */
+  function resetRows() {
+    state.rows.clear();
+    state.loading.clear();
+    state.folded.clear();
+    if (state.filter) {
+      state.filter = "";
+      state.view = null;
+      onFilter();
+    } else {
+      state.view = null;
+    }
+  }
+
   function startLive() {
     var versionUrl = body.getAttribute("data-version-url");
     var version = body.getAttribute("data-version");
@@ -220,8 +367,7 @@
         version = reply.version;
         var w = state.window;
         if (w.at !== w.leaf || w.end < w.total) {
-          state.rows.clear();
-          state.loading.clear();
+          resetRows();
           return get(windowUrl + "?at=" + encodeURIComponent(w.at) + "&end=" + w.end).then(function (r) {
             state.rowCount = r.rows;
             drawTree();
@@ -237,8 +383,7 @@
           state.window = Object.assign(r, { start: w.start, keys: w.keys.concat(r.keys) });
           state.rowCount = r.rows;
           state.pathRows = r.pathRows || [];
-          state.rows.clear();
-          state.loading.clear();
+          resetRows();
           updateBar();
           drawTree();
           if (nearBottom) window.scrollTo(0, document.body.scrollHeight);
@@ -251,13 +396,40 @@
     }, interval);
   }
 
+  /* A cold open sends the page before the tree rows exist: ask for the rows around the node shown
+     (the answer also carries the bar's usage and where the path runs in the tree). */
+  function loadNear() {
+    get(rowsUrl + "?near=" + encodeURIComponent(state.window.at || "")).then(function (reply) {
+      reply.rows.forEach(function (row, i) { state.rows.set(reply.start + i, row); });
+      state.rowCount = reply.count;
+      if (reply.at === state.window.at) {
+        ["where", "usage", "pathRows", "row", "rows"].forEach(function (name) { state.window[name] = reply[name]; });
+        state.window.pending = false;
+        state.pathRows = reply.pathRows || [];
+      }
+      updateBar();
+      showRow(reply.row);
+      drawTree();
+      document.documentElement.classList.add("tree-ready");
+    }).catch(function () { setTimeout(loadNear, 1000); });
+  }
+
   function start() {
     localize();
+    var initial = transcript.firstChild;
+    if (state.window.start === 0 && state.window.dropped) {
+      transcript.insertBefore(compactedGroup(state.window), initial);
+    }
     updateBar();
     space.style.height = (state.rowCount * ROW_HEIGHT) + "px"; /* so the panel can scroll to the leaf */
     showRow(state.window.row);
     drawTree();
     panel.addEventListener("scroll", drawTree, { passive: true });
+    window.addEventListener("keydown", onKey, true);
+    var filter = document.getElementById("tree-filter");
+    filter.hidden = false;
+    filter.addEventListener("input", onFilter);
+    if (data.rowsPending) loadNear(); else document.documentElement.classList.add("tree-ready");
     window.addEventListener("scroll", onScroll, { passive: true });
     window.addEventListener("hashchange", fromHash);
     if (location.hash) fromHash(); else window.scrollTo(0, document.body.scrollHeight);
