@@ -13,8 +13,8 @@ from urllib.parse import quote
 import uvicorn
 
 from omp_session.rendering.images import linked_images
+from omp_session.rendering.windowed_open import open_windowed
 from omp_session.web import create_app
-from omp_session.web.windowed_open import open_windowed
 
 from .support import FLAKY, FORK, PAGINATION, SAMPLES, free_port
 

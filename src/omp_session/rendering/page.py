@@ -24,12 +24,20 @@ from omp_session.format.codec import display_text
 from omp_session.rendering.markdown import pygments_css
 from omp_session.rendering.view import SessionView
 
-__all__ = ["environment", "render_export", "render_session_body", "render_session_page", "static_file"]
+__all__ = [
+    "csp_hash",
+    "environment",
+    "render_export",
+    "render_session_body",
+    "render_session_page",
+    "static_file",
+]
 
 STATIC_FILES = {
     "viewer.css": "text/css",
     "viewer.js": "text/javascript",
     "windowed.js": "text/javascript",
+    "export_api.js": "text/javascript",
     "highlight.css": "text/css",
 }
 
@@ -88,7 +96,7 @@ def render_session_body(view: SessionView, parent_ref: str | None) -> str:
     return environment().get_template("_session_root.html").render(v=view, parent_ref=parent_ref)
 
 
-def _csp_hash(text: str) -> str:
+def csp_hash(text: str) -> str:
     digest = hashlib.sha256(text.encode("utf-8")).digest()
     return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
 
@@ -102,7 +110,7 @@ def render_export(view: SessionView) -> str:
     css = static_file("viewer.css") + static_file("highlight.css")
     script = static_file("viewer.js")
     csp = (
-        f"default-src 'none'; script-src {_csp_hash(script)}; style-src {_csp_hash(css)}; "
+        f"default-src 'none'; script-src {csp_hash(script)}; style-src {csp_hash(css)}; "
         "img-src data:; base-uri 'none'; form-action 'none'"
     )
     exported = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

@@ -8,7 +8,7 @@ Routes (all GET; nothing here writes a file):
 * ``/api/body/<ref>``          the re-rendered part of the session page
 * ``/export/<ref>``            the self-contained HTML export, as a download
 * ``/usage``                   usage charts and tables (``?since=YYYY-MM-DD&until=…``)
-* ``/api/window/<ref>``        a window of a big session's transcript (see :mod:`.windowed`)
+* ``/api/window/<ref>``        a window of a big session's transcript (``rendering.windowed``)
 * ``/api/rows/<ref>``          rows of a big session's tree
 * ``/blob/<sha256>``           an image from the blob store (PNG, JPEG, GIF or WebP only)
 * ``/static/<name>``           the stylesheet and the page script
@@ -61,6 +61,9 @@ from omp_session.rendering.page import (
     static_file,
 )
 from omp_session.rendering.view import SessionView, build_session_view, script_json
+from omp_session.rendering.windowed import WINDOWED_BYTES, WindowedSession
+from omp_session.rendering.windowed_export import export_windowed_html
+from omp_session.rendering.windowed_open import open_windowed
 from omp_session.store.configured import configured_storage
 from omp_session.store.paths import blobs_dir_near
 from omp_session.web.catalog import SessionCatalog, SessionSummary
@@ -69,8 +72,6 @@ from omp_session.web.index_search import CatalogSearch
 from omp_session.web.index_view import IndexPage, build_index
 from omp_session.web.security import SecurityHeadersMiddleware
 from omp_session.web.usage_view import build_usage_page
-from omp_session.web.windowed import WINDOWED_BYTES, WindowedSession
-from omp_session.web.windowed_open import open_windowed
 
 __all__ = ["DEFAULT_ALLOWED_HOSTS", "ViewerConfig", "create_app", "default_blobs_dir"]
 
@@ -340,7 +341,10 @@ class _Viewer:
         if path is None:
             return _not_found()
         try:
-            html = render_export(build_session_view(path, inline_images(self.blobs)))
+            if self._is_big(path) and agent_of_ref(str(request.path_params["ref"])) is None:
+                html = export_windowed_html(path, inline_images(self.blobs))  # lazy, as the page
+            else:
+                html = render_export(build_session_view(path, inline_images(self.blobs)))
         except (SessionError, OSError) as exc:
             return _Text(f"cannot read this session: {exc}", status_code=422)
         name = path.stem.encode("ascii", "replace").decode("ascii").replace('"', "_")

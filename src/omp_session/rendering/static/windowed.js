@@ -38,6 +38,8 @@
   var panel = document.getElementById("tree-panel");
 
   function get(url) {
+    /* the HTML export answers in the page (export_api.js), the viewer from its server */
+    if (window.ompLocalApi) return window.ompLocalApi(url);
     return fetch(url, { cache: "no-store" }).then(function (response) {
       if (!response.ok) throw new Error("HTTP " + response.status);
       return response.json();
@@ -356,6 +358,7 @@
 
   function startLive() {
     var versionUrl = body.getAttribute("data-version-url");
+    if (!versionUrl) return; /* the export: a file does not grow */
     var version = body.getAttribute("data-version");
     var interval = parseInt(body.getAttribute("data-poll-ms"), 10) || 2000;
     var badge = document.getElementById("live");

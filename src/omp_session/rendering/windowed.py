@@ -30,10 +30,10 @@ from omp_session.rendering.format import date_time, format_size, usage_line
 from omp_session.rendering.images import ImageSource
 from omp_session.rendering.page import environment
 from omp_session.rendering.view import _is_remote, stored_size
+from omp_session.rendering.windowed_tree import ROWS, LazyTree
 from omp_session.tools.entry_kinds import EntryKind, classify
-from omp_session.web.windowed_tree import ROWS, LazyTree
 
-__all__ = ["WINDOW", "WINDOWED_BYTES", "Arranged", "WindowedSession"]
+__all__ = ["WINDOW", "WINDOWED_BYTES", "Arranged", "WindowedSession", "own_usage"]
 
 Entry = dict[str, Any]
 
@@ -234,7 +234,7 @@ class WindowedSession:
             known -= 1
         totals = self._usage[path[known - 1]] if known else (0.0,) * len(_SUMMED)
         for position in path[known:]:
-            own = _own_usage(self.entries[position])
+            own = own_usage(self.entries[position])
             if own is not None:
                 totals = tuple(a + b for a, b in zip(totals, own, strict=True))
             self._usage[position] = totals
@@ -305,7 +305,7 @@ class WindowedSession:
         }
 
 
-def _own_usage(entry: Entry) -> tuple[float, ...] | None:
+def own_usage(entry: Entry) -> tuple[float, ...] | None:
     """The usage an entry adds (spec §6.3), or ``None`` for the many entries that add none."""
     if entry.get("type") != "message":
         return None

@@ -1,4 +1,4 @@
-"""Reading a big session for the windowed view (see :mod:`omp_session.web.windowed`): one read-only
+"""Reading a big session for the windowed view (see :mod:`omp_session.rendering.windowed`): one read-only
 open, the entries' keys and parents; the tree rows are built on first use (their texts are
 summarised later still, per request)."""
 
@@ -12,12 +12,12 @@ from omp_session.manager import SessionManager
 from omp_session.rendering.format import one_line
 from omp_session.rendering.images import ImageSource
 from omp_session.rendering.view import _keys, tree_rows
+from omp_session.rendering.windowed import WindowedSession
+from omp_session.rendering.windowed_tree import LazyTree, WindowedTree, subtree_ends
 from omp_session.tools.content import message_text
 from omp_session.tools.entry_kinds import STATE_CHANGES, EntryKind, classify
 from omp_session.tools.reading import read_session
 from omp_session.tools.summary import first_prompt
-from omp_session.web.windowed import WindowedSession
-from omp_session.web.windowed_tree import LazyTree, WindowedTree, subtree_ends
 
 __all__ = ["open_windowed"]
 
@@ -61,7 +61,7 @@ def open_windowed(path: Path, images: ImageSource) -> WindowedSession:
 
 def _index(session: SessionManager, path: Path, images: ImageSource) -> WindowedSession:
     """What the first window needs (entries, keys, parents); the tree rows are built later, after
-    the first screen has been sent (see :mod:`.windowed_tree`)."""
+    the first screen has been sent (see :mod:`omp_session.rendering.windowed_tree`)."""
     entries = session.get_entries()
     by_object = _keys(session, entries)
     keys = [by_object[id(entry)] for entry in entries]
