@@ -17,6 +17,7 @@ import pytest
 from bench.generate import Shape, generate
 
 from omp_session import SessionManager
+from omp_session.export.html import export_html
 
 from .support import ARTIFACTS, running_viewer, screenshot
 
@@ -221,3 +222,77 @@ def _parity(page: Any, session: Path, timings: dict[str, Any]) -> None:
         "document.querySelectorAll('#transcript details.compacted .entry.dropped').length === 80"
     )
     screenshot(page, "big-session-compacted")
+
+
+def test_the_export_of_a_50000_entry_session_renders_lazily(browser: Any, big: tuple[str, Path]) -> None:
+    """The exported file opens from file:// with no server: a window at a time, the tree, a click,
+    scrolling down to the end of the context and a search over every entry."""
+    _url, session = big
+    started = time.perf_counter()
+    html = export_html(session, blobs_dir=session.parents[2] / "blobs")
+    exported = session.parents[2] / "big.html"
+    exported.write_text(html, encoding="utf-8")
+    timings: dict[str, Any] = {
+        "export_s": round(time.perf_counter() - started, 3),
+        "export_bytes": exported.stat().st_size,
+    }
+    page_part = html[: html.index('<script type="application/json"')]
+    assert page_part.count("<article") == 40  # only the first window is HTML; the rest is JSON data
+    context = browser.new_context(viewport={"width": 1360, "height": 900})  # the file's own CSP on
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        started = time.perf_counter()
+        page.goto(exported.as_uri(), timeout=120_000)
+        page.wait_for_selector("html.ready #transcript .entry", timeout=120_000)
+        timings["first_screen_s"] = round(time.perf_counter() - started, 3)
+        assert page.locator("#transcript .entry").count() == 40
+        assert (
+            page.locator("#vtree-rows .row.leaf").count() == 1
+            and page.locator("#vtree-rows .row").count() < 200
+        )
+        assert page.locator("#bar-usage").inner_text().startswith("in ")
+        screenshot(page, "big-export")
+
+        # A deep link 200 entries before the leaf, then down to the end of the context.
+        keys = [json.loads(line).get("id") for line in session.open(encoding="utf-8")][1:]
+        leaf = keys[-1]
+        page.evaluate("(key) => { location.hash = '#' + encodeURIComponent(key); }", keys[-200])
+        page.wait_for_selector("#transcript .entry.target")
+        started = time.perf_counter()
+        for _ in range(30):
+            if page.locator(f'#transcript .entry[data-key="{leaf}"]').count():
+                break
+            page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+            page.wait_for_timeout(150)
+        timings["scroll_to_end_s"] = round(time.perf_counter() - started, 3)
+        assert page.locator(f'#transcript .entry[data-key="{leaf}"]').count() == 1
+        assert page.locator("#window-after").is_hidden()
+
+        # A click far down the tree shows the context there.
+        page.evaluate("document.getElementById('tree-panel').scrollTop = 19 * 20000")
+        clicked = page.evaluate(CLICK_AND_WAIT, 19 * 19500)
+        timings["click_s"] = round(clicked["ms"] / 1000, 3)
+        assert page.locator("#vtree-rows .row.sel").get_attribute("data-key") == clicked["key"]
+
+        # Search inside the file: every entry's text, hits open their context.
+        started = time.perf_counter()
+        page.fill("#site-search", "a brand new question")
+        page.press("#site-search", "Enter")
+        page.wait_for_selector("#export-hits li a")
+        timings["search_s"] = round(time.perf_counter() - started, 3)
+        hits = page.locator("#export-hits li a")
+        assert hits.count() == 1 and "a brand new question" in hits.first.inner_text()
+        screenshot(page, "big-export-search")
+        hits.first.click()
+        page.wait_for_function(
+            "[...document.querySelectorAll('#transcript .entry.target')]"
+            ".some(e => e.textContent.includes('a brand new question'))"
+        )
+        assert errors == []
+    finally:
+        context.close()
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / "big-export-timings.json").write_text(json.dumps(timings, indent=2) + "\n")
+    assert timings["first_screen_s"] < 20 and timings["search_s"] < 20  # ceilings on a shared machine

@@ -21,7 +21,7 @@ from jinja2.filters import do_urlencode
 from markupsafe import Markup
 
 from omp_session.format.codec import display_text
-from omp_session.rendering.markdown import pygments_css
+from omp_session.rendering.markdown import highlight_code, lexer_for_path, pygments_css, render_markdown
 from omp_session.rendering.view import SessionView
 
 __all__ = [
@@ -50,6 +50,17 @@ def environment() -> Environment:
         display_text(value) if isinstance(value, str) else value
     )
     return env
+
+
+def warm_up() -> None:
+    """Do once what a first page would otherwise pay for (about 0.2 s on a quiet machine): compile
+    the templates, build the Markdown parser and compile Pygments' file-name patterns. The viewer
+    runs it in a thread when it starts, so the first big session opens faster (issue 13 #2)."""
+    for name in ("session_windowed.html", "session.html", "_blocks.html", "index.html"):
+        environment().get_template(name)
+    render_markdown("*warm* `up`\n\n```python\nx = 1\n```")
+    lexer_for_path("warm-up.py")
+    highlight_code("x = 1", "python")
 
 
 @functools.lru_cache(maxsize=8)

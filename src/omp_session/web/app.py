@@ -51,7 +51,6 @@ from omp_session.errors import SessionError, SessionNotFoundError
 from omp_session.format.codec import DISPLAY_ERRORS
 from omp_session.importers.base import AGENT_NAMES, ForeignSessionStore
 from omp_session.rendering.images import blob_file, inline_images, linked_images, sniff_raster_mime
-from omp_session.rendering.markdown import lexer_for_path
 from omp_session.rendering.page import (
     STATIC_FILES,
     environment,
@@ -59,6 +58,7 @@ from omp_session.rendering.page import (
     render_session_body,
     render_session_page,
     static_file,
+    warm_up,
 )
 from omp_session.rendering.view import SessionView, build_session_view, script_json
 from omp_session.rendering.windowed import WINDOWED_BYTES, WindowedSession
@@ -458,8 +458,8 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-        # Pygments compiles its file-name patterns on first use (~0.1 s): not on a first page.
-        threading.Thread(target=lexer_for_path, args=("warm-up.py",), daemon=True).start()
+        # Templates, Markdown and Pygments are compiled on first use (~0.2 s): not on a first page.
+        threading.Thread(target=warm_up, daemon=True).start()
         yield
         if viewer.foreign is not None:
             viewer.foreign.close()  # the mirror is a private temporary directory
