@@ -259,7 +259,7 @@ def test_the_export_of_a_50000_entry_session_renders_lazily(browser: Any, big: t
         keys = [json.loads(line).get("id") for line in session.open(encoding="utf-8")][1:]
         leaf = keys[-1]
         page.evaluate("(key) => { location.hash = '#' + encodeURIComponent(key); }", keys[-200])
-        page.wait_for_selector("#transcript .entry.target")
+        page.wait_for_selector("#transcript .entry.target", state="attached")
         started = time.perf_counter()
         for _ in range(30):
             if page.locator(f'#transcript .entry[data-key="{leaf}"]').count():

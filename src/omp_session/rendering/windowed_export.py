@@ -81,7 +81,10 @@ def export_windowed_html(path: Path, images: ImageSource, leaf_id: str | None = 
             data_json=script_json(data),
             exported=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             export_meta=script_json(_meta(view)),
-            row_chunks=[script_json(tree.slice(i, ROW_CHUNK)) for i in range(0, len(tree.rows), ROW_CHUNK)],
+            row_chunks=[
+                script_json([tree.row(i) for i in range(start, min(start + ROW_CHUNK, len(tree.rows)))])
+                for start in range(0, len(tree.rows), ROW_CHUNK)
+            ],
             html_chunks=list(_html_chunks(view)),
             csp_meta=csp,
             inline_css=Markup(css),

@@ -81,7 +81,6 @@ def _index(session: SessionManager, path: Path, images: ImageSource) -> Windowed
             by_object,
             branch,
             leaf_key,
-            last_keeps_column=True,
         )
         row_of = {row.key: index for index, row in enumerate(rows)}
         parent_row: list[int | None] = []

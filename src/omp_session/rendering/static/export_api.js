@@ -96,11 +96,20 @@
   }
 
   /* rendering/format.py: format_tokens, format_cost, usage_line */
+  /* n / unit to one decimal as Python's format does: both round the same double correctly, but on
+     an exact tie (34250 / 1000 = 34.25) Python picks the even digit and toFixed the larger. */
+  function tenths(n, unit) {
+    if (Number.isInteger(n) && n % (unit / 10) === unit / 20 && n % (unit / 4) === 0) {
+      var lower = Math.floor(n / (unit / 10));
+      return ((lower % 2 === 0 ? lower : lower + 1) / 10).toFixed(1);
+    }
+    return (n / unit).toFixed(1);
+  }
   function tokens(n) {
     if (!isFinite(n)) return n > 0 ? "∞" : "-∞";
     if (n < 1000) return String(Math.trunc(n));
-    if (n < 1000000) return (n / 1000).toFixed(1) + "k";
-    return (n / 1000000).toFixed(1) + "M";
+    if (n < 1000000) return tenths(n, 1000) + "k";
+    return tenths(n, 1000000) + "M";
   }
   function cost(c) {
     if (c <= 0) return "$0";
