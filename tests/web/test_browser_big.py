@@ -67,7 +67,8 @@ RECEIVED = """() => performance.getEntriesByType('navigation')
 
 
 #: Milliseconds from navigation to the first contentful paint.
-FIRST_PAINT = """() => (performance.getEntriesByName('first-contentful-paint')[0] || {startTime: NaN}).startTime"""
+FIRST_PAINT = """() => (performance.getEntriesByName('first-contentful-paint')[0]
+    || {startTime: NaN}).startTime"""
 
 
 def _page(browser: Any) -> tuple[Any, Any]:
