@@ -16,6 +16,7 @@
   "use strict";
   var ROW_HEIGHT = 19;
   var CHUNK = 200;
+  var PREFIX_MAX = 24;
   var body = document.body;
   var dataElement = document.getElementById("window-data");
   if (!dataElement) return;
@@ -71,7 +72,8 @@
     a.href = "#at=" + encodeURIComponent(row[0]);
     var prefix = document.createElement("span");
     prefix.className = "pfx";
-    prefix.textContent = row[1];
+    /* as omp's /tree, older levels of a deep prefix give way to the text: at most 8 levels shown */
+    prefix.textContent = row[1].length > PREFIX_MAX ? "…" + row[1].slice(1 - PREFIX_MAX) : row[1];
     var text = document.createElement("span");
     text.className = "txt";
     text.textContent = row[3];
