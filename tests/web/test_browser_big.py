@@ -234,6 +234,9 @@ def test_the_export_of_a_50000_entry_session_renders_lazily(browser: Any, big: t
     """The exported file opens from file:// with no server: a window at a time, the tree, a click,
     scrolling down to the end of the context and a search over every entry."""
     _url, session = big
+    needle = "a needle only the export test wrote"
+    with SessionManager.open(session) as writer:
+        writer.append_message({"role": "user", "content": needle, "timestamp": 0})
     started = time.perf_counter()
     html = export_html(session, blobs_dir=session.parents[2] / "blobs")
     exported = session.parents[2] / "big.html"
@@ -285,17 +288,18 @@ def test_the_export_of_a_50000_entry_session_renders_lazily(browser: Any, big: t
 
         # Search inside the file: every entry's text, hits open their context.
         started = time.perf_counter()
-        page.fill("#site-search", "a brand new question")
+        page.fill("#site-search", needle)
         page.press("#site-search", "Enter")
         page.wait_for_selector("#export-hits li a")
         timings["search_s"] = round(time.perf_counter() - started, 3)
         hits = page.locator("#export-hits li a")
-        assert hits.count() == 1 and "a brand new question" in hits.first.inner_text()
+        assert hits.count() == 1 and needle in hits.first.inner_text()
         screenshot(page, "big-export-search")
         hits.first.click()
         page.wait_for_function(
-            "[...document.querySelectorAll('#transcript .entry.target')]"
-            ".some(e => e.textContent.includes('a brand new question'))"
+            "(text) => [...document.querySelectorAll('#transcript .entry.target')]"
+            ".some(e => e.textContent.includes(text))",
+            arg=needle,
         )
         assert errors == []
     finally:

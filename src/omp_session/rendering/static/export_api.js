@@ -270,6 +270,13 @@
     var found = search(query);
     box.replaceChildren();
     box.hidden = !query.trim();
+    var close = document.createElement("button");
+    close.type = "button";
+    close.className = "close";
+    close.title = "close the hits";
+    close.textContent = "×";
+    close.addEventListener("click", function () { box.hidden = true; });
+    box.appendChild(close);
     var head = document.createElement("div");
     head.className = "dim";
     head.textContent = found.total + " entr" + (found.total === 1 ? "y holds" : "ies hold") + " “" + query.trim() + "”" +
