@@ -37,6 +37,7 @@ STATIC_FILES = {
     "viewer.css": "text/css",
     "viewer.js": "text/javascript",
     "windowed.js": "text/javascript",
+    "windowed_tree.js": "text/javascript",
     "export_api.js": "text/javascript",
     "highlight.css": "text/css",
 }

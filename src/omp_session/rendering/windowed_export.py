@@ -65,7 +65,9 @@ def export_windowed_html(path: Path, images: ImageSource, leaf_id: str | None = 
         "rowCount": len(tree.rows),
     }
     css = static_file("viewer.css") + static_file("highlight.css")
-    script = static_file("viewer.js") + static_file("export_api.js") + static_file("windowed.js")
+    script = "".join(
+        static_file(name) for name in ("viewer.js", "export_api.js", "windowed_tree.js", "windowed.js")
+    )
     csp = (
         f"default-src 'none'; script-src {csp_hash(script)}; style-src {csp_hash(css)}; "
         "img-src data:; base-uri 'none'; form-action 'none'"

@@ -199,7 +199,7 @@ class _Viewer:
                 first_html=first_html,
                 data_json=script_json(data),
                 use_js=True,
-                extra_js="windowed.js",
+                extra_js=("windowed_tree.js", "windowed.js"),
             )
         )
 
