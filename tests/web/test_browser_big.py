@@ -66,6 +66,17 @@ RECEIVED = """() => performance.getEntriesByType('navigation')
     .reduce((sum, entry) => sum + entry.decodedBodySize, 0)"""
 
 
+#: Whether the tree row marked as seen is an entry in the band the tree follows (100 px from the
+#: top of the window to 30 % of its height).
+SEEN_AT_TOP = """() => {
+    const row = document.querySelector('#vtree-rows .row.seen');
+    const key = row && CSS.escape(row.dataset.key);
+    const entry = key && document.querySelector(`#transcript .entry[data-key="${key}"]`);
+    if (!entry) return false;
+    const box = entry.getBoundingClientRect();
+    return box.top < innerHeight * 0.3 && box.bottom > 100;
+}"""
+
 #: Milliseconds from navigation to the first contentful paint.
 FIRST_PAINT = """() => (performance.getEntriesByName('first-contentful-paint')[0]
     || {startTime: NaN}).startTime"""
@@ -105,6 +116,12 @@ def test_a_50000_entry_session_opens_a_window_at_a_time(browser: Any, big: tuple
         assert page.locator("#vtree-rows .row").count() < 200  # the tree is virtual
         assert page.locator("#vtree-rows .row.leaf").count() == 1
         assert page.locator("#vtree-rows .row.sel").count() == 1
+        # The tree follows the transcript: the row of an entry scrolled to the top is marked.
+        entry = page.locator("#transcript .entry").nth(10)
+        page.evaluate(
+            "(el) => window.scrollBy(0, el.getBoundingClientRect().top - 120)", entry.element_handle()
+        )
+        page.wait_for_function(SEEN_AT_TOP)  # the marked row is the entry at the top of the view
         screenshot(page, "big-session")
 
         # Scrolling up fetches the window before.

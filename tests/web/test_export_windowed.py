@@ -79,6 +79,7 @@ def test_the_page_answers_as_the_server_does(browser: Any, tmp_path: Path, ref: 
             "usage",
             "pathRows",
             "row",
+            "keyRows",
         )
         for key in view.keys:
             for query, start in ((f"at={key}", None), (f"at={key}&start=0", 0)):

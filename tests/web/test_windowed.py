@@ -75,8 +75,10 @@ def test_the_first_screen_does_not_wait_for_the_tree() -> None:
     assert data["rowCount"] == len(view.entries) and html.count('<article class="entry') == len(
         data["window"]["keys"]
     )
-    near = view.rows_near(None)
+    near = view.rows_near(None, data["window"]["keys"])
     assert view.tree.ready
+    rows = view.tree.get().rows
+    assert [rows[index].key for index in near["keyRows"]] == data["window"]["keys"]  # the tree follows
     full = view.window(None)
     assert (near["row"], near["pathRows"], near["usage"], near["count"]) == (
         full["row"],

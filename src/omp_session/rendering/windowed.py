@@ -205,15 +205,23 @@ class WindowedSession:
             "pathLength": len(path),
         }
         if first_screen and not self.tree.ready:
-            pending = {"pending": True, "where": "the leaf", "usage": "", "pathRows": [], "row": None}
+            pending = {
+                "pending": True,
+                "where": "the leaf",
+                "usage": "",
+                "pathRows": [],
+                "row": None,
+                "keyRows": [],
+            }
             reply.update(pending, rows=len(self.entries))
         else:
-            reply.update(self.tree_facts(key, path))
+            reply.update(self.tree_facts(key, path, reply["keys"]))
         return reply
 
-    def tree_facts(self, key: str, path: Sequence[int]) -> dict[str, Any]:
+    def tree_facts(self, key: str, path: Sequence[int], shown: Sequence[str] = ()) -> dict[str, Any]:
         """What a window says about the tree and the path: the rows on the path, the selected row,
-        its text and the path's usage."""
+        its text, the path's usage and the row of each entry ``shown`` (so the tree can follow the
+        transcript as it scrolls)."""
         tree = self.tree.get()
         row_of = tree.row_of
         usage = self.path_usage(path)
@@ -224,6 +232,7 @@ class WindowedSession:
             "pathRows": _ranges(sorted(row_of[self.keys[p]] for p in path if self.keys[p] in row_of)),
             "row": index,
             "rows": len(tree.rows),
+            "keyRows": [row_of.get(shown_key) for shown_key in shown],
         }
 
     def path_usage(self, path: Sequence[int]) -> UsageStatistics:
@@ -249,13 +258,13 @@ class WindowedSession:
         """Rows ``start…start+count`` (see :meth:`WindowedTree.row`)."""
         return self.tree.get().slice(start, count)
 
-    def rows_near(self, key: str | None) -> dict[str, Any]:
+    def rows_near(self, key: str | None, shown: Sequence[str] = ()) -> dict[str, Any]:
         """The rows around ``key``'s row (default: the leaf) and the window facts that need the
-        tree (see :meth:`window`'s ``first_screen``)."""
+        tree (see :meth:`window`'s ``first_screen``) for the entries ``shown``."""
         at = key if key is not None and key in self.position else self.leaf
         if at is None:
             return {"start": 0, "rows": [], "count": 0}
-        facts = self.tree_facts(at, self.path_to(at))
+        facts = self.tree_facts(at, self.path_to(at), shown)
         row = facts["row"] or 0
         first = max(int(row) - ROWS // 2, 0)
         rows = self.rows_slice(first, ROWS)

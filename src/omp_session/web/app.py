@@ -235,7 +235,7 @@ class _Viewer:
         params = request.query_params
         reply: Any
         if "near" in params:
-            reply = view.rows_near(params.get("near") or None)
+            reply = view.rows_near(params.get("near") or None, params.getlist("keys"))
         elif "q" in params:
             reply = view.tree.get().matching(params.get("q") or "")
         else:

@@ -137,9 +137,13 @@
     return runs;
   }
 
-  function treeFacts(key, path) {
+  function treeFacts(key, path, shown) {
     var index = meta.rowOf[position.get(key)];
     return {
+      keyRows: (shown || []).map(function (k) {
+        var row = position.has(k) ? meta.rowOf[position.get(k)] : -1;
+        return row >= 0 ? row : null;
+      }),
       where: index >= 0 ? row(index)[3] : key,
       usage: usageLine(path),
       pathRows: ranges(path.map(function (p) { return meta.rowOf[p]; })
@@ -181,7 +185,7 @@
       dropped: parts.dropped.length, cleared: parts.summary === null && parts.dropped.length > 0,
       summary: summary, html: html, keys: keys.slice(span[0], span[1]), sent: sent, pathLength: path.length
     };
-    return Object.assign(reply, treeFacts(key, path));
+    return Object.assign(reply, treeFacts(key, path, reply.keys));
   }
 
   function slice(start, count) {
@@ -218,7 +222,7 @@
         if (params.has("near")) {
           var near = params.get("near");
           var at = near && position.has(near) ? near : meta.leaf;
-          var facts = treeFacts(at, pathTo(at));
+          var facts = treeFacts(at, pathTo(at), params.getAll("keys"));
           var first = Math.max((facts.row || 0) - ROWS / 2, 0);
           resolve(Object.assign(facts, { at: at, start: first, rows: slice(first, ROWS), count: meta.rowCount }));
         } else if (params.has("q")) {

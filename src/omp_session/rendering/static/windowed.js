@@ -24,7 +24,9 @@
     busy: false, loading: new Set(),
     view: null,          /* display position -> row index while filtered or folded, else null */
     folded: new Map(),   /* row index -> end of its subtree */
-    filter: ""
+    filter: "",
+    keyRow: new Map(),   /* entry key -> its tree row, for the entries shown */
+    seen: null           /* the row of the entry at the top of the transcript */
   };
   data.rows.forEach(function (row, i) { state.rows.set(data.rowsStart + i, row); });
 
@@ -104,6 +106,30 @@
     return group;
   }
 
+  /* The tree follows the transcript (as on the full page): the row of the entry at the top of the
+     view is marked and kept in view. Windows carry the row of each of their entries (keyRows). */
+  function learnRows(keys, rows) {
+    (rows || []).forEach(function (row, i) { if (row !== null && row !== undefined) state.keyRow.set(keys[i], row); });
+  }
+
+  var follower = window.IntersectionObserver ? new IntersectionObserver(function (changes) {
+    changes.forEach(function (change) {
+      if (!change.isIntersecting) return;
+      var row = state.keyRow.get(change.target.getAttribute("data-key"));
+      if (row === undefined || row === state.seen) return;
+      state.seen = row;
+      tree.showRow(row);
+      tree.draw();
+    });
+  }, { rootMargin: "-100px 0px -70% 0px" }) : null;
+
+  function follow() {
+    /* observing anew reports each entry's place again: rows learnt late (a cold open) take effect */
+    if (follower) {
+      transcript.querySelectorAll(".entry").forEach(function (el) { follower.unobserve(el); follower.observe(el); });
+    }
+  }
+
   function withGroup(reply, content) {
     if (reply.start === 0 && reply.dropped) content.insertBefore(compactedGroup(reply), content.firstChild);
     return content;
@@ -113,6 +139,8 @@
     state.window = reply;
     state.pathRows = reply.pathRows || [];
     transcript.replaceChildren(withGroup(reply, fragment((reply.summary || "") + reply.html)));
+    learnRows(reply.keys, reply.keyRows);
+    follow();
     localize();
     updateBar();
     tree.showRow(reply.row);
@@ -157,6 +185,8 @@
         transcript.appendChild(fragment(reply.html));
         state.window.end = reply.end;
       }
+      learnRows(reply.keys, reply.keyRows);
+      follow();
       localize();
       updateBar();
       return true;
@@ -225,6 +255,9 @@
           state.rowCount = r.rows;
           state.pathRows = r.pathRows || [];
           tree.reset();
+          state.keyRow.clear(); /* the new rows shift the ones after them */
+          learnRows(r.keys, r.keyRows);
+          follow();
           updateBar();
           tree.draw();
           if (nearBottom) window.scrollTo(0, document.body.scrollHeight);
@@ -240,11 +273,14 @@
   /* A cold open sends the page before the tree rows exist: ask for the rows around the node shown
      (the answer also carries the bar's usage and where the path runs in the tree). */
   function loadNear() {
-    get(rowsUrl + "?near=" + encodeURIComponent(state.window.at || "")).then(function (reply) {
+    var keys = (state.window.keys || []).map(function (key) { return "&keys=" + encodeURIComponent(key); }).join("");
+    get(rowsUrl + "?near=" + encodeURIComponent(state.window.at || "") + keys).then(function (reply) {
       reply.rows.forEach(function (row, i) { state.rows.set(reply.start + i, row); });
       state.rowCount = reply.count;
       if (reply.at === state.window.at) {
         ["where", "usage", "pathRows", "row", "rows"].forEach(function (name) { state.window[name] = reply[name]; });
+        learnRows(state.window.keys || [], reply.keyRows);
+        follow();
         state.window.pending = false;
         state.pathRows = reply.pathRows || [];
       }
@@ -270,6 +306,8 @@
     filter.hidden = false;
     filter.addEventListener("input", tree.onFilter);
     if (data.rowsPending) loadNear(); else document.documentElement.classList.add("tree-ready");
+    learnRows(state.window.keys || [], state.window.keyRows);
+    follow();
     window.addEventListener("scroll", onScroll, { passive: true });
     window.addEventListener("hashchange", fromHash);
     if (location.hash) fromHash(); else window.scrollTo(0, document.body.scrollHeight);

@@ -30,7 +30,7 @@
       var li = document.createElement("li");
       var flags = row[5];
       li.className = "row k-" + row[2] + (flags & 1 ? " on" : " off") + (flags & 2 ? " leaf" : "") +
-        (inPath(index) ? " inpath" : "") + (row[0] === state.window.at ? " sel" : "");
+        (inPath(index) ? " inpath" : "") + (row[0] === state.window.at ? " sel" : "") + (index === state.seen ? " seen" : "");
       li.setAttribute("data-key", row[0]);
       li.setAttribute("data-row", index);
       li.style.top = (position * ROW_HEIGHT) + "px";
