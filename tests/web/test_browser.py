@@ -282,6 +282,23 @@ def test_xss_payloads_never_run(page: Any, viewer: Viewer, tmp_path: Path) -> No
     page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
     assert page.evaluate("typeof window.__pwned") == "undefined"
 
+    # The lazily rendered export of big sessions (forced here): every node, the filter, a search.
+    lazy = tmp_path / "xss-lazy.html"
+    lazy.write_text(export_html(viewer.xss, blobs_dir=viewer.blobs, windowed_bytes=0), encoding="utf-8")
+    page.goto(lazy.as_uri())
+    page.wait_for_selector("html.ready #vtree-rows .row")
+    for number in range(page.locator("#vtree-rows .row a").count()):
+        page.locator("#vtree-rows .row a").nth(number).click()
+        page.wait_for_timeout(20)
+    page.fill("#tree-filter", "<script>")
+    page.fill("#site-search", "<script>window.__pwned=1</script>")
+    page.press("#site-search", "Enter")
+    page.wait_for_selector("#export-hits li a")
+    assert "<script>window.__pwned=1</script>" in page.inner_text("#export-hits")  # as text
+    page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+    page.wait_for_timeout(300)
+    _assert_not_pwned(page)
+
 
 def test_pages_run_under_the_content_security_policy(
     strict_page: Any, viewer: Viewer, tmp_path: Path

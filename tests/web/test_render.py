@@ -113,12 +113,16 @@ def test_tree_rows_draw_branches_like_omp() -> None:
     drawn = [f"{row.prefix}{row.text}" + (" [leaf]" if row.is_leaf else "") for row in view.rows]
     assert drawn[0] == "model → anthropic/claude-sonnet-4-5"
     assert drawn[1].startswith("user: The build box is out of disk again.")
-    assert drawn[2].startswith("├─ assistant → bash")
-    assert drawn[3].startswith("│  bash ✓ df -h")
-    assert any(line.startswith("├─ assistant → bash") for line in drawn[8:])
-    assert drawn[-3] == "└─ $ docker system df"
-    assert drawn[-2] == "   user: Yes, it's docker. What's safe to prune?"
-    assert drawn[-1].startswith("   assistant: Safe: images not used") and drawn[-1].endswith("[leaf]")
+    # omp 18's tree-selector: indented only at the fork, the current branch first, then the others
+    # in file order, the last behind └─.
+    assert drawn[2] == "├─ $ docker system df"
+    assert drawn[3] == "│  user: Yes, it's docker. What's safe to prune?"
+    assert drawn[4].startswith("│  assistant: Safe: images not used") and drawn[4].endswith("[leaf]")
+    assert drawn[5].startswith("├─ assistant → bash")
+    assert drawn[6].startswith("│  bash ✓ df -h")
+    assert drawn[-3].startswith("└─ assistant → bash")
+    assert drawn[-2].startswith("   bash ✗ ncdu")
+    assert all(not line.startswith(" ") or line.startswith("   ") for line in drawn)
     labelled = [row for row in view.rows if row.label]
     assert [row.label for row in labelled] == ["root cause"]
     assert not labelled[0].on_branch  # on an abandoned branch
@@ -190,3 +194,38 @@ def test_index_search_finds_what_the_cli_search_finds(query: str) -> None:
     expected = search_paths([s.path for s in summaries], query)
     assert {str(item.summary.path) for item in found} == {hit.path for hit in expected}
     assert sum(len(item.hits) for item in found) == len(expected)
+
+
+def test_several_roots_hang_under_an_invisible_root_as_in_omp(tmp_path: Path) -> None:
+    ts = "2025-01-01T00:00:00.000Z"
+
+    def message(entry_id: str, parent: str | None, text: str) -> dict[str, object]:
+        return {
+            "type": "message",
+            "id": entry_id,
+            "parentId": parent,
+            "timestamp": ts,
+            "message": {"role": "user", "content": text, "timestamp": 0},
+        }
+
+    path = write_session(
+        tmp_path / "roots.jsonl",
+        [
+            {"type": "session", "version": 3, "id": "s", "cwd": "/x", "timestamp": ts},
+            message("a1", None, "first root"),
+            message("a2", "a1", "below the first"),
+            message("b1", "gone", "an orphan: a second root"),
+            message("b2", "b1", "below the orphan"),
+            message("b3", "b2", "the leaf"),
+        ],
+    )
+    view = build_session_view(path, linked_images(None, str))
+    drawn = [row.prefix + row.text for row in view.rows]
+    # The root holding the leaf first; each root in the first column, what follows one column right.
+    assert drawn == [
+        "user: an orphan: a second root",
+        "   user: below the orphan",
+        "   user: the leaf",
+        "user: first root",
+        "   user: below the first",
+    ]

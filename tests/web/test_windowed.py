@@ -13,10 +13,10 @@ from urllib.parse import quote
 import uvicorn
 
 from omp_session.rendering.images import linked_images
+from omp_session.rendering.windowed_open import open_windowed
 from omp_session.web import create_app
-from omp_session.web.windowed_open import open_windowed
 
-from .support import FORK, PAGINATION, SAMPLES, free_port
+from .support import FLAKY, FORK, PAGINATION, SAMPLES, free_port
 
 
 @contextmanager
@@ -43,8 +43,9 @@ def _get(url: str) -> str:
 def test_every_node_shows_its_own_context() -> None:
     for ref in (PAGINATION, FORK):
         view = open_windowed(SAMPLES / "sessions" / ref, linked_images(None, str))
-        assert len(view.rows) == len(view.entries)
-        for row in view.rows:
+        rows = view.tree.get().rows
+        assert len(rows) == len(view.entries)
+        for row in rows:
             window = view.window(row.key, count=5)
             shown = window["keys"] + ([row.key] if f'data-key="{row.key}"' in window["summary"] else [])
             assert row.key in shown, row
@@ -62,7 +63,69 @@ def test_windows_before_after_and_new() -> None:
     after = view.window(None, after=last["keys"][0])
     assert after["keys"] == last["keys"][1:]
     rows = view.rows_slice(0, 3)
-    assert [row[0] for row in rows] == [row.key for row in view.rows[:3]] and all(row[3] for row in rows)
+    assert [row[0] for row in rows] == [row.key for row in view.tree.get().rows[:3]]
+    assert all(row[3] for row in rows)
+
+
+def test_the_first_screen_does_not_wait_for_the_tree() -> None:
+    view = open_windowed(SAMPLES / "sessions" / PAGINATION, linked_images(None, str))
+    data, html = view.page_data()
+    assert not view.tree.ready  # the rows are built after the page has been sent
+    assert data["rowsPending"] and data["rows"] == [] and data["window"]["pending"]
+    assert data["rowCount"] == len(view.entries) and html.count('<article class="entry') == len(
+        data["window"]["keys"]
+    )
+    near = view.rows_near(None, data["window"]["keys"])
+    assert view.tree.ready
+    rows = view.tree.get().rows
+    assert [rows[index].key for index in near["keyRows"]] == data["window"]["keys"]  # the tree follows
+    full = view.window(None)
+    assert (near["row"], near["pathRows"], near["usage"], near["count"]) == (
+        full["row"],
+        full["pathRows"],
+        full["usage"],
+        full["rows"],
+    )
+    assert near["rows"][near["row"] - near["start"]][0] == view.leaf
+    data, _ = view.page_data()  # once built, the page carries the rows itself
+    assert not data["rowsPending"] and data["rows"] and data["window"]["row"] == full["row"]
+
+
+def test_the_entries_a_compaction_replaced_come_in_windows() -> None:
+    view = open_windowed(SAMPLES / "sessions" / FLAKY, linked_images(None, str))
+    leaf = view.window(None)
+    assert leaf["dropped"] > 0 and not leaf["cleared"]
+    arranged = view.arrange(view.path_to(view.leaf or ""))
+    first = view.window(None, dropped=True, start=0, count=2)
+    rest = view.window(None, dropped=True, start=first["end"], count=100)
+    assert first["keys"] + rest["keys"] == [view.keys[p] for p in arranged.dropped]
+    assert first["total"] == leaf["dropped"] and first["summary"] == ""
+    assert first["html"].count('<article class="entry dropped') == len(first["keys"])
+
+
+def test_tree_filter_and_folds() -> None:
+    view = open_windowed(SAMPLES / "sessions" / FORK, linked_images(None, str))
+    tree = view.tree.get()
+    labelled = next(row for row in tree.rows if row.label)
+    found = tree.matching(labelled.label.upper() if labelled.label else "")
+    assert any(hit[1][0] == labelled.key for hit in found["rows"]) and found["total"] == len(found["rows"])
+    word = tree.text(len(tree.rows) - 1).split()[-1]
+    hits = tree.matching(word)["rows"]
+    needle = word.lower()
+    assert hits and all(needle in hit[1][3].lower() or needle in (hit[1][4] or "").lower() for hit in hits)
+    assert tree.matching("no such text anywhere §§")["total"] == 0
+    # A fold hides exactly the row's subtree: the rows up to its end, all below it in the tree.
+    view = open_windowed(SAMPLES / "sessions" / PAGINATION, linked_images(None, str))
+    tree = view.tree.get()
+    assert tree.foldable
+    for index in tree.foldable:
+        below = {row.key for row in tree.rows[index + 1 : tree.ends[index]]}
+        assert below
+        for key in below:
+            path = {view.keys[p] for p in view.path_to(key)}
+            assert tree.rows[index].key in path
+        after = tree.rows[tree.ends[index] :]
+        assert all(tree.rows[index].key not in {view.keys[p] for p in view.path_to(r.key)} for r in after)
 
 
 def test_the_server_switches_to_windows_above_the_limit() -> None:

@@ -12,7 +12,9 @@ from pathlib import Path
 from omp_session.errors import EntryNotFoundError
 from omp_session.rendering.images import inline_images
 from omp_session.rendering.page import render_export
-from omp_session.rendering.view import build_session_view
+from omp_session.rendering.view import build_session_view, stored_size
+from omp_session.rendering.windowed import WINDOWED_BYTES
+from omp_session.rendering.windowed_export import export_windowed_html
 from omp_session.store.paths import blobs_dir_near
 
 __all__ = ["blobs_dir_for", "export_html"]
@@ -23,13 +25,23 @@ def blobs_dir_for(path: Path) -> Path:
     return blobs_dir_near(path)
 
 
-def export_html(path: Path, leaf_id: str | None = None, *, blobs_dir: Path | None = None) -> str:
+def export_html(
+    path: Path,
+    leaf_id: str | None = None,
+    *,
+    blobs_dir: Path | None = None,
+    windowed_bytes: int = WINDOWED_BYTES,
+) -> str:
     """The HTML page of the session at ``path``, showing the context at ``leaf_id`` when opened
     (default: the session's leaf). Images, including blob references, are inlined as data URLs.
+    A file larger than ``windowed_bytes`` gives the lazily rendered page of
+    :mod:`omp_session.rendering.windowed_export` (as the viewer windows such a session).
 
     >>> html = export_html(Path("samples/sessions/-work-shop/…jsonl"))  # doctest: +SKIP
     """
     blobs = blobs_dir if blobs_dir is not None else blobs_dir_for(path)
+    if stored_size(path) > windowed_bytes:
+        return export_windowed_html(path, inline_images(blobs), leaf_id)
     view = build_session_view(path, inline_images(blobs), leaf_id)
     if leaf_id is not None and view.selected_key != leaf_id:
         raise EntryNotFoundError(leaf_id)

@@ -99,8 +99,15 @@ def highlight_code(code: str, language: str | None) -> Markup:
 
 def lexer_for_path(path: str) -> str | None:
     """A Pygments lexer alias for a file name (``"src/app.py"`` → ``"python"``), or ``None``."""
+    return _lexer_for_name(path.rsplit("/", 1)[-1])
+
+
+@functools.lru_cache(maxsize=512)
+def _lexer_for_name(name: str) -> str | None:
+    # Pygments matches the name against every lexer's patterns (its first call also compiles them:
+    # about 0.1 s), and a session names the same few files again and again.
     try:
-        lexer = get_lexer_for_filename(path.rsplit("/", 1)[-1])
+        lexer = get_lexer_for_filename(name)
     except ClassNotFound:
         return None
     aliases = lexer.aliases

@@ -99,28 +99,34 @@ Frame = tuple[SessionTreeNode, str, str]
 
 
 def _frames(
-    children: list[SessionTreeNode], continuation: str, *, last_keeps_column: bool = False
+    children: list[SessionTreeNode], continuation: str, first: Callable[[SessionTreeNode], bool]
 ) -> list[Frame]:
-    """``(child, row prefix, prefix below it)``: an only child keeps the column, siblings branch.
-
-    With ``last_keeps_column`` the newest child also keeps the column and only the others branch off
-    (``├─``): a long conversation with many abandoned side branches then stays in one column instead
-    of moving right at every fork (the windowed view of big sessions, issue 13 #2/#3)."""
+    """``(child, row prefix, prefix below it)`` as omp's /tree draws them (omp 18
+    ``tree-selector.ts``): an only child keeps the column; at a fork every child moves one column
+    right behind ``├─``/``└─``, the child on the current branch (``first``) drawn first."""
     if len(children) == 1:
         return [(children[0], continuation, continuation)]
-    last = len(children) - 1
-    if last_keeps_column:
-        return [(child, continuation + "├─ ", continuation + "│  ") for child in children[:last]] + [
-            (children[last], continuation, continuation)
-        ]
+    ordered = [child for child in children if first(child)] + [
+        child for child in children if not first(child)
+    ]
+    last = len(ordered) - 1
     return [
         (
             child,
             continuation + ("└─ " if i == last else "├─ "),
             continuation + ("   " if i == last else "│  "),
         )
-        for i, child in enumerate(children)
+        for i, child in enumerate(ordered)
     ]
+
+
+def _root_frames(roots: list[SessionTreeNode], first: Callable[[SessionTreeNode], bool]) -> list[Frame]:
+    """Several roots (orphans, cycles) hang under an invisible root, as in omp: each in the first
+    column without a connector, what follows it one column right."""
+    if len(roots) == 1:
+        return [(roots[0], "", "")]
+    ordered = [root for root in roots if first(root)] + [root for root in roots if not first(root)]
+    return [(root, "", "   ") for root in ordered]
 
 
 def _tree_rows(
@@ -143,15 +149,17 @@ def tree_rows(
     keys: dict[int, str],
     branch: set[str],
     leaf: str | None,
-    *,
-    last_keeps_column: bool = False,
 ) -> list[TreeRow]:
-    """Rows in pre-order, drawn as omp's /tree draws them, so a long linear conversation does not
-    drift to the right (iterative: trees can be 100k entries deep). ``describe(key, entry)`` gives
-    a row's kind and text; ``last_keeps_column``: see :func:`_frames`."""
+    """Rows in pre-order, drawn as omp's /tree draws them (indented only where a branch forks, the
+    current branch first), so a long linear conversation does not drift to the right (iterative:
+    trees can be 100k entries deep). ``describe(key, entry)`` gives a row's kind and text."""
+
+    def on_branch(node: SessionTreeNode) -> bool:
+        return keys.get(id(node.entry), "") in branch
+
     rows: list[TreeRow] = []
     seen: set[int] = set()
-    stack = list(reversed(_frames(roots, "", last_keeps_column=last_keeps_column))) if roots else []
+    stack = list(reversed(_root_frames(roots, on_branch))) if roots else []
     while stack:
         node, prefix, continuation = stack.pop()
         if id(node) in seen:
@@ -164,7 +172,7 @@ def tree_rows(
             TreeRow(key, shown, kind, text, node.label, key in branch, key == leaf, not node.children)
         )
         if node.children:
-            stack.extend(reversed(_frames(node.children, continuation, last_keeps_column=last_keeps_column)))
+            stack.extend(reversed(_frames(node.children, continuation, on_branch)))
     return rows
 
 

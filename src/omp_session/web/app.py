@@ -8,7 +8,7 @@ Routes (all GET; nothing here writes a file):
 * ``/api/body/<ref>``          the re-rendered part of the session page
 * ``/export/<ref>``            the self-contained HTML export, as a download
 * ``/usage``                   usage charts and tables (``?since=YYYY-MM-DD&until=…``)
-* ``/api/window/<ref>``        a window of a big session's transcript (see :mod:`.windowed`)
+* ``/api/window/<ref>``        a window of a big session's transcript (``rendering.windowed``)
 * ``/api/rows/<ref>``          rows of a big session's tree
 * ``/blob/<sha256>``           an image from the blob store (PNG, JPEG, GIF or WebP only)
 * ``/static/<name>``           the stylesheet and the page script
@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from starlette.applications import Starlette
+from starlette.background import BackgroundTask
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
@@ -57,8 +58,12 @@ from omp_session.rendering.page import (
     render_session_body,
     render_session_page,
     static_file,
+    warm_up,
 )
 from omp_session.rendering.view import SessionView, build_session_view, script_json
+from omp_session.rendering.windowed import WINDOWED_BYTES, WindowedSession
+from omp_session.rendering.windowed_export import export_windowed_html
+from omp_session.rendering.windowed_open import open_windowed
 from omp_session.store.configured import configured_storage
 from omp_session.store.paths import blobs_dir_near
 from omp_session.web.catalog import SessionCatalog, SessionSummary
@@ -67,8 +72,6 @@ from omp_session.web.index_search import CatalogSearch
 from omp_session.web.index_view import IndexPage, build_index
 from omp_session.web.security import SecurityHeadersMiddleware
 from omp_session.web.usage_view import build_usage_page
-from omp_session.web.windowed import WINDOWED_BYTES, WindowedSession
-from omp_session.web.windowed_open import open_windowed
 
 __all__ = ["DEFAULT_ALLOWED_HOSTS", "ViewerConfig", "create_app", "default_blobs_dir"]
 
@@ -182,8 +185,7 @@ class _Viewer:
         stat = store.stat_session(path)  # a database row
         return stat is not None and stat.size > self.windowed_bytes
 
-    def _windowed_page(self, path: Path, ref: str, version: str) -> str:
-        view = self._windowed_view(path, version)
+    def _windowed_page(self, view: WindowedSession, ref: str, version: str) -> str:
         data, first_html = view.page_data()
         return (
             environment()
@@ -193,11 +195,11 @@ class _Viewer:
                 ref=ref,
                 version=version,
                 poll_ms=self.poll_ms,
-                row_count=len(view.rows),
+                row_count=data["rowCount"],
                 first_html=first_html,
                 data_json=script_json(data),
                 use_js=True,
-                extra_js="windowed.js",
+                extra_js=("windowed_tree.js", "windowed.js"),
             )
         )
 
@@ -218,6 +220,7 @@ class _Viewer:
             end=_int(params.get("end")),
             around=target,
             after=params.get("after"),
+            dropped=params.get("dropped") == "1",
         )
         return JSONResponse(reply, headers={"Cache-Control": "no-store"})
 
@@ -229,9 +232,15 @@ class _Viewer:
             view = self._windowed_view(path, self._version(path))
         except (SessionError, OSError) as exc:
             return _Text(f"cannot read this session: {exc}", status_code=422)
-        start = _int(request.query_params.get("start")) or 0
-        count = _int(request.query_params.get("count")) or 200
-        return JSONResponse(view.rows_slice(start, count), headers={"Cache-Control": "no-store"})
+        params = request.query_params
+        reply: Any
+        if "near" in params:
+            reply = view.rows_near(params.get("near") or None, params.getlist("keys"))
+        elif "q" in params:
+            reply = view.tree.get().matching(params.get("q") or "")
+        else:
+            reply = view.rows_slice(_int(params.get("start")) or 0, _int(params.get("count")) or 200)
+        return JSONResponse(reply, headers={"Cache-Control": "no-store"})
 
     def _parent_ref(self, view: SessionView) -> str | None:
         return self.catalog.parent_ref(view.parent_session) if view.parent_session else None
@@ -256,7 +265,11 @@ class _Viewer:
         try:
             version = self._version(path)
             if self._is_big(path) and agent_of_ref(ref) is None:
-                return _Html(self._windowed_page(path, ref, version))
+                view_big = self._windowed_view(path, version)
+                # The tree rows are built after the page has gone out: the first screen waits only
+                # for the open and the first window (issue 13 #2).
+                page = self._windowed_page(view_big, ref, version)
+                return _Html(page, background=BackgroundTask(view_big.build_tree))
             view = self._view(path, version)
         except (SessionError, OSError) as exc:
             return _Text(f"cannot read this session: {exc}", status_code=422)
@@ -328,7 +341,10 @@ class _Viewer:
         if path is None:
             return _not_found()
         try:
-            html = render_export(build_session_view(path, inline_images(self.blobs)))
+            if self._is_big(path) and agent_of_ref(str(request.path_params["ref"])) is None:
+                html = export_windowed_html(path, inline_images(self.blobs))  # lazy, as the page
+            else:
+                html = render_export(build_session_view(path, inline_images(self.blobs)))
         except (SessionError, OSError) as exc:
             return _Text(f"cannot read this session: {exc}", status_code=422)
         name = path.stem.encode("ascii", "replace").decode("ascii").replace('"', "_")
@@ -442,6 +458,8 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        # Templates, Markdown and Pygments are compiled on first use (~0.2 s): not on a first page.
+        threading.Thread(target=warm_up, daemon=True).start()
         yield
         if viewer.foreign is not None:
             viewer.foreign.close()  # the mirror is a private temporary directory

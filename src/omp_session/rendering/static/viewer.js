@@ -342,9 +342,12 @@
       function (el) { return !el.closest("details.compacted:not([open])"); }
     );
   }
+  /* Moves the cursor to the next/previous match; false when there is none past it (the windowed
+     view then loads the next window and tries again). */
   function step(selector, direction) {
     var list = visibleEntries(selector);
-    if (!list.length) return;
+    if (!list.length) return false;
+    var before = cursor && document.contains(cursor) ? cursor : null;
     var index = -1;
     if (cursor && document.contains(cursor)) {
       var all = visibleEntries(".entry");
@@ -363,7 +366,9 @@
     cursor = list[index];
     cursor.classList.add("cursor");
     cursor.scrollIntoView({ block: "start" });
+    return cursor !== before;
   }
+  window.ompStep = step; /* used by windowed.js across window boundaries */
   function onKey(event) {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     var target = event.target;

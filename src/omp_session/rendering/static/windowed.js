@@ -5,11 +5,14 @@
  * row fetches the context at that node; live updates fetch only the entries after the last one
  * shown. Entry HTML comes rendered and sanitised from the server (the same templates as the full
  * page); row texts are set with textContent only.
+ *
+ * At parity with the full page (issue 13 #2): the entries a compaction replaced open from a
+ * collapsed group (fetched when opened), the tree (windowed_tree.js) filters and folds, and j/k/[/]
+ * load the next window when the cursor reaches the end of the one shown. On a cold open the page
+ * comes before the tree rows: they are asked for once the transcript is on screen.
  */
 (function () {
   "use strict";
-  var ROW_HEIGHT = 19;
-  var CHUNK = 200;
   var body = document.body;
   var dataElement = document.getElementById("window-data");
   if (!dataElement) return;
@@ -18,17 +21,22 @@
   var rowsUrl = body.getAttribute("data-rows-url");
   var state = {
     window: data.window, rowCount: data.rowCount, rows: new Map(), pathRows: data.window.pathRows || [],
-    busy: false, loading: new Set()
+    busy: false, loading: new Set(),
+    view: null,          /* display position -> row index while filtered or folded, else null */
+    folded: new Map(),   /* row index -> end of its subtree */
+    filter: "",
+    keyRow: new Map(),   /* entry key -> its tree row, for the entries shown */
+    seen: null           /* the row of the entry at the top of the transcript */
   };
   data.rows.forEach(function (row, i) { state.rows.set(data.rowsStart + i, row); });
 
   var transcript = document.getElementById("transcript");
-  var tree = document.getElementById("vtree");
-  var space = document.getElementById("vtree-space");
-  var list = document.getElementById("vtree-rows");
   var panel = document.getElementById("tree-panel");
+  var tree = window.ompVirtualTree(state, get, rowsUrl);
 
   function get(url) {
+    /* the HTML export answers in the page (export_api.js), the viewer from its server */
+    if (window.ompLocalApi) return window.ompLocalApi(url);
     return fetch(url, { cache: "no-store" }).then(function (response) {
       if (!response.ok) throw new Error("HTTP " + response.status);
       return response.json();
@@ -39,82 +47,6 @@
     var template = document.createElement("template");
     template.innerHTML = html; /* server-rendered, escaped and sanitised like the full page */
     return template.content;
-  }
-
-  /* -- the tree ------------------------------------------------------------------------------- */
-
-  function inPath(index) {
-    return state.pathRows.some(function (run) { return index >= run[0] && index <= run[1]; });
-  }
-
-  function rowElement(index, row) {
-    var li = document.createElement("li");
-    var flags = row[5];
-    li.className = "row k-" + row[2] + (flags & 1 ? " on" : " off") + (flags & 2 ? " leaf" : "") +
-      (inPath(index) ? " inpath" : "") + (row[0] === state.window.at ? " sel" : "");
-    li.setAttribute("data-key", row[0]);
-    li.style.top = (index * ROW_HEIGHT) + "px";
-    var a = document.createElement("a");
-    a.href = "#at=" + encodeURIComponent(row[0]);
-    var prefix = document.createElement("span");
-    prefix.className = "pfx";
-    prefix.textContent = row[1];
-    var text = document.createElement("span");
-    text.className = "txt";
-    text.textContent = row[3];
-    a.appendChild(prefix);
-    a.appendChild(text);
-    if (row[4]) {
-      var tag = document.createElement("span");
-      tag.className = "tag";
-      tag.textContent = row[4];
-      a.appendChild(tag);
-    }
-    if (flags & 2) {
-      var mark = document.createElement("span");
-      mark.className = "leafmark";
-      mark.textContent = "● leaf";
-      a.appendChild(mark);
-    } else if (flags & 4) {
-      var tip = document.createElement("span");
-      tip.className = "tipmark";
-      tip.textContent = "◦ end";
-      a.appendChild(tip);
-    }
-    li.appendChild(a);
-    return li;
-  }
-
-  function loadRows(first) {
-    var chunk = Math.floor(first / CHUNK) * CHUNK;
-    if (state.loading.has(chunk)) return;
-    state.loading.add(chunk);
-    get(rowsUrl + "?start=" + chunk + "&count=" + CHUNK).then(function (rows) {
-      rows.forEach(function (row, i) { state.rows.set(chunk + i, row); });
-      drawTree();
-    }).catch(function () { state.loading.delete(chunk); });
-  }
-
-  function drawTree() {
-    space.style.height = (state.rowCount * ROW_HEIGHT) + "px";
-    var top = Math.max(panel.scrollTop - tree.offsetTop, 0);
-    var first = Math.max(Math.floor(top / ROW_HEIGHT) - 20, 0);
-    var last = Math.min(first + Math.ceil(panel.clientHeight / ROW_HEIGHT) + 40, state.rowCount);
-    var items = [];
-    for (var index = first; index < last; index++) {
-      var row = state.rows.get(index);
-      if (!row) { loadRows(index); continue; }
-      items.push(rowElement(index, row));
-    }
-    list.replaceChildren.apply(list, items);
-  }
-
-  function showRow(index) {
-    if (index === null || index === undefined) return;
-    var top = tree.offsetTop + index * ROW_HEIGHT;
-    if (top < panel.scrollTop + 40 || top > panel.scrollTop + panel.clientHeight - 40) {
-      panel.scrollTop = top - panel.clientHeight / 3;
-    }
   }
 
   /* -- the transcript ------------------------------------------------------------------------- */
@@ -142,14 +74,77 @@
     if (window.ompLocalTimes) window.ompLocalTimes(transcript);
   }
 
+  /* The entries the compaction replaced (or /clear cleared): a collapsed, dimmed group above the
+     summary, as on the full page; its entries are fetched a window at a time when it is opened. */
+  function compactedGroup(reply) {
+    var group = document.createElement("details");
+    group.className = "compacted";
+    var summary = document.createElement("summary");
+    summary.textContent = reply.dropped + " earlier entr" + (reply.dropped === 1 ? "y is" : "ies are") +
+      (reply.cleared ? " cleared by /clear below" : " replaced by the compaction summary below") +
+      " (not sent to the model)";
+    group.appendChild(summary);
+    var loaded = 0;
+    var at = reply.at;
+    var moreButton = document.createElement("button");
+    moreButton.type = "button";
+    moreButton.className = "window-more";
+    function load() {
+      moreButton.remove();
+      return get(windowUrl + "?at=" + encodeURIComponent(at) + "&dropped=1&start=" + loaded).then(function (r) {
+        group.appendChild(fragment(r.html));
+        loaded = r.end;
+        localize();
+        if (loaded < r.total) {
+          moreButton.textContent = (r.total - loaded) + " more — load";
+          group.appendChild(moreButton);
+        }
+      });
+    }
+    moreButton.addEventListener("click", load);
+    group.addEventListener("toggle", function () { if (group.open && !loaded) load(); });
+    return group;
+  }
+
+  /* The tree follows the transcript (as on the full page): the row of the entry at the top of the
+     view is marked and kept in view. Windows carry the row of each of their entries (keyRows). */
+  function learnRows(keys, rows) {
+    (rows || []).forEach(function (row, i) { if (row !== null && row !== undefined) state.keyRow.set(keys[i], row); });
+  }
+
+  var follower = window.IntersectionObserver ? new IntersectionObserver(function (changes) {
+    changes.forEach(function (change) {
+      if (!change.isIntersecting) return;
+      var row = state.keyRow.get(change.target.getAttribute("data-key"));
+      if (row === undefined || row === state.seen) return;
+      state.seen = row;
+      tree.showRow(row);
+      tree.draw();
+    });
+  }, { rootMargin: "-100px 0px -70% 0px" }) : null;
+
+  function follow() {
+    /* observing anew reports each entry's place again: rows learnt late (a cold open) take effect */
+    if (follower) {
+      transcript.querySelectorAll(".entry").forEach(function (el) { follower.unobserve(el); follower.observe(el); });
+    }
+  }
+
+  function withGroup(reply, content) {
+    if (reply.start === 0 && reply.dropped) content.insertBefore(compactedGroup(reply), content.firstChild);
+    return content;
+  }
+
   function show(reply, target) {
     state.window = reply;
     state.pathRows = reply.pathRows || [];
-    transcript.replaceChildren(fragment((reply.summary || "") + reply.html));
+    transcript.replaceChildren(withGroup(reply, fragment((reply.summary || "") + reply.html)));
+    learnRows(reply.keys, reply.keyRows);
+    follow();
     localize();
     updateBar();
-    showRow(reply.row);
-    drawTree();
+    tree.showRow(reply.row);
+    tree.draw();
     var el = target ? transcript.querySelector('.entry[data-key="' + CSS.escape(target) + '"]') : null;
     if (el) {
       el.classList.add("target");
@@ -167,18 +162,21 @@
       .finally(function () { state.busy = false; });
   }
 
+  function hasMore(direction) {
+    var w = state.window;
+    return direction < 0 ? w.start > 0 : w.end < w.total;
+  }
+
   function more(direction) {
     var w = state.window;
-    if (state.busy) return;
-    if (direction < 0 && w.start <= 0) return;
-    if (direction > 0 && w.end >= w.total) return;
+    if (state.busy || !hasMore(direction)) return Promise.resolve(false);
     state.busy = true;
     var url = windowUrl + "?at=" + encodeURIComponent(w.at) + (direction < 0 ? "&end=" + w.start : "&start=" + w.end);
-    get(url).then(function (reply) {
+    return get(url).then(function (reply) {
       if (direction < 0) {
         var height = document.body.scrollHeight;
         var summary = transcript.querySelector(".entry.active-compaction");
-        var content = fragment((reply.summary || "") + reply.html);
+        var content = withGroup(reply, fragment((reply.summary || "") + reply.html));
         if (summary && reply.start === 0) summary.remove();
         transcript.insertBefore(content, transcript.firstChild);
         window.scrollBy(0, document.body.scrollHeight - height);
@@ -187,9 +185,28 @@
         transcript.appendChild(fragment(reply.html));
         state.window.end = reply.end;
       }
+      learnRows(reply.keys, reply.keyRows);
+      follow();
       localize();
       updateBar();
+      return true;
     }).finally(function () { state.busy = false; });
+  }
+
+  /* j/k/[/] (viewer.js) past the last entry shown load the next window first (issue 13 #2). */
+  function onKey(event) {
+    if (event.ctrlKey || event.metaKey || event.altKey || !window.ompStep) return;
+    var target = event.target;
+    if (target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA" || target.isContentEditable)) return;
+    var keys = { j: [".entry", 1], k: [".entry", -1], "]": [".entry.k-user", 1], "[": [".entry.k-user", -1] };
+    var found = keys[event.key];
+    if (!found) return;
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    (function attempt(tries) {
+      if (window.ompStep(found[0], found[1]) || tries <= 0 || !hasMore(found[1])) return;
+      more(found[1]).then(function (loaded) { if (loaded) attempt(tries - 1); });
+    })(25);
   }
 
   function onScroll() {
@@ -209,6 +226,7 @@
 
   function startLive() {
     var versionUrl = body.getAttribute("data-version-url");
+    if (!versionUrl) return; /* the export: a file does not grow */
     var version = body.getAttribute("data-version");
     var interval = parseInt(body.getAttribute("data-poll-ms"), 10) || 2000;
     var badge = document.getElementById("live");
@@ -220,11 +238,10 @@
         version = reply.version;
         var w = state.window;
         if (w.at !== w.leaf || w.end < w.total) {
-          state.rows.clear();
-          state.loading.clear();
+          tree.reset();
           return get(windowUrl + "?at=" + encodeURIComponent(w.at) + "&end=" + w.end).then(function (r) {
             state.rowCount = r.rows;
-            drawTree();
+            tree.draw();
           });
         }
         var last = w.keys && w.keys.length ? w.keys[w.keys.length - 1] : "";
@@ -237,10 +254,12 @@
           state.window = Object.assign(r, { start: w.start, keys: w.keys.concat(r.keys) });
           state.rowCount = r.rows;
           state.pathRows = r.pathRows || [];
-          state.rows.clear();
-          state.loading.clear();
+          tree.reset();
+          state.keyRow.clear(); /* the new rows shift the ones after them */
+          learnRows(r.keys, r.keyRows);
+          follow();
           updateBar();
-          drawTree();
+          tree.draw();
           if (nearBottom) window.scrollTo(0, document.body.scrollHeight);
           if (badge) {
             badge.classList.add("updated");
@@ -251,13 +270,44 @@
     }, interval);
   }
 
+  /* A cold open sends the page before the tree rows exist: ask for the rows around the node shown
+     (the answer also carries the bar's usage and where the path runs in the tree). */
+  function loadNear() {
+    var keys = (state.window.keys || []).map(function (key) { return "&keys=" + encodeURIComponent(key); }).join("");
+    get(rowsUrl + "?near=" + encodeURIComponent(state.window.at || "") + keys).then(function (reply) {
+      reply.rows.forEach(function (row, i) { state.rows.set(reply.start + i, row); });
+      state.rowCount = reply.count;
+      if (reply.at === state.window.at) {
+        ["where", "usage", "pathRows", "row", "rows"].forEach(function (name) { state.window[name] = reply[name]; });
+        learnRows(state.window.keys || [], reply.keyRows);
+        follow();
+        state.window.pending = false;
+        state.pathRows = reply.pathRows || [];
+      }
+      updateBar();
+      tree.showRow(reply.row);
+      tree.draw();
+      document.documentElement.classList.add("tree-ready");
+    }).catch(function () { setTimeout(loadNear, 1000); });
+  }
+
   function start() {
     localize();
+    var initial = transcript.firstChild;
+    if (state.window.start === 0 && state.window.dropped) {
+      transcript.insertBefore(compactedGroup(state.window), initial);
+    }
     updateBar();
-    space.style.height = (state.rowCount * ROW_HEIGHT) + "px"; /* so the panel can scroll to the leaf */
-    showRow(state.window.row);
-    drawTree();
-    panel.addEventListener("scroll", drawTree, { passive: true });
+    tree.showRow(state.window.row);
+    tree.draw();
+    panel.addEventListener("scroll", tree.draw, { passive: true });
+    window.addEventListener("keydown", onKey, true);
+    var filter = document.getElementById("tree-filter");
+    filter.hidden = false;
+    filter.addEventListener("input", tree.onFilter);
+    if (data.rowsPending) loadNear(); else document.documentElement.classList.add("tree-ready");
+    learnRows(state.window.keys || [], state.window.keyRows);
+    follow();
     window.addEventListener("scroll", onScroll, { passive: true });
     window.addEventListener("hashchange", fromHash);
     if (location.hash) fromHash(); else window.scrollTo(0, document.body.scrollHeight);

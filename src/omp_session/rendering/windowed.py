@@ -26,14 +26,14 @@ from markupsafe import Markup
 from omp_session.model.context import entry_to_message
 from omp_session.model.usage import UsageStatistics
 from omp_session.rendering.entry_views import ToolCalls, entry_view
-from omp_session.rendering.format import date_time, format_size, one_line, usage_line
+from omp_session.rendering.format import date_time, format_size, usage_line
 from omp_session.rendering.images import ImageSource
 from omp_session.rendering.page import environment
-from omp_session.rendering.view import TreeRow, _is_remote, stored_size
+from omp_session.rendering.view import _is_remote, stored_size
+from omp_session.rendering.windowed_tree import ROWS, LazyTree
 from omp_session.tools.entry_kinds import EntryKind, classify
-from omp_session.tools.summary import entry_summary
 
-__all__ = ["WINDOW", "WINDOWED_BYTES", "Arranged", "WindowedSession"]
+__all__ = ["WINDOW", "WINDOWED_BYTES", "Arranged", "WindowedSession", "own_usage"]
 
 Entry = dict[str, Any]
 
@@ -41,16 +41,6 @@ Entry = dict[str, Any]
 WINDOWED_BYTES = 4 * 1024 * 1024
 #: Entries rendered per window.
 WINDOW = 40
-#: Tree rows sent with the page (around the leaf) and per request at most.
-ROWS = 200
-#: Characters of an entry's text that a tree row shows (summarised from at most twice as many).
-ROW_TEXT = 160
-
-
-def _row_text(entry: Entry) -> str:
-    summary = entry_summary(entry, ROW_TEXT)
-    text = summary.text if summary.kind == "event" else f"{summary.kind}: {summary.text}"
-    return one_line(text, ROW_TEXT)
 
 
 @dataclass
@@ -74,13 +64,11 @@ class WindowedSession:
     keys: list[str]
     position: dict[str, int]
     parents: list[int | None]
-    rows: list[TreeRow]
-    row_of: dict[str, int]
+    tree: LazyTree
     leaf: str | None
     usage: UsageStatistics
     issues: list[str]
     title: str = ""
-    _texts: dict[int, str] = field(default_factory=dict)
     _usage: dict[int, tuple[float, ...]] = field(default_factory=dict)
 
     # -- paths ---------------------------------------------------------------------------------
@@ -127,14 +115,12 @@ class WindowedSession:
         """For a deep link: the current leaf when it holds ``key``, else the newest tip below it."""
         if self.leaf is not None and self.position.get(key) in set(self.path_to(self.leaf)):
             return self.leaf
-        index = self.row_of.get(key)
+        tree = self.tree.get()
+        index = tree.row_of.get(key)
         if index is None:
             return key
-        depth = len(self.rows[index].prefix)
         tip = key
-        for row in self.rows[index + 1 :]:  # pre-order: the subtree follows its root
-            if len(row.prefix) <= depth and not row.prefix.startswith(self.rows[index].prefix):
-                break
+        for row in tree.rows[index + 1 : tree.ends[index]]:  # pre-order: the subtree follows its root
             if row.is_tip:
                 tip = row.key
         return tip
@@ -169,61 +155,84 @@ class WindowedSession:
         around: str | None = None,
         after: str | None = None,
         count: int = WINDOW,
+        dropped: bool = False,
+        first_screen: bool = False,
     ) -> dict[str, Any]:
-        """One window of the context at ``at`` (default: the leaf), as JSON for the page script."""
+        """One window of the context at ``at`` (default: the leaf), as JSON for the page script.
+
+        ``dropped``: a window of the entries the last compaction replaced (shown dimmed in a
+        collapsed group, as the full page does) instead of the context. ``first_screen``: leave out
+        what needs the tree rows or the path's usage (``"pending": true``); the page asks for them
+        with its first rows (:meth:`rows_near`), so the first screen waits for neither."""
         key = at if at is not None and at in self.position else self.leaf
         if key is None:
-            return {"at": None, "total": 0, "start": 0, "end": 0, "html": "", "keys": []}
-        arranged = self.arrange(self.path_to(key))
-        rest = arranged.rest
-        total = len(rest)
-        if after is not None:
-            known = next((i for i, p in enumerate(rest) if self.keys[p] == after), None)
-            first = known + 1 if known is not None else max(total - count, 0)
-            last = total
-        elif start is not None:
-            first, last = max(start, 0), min(max(start, 0) + count, total)
-        elif end is not None:
-            last = min(max(end, 0), total)
-            first = max(last - count, 0)
-        elif around is not None:
-            found = next((i for i, p in enumerate(rest) if self.keys[p] == around), None)
-            middle = found if found is not None else total
-            first = max(min(middle - count // 2, total - count), 0)
-            last = min(first + count, total)
-        elif arranged.summary is not None and self.keys[arranged.summary] == key:
-            first, last = 0, min(count, total)  # the node is the compaction: its summary comes first
-        else:
-            first, last = max(total - count, 0), total
+            return {"at": None, "total": 0, "start": 0, "end": 0, "html": "", "summary": "", "keys": []}
+        path = self.path_to(key)
+        arranged = self.arrange(path)
+        rest = arranged.dropped if dropped else arranged.rest
+        first, last = _bounds(
+            [self.keys[p] for p in rest] if after is not None or around is not None else [],
+            len(rest),
+            start=start,
+            end=end,
+            around=around,
+            after=after,
+            count=count,
+            summary_first=not dropped and arranged.summary is not None and self.keys[arranged.summary] == key,
+        )
         shown = rest[first:last]
-        classes = {p: "ctx" for p in shown if _in_context(self.entries[p])}
+        kind = "dropped" if dropped else "ctx"
+        classes = {p: kind for p in shown if dropped or _in_context(self.entries[p])}
         html = self._render(shown, rest[max(first - 10, 0) : last + 20], classes)
         summary_html = ""
-        if arranged.summary is not None and first == 0:
+        if arranged.summary is not None and first == 0 and not dropped:
             summary_html = self._render([arranged.summary], [], {arranged.summary: "ctx active-compaction"})
         sent = (1 if arranged.summary is not None else 0) + sum(
-            1 for p in rest if _in_context(self.entries[p])
+            1 for p in arranged.rest if _in_context(self.entries[p])
         )
-        path = self.path_to(key)
-        path_rows = _ranges(sorted(self.row_of[self.keys[p]] for p in path if self.keys[p] in self.row_of))
-        usage = self.path_usage(path)
-        return {
+        reply: dict[str, Any] = {
             "at": key,
             "leaf": self.leaf,
-            "total": total,
+            "total": len(rest),
             "start": first,
             "end": last,
             "dropped": len(arranged.dropped),
+            "cleared": arranged.summary is None and bool(arranged.dropped),
             "summary": summary_html,
             "html": html,
             "keys": [self.keys[p] for p in shown],
-            "where": self.row_text(self.row_of.get(key, -1)) if key in self.row_of else key,
             "sent": sent,
             "pathLength": len(path),
+        }
+        if first_screen and not self.tree.ready:
+            pending = {
+                "pending": True,
+                "where": "the leaf",
+                "usage": "",
+                "pathRows": [],
+                "row": None,
+                "keyRows": [],
+            }
+            reply.update(pending, rows=len(self.entries))
+        else:
+            reply.update(self.tree_facts(key, path, reply["keys"]))
+        return reply
+
+    def tree_facts(self, key: str, path: Sequence[int], shown: Sequence[str] = ()) -> dict[str, Any]:
+        """What a window says about the tree and the path: the rows on the path, the selected row,
+        its text, the path's usage and the row of each entry ``shown`` (so the tree can follow the
+        transcript as it scrolls)."""
+        tree = self.tree.get()
+        row_of = tree.row_of
+        usage = self.path_usage(path)
+        index = row_of.get(key)
+        return {
+            "where": tree.text(index) if index is not None else key,
             "usage": usage_line(usage) if usage != UsageStatistics() else "",
-            "pathRows": path_rows,
-            "row": self.row_of.get(key),
-            "rows": len(self.rows),
+            "pathRows": _ranges(sorted(row_of[self.keys[p]] for p in path if self.keys[p] in row_of)),
+            "row": index,
+            "rows": len(tree.rows),
+            "keyRows": [row_of.get(shown_key) for shown_key in shown],
         }
 
     def path_usage(self, path: Sequence[int]) -> UsageStatistics:
@@ -234,7 +243,7 @@ class WindowedSession:
             known -= 1
         totals = self._usage[path[known - 1]] if known else (0.0,) * len(_SUMMED)
         for position in path[known:]:
-            own = _own_usage(self.entries[position])
+            own = own_usage(self.entries[position])
             if own is not None:
                 totals = tuple(a + b for a, b in zip(totals, own, strict=True))
             self._usage[position] = totals
@@ -245,37 +254,44 @@ class WindowedSession:
 
     # -- tree rows -----------------------------------------------------------------------------
 
-    def row_text(self, index: int) -> str:
-        text = self._texts.get(index)
-        if text is None:
-            text = self._texts[index] = _row_text(self.entries[self.position[self.rows[index].key]])
-        return text
-
     def rows_slice(self, start: int, count: int) -> list[list[Any]]:
-        """Rows ``start…start+count`` as ``[key, prefix, kind, text, label, flags]`` (flags: 1 on the
-        current branch, 2 the leaf, 4 a tip)."""
-        first = max(start, 0)
-        out = []
-        for index in range(first, min(first + max(min(count, ROWS * 5), 0), len(self.rows))):
-            row = self.rows[index]
-            flags = (1 if row.on_branch else 0) | (2 if row.is_leaf else 0) | (4 if row.is_tip else 0)
-            out.append([row.key, row.prefix, row.kind, self.row_text(index), row.label, flags])
-        return out
+        """Rows ``start…start+count`` (see :meth:`WindowedTree.row`)."""
+        return self.tree.get().slice(start, count)
+
+    def rows_near(self, key: str | None, shown: Sequence[str] = ()) -> dict[str, Any]:
+        """The rows around ``key``'s row (default: the leaf) and the window facts that need the
+        tree (see :meth:`window`'s ``first_screen``) for the entries ``shown``."""
+        at = key if key is not None and key in self.position else self.leaf
+        if at is None:
+            return {"start": 0, "rows": [], "count": 0}
+        facts = self.tree_facts(at, self.path_to(at), shown)
+        row = facts["row"] or 0
+        first = max(int(row) - ROWS // 2, 0)
+        rows = self.rows_slice(first, ROWS)
+        return {**facts, "at": at, "start": first, "rows": rows, "count": facts["rows"]}
+
+    def build_tree(self) -> None:
+        """Build the tree rows and the leaf's path usage now (the server's task after the page)."""
+        if self.leaf is not None:
+            self.tree_facts(self.leaf, self.path_to(self.leaf))
 
     # -- the page ------------------------------------------------------------------------------
 
     def page_data(self) -> tuple[dict[str, Any], Markup]:
         """What the page carries: the script's data and the first window's HTML (rendered once,
-        into the transcript; not repeated in the data)."""
-        window = self.window(None)
+        into the transcript; not repeated in the data). The tree rows come in the page only when
+        they are built already; else the page script asks for them (``rowsPending``)."""
+        window = self.window(None, first_screen=True)
         html = Markup(str(window.pop("summary")) + str(window.pop("html")))
+        pending = bool(window.get("pending"))
         row = window.get("row") or 0
         first = max(int(row) - ROWS // 2, 0)
         data = {
             "window": window,
             "rowsStart": first,
-            "rows": self.rows_slice(first, ROWS),
-            "rowCount": len(self.rows),
+            "rows": [] if pending else self.rows_slice(first, ROWS),
+            "rowsPending": pending,
+            "rowCount": len(self.entries) if pending else window["rows"],
         }
         return data, html
 
@@ -298,7 +314,7 @@ class WindowedSession:
         }
 
 
-def _own_usage(entry: Entry) -> tuple[float, ...] | None:
+def own_usage(entry: Entry) -> tuple[float, ...] | None:
     """The usage an entry adds (spec §6.3), or ``None`` for the many entries that add none."""
     if entry.get("type") != "message":
         return None
@@ -312,6 +328,36 @@ def _own_usage(entry: Entry) -> tuple[float, ...] | None:
 _NO_USAGE = UsageStatistics()
 #: The usage fields a path's line shows (``usage_line``), summed along paths.
 _SUMMED = ("input", "output", "cacheRead", "cacheWrite", "premiumRequests", "cost")
+
+
+def _bounds(
+    keys: Sequence[str],
+    total: int,
+    *,
+    start: int | None,
+    end: int | None,
+    around: str | None,
+    after: str | None,
+    count: int,
+    summary_first: bool,
+) -> tuple[int, int]:
+    """``[first, last)`` of a window over ``total`` entries (``keys`` given for ``after``/``around``)."""
+    if after is not None:
+        known = next((i for i, k in enumerate(keys) if k == after), None)
+        return (known + 1 if known is not None else max(total - count, 0)), total
+    if start is not None:
+        return max(start, 0), min(max(start, 0) + count, total)
+    if end is not None:
+        last = min(max(end, 0), total)
+        return max(last - count, 0), last
+    if around is not None:
+        found = next((i for i, k in enumerate(keys) if k == around), None)
+        middle = found if found is not None else total
+        first = max(min(middle - count // 2, total - count), 0)
+        return first, min(first + count, total)
+    if summary_first:
+        return 0, min(count, total)  # the node is the compaction: its summary comes first
+    return max(total - count, 0), total
 
 
 def _in_context(entry: Entry) -> bool:

@@ -1,6 +1,6 @@
-"""Reading a big session for the windowed view (see :mod:`omp_session.web.windowed`): one read-only
-open, the entries' keys and parents, and the tree rows (their texts are summarised later, per
-request)."""
+"""Reading a big session for the windowed view (see :mod:`omp_session.rendering.windowed`): one read-only
+open, the entries' keys and parents; the tree rows are built on first use (their texts are
+summarised later still, per request)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ from omp_session.manager import SessionManager
 from omp_session.rendering.format import one_line
 from omp_session.rendering.images import ImageSource
 from omp_session.rendering.view import _keys, tree_rows
+from omp_session.rendering.windowed import WindowedSession
+from omp_session.rendering.windowed_tree import LazyTree, WindowedTree, subtree_ends
 from omp_session.tools.content import message_text
 from omp_session.tools.entry_kinds import STATE_CHANGES, EntryKind, classify
 from omp_session.tools.reading import read_session
 from omp_session.tools.summary import first_prompt
-from omp_session.web.windowed import WindowedSession
 
 __all__ = ["open_windowed"]
 
@@ -59,6 +60,8 @@ def open_windowed(path: Path, images: ImageSource) -> WindowedSession:
 
 
 def _index(session: SessionManager, path: Path, images: ImageSource) -> WindowedSession:
+    """What the first window needs (entries, keys, parents); the tree rows are built later, after
+    the first screen has been sent (see :mod:`omp_session.rendering.windowed_tree`)."""
     entries = session.get_entries()
     by_object = _keys(session, entries)
     keys = [by_object[id(entry)] for entry in entries]
@@ -68,29 +71,53 @@ def _index(session: SessionManager, path: Path, images: ImageSource) -> Windowed
         parent = session.get_parent(entry)
         parents.append(position.get(by_object.get(id(parent), "")) if parent is not None else None)
     leaf_key = keys[-1] if keys else None
-    branch = {keys[p] for p in _walk(parents, len(keys) - 1)} if keys else set()
-    rows = tree_rows(
-        session.get_tree(),
-        lambda _key, entry: (_row_kind(entry), ""),
-        by_object,
-        branch,
-        leaf_key,
-        last_keeps_column=True,
-    )
+    roots = session.get_tree()
+
+    def build_tree() -> WindowedTree:
+        branch = {keys[p] for p in _walk(parents, len(keys) - 1)} if keys else set()
+        rows = tree_rows(
+            roots,
+            lambda _key, entry: (_row_kind(entry), ""),
+            by_object,
+            branch,
+            leaf_key,
+        )
+        row_of = {row.key: index for index, row in enumerate(rows)}
+        parent_row: list[int | None] = []
+        for row in rows:
+            parent = parents[position[row.key]]
+            parent_row.append(row_of.get(keys[parent]) if parent is not None else None)
+        children = [0] * len(rows)
+        for parent in parent_row:
+            if parent is not None:
+                children[parent] += 1
+        foldable = {
+            index
+            for index, parent in enumerate(parent_row)
+            if parent is not None and children[parent] > 1 and children[index] > 0
+        }
+        return WindowedTree(
+            rows=rows,
+            row_of=row_of,
+            ends=subtree_ends(rows, parent_row),
+            foldable=foldable,
+            entry_of=lambda key: entries[position[key]],
+        )
+
+    header = session.get_header()
     return WindowedSession(
         path=path,
         images=images,
-        header=session.get_header(),
+        header=header,
         entries=entries,
         keys=keys,
         position=position,
         parents=parents,
-        rows=rows,
-        row_of={row.key: index for index, row in enumerate(rows)},
+        tree=LazyTree(build_tree),
         leaf=leaf_key,
         usage=session.get_usage_statistics(),
         issues=[f"line {issue.line}: {issue.reason}" for issue in session.get_load_issues()],
-        title=_title(session.get_header(), entries, path),
+        title=_title(header, entries, path),
     )
 
 

@@ -1,0 +1,155 @@
+"""The HTML export of a big session (issue 13 #2): one file that renders lazily, window by window
+(used by :mod:`omp_session.export.html` and the viewer's download).
+
+A page with every entry in the DOM is unusable at 50,000 entries (hundreds of MB of DOM, minutes of
+layout). Here every entry is still rendered once, in Python, by the same templates as the viewer,
+but kept out of the DOM: the entries' HTML travels as JSON strings in ``<script
+type="application/json">`` blocks of :data:`HTML_CHUNK` entries (parsed only when one of their
+entries is needed), the tree rows likewise, and ``export_api.js`` answers the same questions the
+viewer's server answers for its windowed page (``/api/window``, ``/api/rows``), so the page script
+(``windowed.js``) is the viewer's own. Nothing is fetched: it works from ``file://``. A search box
+searches the text of every entry in the page.
+
+Everything is escaped as on the viewer's pages: entry HTML is rendered with autoescaping and
+sanitised Markdown, and :func:`~omp_session.rendering.view.script_json` escapes ``<``, ``>`` and
+``&`` so no string can close its script element.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from markupsafe import Markup
+
+from omp_session.errors import EntryNotFoundError
+from omp_session.model.context import entry_to_message
+from omp_session.rendering.entry_views import ToolCalls, entry_view
+from omp_session.rendering.images import ImageSource
+from omp_session.rendering.page import csp_hash, environment, static_file
+from omp_session.rendering.view import _is_remote, script_json
+from omp_session.rendering.windowed import WindowedSession, own_usage
+from omp_session.rendering.windowed_open import open_windowed
+from omp_session.tools.entry_kinds import EntryKind, classify
+
+__all__ = ["HTML_CHUNK", "ROW_CHUNK", "export_windowed_html"]
+
+Entry = dict[str, Any]
+
+#: Entries per JSON block of rendered HTML, and tree rows per block of rows.
+HTML_CHUNK = 500
+ROW_CHUNK = 2000
+
+# Per-entry flags the page script's arrangement of a context needs (``WindowedSession.arrange``).
+_IN_CONTEXT, _COMPACTION, _RESET, _REMOTE = 1, 2, 4, 8
+
+
+def export_windowed_html(path: Path, images: ImageSource, leaf_id: str | None = None) -> str:
+    """The lazily rendered page of the session at ``path``, opened at ``leaf_id`` (default: the
+    leaf; an unknown id raises :class:`EntryNotFoundError`)."""
+    view = open_windowed(path, images)
+    if leaf_id is not None and leaf_id not in view.position:
+        raise EntryNotFoundError(leaf_id)
+    tree = view.tree.get()
+    first = view.window(leaf_id)
+    first_html = Markup(str(first.pop("summary")) + str(first.pop("html")))
+    row = first.get("row") or 0
+    rows_start = max(int(row) - 100, 0)
+    data = {
+        "window": first,
+        "rowsStart": rows_start,
+        "rows": tree.slice(rows_start, 200),
+        "rowsPending": False,
+        "rowCount": len(tree.rows),
+    }
+    css = static_file("viewer.css") + static_file("highlight.css")
+    script = "".join(
+        static_file(name) for name in ("viewer.js", "export_api.js", "windowed_tree.js", "windowed.js")
+    )
+    csp = (
+        f"default-src 'none'; script-src {csp_hash(script)}; style-src {csp_hash(css)}; "
+        "img-src data:; base-uri 'none'; form-action 'none'"
+    )
+    return (
+        environment()
+        .get_template("session_windowed.html")
+        .render(
+            f=view.facts(),
+            ref="",
+            row_count=len(tree.rows),
+            first_html=first_html,
+            data_json=script_json(data),
+            exported=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            export_meta=script_json(_meta(view)),
+            row_chunks=[
+                script_json([tree.row(i) for i in range(start, min(start + ROW_CHUNK, len(tree.rows)))])
+                for start in range(0, len(tree.rows), ROW_CHUNK)
+            ],
+            html_chunks=list(_html_chunks(view)),
+            csp_meta=csp,
+            inline_css=Markup(css),
+            inline_js=Markup(script),
+        )
+    )
+
+
+def _meta(view: WindowedSession) -> dict[str, Any]:
+    """What the page script needs to cut windows: keys, parents, flags, compactions, usage."""
+    tree = view.tree.get()
+    flags: list[int] = []
+    kept: dict[int, str] = {}
+    ids: dict[int, str | None] = {}
+    usage: dict[int, list[float]] = {}
+    for position, entry in enumerate(view.entries):
+        found = classify(entry)
+        flag = _IN_CONTEXT if entry_to_message(entry) is not None else 0
+        if found.kind == EntryKind.COMPACTION and not found.is_message:
+            flag |= _COMPACTION
+            first_kept = entry.get("firstKeptEntryId")
+            if isinstance(first_kept, str):
+                kept[position] = first_kept
+            preserve = entry.get("preserveData")
+            if isinstance(preserve, dict) and _is_remote(preserve):
+                flag |= _REMOTE
+        if found.kind == EntryKind.RESET_BOUNDARY:
+            flag |= _RESET
+        flags.append(flag)
+        entry_id = entry.get("id")
+        if entry_id != view.keys[position]:
+            ids[position] = entry_id if isinstance(entry_id, str) else None
+        own = own_usage(entry)
+        if own is not None:
+            usage[position] = list(own)
+    return {
+        "leaf": view.leaf,
+        "keys": view.keys,
+        "parents": [-1 if parent is None else parent for parent in view.parents],
+        "flags": flags,
+        "kept": kept,
+        "ids": ids,
+        "usage": usage,
+        "rowOf": [tree.row_of.get(key, -1) for key in view.keys],
+        "rowCount": len(tree.rows),
+        "rowChunk": ROW_CHUNK,
+        "htmlChunk": HTML_CHUNK,
+    }
+
+
+def _html_chunks(view: WindowedSession) -> Iterator[Markup]:
+    """Every entry's HTML, rendered once, as JSON arrays of :data:`HTML_CHUNK` strings."""
+    details: dict[str, Any] = {}
+    for entry in view.entries:
+        found = classify(entry)
+        call_id = found.fields.get("toolCallId")
+        if found.kind == EntryKind.TOOL_RESULT and isinstance(call_id, str) and "details" in found.fields:
+            details[call_id] = found.fields["details"]
+    calls = ToolCalls(details)
+    template = environment().get_template("_blocks.html")
+    for start in range(0, len(view.entries), HTML_CHUNK):
+        chunk = []
+        for position in range(start, min(start + HTML_CHUNK, len(view.entries))):
+            entry_html = entry_view(view.keys[position], view.entries[position], view.images, calls)
+            chunk.append(str(template.module.entry(entry_html)))  # type: ignore[attr-defined]
+        yield script_json(chunk)

@@ -1,0 +1,101 @@
+"""The lazily rendered HTML export (issue 13 #2) on the samples, forced with a size limit of 0: the
+page script's answers (export_api.js, in Chromium from file://) equal the server's for every node."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from omp_session.errors import EntryNotFoundError
+from omp_session.export.html import export_html
+from omp_session.rendering.images import inline_images
+from omp_session.rendering.windowed_export import HTML_CHUNK
+from omp_session.rendering.windowed_open import open_windowed
+
+from .support import FLAKY, FORK, INFRA, PAGINATION, SAMPLES
+
+_BLOCK = re.compile(r'<script type="application/json" id="([a-z-]+?)(?:-(\d+))?">(.*?)</script>', re.S)
+
+
+def _blocks(html: str) -> dict[str, list[Any]]:
+    found: dict[str, list[Any]] = {}
+    for name, _index, text in _BLOCK.findall(html):
+        found.setdefault(name, []).append(json.loads(text))
+    return found
+
+
+def test_the_export_carries_every_entry_and_row_once() -> None:
+    path = SAMPLES / "sessions" / PAGINATION
+    html = export_html(path, windowed_bytes=0)
+    blocks = _blocks(html)
+    view = open_windowed(path, inline_images(SAMPLES / "blobs"))
+    entries = [item for chunk in blocks["export-html"] for item in chunk]
+    rows = [item for chunk in blocks["export-rows"] for item in chunk]
+    assert len(entries) == len(view.entries) and all(
+        len(chunk) <= HTML_CHUNK for chunk in blocks["export-html"]
+    )
+    assert [row[0] for row in rows] == [row.key for row in view.tree.get().rows]
+    meta = blocks["export-meta"][0]
+    assert meta["keys"] == view.keys and meta["rowCount"] == len(rows)
+    # Only the first window is HTML in the page; everything else is data the script renders later.
+    page_part = html[: html.index('<script type="application/json"')]
+    assert page_part.count("<article") == len(blocks["window-data"][0]["window"]["keys"])
+    assert "</script" not in "".join(json.dumps(chunk) for chunk in blocks["export-html"]).replace(
+        "\\u003c", "<"
+    )
+
+
+def test_an_unknown_leaf_is_an_error() -> None:
+    with pytest.raises(EntryNotFoundError):
+        export_html(SAMPLES / "sessions" / PAGINATION, "no-such-entry", windowed_bytes=0)
+
+
+@pytest.mark.parametrize("ref", [PAGINATION, FLAKY, FORK, INFRA])
+def test_the_page_answers_as_the_server_does(browser: Any, tmp_path: Path, ref: str) -> None:
+    path = SAMPLES / "sessions" / ref
+    exported = tmp_path / "export.html"
+    exported.write_text(export_html(path, windowed_bytes=0), encoding="utf-8")
+    view = open_windowed(path, inline_images(SAMPLES / "blobs"))
+    context = browser.new_context()
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        page.goto(exported.as_uri())
+        page.wait_for_selector("html.ready #transcript .entry")
+        fields = (
+            "at",
+            "total",
+            "start",
+            "end",
+            "dropped",
+            "keys",
+            "sent",
+            "pathLength",
+            "usage",
+            "pathRows",
+            "row",
+            "keyRows",
+        )
+        for key in view.keys:
+            for query, start in ((f"at={key}", None), (f"at={key}&start=0", 0)):
+                mine = page.evaluate("(q) => window.ompLocalApi('window?' + q)", query)
+                theirs = view.window(key, start=start)
+                assert {f: mine[f] for f in fields} == {f: theirs[f] for f in fields}, (key, query)
+                assert mine["html"] == theirs["html"] and mine["summary"] == theirs["summary"]
+            dropped = page.evaluate("(k) => window.ompLocalApi('window?dropped=1&start=0&at=' + k)", key)
+            assert dropped["keys"] == view.window(key, dropped=True, start=0)["keys"]
+        near = page.evaluate("window.ompLocalApi('rows?near=')")
+        assert near["rows"] == view.rows_near(None)["rows"]
+        tree = view.tree.get()
+        label = next((row.label for row in tree.rows if row.label), "user")
+        assert page.evaluate("(q) => window.ompLocalApi('rows?q=' + q)", label) == json.loads(
+            json.dumps(tree.matching(label))
+        )
+        assert errors == []
+    finally:
+        context.close()
