@@ -120,9 +120,14 @@ class UsageStatistics:
         if isinstance(orchestration, dict):
             for total, key in _ORCHESTRATION:
                 setattr(self, total, getattr(self, total) + (_number(orchestration.get(key)) or 0))
-        self.premiumRequests += _number(usage.get("premiumRequests")) or 0
-        cost = usage.get("cost")
-        if isinstance(cost, dict):
+        value = get("premiumRequests")
+        if value is not None:  # absent from most usage: no call for it then
+            self.premiumRequests += _number(value) or 0
+        cost = get("cost")
+        if type(cost) is dict:  # (orjson builds plain dicts; a subclass takes the general path)
+            value = cost.get("total")
+            self.cost += value if type(value) is int or type(value) is float else _number(value) or 0
+        elif isinstance(cost, dict):
             self.cost += _number(cost.get("total")) or 0
 
     def _missing(self, key: str) -> None:

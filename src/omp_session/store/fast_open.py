@@ -37,7 +37,14 @@ from omp_session.store.index_builder import ComplexSession, IndexBuilder, State,
 from omp_session.store.lazy_index import LazyEntries, LazySessionIndex
 from omp_session.store.lazy_store import LazyStore, Markers, StaleIndex, marked_lines
 from omp_session.store.loading import LoadedSession, is_session_header
-from omp_session.store.offset_index import OffsetIndex, fingerprint, read_index, write_index
+from omp_session.store.offset_index import (
+    OffsetIndex,
+    changed_in_place,
+    file_state,
+    fingerprint,
+    read_index,
+    write_index,
+)
 from omp_session.store.regular import open_regular
 
 __all__ = ["IndexedOpen", "open_cold", "open_indexed", "remember_index"]
@@ -100,10 +107,17 @@ def _open_with(
     header_line = os.pread(fd, header_length, header_offset)
     if [stat.st_dev, stat.st_ino] != index.meta.get("file"):
         raise StaleIndex("another file at this path (replaced by a rewrite)")
-    if stat.st_size < covered or fingerprint(
-        lambda n, at: os.pread(fd, n, at), covered, header_line
-    ) != index.meta.get("fingerprint"):
+    read = lambda n, at: os.pread(fd, n, at)  # noqa: E731
+    if stat.st_size < covered or fingerprint(read, covered, header_line) != index.meta.get("fingerprint"):
         raise StaleIndex("the file changed")
+    if changed_in_place(index.meta, stat, read):
+        raise StaleIndex("the file was changed in place since it was indexed")
+    if index.meta.get("racy_crc") is not None and stat.st_size == index.meta["stat"][0]:
+        # Verified in full once; no longer recent, it need not be again (a later edit changes the times).
+        settled = file_state(stat, read, covered)
+        if settled["racy_crc"] is None:
+            index.meta.update(settled)
+            write_index(path, index)
     header = orjson.loads(header_line)
     if not is_session_header(header):
         raise StaleIndex("no header")
@@ -115,7 +129,7 @@ def _open_with(
     rest = os.pread(fd, stat.st_size - covered, covered) if stat.st_size > covered else b""
     cut = rest.rfind(b"\n") + 1
     if cut:
-        index = _extend(path, index, rest[:cut], fd, header_line)
+        index = _extend(path, index, rest[:cut], fd, header_line, stat)
     tail = rest[cut:]
     store = LazyStore(
         path, fd, index, storage.blobs, Markers(*index.meta["markers"]).merged(Markers.of(tail))
@@ -163,7 +177,7 @@ def open_cold(path: Path, data: bytes, storage: FileStorage) -> IndexedOpen | No
             del offsets[len(lengths) :]  # no entry line at all: not even the first offset
             builder.add_all(entries, offsets, lengths)
         line_count = len(lengths) + (2 if slot is not None else 1)
-        meta = _meta(data, covered, header_span, builder, [], [stat.st_dev, stat.st_ino], lines=line_count)
+        meta = _meta(data, covered, header_span, builder, [], stat, lines=line_count)
         index = OffsetIndex.from_builder(builder, meta)
     except (orjson.JSONDecodeError, AttributeError, ComplexSession, OverflowError, OSError):
         # AttributeError: a line that is not an object (it has no ``get``).
@@ -248,7 +262,7 @@ def _build(
     decoded: DecodedFile,
     covered: int,
     version: int,
-    file_id: list[int],
+    stat: os.stat_result,
 ) -> OffsetIndex:
     lines = data.count(b"\n", 0, covered)
     builder = IndexBuilder()
@@ -268,7 +282,7 @@ def _build(
             else:
                 builder.add(record, offset, length)
     issues = [_issue_row(issue) for issue in decoded.issues if issue.offset < covered]
-    return OffsetIndex.from_builder(builder, _meta(data, covered, header, builder, issues, file_id, version))
+    return OffsetIndex.from_builder(builder, _meta(data, covered, header, builder, issues, stat, version))
 
 
 def _meta(
@@ -277,7 +291,7 @@ def _meta(
     header: tuple[int, int],
     builder: IndexBuilder,
     issues: list[list[Any]],
-    file_id: list[int],
+    stat: os.stat_result,
     version: int = CURRENT_VERSION,
     lines: int | None = None,
 ) -> dict[str, Any]:
@@ -296,8 +310,9 @@ def _meta(
         else None,
         "issues": issues,
         "version": version,
-        "file": file_id,
+        "file": [stat.st_dev, stat.st_ino],
         "complex": None,
+        **file_state(stat, lambda n, at: data[at : at + n], covered),
     }
 
 
@@ -320,7 +335,7 @@ def remember_index(path: Path, data: bytes, loaded: LoadedSession) -> None:
     if existing is not None and existing.meta.get("complex") and existing.covered == covered:
         return  # known not to be indexable: building again would find the same
     try:
-        index = _build(data, decoded, covered, version, [stat.st_dev, stat.st_ino])
+        index = _build(data, decoded, covered, version, stat)
     except ComplexSession as exc:
         index = OffsetIndex.from_builder(IndexBuilder(), {"covered": covered, "complex": str(exc)})
     except (OverflowError, ValueError):
@@ -362,7 +377,9 @@ def _marked_after(
     return marked + marked_lines(b"\n" + chunk, 1, len(chunk) + 1, builder.offsets, builder.lengths, base)
 
 
-def _extend(path: Path, index: OffsetIndex, chunk: bytes, fd: int, header_line: bytes) -> OffsetIndex:
+def _extend(
+    path: Path, index: OffsetIndex, chunk: bytes, fd: int, header_line: bytes, stat: os.stat_result
+) -> OffsetIndex:
     """Index the complete lines appended since ``index`` was written; store and return it."""
     decoded = _decode_after(chunk)
     base = index.covered - 1
@@ -387,6 +404,7 @@ def _extend(path: Path, index: OffsetIndex, chunk: bytes, fd: int, header_line: 
         "marked": _marked_after(index.meta["marked"], chunk, builder, base),
         "issues": issues,
         "complex": None,
+        **file_state(stat, lambda n, at: os.pread(fd, n, at), covered),
     }
     extended = OffsetIndex.from_builder(builder, meta)
     write_index(path, extended)
