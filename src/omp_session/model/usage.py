@@ -124,11 +124,10 @@ class UsageStatistics:
         if value is not None:  # absent from most usage: no call for it then
             self.premiumRequests += _number(value) or 0
         cost = get("cost")
-        if type(cost) is dict:  # (orjson builds plain dicts; a subclass takes the general path)
+        if isinstance(cost, dict):
             value = cost.get("total")
-            self.cost += value if type(value) is int or type(value) is float else _number(value) or 0
-        elif isinstance(cost, dict):
-            self.cost += _number(cost.get("total")) or 0
+            # ``or 0``: a zero total adds the integer 0 (a float 0.0 would make an all-zero total 0.0)
+            self.cost += (value if type(value) is int or type(value) is float else _number(value)) or 0
 
     def _missing(self, key: str) -> None:
         if key not in self.missing:
