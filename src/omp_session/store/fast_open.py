@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from itertools import accumulate
 from pathlib import Path
 from typing import Any, NamedTuple, cast
@@ -30,6 +31,7 @@ from omp_session.format.entries import CURRENT_VERSION
 from omp_session.format.migrate import header_version
 from omp_session.format.title_slot import TitleSlot, fold_into_header, split_slot
 from omp_session.gcpause import gc_paused
+from omp_session.model.context import CONTEXT_STATE_ENTRY_TYPES
 from omp_session.model.usage import UsageStatistics
 from omp_session.store import offset_index
 from omp_session.store.file import FileStorage
@@ -171,12 +173,8 @@ def open_cold(path: Path, data: bytes, storage: FileStorage) -> IndexedOpen | No
             fold_into_header(header, slot)
         builder = IndexBuilder()
         with gc_paused():  # the entries are acyclic: see gcpause.py
-            entries, lengths = _decode_lines(data, header_end + 1, covered)
-            # Offsets in C too: each line starts one byte (its newline) after the previous one ends.
-            offsets = list(accumulate(map((1).__add__, lengths[:-1]), initial=header_end + 1))
-            del offsets[len(lengths) :]  # no entry line at all: not even the first offset
-            builder.add_all(entries, offsets, lengths)
-        line_count = len(lengths) + (2 if slot is not None else 1)
+            kept = _index_lines(data, header_end + 1, covered, builder)
+        line_count = len(builder) + (2 if slot is not None else 1)
         meta = _meta(data, covered, header_span, builder, [], stat, lines=line_count)
         index = OffsetIndex.from_builder(builder, meta)
     except (orjson.JSONDecodeError, AttributeError, ComplexSession, OverflowError, OSError):
@@ -188,26 +186,69 @@ def open_cold(path: Path, data: bytes, storage: FileStorage) -> IndexedOpen | No
     except (OSError, CorruptSessionError):
         return None
     markers = Markers(*meta["markers"]).merged(Markers.of(tail))
-    store = LazyStore(path, fd, index, storage.blobs, markers, entries, builder.id_positions)
+    every, some = (kept, None) if isinstance(kept, list) else (None, kept)
+    store = LazyStore(path, fd, index, storage.blobs, markers, every, builder.id_positions, cached=some)
     try:
         for position in store.marked:  # what parse_session's transforms change (lazy_store.py)
-            offset = index.offsets[position]
-            store.transform(entries[position], data[offset : offset + index.lengths[position]])
+            entry = every[position] if every is not None else some.get(position) if some else None
+            if entry is not None:  # (an entry not kept is transformed when it is read)
+                offset = index.offsets[position]
+                store.transform(entry, data[offset : offset + index.lengths[position]])
         return _opened(header, store, builder.usage, builder.has_assistant, tail, len(data), slot)
     except BaseException:
         store.close()
         raise
 
 
-#: Bytes split into lines at a time by the cold open (a copy of all of them would cost a file size).
-_DECODE_CHUNK = 8 << 20
+#: What the cold open keeps of the lines before the last compaction: the entries whose kind a
+#: context replays as state, and labels (few, and read by every context and ``get_labels``).
+_KEPT_KINDS = (CONTEXT_STATE_ENTRY_TYPES - {"message"}) | {"label"}
 
 
-def _decode_lines(data: bytes, start: int, end: int) -> tuple[list[Entry], list[int]]:
+def _index_lines(data: bytes, start: int, end: int, builder: IndexBuilder) -> list[Entry] | dict[int, Entry]:
+    """Decode and index the lines of ``data[start:end]`` chunk by chunk. Returns every entry (a
+    list) while the file has no compaction: the leaf's context is its whole path then. Once it
+    has one, only what the leaf's context most likely reads is kept (by position): the entries
+    from the first kept entry of the latest compaction on, and the state entries and labels
+    before it; the others are dropped chunk by chunk and read through the index if a caller asks
+    (issue 12 item 5: a compacted 50 MB session is held in about a file's size, not six)."""
+    everything: list[Entry] | None = []
+    recent: dict[int, Entry] = {}  # positions from ``floor`` on
+    states: dict[int, Entry] = {}  # state entries and labels before ``floor``
+    floor = 0
+    position = 0
+    for entries, lengths in _line_chunks(data, start, end):
+        # Offsets in C too: each line starts one byte (its newline) after the previous one ends.
+        offsets = list(accumulate(map((1).__add__, lengths[:-1]), initial=start))
+        start += sum(lengths) + len(lengths)
+        builder.add_all(entries, offsets, lengths)
+        if everything is not None and not builder.kept:
+            everything.extend(entries)
+            position += len(entries)
+            continue
+        if everything is not None:  # the first compaction: from now on, keep what is likely read
+            recent, everything = dict(enumerate(everything)), None
+        recent.update(zip(range(position, position + len(entries)), entries, strict=True))
+        position += len(entries)
+        latest = max(builder.kept)
+        new_floor = max(floor, builder.kept[latest] if builder.kept[latest] >= 0 else latest)
+        if new_floor > floor:
+            below = [at for at in recent if at < new_floor]
+            for at in below:
+                entry = recent.pop(at)
+                if entry.get("type") in _KEPT_KINDS:
+                    states[at] = entry
+            floor = new_floor
+    if everything is not None:
+        return everything
+    states.update(recent)
+    return states
+
+
+def _line_chunks(data: bytes, start: int, end: int) -> Iterator[tuple[list[Entry], list[int]]]:
     """The values of the lines of ``data[start:end]`` (which ends with a newline) and their
-    lengths: split and decoded chunk by chunk, the per-line loops in C (``map``)."""
-    entries: list[Entry] = []
-    lengths: list[int] = []
+    lengths, a chunk of about ``_DECODE_CHUNK`` bytes at a time: split and decoded with the
+    per-line loops in C (``map``)."""
     while start < end:
         stop = (
             data.rfind(b"\n", start, min(start + _DECODE_CHUNK, end)) + 1
@@ -217,10 +258,12 @@ def _decode_lines(data: bytes, start: int, end: int) -> tuple[list[Entry], list[
         if stop <= start:  # one line longer than a chunk
             stop = data.find(b"\n", start, end) + 1
         lines = data[start : stop - 1].split(b"\n")
-        entries.extend(map(orjson.loads, lines))
-        lengths.extend(map(len, lines))
+        yield list(map(orjson.loads, lines)), list(map(len, lines))
         start = stop
-    return entries, lengths
+
+
+#: Bytes split into lines at a time by the cold open (a copy of all of them would cost a file size).
+_DECODE_CHUNK = 2 << 20
 
 
 def _opened(

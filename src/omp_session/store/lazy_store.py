@@ -111,17 +111,20 @@ class LazyStore:
         markers: Markers,
         decoded: list[Entry] | None = None,
         positions: dict[str, int] | None = None,
+        *,
+        cached: dict[int, Entry] | None = None,
     ) -> None:
         """``decoded``: every indexed entry, already decoded and transformed (a cold open has just
-        read them all); ``positions``: the position of each id, when the caller has it."""
+        read them all); ``cached``: some of them by position (a cold open that kept only those);
+        ``positions``: the position of each id, when the caller has it."""
         self.path = path
         self.fd = fd
         self.index = index
         self.blobs = blobs
         self.markers = markers
-        self._cache: dict[int, Entry] = {}
+        self._cache: dict[int, Entry] = cached if cached is not None else {}
         self._decoded = decoded
-        self.opened_cold = decoded is not None
+        self.opened_cold = decoded is not None or cached is not None
         self._positions: dict[str, int] | None = positions
         self._ids: list[str | None] | None = None
         self._absent: set[str] = set()  # ids known not to be in the indexed part
