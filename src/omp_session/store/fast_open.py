@@ -348,7 +348,7 @@ def _meta(
         "fingerprint": fingerprint(lambda n, at: data[at : at + n], covered, data[header[0] : sum(header)]),
         "markers": markers.to_list(),
         # The lines a transform may change; without any marker, none (and no scan for them).
-        "marked": marked_lines(data, 0, covered, builder.offsets, builder.lengths, 0)
+        "marked": marked_lines(data, 0, covered, builder.offsets, builder.lengths, 0, markers)
         if markers.any
         else None,
         "issues": issues,

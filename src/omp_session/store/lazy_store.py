@@ -78,15 +78,30 @@ class Markers:
 
 
 def marked_lines(
-    data: bytes, begin: int, end: int, offsets: Sequence[int], lengths: Sequence[int], shift: int
+    data: bytes,
+    begin: int,
+    end: int,
+    offsets: Sequence[int],
+    lengths: Sequence[int],
+    shift: int,
+    markers: Markers | None = None,
 ) -> list[int]:
     """Positions of the lines in ``data[begin:end]`` that hold a transform marker or a ``\\u``
     escape (only those can need ``LazyStore.transform``); line ``p`` starts at byte
-    ``offsets[p] - shift`` of ``data``."""
+    ``offsets[p] - shift`` of ``data``. ``markers``: those of that same range when the caller
+    has them (a marker it lacks needs no second scan of the whole range)."""
     hits: list[int] = []
     # A \\u escape needs a backslash: one byte, found far faster than the two-byte pattern.
     escapes = data.find(b"\\", begin, end) >= 0
-    for marker in (_BLOB, _OPENAI, _ESCAPE) if escapes else (_BLOB, _OPENAI):
+    wanted = [
+        marker
+        for marker, present in (
+            (_BLOB, markers is None or markers.blob),
+            (_OPENAI, markers is None or markers.openai),
+        )
+        if present
+    ]
+    for marker in (*wanted, _ESCAPE) if escapes else wanted:
         at = data.find(marker, begin, end)
         while at >= 0:
             hits.append(at + shift)
