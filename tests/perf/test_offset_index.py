@@ -438,3 +438,41 @@ def test_changed_in_place_by_times_size_and_crc(tmp_path: Path) -> None:
     os.utime(path, ns=(stat.st_mtime_ns + 10**9, stat.st_mtime_ns + 10**9))
     assert offset_index.changed_in_place(settled, os.stat(path), read)
     assert offset_index.changed_in_place({"covered": 11}, stat, read)  # an index without the record
+
+
+def test_a_cold_open_drops_entries_of_any_shape_before_a_compaction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The cold open keeps the state entries before the latest compaction by their type, which may
+    # be any JSON value in a damaged (but valid) file: a list is dropped like any other entry.
+    from omp_session.store import fast_open
+
+    path = _session(tmp_path / "s.jsonl", 40, compaction_at=30)
+    data = path.read_bytes().replace(b'"type":"message","id":"e5"', b'"type":["message"],"id":"e5"')
+    path.write_bytes(data)
+    expected = full_snapshot(path, monkeypatch)
+    monkeypatch.setattr(fast_open, "_DECODE_CHUNK", 64)
+    with SessionManager.open(path, read_only=True) as manager:
+        assert opened_cold(manager)
+        assert snapshot(manager) == expected
+
+
+def test_a_racy_index_is_checked_in_full_once_then_settled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An index of a file modified right before indexing carries a CRC, checked by the next open;
+    # once the file is no longer recent, that open writes the index again without it.
+    path = _with_answers(tmp_path / "s.jsonl", 3000)
+    SessionManager.open(path, read_only=True).close()
+    index = read_index(path)
+    assert index is not None and index.meta["racy_crc"] is not None
+    monkeypatch.setattr(offset_index, "RACY_NS", 0)  # as if 2 s had passed
+    with SessionManager.open(path, read_only=True) as manager:
+        assert is_lazy(manager) and not opened_cold(manager)
+        assert manager.get_usage_statistics().cost == 0.75
+    settled = read_index(path)
+    assert settled is not None and settled.meta["racy_crc"] is None
+    assert settled.meta["stat"] == index.meta["stat"] and list(settled.offsets) == list(index.offsets)
+    with SessionManager.open(path, read_only=True) as manager:
+        assert is_lazy(manager) and not opened_cold(manager)
+        assert snapshot(manager) == full_snapshot(path, monkeypatch)
