@@ -370,19 +370,13 @@ class SessionIndex:
             if nodes and parents[0] is not None:
                 others.insert(0, 0)
         labels = self.labels
-        if others or len(labels) > 16:
-            lookup: dict[Any, SessionTreeNode] = dict(zip(ids, nodes, strict=True))
-            lookup.pop(None, None)  # entries without an id are never a parent
-            find = lookup.get
-            for position in others:
-                targets[position] = find(parents[position - start])
-            for target, label in labels.items():
-                if (labelled := find(target)) is not None:
-                    labelled.label = label
-        else:  # a few labels: find their entries by a C-speed search of the id list
-            for target, label in labels.items():
-                if target in by_id:
-                    nodes[ids.index(target)].label = label
+        wanted = [parents[position - start] for position in others]
+        find = _nodes_by_id(ids, nodes, [*wanted, *labels]).get
+        for position, parent in zip(others, wanted, strict=True):
+            targets[position] = find(parent)
+        for target, label in labels.items():
+            if (labelled := find(target)) is not None:
+                labelled.label = label
         return _attached(nodes, targets)
 
     def _build_tree_with_duplicates(self) -> list[SessionTreeNode]:
@@ -423,6 +417,19 @@ def _attached(nodes: list[SessionTreeNode], targets: list[SessionTreeNode | None
     for parent_node in {id(n): n for n in several}.values():
         _sort_by_timestamp(parent_node.children)
     return roots
+
+
+def _nodes_by_id(ids: list[Any], nodes: list[Any], wanted: list[Any]) -> dict[Any, SessionTreeNode]:
+    """The nodes of the ``wanted`` ids (unique ids, strings or ``None``), found by one C-speed
+    pass of set membership over the ids: cheaper than a map of every id when few are wanted
+    (the parents of branch points, labelled entries)."""
+    wanted_ids = set(wanted)
+    wanted_ids.discard(None)  # an entry without an id is nobody's parent
+    if len(wanted_ids) * 8 > len(ids):
+        found = dict(zip(ids, nodes, strict=True))
+        found.pop(None, None)
+        return found
+    return {ids[at]: nodes[at] for at in compress(range(len(ids)), map(wanted_ids.__contains__, ids))}
 
 
 def _roots(parents: Sequence[int]) -> list[int]:
