@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from omp_session import EntryNotFoundError, SessionError, SessionManager
 from omp_session.model.tree import SessionIndex, SessionTreeNode
@@ -389,3 +391,42 @@ def test_get_children_and_labels_through_the_manager(session: SessionManager) ->
     assert session.get_labels() == {u1: "start"}
     session.get_labels()[u1] = "mutated"
     assert session.get_label(u1) == "start"  # get_labels returns a copy
+
+
+def _shape(nodes: list[SessionTreeNode]) -> list[Any]:
+    # The whole tree, pre-order (``walk`` stops at a node already on the path: duplicates can loop).
+    return [
+        [(id(node.entry), node.label, depth, len(node.children)) for node, depth in root.walk()]
+        for root in nodes
+    ]
+
+
+_ODD_IDS = ["a", "b", "c", "d", "", None, 7]
+
+
+@given(
+    links=st.lists(
+        st.tuples(st.sampled_from(_ODD_IDS), st.sampled_from([*_ODD_IDS, "zz"]), st.integers(0, 3)),
+        max_size=12,
+    ),
+    labels=st.lists(st.tuples(st.sampled_from(_ODD_IDS), st.sampled_from(["L", ""])), max_size=3),
+)
+def test_fast_tree_build_equals_the_general_one(links: list[tuple[Any, Any, int]], labels: list[Any]) -> None:
+    # get_tree's C-speed build (parent = previous entry when the ids say so) against the general
+    # node-by-node rules, on ids and parents of every odd kind: empty, missing, not strings,
+    # self-parents, forward links, cycles, duplicates, same and out-of-order timestamps.
+    entries: list[dict[str, Any]] = []
+    for entry_id, parent, minute in links:
+        entries.append(
+            {
+                "type": "message",
+                "id": entry_id,
+                "parentId": parent,
+                "timestamp": f"2025-01-01T00:0{minute}:00Z",
+            }
+        )
+    for target, label in labels:
+        entries.append({"type": "label", "id": None, "parentId": None, "targetId": target, "label": label})
+    index = SessionIndex(entries)
+    fast = index.get_tree()
+    assert _shape(fast) == _shape(index._build_tree_with_duplicates())

@@ -177,3 +177,59 @@ def test_appends_and_branches_after_a_lazy_open(
         expected = full_snapshot(lazy_path, monkeypatch)
         with SessionManager.open(lazy_path, read_only=True) as reopened:
             assert snapshot(reopened) == expected
+
+
+@SETTINGS
+@given(lines=session_lines(), where=st.integers(0, 1 << 20), byte=st.sampled_from([b"b", b"1", b" ", b"}"]))
+def test_an_edit_in_place_after_indexing_reads_like_a_full_load(
+    lines: list[bytes], where: int, byte: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 11 item 8: one byte after the header changed in place (same size: a letter of a text,
+    # a key, a keyword; the line may turn malformed), right after the index was written. Whatever
+    # it hits, the next open reads what a full load of the edited file reads. The fingerprint's
+    # sampled blocks shrunk to a byte each: these small files would otherwise be sampled whole.
+    monkeypatch.setattr(offset_index, "_SAMPLE", 1)
+    monkeypatch.setattr(offset_index, "_TAIL_SAMPLE", 1)
+    with tempfile.TemporaryDirectory() as directory:
+        path = _write(directory, lines)
+        SessionManager.open(path, read_only=True).close()  # a load that writes the index
+        data = bytearray(path.read_bytes())
+        start = len(lines[0])
+        if len(data) <= start:
+            return
+        at = start + where % (len(data) - start)
+        if data[at] == 10:
+            at = max(start, at - 1)  # keep the line structure: the edit stays inside a line
+        data[at : at + 1] = byte
+        with path.open("r+b") as handle:
+            handle.write(bytes(data))
+        expected = full_snapshot(path, monkeypatch)
+        with SessionManager.open(path, read_only=True) as manager:
+            assert snapshot(manager) == expected
+
+
+@SETTINGS
+@given(lines=jump_back_lines() | session_lines(weird=False), chunk=st.sampled_from([1, 200, 4096]))
+def test_cold_opens_that_keep_only_the_tail_read_like_a_full_load(
+    lines: list[bytes], chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 12 item 5: once a compaction is indexed, the cold open keeps only the entries from its
+    # first kept entry on (and the state entries and labels before it), chunk by chunk; the rest
+    # is read through the index when asked for, including on a branch that jumps back before it.
+    from omp_session.store import fast_open
+
+    with tempfile.TemporaryDirectory() as directory:
+        path = _write(directory, lines)
+        expected = full_snapshot(path, monkeypatch)
+        monkeypatch.setattr(fast_open, "_DECODE_CHUNK", chunk)
+        with SessionManager.open(path, read_only=True) as manager:
+            assert opened_cold(manager)
+            assert ordered(manager.build_session_context().to_dict()) == expected["context_order"]
+            assert snapshot(manager) == expected
+        for leaf_id in ("m0", "b0", "e3"):
+            index_path(path).unlink(missing_ok=True)
+            with SessionManager.open(path, read_only=True) as manager:
+                if manager.get_entry(leaf_id) is not None:
+                    manager.branch(leaf_id)
+                    context = manager.build_session_context().to_dict()
+                    assert ordered(context) == ordered(_full_context_at(path, leaf_id, monkeypatch))

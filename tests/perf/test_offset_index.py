@@ -344,3 +344,135 @@ def test_the_cold_open_decodes_in_chunks_of_any_size(
     with SessionManager.open(path, read_only=True) as manager:
         assert opened_cold(manager)
         assert snapshot(manager) == expected
+
+
+def _with_answers(path: Path, count: int) -> Path:
+    # ``count`` entries with an assistant answer at entry 200, whose usage the test edits: far
+    # from every block the fingerprint samples, and the line keeps its id and links, so no read
+    # through the index can tell the difference.
+    lines = [encode_line(HEADER)]
+    for number in range(count):
+        entry = _entry(number, f"e{number - 1}" if number else None)
+        if number == 200:
+            entry["message"] = {
+                "role": "assistant",
+                "content": [],
+                "provider": "p",
+                "model": "m",
+                "usage": {"input": 11, "output": 22, "cost": {"total": 0.75}},
+                "timestamp": 1,
+            }
+        lines.append(encode_line(entry))
+    path.write_bytes(b"".join(lines))
+    return path
+
+
+def _edit_usage_in_place(path: Path) -> None:
+    data = path.read_bytes()
+    edited = data.replace(b'"output":22', b'"output":99').replace(b'"total":0.75', b'"total":0.95')
+    assert len(edited) == len(data) and edited != data
+    with path.open("r+b") as handle:  # same size, in place, ids and links untouched
+        handle.write(edited)
+
+
+def _full_usage(path: Path) -> dict[str, float | None]:
+    with SessionManager.open(path, read_only=True, runtime=Runtime(offset_index=False)) as full:
+        return full.get_usage_statistics().to_dict()
+
+
+def test_an_edit_in_place_that_keeps_ids_and_links_is_noticed_by_the_times(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 11 item 8, the stale usage totals: the edit is far from the sampled blocks and changes
+    # no id or link, so only the file's recorded times (size equal, mtime not) tell.
+    monkeypatch.setattr(offset_index, "RACY_NS", 0)  # never racy: the times alone decide
+    path = _with_answers(tmp_path / "s.jsonl", 12000)
+    SessionManager.open(path, read_only=True).close()  # writes the index
+    with SessionManager.open(path, read_only=True) as manager:
+        assert is_lazy(manager) and manager.get_usage_statistics().cost == 0.75
+    recorded = os.stat(path)
+    _edit_usage_in_place(path)
+    later = recorded.st_mtime_ns + 1_000_000_000  # another tick of the clock, whatever its granularity
+    os.utime(path, ns=(later, later))
+    with SessionManager.open(path, read_only=True) as manager:
+        assert manager.get_usage_statistics().to_dict() == _full_usage(path)
+        assert manager.get_usage_statistics().cost == 0.95
+        assert manager.get_entries() == load_session(path).entries
+    with SessionManager.open(path, read_only=True) as manager:  # the index rebuilt, then trusted
+        assert is_lazy(manager) and manager.get_usage_statistics().cost == 0.95
+
+
+def test_an_edit_in_place_right_after_indexing_is_noticed(tmp_path: Path) -> None:
+    # The same edit within the same clock tick as the indexing (the times may not change): the
+    # index of a file modified that recently carries a CRC of what it covers.
+    path = _with_answers(tmp_path / "s.jsonl", 12000)
+    SessionManager.open(path, read_only=True).close()
+    index = read_index(path)
+    assert index is not None and index.meta["racy_crc"] is not None
+    _edit_usage_in_place(path)
+    with SessionManager.open(path, read_only=True) as manager:
+        assert manager.get_usage_statistics().to_dict() == _full_usage(path)
+        assert manager.get_usage_statistics().cost == 0.95
+
+
+def test_changed_in_place_by_times_size_and_crc(tmp_path: Path) -> None:
+    # The rule itself, on the file's real stat: appends allowed, equal size with other times or a
+    # shorter file not, and a racy index checked against its CRC.
+    path = tmp_path / "f"
+    path.write_bytes(b"0123456789\n")
+    stat = os.stat(path)
+    content = path.read_bytes()
+    read = lambda n, at: content[at : at + n]  # noqa: E731
+    meta = {"covered": 11, **offset_index.file_state(stat, read, 11)}
+    assert not offset_index.changed_in_place(meta, stat, read)
+    assert meta["racy_crc"] is not None  # just written
+    assert offset_index.changed_in_place(meta, stat, lambda n, at: b"x" * n)
+    settled = {**meta, "racy_crc": None}
+    assert not offset_index.changed_in_place(settled, stat, lambda n, at: b"x" * n)  # only the times
+    with path.open("ab") as handle:
+        handle.write(b"appended\n")
+    assert not offset_index.changed_in_place(settled, os.stat(path), read)
+    path.write_bytes(b"0123")
+    assert offset_index.changed_in_place(settled, os.stat(path), read)
+    path.write_bytes(b"9876543210\n")
+    os.utime(path, ns=(stat.st_mtime_ns + 10**9, stat.st_mtime_ns + 10**9))
+    assert offset_index.changed_in_place(settled, os.stat(path), read)
+    assert offset_index.changed_in_place({"covered": 11}, stat, read)  # an index without the record
+
+
+def test_a_cold_open_drops_entries_of_any_shape_before_a_compaction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The cold open keeps the state entries before the latest compaction by their type, which may
+    # be any JSON value in a damaged (but valid) file: a list is dropped like any other entry.
+    from omp_session.store import fast_open
+
+    path = _session(tmp_path / "s.jsonl", 40, compaction_at=30)
+    data = path.read_bytes().replace(b'"type":"message","id":"e5"', b'"type":["message"],"id":"e5"')
+    path.write_bytes(data)
+    expected = full_snapshot(path, monkeypatch)
+    monkeypatch.setattr(fast_open, "_DECODE_CHUNK", 64)
+    with SessionManager.open(path, read_only=True) as manager:
+        assert opened_cold(manager)
+        assert snapshot(manager) == expected
+
+
+def test_a_racy_index_is_checked_in_full_once_then_settled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An index of a file modified right before indexing carries a CRC, checked by the next open;
+    # once the file is no longer recent, that open writes the index again without it.
+    path = _with_answers(tmp_path / "s.jsonl", 3000)
+    SessionManager.open(path, read_only=True).close()
+    index = read_index(path)
+    assert index is not None and index.meta["racy_crc"] is not None
+    monkeypatch.setattr(offset_index, "RACY_NS", 0)  # as if 2 s had passed
+    with SessionManager.open(path, read_only=True) as manager:
+        assert is_lazy(manager) and not opened_cold(manager)
+        assert manager.get_usage_statistics().cost == 0.75
+    settled = read_index(path)
+    assert settled is not None and settled.meta["racy_crc"] is None
+    assert settled.meta["stat"] == index.meta["stat"] and list(settled.offsets) == list(index.offsets)
+    with SessionManager.open(path, read_only=True) as manager:
+        assert is_lazy(manager) and not opened_cold(manager)
+        assert snapshot(manager) == full_snapshot(path, monkeypatch)

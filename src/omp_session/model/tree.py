@@ -13,8 +13,10 @@ docs/durability.md:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import compress, repeat
+from operator import eq, not_
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from omp_session.format.entries import is_assistant_entry
@@ -31,7 +33,7 @@ __all__ = ["EntryIndex", "RereadCallback", "SessionIndex", "SessionTreeNode"]
 Entry = dict[str, Any]
 
 
-@dataclass
+@dataclass(slots=True)  # slots: one node per entry, built 100k at a time by get_tree
 class SessionTreeNode:
     """One node of :meth:`SessionIndex.get_tree`: the entry, its sorted children and its label."""
 
@@ -165,6 +167,9 @@ class SessionIndex:
         self._has_duplicates = False
         self._cycle_roots: set[str] | None = set()
         self._awaited: set[str] = set()  # parent ids named before an entry with that id arrived
+        #: The parent position of each of the first entries, when a bulk build knew them (see
+        #: ``of_unique``); dropped when an added entry changes an earlier entry's parent.
+        self._parent_positions: Sequence[int] | None = None
         for entry in entries:
             self.add(entry)
 
@@ -173,7 +178,7 @@ class SessionIndex:
         cls,
         entries: list[Entry],
         ids: list[str | None],
-        roots: Iterable[int],
+        parents: Sequence[int],
         awaited: Iterable[str],
         labels: Iterable[Entry],
     ) -> SessionIndex:
@@ -182,8 +187,9 @@ class SessionIndex:
         :mod:`omp_session.store.index_builder`): the same index as ``SessionIndex(entries)``
         without the per-entry work, so that loading every entry costs little more than decoding.
 
-        ``ids``: each entry's id (``None`` where it has no string id); ``roots``: the positions of
-        the entries without a parent among them; ``awaited``: parent ids no entry has;
+        ``ids``: each entry's id (``None`` where it has no string id); ``parents``: each entry's
+        parent's position (``-1`` for a root: no, an empty, an unknown or its own parent id), kept
+        to build the tree without looking parents up by id; ``awaited``: parent ids no entry has;
         ``labels``: the label entries in file order.
         """
         index = cls()
@@ -191,10 +197,11 @@ class SessionIndex:
         by_id.pop(None, None)
         index.entries, index.by_id, index._children = entries, cast("dict[str, Entry]", by_id), None
         index._awaited = set(awaited)
+        index._parent_positions = parents
         # No link names a later entry, so the only cycles are self-parents (roots, as in ``add``).
         index._cycle_roots = {
             entry_id
-            for position in roots
+            for position in _roots(parents)
             if (entry_id := ids[position]) is not None and entries[position].get("parentId") == entry_id
         }
         for label in labels:
@@ -215,6 +222,7 @@ class SessionIndex:
                 self._cycle_roots = None  # earlier entries named this id as parent: may close a cycle
             elif entry_id in self._awaited:
                 self._cycle_roots = None  # an earlier entry's forward parent link may close a cycle
+                self._parent_positions = None  # ... and now names this entry
             self.by_id[entry_id] = entry
             parent = _parent_id(entry)
             if parent is not None and parent not in self.by_id:
@@ -322,6 +330,57 @@ class SessionIndex:
             return self._build_tree()
 
     def _build_tree(self) -> list[SessionTreeNode]:
+        """One node per entry, with C-speed passes and one Python loop that attaches each node to
+        its parent's. The parent of each node comes from the parent positions of a bulk build
+        when known, else from comparing the list of parent ids with the list of ids shifted by
+        one (a session grows one entry after the other); only the other entries (roots, the first
+        entry of a branch, entries added since) look their parent up by id."""
+        if self._has_duplicates:
+            return self._build_tree_with_duplicates()
+        entries, by_id = self.entries, self.by_id
+        # Unique string ids: ``by_id``'s keys are the ids in file order already.
+        ids: list[Any] = list(by_id) if len(by_id) == len(entries) else [e.get("id") for e in entries]
+        known = self._parent_positions
+        start = 0 if known is None else len(known)  # parent ids needed from here on
+        parents: list[Any] = list(map(dict.get, entries[start:] if start else entries, repeat("parentId")))
+        if not (len(by_id) == len(entries) or _only_strings(ids)) or not _only_strings(parents):
+            return self._build_tree_with_duplicates()  # odd ids: the general rules, node by node
+        if "" in parents:  # an empty parent id means "no parent" (``_parent_id``)
+            parents = [parent or None for parent in parents]
+        cycle_roots = self.cycle_roots()
+        if cycle_roots:  # their parent link is ignored (a self-parent is one of them)
+            parents = [
+                None if entry_id in cycle_roots else p
+                for entry_id, p in zip(ids[start:], parents, strict=True)
+            ]
+        node = SessionTreeNode
+        nodes: list[Any] = [node(entry, []) for entry in entries]
+        if known is not None:
+            nodes.append(None)  # the parent of position -1: none
+            targets: list[SessionTreeNode | None] = list(map(nodes.__getitem__, known))
+            nodes.pop()
+            targets.extend(repeat(None, len(parents)))  # entries added since: by id
+            others = [start + at for at, parent in enumerate(parents) if parent is not None]
+        else:
+            targets = [None, *nodes[:-1]] if nodes else []
+            # parents[i] == ids[i - 1] (an entry without an id is nobody's parent, not even of one
+            # without a parent)
+            plain = ids if None not in ids else [_NO_ID if i is None else i for i in ids]
+            others = list(compress(range(1, len(nodes)), map(not_, map(eq, parents[1:], plain))))
+            if nodes and parents[0] is not None:
+                others.insert(0, 0)
+        labels = self.labels
+        wanted = [parents[position - start] for position in others]
+        find = _nodes_by_id(ids, nodes, [*wanted, *labels]).get
+        for position, parent in zip(others, wanted, strict=True):
+            targets[position] = find(parent)
+        for target, label in labels.items():
+            if (labelled := find(target)) is not None:
+                labelled.label = label
+        return _attached(nodes, targets)
+
+    def _build_tree_with_duplicates(self) -> list[SessionTreeNode]:
+        # The general rules: omp attaches the node of a duplicated id once per occurrence (§6.4).
         nodes: dict[str, SessionTreeNode] = {}
         for indexed_id, indexed in self.by_id.items():
             nodes[indexed_id] = SessionTreeNode(indexed, [], self.labels.get(indexed_id))
@@ -329,7 +388,6 @@ class SessionIndex:
         cycle_roots = self.cycle_roots()
         for entry in self.entries:
             entry_id: str | None = _entry_id(entry)
-            # omp attaches the node of a duplicated id once per occurrence (§6.4).
             node = nodes[entry_id] if entry_id is not None else SessionTreeNode(entry)
             parent = _parent_id(entry)
             if parent is None or parent == entry_id or entry_id in cycle_roots or parent not in nodes:
@@ -340,6 +398,52 @@ class SessionIndex:
             if len(node.children) > 1:
                 _sort_by_timestamp(node.children)
         return roots
+
+
+def _attached(nodes: list[SessionTreeNode], targets: list[SessionTreeNode | None]) -> list[SessionTreeNode]:
+    # Each node appended to its target's children (None: a root) in file order, then the
+    # children of each node with several sorted by time (omp's getTree); the roots returned.
+    roots: list[SessionTreeNode] = []
+    several: list[SessionTreeNode] = []  # parents given a second (third ...) child
+    add_root = roots.append
+    for child, parent_node in zip(nodes, targets, strict=True):
+        if parent_node is None:
+            add_root(child)
+        elif parent_node.children:
+            parent_node.children.append(child)
+            several.append(parent_node)
+        else:
+            parent_node.children.append(child)
+    for parent_node in {id(n): n for n in several}.values():
+        _sort_by_timestamp(parent_node.children)
+    return roots
+
+
+def _nodes_by_id(ids: list[Any], nodes: list[Any], wanted: list[Any]) -> dict[Any, SessionTreeNode]:
+    """The nodes of the ``wanted`` ids (unique ids, strings or ``None``), found by one C-speed
+    pass of set membership over the ids: cheaper than a map of every id when few are wanted
+    (the parents of branch points, labelled entries)."""
+    wanted_ids = set(wanted)
+    wanted_ids.discard(None)  # an entry without an id is nobody's parent
+    if len(wanted_ids) * 8 > len(ids):
+        found = dict(zip(ids, nodes, strict=True))
+        found.pop(None, None)
+        return found
+    return {ids[at]: nodes[at] for at in compress(range(len(ids)), map(wanted_ids.__contains__, ids))}
+
+
+def _roots(parents: Sequence[int]) -> list[int]:
+    """The positions whose parent position is -1, found in C: the root of a session and the rare
+    entry without a known parent are few among many."""
+    return list(compress(range(len(parents)), map((0).__gt__, parents)))
+
+
+_NO_ID = object()  # stands for a missing id where ``None`` would equal a missing parent
+
+
+def _only_strings(values: list[Any]) -> bool:
+    """Every value a string or ``None`` (what the fast tree build relies on), checked in C."""
+    return set(map(type, values)) <= {str, type(None)}
 
 
 def _children_of(entries: Iterable[Entry]) -> dict[str, list[str]]:
@@ -361,5 +465,7 @@ def _sort_by_timestamp(children: list[SessionTreeNode]) -> None:
         ms = iso_to_ms(child.entry.get("timestamp"))
         previous = float(ms) if ms is not None else previous
         keys.append(previous)
+    if all(map(float.__le__, keys, keys[1:])):
+        return  # already in order (the usual case: children are appended as time goes on)
     order = sorted(range(len(children)), key=keys.__getitem__)
     children[:] = [children[i] for i in order]

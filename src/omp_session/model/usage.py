@@ -120,10 +120,14 @@ class UsageStatistics:
         if isinstance(orchestration, dict):
             for total, key in _ORCHESTRATION:
                 setattr(self, total, getattr(self, total) + (_number(orchestration.get(key)) or 0))
-        self.premiumRequests += _number(usage.get("premiumRequests")) or 0
-        cost = usage.get("cost")
+        value = get("premiumRequests")
+        if value is not None:  # absent from most usage: no call for it then
+            self.premiumRequests += _number(value) or 0
+        cost = get("cost")
         if isinstance(cost, dict):
-            self.cost += _number(cost.get("total")) or 0
+            value = cost.get("total")
+            # ``or 0``: a zero total adds the integer 0 (a float 0.0 would make an all-zero total 0.0)
+            self.cost += (value if type(value) is int or type(value) is float else _number(value)) or 0
 
     def _missing(self, key: str) -> None:
         if key not in self.missing:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from itertools import accumulate
 from pathlib import Path
 from typing import Any, NamedTuple, cast
@@ -30,6 +31,7 @@ from omp_session.format.entries import CURRENT_VERSION
 from omp_session.format.migrate import header_version
 from omp_session.format.title_slot import TitleSlot, fold_into_header, split_slot
 from omp_session.gcpause import gc_paused
+from omp_session.model.context import CONTEXT_STATE_ENTRY_TYPES
 from omp_session.model.usage import UsageStatistics
 from omp_session.store import offset_index
 from omp_session.store.file import FileStorage
@@ -37,7 +39,14 @@ from omp_session.store.index_builder import ComplexSession, IndexBuilder, State,
 from omp_session.store.lazy_index import LazyEntries, LazySessionIndex
 from omp_session.store.lazy_store import LazyStore, Markers, StaleIndex, marked_lines
 from omp_session.store.loading import LoadedSession, is_session_header
-from omp_session.store.offset_index import OffsetIndex, fingerprint, read_index, write_index
+from omp_session.store.offset_index import (
+    OffsetIndex,
+    changed_in_place,
+    file_state,
+    fingerprint,
+    read_index,
+    write_index,
+)
 from omp_session.store.regular import open_regular
 
 __all__ = ["IndexedOpen", "open_cold", "open_indexed", "remember_index"]
@@ -100,10 +109,17 @@ def _open_with(
     header_line = os.pread(fd, header_length, header_offset)
     if [stat.st_dev, stat.st_ino] != index.meta.get("file"):
         raise StaleIndex("another file at this path (replaced by a rewrite)")
-    if stat.st_size < covered or fingerprint(
-        lambda n, at: os.pread(fd, n, at), covered, header_line
-    ) != index.meta.get("fingerprint"):
+    read = lambda n, at: os.pread(fd, n, at)  # noqa: E731
+    if stat.st_size < covered or fingerprint(read, covered, header_line) != index.meta.get("fingerprint"):
         raise StaleIndex("the file changed")
+    if changed_in_place(index.meta, stat, read):
+        raise StaleIndex("the file was changed in place since it was indexed")
+    if index.meta.get("racy_crc") is not None and stat.st_size == index.meta["stat"][0]:
+        # Verified in full once; no longer recent, it need not be again (a later edit changes the times).
+        settled = file_state(stat, read, covered)
+        if settled["racy_crc"] is None:
+            index.meta.update(settled)
+            write_index(path, index)
     header = orjson.loads(header_line)
     if not is_session_header(header):
         raise StaleIndex("no header")
@@ -115,7 +131,7 @@ def _open_with(
     rest = os.pread(fd, stat.st_size - covered, covered) if stat.st_size > covered else b""
     cut = rest.rfind(b"\n") + 1
     if cut:
-        index = _extend(path, index, rest[:cut], fd, header_line)
+        index = _extend(path, index, rest[:cut], fd, header_line, stat)
     tail = rest[cut:]
     store = LazyStore(
         path, fd, index, storage.blobs, Markers(*index.meta["markers"]).merged(Markers.of(tail))
@@ -157,13 +173,9 @@ def open_cold(path: Path, data: bytes, storage: FileStorage) -> IndexedOpen | No
             fold_into_header(header, slot)
         builder = IndexBuilder()
         with gc_paused():  # the entries are acyclic: see gcpause.py
-            entries, lengths = _decode_lines(data, header_end + 1, covered)
-            # Offsets in C too: each line starts one byte (its newline) after the previous one ends.
-            offsets = list(accumulate(map((1).__add__, lengths[:-1]), initial=header_end + 1))
-            del offsets[len(lengths) :]  # no entry line at all: not even the first offset
-            builder.add_all(entries, offsets, lengths)
-        line_count = len(lengths) + (2 if slot is not None else 1)
-        meta = _meta(data, covered, header_span, builder, [], [stat.st_dev, stat.st_ino], lines=line_count)
+            kept = _index_lines(data, header_end + 1, covered, builder)
+        line_count = len(builder) + (2 if slot is not None else 1)
+        meta = _meta(data, covered, header_span, builder, [], stat, lines=line_count)
         index = OffsetIndex.from_builder(builder, meta)
     except (orjson.JSONDecodeError, AttributeError, ComplexSession, OverflowError, OSError):
         # AttributeError: a line that is not an object (it has no ``get``).
@@ -174,26 +186,71 @@ def open_cold(path: Path, data: bytes, storage: FileStorage) -> IndexedOpen | No
     except (OSError, CorruptSessionError):
         return None
     markers = Markers(*meta["markers"]).merged(Markers.of(tail))
-    store = LazyStore(path, fd, index, storage.blobs, markers, entries, builder.id_positions)
+    every, some = (kept, None) if isinstance(kept, list) else (None, kept)
+    store = LazyStore(path, fd, index, storage.blobs, markers, every, builder.id_positions, cached=some)
     try:
         for position in store.marked:  # what parse_session's transforms change (lazy_store.py)
-            offset = index.offsets[position]
-            store.transform(entries[position], data[offset : offset + index.lengths[position]])
+            entry = every[position] if every is not None else some.get(position) if some else None
+            if entry is not None:  # (an entry not kept is transformed when it is read)
+                offset = index.offsets[position]
+                store.transform(entry, data[offset : offset + index.lengths[position]])
         return _opened(header, store, builder.usage, builder.has_assistant, tail, len(data), slot)
     except BaseException:
         store.close()
         raise
 
 
-#: Bytes split into lines at a time by the cold open (a copy of all of them would cost a file size).
-_DECODE_CHUNK = 8 << 20
+#: What the cold open keeps of the lines before the last compaction: the entries whose kind a
+#: context replays as state, and labels (few, and read by every context and ``get_labels``).
+_KEPT_KINDS = (CONTEXT_STATE_ENTRY_TYPES - {"message"}) | {"label"}
 
 
-def _decode_lines(data: bytes, start: int, end: int) -> tuple[list[Entry], list[int]]:
+def _index_lines(data: bytes, start: int, end: int, builder: IndexBuilder) -> list[Entry] | dict[int, Entry]:
+    """Decode and index the lines of ``data[start:end]`` chunk by chunk. Returns every entry (a
+    list) while the file has no compaction: the leaf's context is its whole path then. Once it
+    has one, only what the leaf's context most likely reads is kept (by position): the entries
+    from the first kept entry of the latest compaction on, and the state entries and labels
+    before it; the others are dropped chunk by chunk and read through the index if a caller asks
+    (issue 12 item 5: the open of a compacted 50 MB session peaks at 2.9× the file's size, one of
+    them its bytes, instead of 6.6×)."""
+    everything: list[Entry] | None = []
+    recent: dict[int, Entry] = {}  # positions from ``floor`` on
+    states: dict[int, Entry] = {}  # state entries and labels before ``floor``
+    floor = 0
+    position = 0
+    for entries, lengths in _line_chunks(data, start, end):
+        # Offsets in C too: each line starts one byte (its newline) after the previous one ends.
+        offsets = list(accumulate(map((1).__add__, lengths[:-1]), initial=start))
+        start += sum(lengths) + len(lengths)
+        builder.add_all(entries, offsets, lengths)
+        if everything is not None and not builder.kept:
+            everything.extend(entries)
+            position += len(entries)
+            continue
+        if everything is not None:  # the first compaction: from now on, keep what is likely read
+            recent, everything = dict(enumerate(everything)), None
+        recent.update(zip(range(position, position + len(entries)), entries, strict=True))
+        position += len(entries)
+        latest = max(builder.kept)
+        new_floor = max(floor, builder.kept[latest] if builder.kept[latest] >= 0 else latest)
+        if new_floor > floor:
+            below = [at for at in recent if at < new_floor]
+            for at in below:
+                entry = recent.pop(at)
+                kind = entry.get("type")
+                if isinstance(kind, str) and kind in _KEPT_KINDS:  # (any JSON value may be a type)
+                    states[at] = entry
+            floor = new_floor
+    if everything is not None:
+        return everything
+    states.update(recent)
+    return states
+
+
+def _line_chunks(data: bytes, start: int, end: int) -> Iterator[tuple[list[Entry], list[int]]]:
     """The values of the lines of ``data[start:end]`` (which ends with a newline) and their
-    lengths: split and decoded chunk by chunk, the per-line loops in C (``map``)."""
-    entries: list[Entry] = []
-    lengths: list[int] = []
+    lengths, a chunk of about ``_DECODE_CHUNK`` bytes at a time: split and decoded with the
+    per-line loops in C (``map``)."""
     while start < end:
         stop = (
             data.rfind(b"\n", start, min(start + _DECODE_CHUNK, end)) + 1
@@ -203,10 +260,12 @@ def _decode_lines(data: bytes, start: int, end: int) -> tuple[list[Entry], list[
         if stop <= start:  # one line longer than a chunk
             stop = data.find(b"\n", start, end) + 1
         lines = data[start : stop - 1].split(b"\n")
-        entries.extend(map(orjson.loads, lines))
-        lengths.extend(map(len, lines))
+        yield list(map(orjson.loads, lines)), list(map(len, lines))
         start = stop
-    return entries, lengths
+
+
+#: Bytes split into lines at a time by the cold open (a copy of all of them would cost a file size).
+_DECODE_CHUNK = 2 << 20
 
 
 def _opened(
@@ -248,7 +307,7 @@ def _build(
     decoded: DecodedFile,
     covered: int,
     version: int,
-    file_id: list[int],
+    stat: os.stat_result,
 ) -> OffsetIndex:
     lines = data.count(b"\n", 0, covered)
     builder = IndexBuilder()
@@ -268,7 +327,7 @@ def _build(
             else:
                 builder.add(record, offset, length)
     issues = [_issue_row(issue) for issue in decoded.issues if issue.offset < covered]
-    return OffsetIndex.from_builder(builder, _meta(data, covered, header, builder, issues, file_id, version))
+    return OffsetIndex.from_builder(builder, _meta(data, covered, header, builder, issues, stat, version))
 
 
 def _meta(
@@ -277,7 +336,7 @@ def _meta(
     header: tuple[int, int],
     builder: IndexBuilder,
     issues: list[list[Any]],
-    file_id: list[int],
+    stat: os.stat_result,
     version: int = CURRENT_VERSION,
     lines: int | None = None,
 ) -> dict[str, Any]:
@@ -291,13 +350,14 @@ def _meta(
         "fingerprint": fingerprint(lambda n, at: data[at : at + n], covered, data[header[0] : sum(header)]),
         "markers": markers.to_list(),
         # The lines a transform may change; without any marker, none (and no scan for them).
-        "marked": marked_lines(data, 0, covered, builder.offsets, builder.lengths, 0)
+        "marked": marked_lines(data, 0, covered, builder.offsets, builder.lengths, 0, markers)
         if markers.any
         else None,
         "issues": issues,
         "version": version,
-        "file": file_id,
+        "file": [stat.st_dev, stat.st_ino],
         "complex": None,
+        **file_state(stat, lambda n, at: data[at : at + n], covered),
     }
 
 
@@ -320,7 +380,7 @@ def remember_index(path: Path, data: bytes, loaded: LoadedSession) -> None:
     if existing is not None and existing.meta.get("complex") and existing.covered == covered:
         return  # known not to be indexable: building again would find the same
     try:
-        index = _build(data, decoded, covered, version, [stat.st_dev, stat.st_ino])
+        index = _build(data, decoded, covered, version, stat)
     except ComplexSession as exc:
         index = OffsetIndex.from_builder(IndexBuilder(), {"covered": covered, "complex": str(exc)})
     except (OverflowError, ValueError):
@@ -362,7 +422,9 @@ def _marked_after(
     return marked + marked_lines(b"\n" + chunk, 1, len(chunk) + 1, builder.offsets, builder.lengths, base)
 
 
-def _extend(path: Path, index: OffsetIndex, chunk: bytes, fd: int, header_line: bytes) -> OffsetIndex:
+def _extend(
+    path: Path, index: OffsetIndex, chunk: bytes, fd: int, header_line: bytes, stat: os.stat_result
+) -> OffsetIndex:
     """Index the complete lines appended since ``index`` was written; store and return it."""
     decoded = _decode_after(chunk)
     base = index.covered - 1
@@ -387,6 +449,7 @@ def _extend(path: Path, index: OffsetIndex, chunk: bytes, fd: int, header_line: 
         "marked": _marked_after(index.meta["marked"], chunk, builder, base),
         "issues": issues,
         "complex": None,
+        **file_state(stat, lambda n, at: os.pread(fd, n, at), covered),
     }
     extended = OffsetIndex.from_builder(builder, meta)
     write_index(path, extended)

@@ -146,6 +146,16 @@ class IndexBuilder:
         parents, state_ids, defaults, ids = self.parents, self.state_ids, self.defaults, self.ids
         id_positions, dangling, states, apply = self.id_positions, self.dangling, self.states, self._apply
         add_usage, after_assistant = self.usage.add_entry, self._after_assistant
+        # An assistant message's usage is ``message["usage"]`` (UsageStatistics.add_entry):
+        # added directly, without classifying the entry a second time.
+        add_message_usage = self.usage.add_usage
+        add_id, add_parent, add_state, add_default = (
+            ids.append,
+            parents.append,
+            state_ids.append,
+            defaults.append,
+        )
+        has_assistant = self.has_assistant
         position = len(ids)
         for entry in entries:
             raw_id = entry.get("id")
@@ -169,7 +179,7 @@ class IndexBuilder:
                 if isinstance(message, dict):
                     role = message.get("role")
                     if role == "assistant":
-                        self.has_assistant = True
+                        has_assistant = True
                         default = position
                         after = after_assistant.get(number)
                         if after is None:
@@ -180,8 +190,8 @@ class IndexBuilder:
                             else:  # a new slot records this position as its first setter
                                 after = self.state_number(slotted)
                         number = after
-                        add_usage(entry)
-                    elif role == "toolResult":
+                        add_message_usage(message.get("usage"))
+                    elif role == "toolResult" and message.get("toolName") == "task":
                         add_usage(entry)
             elif kind == "model_usage":  # omp 18's spend entries (UsageStatistics.add_entry)
                 add_usage(entry)
@@ -192,11 +202,12 @@ class IndexBuilder:
                     number = self.state_number(state)
             if entry_id is not None:
                 id_positions[entry_id] = position
-            ids.append(entry_id)
-            parents.append(parent)
-            state_ids.append(number)
-            defaults.append(default)
+            add_id(entry_id)
+            add_parent(parent)
+            add_state(number)
+            add_default(default)
             position += 1
+        self.has_assistant = has_assistant
         self.offsets.extend(offsets)
         self.lengths.extend(lengths)
 

@@ -99,9 +99,8 @@ class LazySessionIndex:
             with gc_paused():
                 entries = store.all_entries()
                 parents = store.index.parents
-                roots = [position for position in range(len(parents)) if parents[position] < 0]
                 labels = [entries[position] for position in meta["labels"]]
-                full = SessionIndex.of_unique(entries, store.ids(), roots, meta["dangling"], labels)
+                full = SessionIndex.of_unique(entries, store.ids(), parents, meta["dangling"], labels)
                 for entry in self._extra:
                     full.add(entry)
                 self._full = full

@@ -14,6 +14,7 @@ import os
 import weakref
 from bisect import bisect_right
 from collections.abc import Collection, Iterator, Sequence
+from itertools import repeat
 from pathlib import Path
 from typing import Any, cast
 
@@ -77,15 +78,30 @@ class Markers:
 
 
 def marked_lines(
-    data: bytes, begin: int, end: int, offsets: Sequence[int], lengths: Sequence[int], shift: int
+    data: bytes,
+    begin: int,
+    end: int,
+    offsets: Sequence[int],
+    lengths: Sequence[int],
+    shift: int,
+    markers: Markers | None = None,
 ) -> list[int]:
     """Positions of the lines in ``data[begin:end]`` that hold a transform marker or a ``\\u``
     escape (only those can need ``LazyStore.transform``); line ``p`` starts at byte
-    ``offsets[p] - shift`` of ``data``."""
+    ``offsets[p] - shift`` of ``data``. ``markers``: those of that same range when the caller
+    has them (a marker it lacks needs no second scan of the whole range)."""
     hits: list[int] = []
     # A \\u escape needs a backslash: one byte, found far faster than the two-byte pattern.
     escapes = data.find(b"\\", begin, end) >= 0
-    for marker in (_BLOB, _OPENAI, _ESCAPE) if escapes else (_BLOB, _OPENAI):
+    wanted = [
+        marker
+        for marker, present in (
+            (_BLOB, markers is None or markers.blob),
+            (_OPENAI, markers is None or markers.openai),
+        )
+        if present
+    ]
+    for marker in (*wanted, _ESCAPE) if escapes else wanted:
         at = data.find(marker, begin, end)
         while at >= 0:
             hits.append(at + shift)
@@ -110,17 +126,20 @@ class LazyStore:
         markers: Markers,
         decoded: list[Entry] | None = None,
         positions: dict[str, int] | None = None,
+        *,
+        cached: dict[int, Entry] | None = None,
     ) -> None:
         """``decoded``: every indexed entry, already decoded and transformed (a cold open has just
-        read them all); ``positions``: the position of each id, when the caller has it."""
+        read them all); ``cached``: some of them by position (a cold open that kept only those);
+        ``positions``: the position of each id, when the caller has it."""
         self.path = path
         self.fd = fd
         self.index = index
         self.blobs = blobs
         self.markers = markers
-        self._cache: dict[int, Entry] = {}
+        self._cache: dict[int, Entry] = cached if cached is not None else {}
         self._decoded = decoded
-        self.opened_cold = decoded is not None
+        self.opened_cold = decoded is not None or cached is not None
         self._positions: dict[str, int] | None = positions
         self._ids: list[str | None] | None = None
         self._absent: set[str] = set()  # ids known not to be in the indexed part
@@ -268,7 +287,10 @@ class LazyStore:
         if group[-1] - group[0] + 1 == len(group):  # consecutive entries: one split, if no other line
             lines = data.split(b"\n")  # starts and ends with an empty part (the outer newlines)
             if len(lines) == len(group) + 2:
-                return lines[1:-1]
+                del lines[0], lines[-1]
+                if list(map(len, lines)) != list(lengths[group[0] : group[-1] + 1]):
+                    raise StaleIndex("the lines are not as long as the index says")
+                return lines
         found = []
         for position in group:
             begin = offsets[position] - start
@@ -304,34 +326,64 @@ class LazyStore:
                 ordered.append(value)
 
     def _read_many(
-        self, group: Sequence[int], out: dict[int, Entry], ids: list[Any], ordered: list[Entry] | None
+        self, group: Sequence[int], out: dict[int, Entry] | None, ids: list[Any], ordered: list[Entry] | None
     ) -> None:
-        """``_read_few`` for many lines: the links are checked against the decoded id column
-        (each object right after it is built, while it is in the CPU cache)."""
-        marked, loads, every = self._marked, orjson.loads, self._transform_all
-        parents = list(self.index.parents[group[0] : group[-1] + 1])  # list items are cheaper
-        first = group[0]
-        for position, line in zip(group, self._lines(group), strict=True):
-            try:
-                value = loads(line)
-            except orjson.JSONDecodeError:
-                value = self._decode(line, position)
-            if type(value) is not dict:
-                raise StaleIndex(f"entry {position} is not an object")
-            if (entry_id := value.get("id")) != ids[position] and (
-                isinstance(entry_id, str) or ids[position] is not None
-            ):
-                raise StaleIndex(f"entry {position} has another id")
-            if (parent := parents[position - first]) >= 0 and value.get("parentId") != ids[parent]:
-                raise StaleIndex(f"entry {position} has another parent")
-            if every or (marked and position in marked):
-                self.transform(value, line)
-            out[position] = value
-            if ordered is not None:
-                ordered.append(value)
+        """``_read_few`` for many lines, in bulk: the lines are decoded by one ``map`` (the loop in
+        C, as the cold open does) and their links compared with the decoded id column as whole
+        lists; only a group whose lists differ (a root with an odd parent, an id that is not a
+        string, a changed file) is looked at line by line. ``ids`` ends with an extra ``None``,
+        so that the parent position ``-1`` (a root) names it."""
+        lines = self._lines(group)
+        try:
+            values: list[Any] = list(map(orjson.loads, lines))
+        except orjson.JSONDecodeError:  # a lone surrogate and the like: the lenient decoder
+            values = [self._decode(line, position) for line, position in zip(lines, group, strict=True)]
+        if len(set(map(type, values))) != 1 or type(values[0]) is not dict:
+            raise StaleIndex("an entry is not an object")
+        parents = self.index.parents
+        if group[-1] - group[0] + 1 == len(group):
+            expected_ids = ids[group[0] : group[-1] + 1]
+            expected_parents = list(map(ids.__getitem__, parents[group[0] : group[-1] + 1]))
+        else:
+            expected_ids = list(map(ids.__getitem__, group))
+            expected_parents = [ids[parents[position]] for position in group]
+        got_ids = list(map(dict.get, values, repeat("id")))
+        got_parents = list(map(dict.get, values, repeat("parentId")))
+        if got_ids != expected_ids or got_parents != expected_parents:
+            self._check_each(group, got_ids, got_parents, expected_ids, expected_parents)
+        if self._transform_all or self._marked:
+            marked, every = self._marked, self._transform_all
+            for position, value, line in zip(group, values, lines, strict=True):
+                if every or position in marked:
+                    self.transform(value, line)
+        if out is not None:
+            out.update(zip(group, values, strict=True))
+        if ordered is not None:
+            ordered.extend(values)
 
-    def entries(self, positions: Sequence[int]) -> list[Entry]:
-        """The entries at ``positions`` (ascending), decoding those not seen before."""
+    def _check_each(
+        self,
+        group: Sequence[int],
+        got_ids: list[Any],
+        got_parents: list[Any],
+        expected_ids: list[Any],
+        expected_parents: list[Any],
+    ) -> None:
+        """The links of a group whose lists differ, line by line: an id the index recorded as
+        ``None`` may be any non-string; a root (parent ``-1``) may name any parent (null, empty,
+        its own id, one no entry has)."""
+        parents = self.index.parents
+        for position, got_id, got_parent, want_id, want_parent in zip(
+            group, got_ids, got_parents, expected_ids, expected_parents, strict=True
+        ):
+            if got_id != want_id and (isinstance(got_id, str) or want_id is not None):
+                raise StaleIndex(f"entry {position} has another id")
+            if got_parent != want_parent and parents[position] >= 0:
+                raise StaleIndex(f"entry {position} has another parent")
+
+    def entries(self, positions: Sequence[int], *, keep: bool = True) -> list[Entry]:
+        """The entries at ``positions`` (ascending), decoding those not seen before; ``keep``:
+        remember the decoded ones (``all_entries`` hands them over instead)."""
         if self._decoded is not None:
             decoded = self._decoded
             return [decoded[position] for position in positions]
@@ -341,13 +393,14 @@ class LazyStore:
         if missing:
             try:
                 # Many lines: compare with the decoded id column rather than line by line.
-                ids = self.ids() if len(missing) * 16 > len(self.index) else None
+                ids = [*self.ids(), None] if len(missing) * 16 > len(self.index) else None
+                out = cache if keep or ordered is None else None
                 with gc_paused():
                     for group in self._spans(missing):
                         if ids is None:
                             self._read_few(group, cache, ordered)
                         else:
-                            self._read_many(group, cache, ids, ordered)
+                            self._read_many(group, out, ids, ordered)
             except (StaleIndex, OSError) as exc:
                 self._give_up(exc)
         return ordered if ordered is not None else [cache[position] for position in positions]
@@ -363,7 +416,7 @@ class LazyStore:
         if self._decoded is not None:
             entries, self._decoded = self._decoded, None
             return entries
-        entries = self.entries(range(len(self.index)))
+        entries = self.entries(range(len(self.index)), keep=False)
         self._cache = {}
         return entries
 

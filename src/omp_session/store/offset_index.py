@@ -29,6 +29,7 @@ import json
 import os
 import secrets
 import sys
+import time
 import zlib
 from array import array
 from bisect import bisect_left
@@ -48,8 +49,11 @@ __all__ = [
     "FORMAT_VERSION",
     "MAGIC",
     "MIN_INDEXED_BYTES",
+    "RACY_NS",
     "OffsetIndex",
+    "changed_in_place",
     "drop_index",
+    "file_state",
     "fingerprint",
     "index_path",
     "read_index",
@@ -85,6 +89,55 @@ def fingerprint(read: Callable[[int, int], bytes], covered: int, header_line: by
             return ""  # the file is shorter than the index says
         digest.update(block)
     return digest.hexdigest()
+
+
+#: A file modified this recently when it was indexed may be modified again within the same tick of
+#: the file system's clock, which the recorded times would not show ("racy", as git calls it).
+RACY_NS = 2_000_000_000
+_CRC_CHUNK = 8 << 20
+
+
+def _crc(read: Callable[[int, int], bytes], size: int) -> int:
+    # CRC-32 of the first ``size`` bytes, read in chunks (no copy of a large file at once).
+    crc, at = 0, 0
+    while at < size:
+        block = read(min(_CRC_CHUNK, size - at), at)
+        if not block:
+            return -1  # shorter than it was: never the recorded CRC
+        crc, at = zlib.crc32(block, crc), at + len(block)
+    return crc
+
+
+def file_state(stat: os.stat_result, read: Callable[[int, int], bytes], covered: int) -> dict[str, Any]:
+    """What the index records of the file it describes (issue 11 item 8): its size and its
+    modification and change times in nanoseconds and, when the file was modified within
+    ``RACY_NS`` of now, a CRC-32 of the covered part, since another edit in the same clock tick
+    would leave the times as they are. ``read(size, offset)`` reads the file as it was indexed."""
+    racy = time.time_ns() - max(stat.st_mtime_ns, stat.st_ctime_ns) < RACY_NS
+    return {
+        "stat": [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns],
+        "racy_crc": _crc(read, covered) if racy else None,
+    }
+
+
+def changed_in_place(meta: dict[str, Any], stat: os.stat_result, read: Callable[[int, int], bytes]) -> bool:
+    """Whether the file was changed since it was indexed other than by appending (then the index
+    may describe other content: the usage totals, the state of an entry no read validates).
+
+    Same size but other times: an edit in place (or a ``touch``; the index is rebuilt once).
+    Shorter: truncated. Longer: appended, which an index allows (the appended lines are
+    indexed on open); only the sampled blocks of the fingerprint then vouch for the rest.
+    A racy index (see :func:`file_state`) is checked against the CRC of what it covers."""
+    recorded = meta.get("stat")
+    if not isinstance(recorded, list) or len(recorded) != 3:
+        return True  # an index written before these were recorded: rebuild it once
+    size, mtime, ctime = recorded
+    if stat.st_size < size or (
+        stat.st_size == size and [stat.st_mtime_ns, stat.st_ctime_ns] != [mtime, ctime]
+    ):
+        return True
+    racy = meta.get("racy_crc")
+    return racy is not None and _crc(read, int(meta["covered"])) != racy
 
 
 @dataclass
@@ -280,9 +333,8 @@ def _ends(parts: Sequence[bytes]) -> array[int]:
 
 def _ends_of_sizes(sizes: Sequence[int]) -> array[int]:
     # End offsets of parts of these sizes, joined with a one-byte separator.
-    ends = accumulate(sizes, lambda end, size: end + size + 1, initial=-1)
-    next(ends)  # the initial -1
-    return array("I", ends)
+    # The running sum of (size + 1), less the separator after the last part: all in C.
+    return array("I", map((-1).__add__, accumulate(map((1).__add__, sizes))))
 
 
 def _dumps_meta(meta: dict[str, Any], prefix: int) -> bytes:
