@@ -49,7 +49,8 @@ class Persistence:
     def persist(self, entry: Entry) -> None:
         """Write ``entry`` (not yet in memory) or decide to hold it; raises before memory changes."""
         state = self._state
-        state.require_writable()
+        if state.read_only:
+            state.require_writable()
         if state.hold_writes:
             return  # inside append_entries_atomically: written by its one rewrite
         if not (state.ensured or state.has_assistant or is_assistant_entry(entry)):
@@ -58,7 +59,8 @@ class Persistence:
         if state.migrated_from is not None or not state.flushed or state.rewrite_pending:
             self.rewrite_all(extra=entry)
             return
-        state.storage.append(self.disk_line(entry))
+        storage = state.storage  # the disk line inlined: this is every append's path
+        storage.append(prepare_for_disk(entry, storage.blobs, state.dialect.persist))
 
     def disk_line(self, entry: Entry) -> bytes:
         """The line written for ``entry`` (the dialect's persistence transform)."""
