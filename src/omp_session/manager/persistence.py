@@ -9,7 +9,8 @@ Internal module (part of :class:`~omp_session.SessionManager`, which is the API)
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,10 @@ from omp_session.format.codec import decode_lines
 from omp_session.format.entries import is_assistant_entry
 from omp_session.format.title_slot import SLOT_BYTES, TitleSlot, encode_slot, fold_into_header, split_slot
 from omp_session.format.transform import prepare_for_disk
+from omp_session.manager.line_copy import LineCopier
 from omp_session.manager.state import SessionState
+from omp_session.store import Storage
+from omp_session.store.file import FileStorage
 from omp_session.store.loading import parse_session
 
 __all__ = ["Persistence"]
@@ -60,30 +64,46 @@ class Persistence:
             self.rewrite_all(extra=entry)
             return
         storage = state.storage  # the disk line inlined: this is every append's path
-        storage.append(prepare_for_disk(entry, storage.blobs, state.dialect.persist))
+        line = prepare_for_disk(entry, storage.blobs, state.dialect.persist)
+        storage.append(line)
+        lines = state.lines
+        if lines is not None:  # a file session: note where the line went, for rewrites
+            end = storage.size if isinstance(storage, FileStorage) else None
+            if end is not None:
+                lines.note_append(len(state.index.entries), entry, end - len(line), len(line) - 1)
 
     def disk_line(self, entry: Entry) -> bytes:
         """The line written for ``entry`` (the dialect's persistence transform)."""
         return prepare_for_disk(entry, self._state.storage.blobs, self._state.dialect.persist)
 
-    def _lines(self, extra: Entry | None) -> Iterator[bytes]:
+    def head_lines(self, header: Entry) -> list[bytes]:
+        """The lines before the entries of a full write: the title slot (if any), the header."""
+        head = [self.disk_line(header)]
         if self.writes_slot():
-            yield self.slot_line()
-        yield self.disk_line(self._state.header)
-        for entry in self._state.index.entries:
-            yield self.disk_line(entry)
-        if extra is not None:
-            yield self.disk_line(extra)
+            head.insert(0, self.slot_line())
+        return head
+
+    def copier(self, source: Storage) -> LineCopier:
+        """The lines of a full write, copying unchanged entries' lines from ``source``'s file
+        (manager/line_copy.py, issue 11 item 6)."""
+        file = source if isinstance(source, FileStorage) else None
+        return LineCopier(file, self._state.lines, self.disk_line)
 
     def rewrite_all(self, extra: Entry | None = None) -> None:
-        """Atomically replace the file with header + every entry (+ ``extra``)."""
+        """Atomically replace the file with header + every entry (+ ``extra``); the lines of
+        entries that did not change are copied from the file as they are."""
         state = self._state
         state.require_writable()
         backup = f".v{state.migrated_from}.bak" if state.migrated_from is not None else None
         if backup is None and state.rewrite_pending:
             backup = ".malformed.bak"  # omp 18 drops malformed lines; we keep the old file beside
         with_slot = self.writes_slot()
-        state.storage.rewrite(self._lines(extra), backup_suffix=backup)
+        copier = self.copier(state.storage)
+        entries: Iterable[Entry] = state.index.entries
+        if extra is not None:
+            entries = chain(entries, (extra,))
+        state.storage.rewrite(copier.lines(self.head_lines(state.header), entries), backup_suffix=backup)
+        state.lines = copier.new_table() if isinstance(state.storage, FileStorage) else None
         state.has_slot = with_slot
         state.flushed = True
         state.migrated_from = None

@@ -36,6 +36,7 @@ from omp_session.store.file import FileStorage
 from omp_session.store.index_builder import ComplexSession, IndexBuilder, State, line_spans
 from omp_session.store.lazy_index import LazyEntries, LazySessionIndex
 from omp_session.store.lazy_store import LazyStore, Markers, StaleIndex, marked_lines
+from omp_session.store.line_table import LineTable
 from omp_session.store.loading import LoadedSession, is_session_header
 from omp_session.store.offset_index import OffsetIndex, fingerprint, read_index, write_index
 from omp_session.store.regular import open_regular
@@ -125,7 +126,8 @@ def _open_with(
     # FileStorage.read() records what it read, to refuse rewrites over someone else's changes;
     # we read through our own descriptor, so record the same state it would have.
     storage.adopt_read_state(stat)
-    return _opened(header, store, usage, bool(index.meta["has_assistant"]), tail, stat.st_size, slot)
+    lines = LineTable(index.offsets, index.lengths)  # for rewrites (line_table.py)
+    return _opened(header, store, usage, bool(index.meta["has_assistant"]), tail, stat.st_size, slot, lines)
 
 
 def open_cold(path: Path, data: bytes, storage: FileStorage) -> IndexedOpen | None:
@@ -179,7 +181,8 @@ def open_cold(path: Path, data: bytes, storage: FileStorage) -> IndexedOpen | No
         for position in store.marked:  # what parse_session's transforms change (lazy_store.py)
             offset = index.offsets[position]
             store.transform(entries[position], data[offset : offset + index.lengths[position]])
-        return _opened(header, store, builder.usage, builder.has_assistant, tail, len(data), slot)
+        lines = LineTable(index.offsets, index.lengths, entries)  # for rewrites (line_table.py)
+        return _opened(header, store, builder.usage, builder.has_assistant, tail, len(data), slot, lines)
     except BaseException:
         store.close()
         raise
@@ -217,6 +220,7 @@ def _opened(
     tail: bytes,
     size: int,
     slot: TitleSlot | None,
+    lines: LineTable | None = None,
 ) -> IndexedOpen:
     """The ``IndexedOpen`` of ``store`` plus ``tail``, a last line without its newline yet (read
     leniently, as ``parse_session`` would, and kept out of the index until it is complete)."""
@@ -232,7 +236,7 @@ def _opened(
             lazy.add(record)
     # Only SessionManager.open consumes this LoadedSession, and it reads ``entries`` as a Sequence.
     entries = cast("list[Entry]", LazyEntries(lazy))
-    loaded = LoadedSession(header, entries, None, issues, None, size, slot, index=lazy)
+    loaded = LoadedSession(header, entries, None, issues, None, size, slot, index=lazy, lines=lines)
     return IndexedOpen(loaded, index.covered)
 
 

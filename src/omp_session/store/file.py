@@ -224,6 +224,30 @@ class FileStorage:
         known = self._known
         return known is None or not known.same_file(current) or current.st_size < known.size
 
+    def read_range(self, offset: int, size: int) -> bytes:
+        """``size`` bytes of the file from ``offset`` (fewer at its end): a rewrite copies the lines
+        of unchanged entries from here (store/line_table.py)."""
+        if self._lock is not None:
+            return os.pread(self._lock.fd, size, offset)
+        fd = open_regular(self._path)
+        try:
+            return os.pread(fd, size, offset)
+        finally:
+            os.close(fd)
+
+    def unchanged(self) -> bool:
+        """Whether the file is still exactly what we last read or wrote (see ``check_unchanged``)."""
+        try:
+            self.check_unchanged()
+        except SessionChangedError:
+            return False
+        return True
+
+    @property
+    def size(self) -> int | None:
+        """The file's size after our last read or write (where our next append lands)."""
+        return self._known.size if self._known is not None else None
+
     def read_from(self, offset: int) -> bytes:
         """Bytes appended after ``offset`` (for readers following a live writer)."""
         with os.fdopen(open_regular(self._path), "rb") as handle:
@@ -277,7 +301,8 @@ class FileStorage:
         if self.read_only:
             raise ReadOnlySessionError(self._path)
         try:
-            fd = self._fd if self._lock is not None else self._open_for_append()
+            lock = self._lock
+            fd = lock.fd if lock is not None else self._open_for_append()
             before = os.fstat(fd)
             known = self._known
             if known is not None and before.st_size < known.size:
