@@ -18,6 +18,7 @@ Internal module (part of :class:`~omp_session.SessionManager`, which is the API)
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -33,18 +34,20 @@ Entry = dict[str, Any]
 #: Bytes read at once when copying adjacent lines.
 _RUN_BYTES = 4 << 20
 #: What a line holds when a transform may make its entry's line differ from it (see above).
-_ENCODE_MARKERS = (
-    b'"image',
-    b'"partialJson"',
-    b'"jsonlEvents"',
-    b"blob:sha256:",
-    b"openaiResponsesHistory",
-    b"\r",
-)
+#: (A blob reference only ever stands in an image block or an ``image_url``: ``"image`` covers it.)
+_ENCODE_MARKERS = (b'"image', b'"partialJson"', b'"jsonlEvents"', b"openaiResponsesHistory", b"\r")
 
 
-def _must_encode(data: bytes) -> bool:
-    return any(marker in data for marker in _ENCODE_MARKERS)
+def _marked_lines(data: bytes, starts: list[int]) -> set[int]:
+    """Indexes of the lines (starting at ``starts`` in ``data``) that hold a marker: found with
+    C-speed ``find`` over the whole run, so a marker costs one line's encoding, not the run's."""
+    marked: set[int] = set()
+    for marker in _ENCODE_MARKERS:
+        found = data.find(marker)
+        while found >= 0:
+            marked.add(bisect_right(starts, found) - 1)
+            found = data.find(marker, data.find(b"\n", found) + 1)  # the next line on
+    return marked
 
 
 class LineCopier:
@@ -122,20 +125,34 @@ class LineCopier:
             for entry, _offset, _length in run:
                 yield self._encoded(entry)
             return
-        if not _must_encode(data) and max(length for _entry, _offset, length in run) <= MAX_STRING_UNITS:
+        starts = [offset - start for _entry, offset, _length in run]
+        encode = _marked_lines(data, starts)
+        encode.update(i for i, (_entry, _offset, length) in enumerate(run) if length > MAX_STRING_UNITS)
+        if not encode:
             base = self._written - start
-            for entry, offset, length in run:
-                self._note(entry, base + offset, length)
+            self._offsets += [base + offset for _entry, offset, _length in run]
+            self._lengths += [length for _entry, _offset, length in run]
+            self._entries += [entry for entry, _offset, _length in run]
             self._written += len(data)
             self.copied += len(run)
             yield data
             return
-        for entry, offset, length in run:  # some lines need encoding: line by line
-            line = data[offset - start : offset - start + length]
-            if length > MAX_STRING_UNITS or _must_encode(line):
-                yield self._encoded(entry)
-            else:
-                self._note(entry, self._written, length)
-                self._written += length + 1
+        # Some lines need encoding: copy the stretches between them.
+        stretch = -1  # where the current stretch of copied lines starts in ``data``
+        for i, (entry, offset, length) in enumerate(run):
+            if i not in encode:
+                if stretch < 0:
+                    stretch = offset - start
+                self._note(entry, self._written + offset - start - stretch, length)
                 self.copied += 1
-                yield line + b"\n"
+                continue
+            if stretch >= 0:
+                piece = data[stretch : offset - start]
+                self._written += len(piece)
+                stretch = -1
+                yield piece
+            yield self._encoded(entry)
+        if stretch >= 0:
+            piece = data[stretch:]
+            self._written += len(piece)
+            yield piece

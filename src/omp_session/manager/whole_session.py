@@ -279,4 +279,3 @@ class WholeSession:
         ):
             self._persistence.rewrite_all()
         self._state.ensured = True
-

@@ -106,8 +106,8 @@ def peel_title_slot(decoded: DecodedFile, data: bytes) -> TitleSlot | None:
     if slot is not None:
         del decoded.records[0]
         del decoded.line_numbers[0]
-        del decoded.offsets[0]
-        del decoded.lengths[0]
+        del decoded.offsets[:1]  # (empty where a caller collects records without their spans)
+        del decoded.lengths[:1]
     return slot
 
 
@@ -143,9 +143,7 @@ def parse_session(path: Path, data: bytes, blobs: BlobSink | None) -> LoadedSess
     if b"openaiResponsesHistory" in data:
         for entry in entries:
             sanitize_openai_replay(entry)
-    lines = (
-        LineTable(decoded.offsets[1:], decoded.lengths[1:], entries) if migrated_from is None else None
-    )
+    lines = LineTable(decoded.offsets[1:], decoded.lengths[1:], entries) if migrated_from is None else None
     return LoadedSession(
         records[0], entries, migrated_from, decoded.issues, decoded, len(data), slot, lines=lines
     )
