@@ -70,7 +70,7 @@ class Persistence:
         if lines is not None:  # a file session: note where the line went, for rewrites
             end = storage.size if isinstance(storage, FileStorage) else None
             if end is not None:
-                lines.note_append(len(state.index.entries), entry, end - len(line), len(line) - 1)
+                lines.note_append(entry, end - len(line), len(line) - 1)
 
     def disk_line(self, entry: Entry) -> bytes:
         """The line written for ``entry`` (the dialect's persistence transform)."""

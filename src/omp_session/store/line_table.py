@@ -43,7 +43,8 @@ class LineTable:
         self._offsets = offsets
         self._lengths = lengths
         self._entries = entries
-        #: Lines appended since: position -> (entry, offset, length).
+        #: Lines appended since, by the identity of their entry: ``id(entry)`` -> (entry, offset,
+        #: length). (Not by position: counting the entries of a lazy index would load them all.)
         self._added: dict[int, tuple[Entry, int, int]] = {}
 
     def __len__(self) -> int:
@@ -53,14 +54,13 @@ class LineTable:
         """Where the line of ``entry`` (at ``position``) is in the file, or ``None``: encode it."""
         if position < len(self._offsets):
             entries = self._entries
-            if entries is not None and entries[position] is not entry:
-                return None
-            return self._offsets[position], self._lengths[position]
-        added = self._added.get(position)
+            if entries is None or entries[position] is entry:
+                return self._offsets[position], self._lengths[position]
+        added = self._added.get(id(entry))
         if added is not None and added[0] is entry:
             return added[1], added[2]
         return None
 
-    def note_append(self, position: int, entry: Entry, offset: int, length: int) -> None:
-        """``entry`` (at ``position``) was just appended as the line at ``offset``."""
-        self._added[position] = (entry, offset, length)
+    def note_append(self, entry: Entry, offset: int, length: int) -> None:
+        """``entry`` was just appended as the line at ``offset`` (it follows every other entry)."""
+        self._added[id(entry)] = (entry, offset, length)
