@@ -163,6 +163,11 @@ def test_the_lazy_open_through_the_offset_index_copies_too(
     with SessionManager.open(path) as session:  # the warm open reads through it
         session.append_message(user("tail"))
         session.set_session_name("renamed")
+        assert not session._state.index.materialized  # copied without decoding every line
+        session.append_message(user("after"))
+        session.set_session_name("again")
+        assert [entry["id"] for entry in session.get_entries()][:3] == ["a1", "a2", "a3"]
+        assert len(session.get_entries()) == 5
     assert _lines(path)[1:4] == ODD_LINES[:3]
     reloaded = SessionManager.open(path, read_only=True).get_entries()
     assert [entry["id"] for entry in reloaded][:3] == ["a1", "a2", "a3"]

@@ -19,8 +19,8 @@ Internal module (part of :class:`~omp_session.SessionManager`, which is the API)
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, cast, overload
 
 from omp_session.errors import SessionChangedError
 from omp_session.format.transform import MAX_STRING_UNITS
@@ -64,32 +64,41 @@ class LineCopier:
         self._written = 0
         self._offsets: list[int] = []
         self._lengths: list[int] = []
-        self._entries: list[Entry] = []
+        self._written_entries: list[Entry | None] = []  # None: not read (a lazy index's line)
+        self._entries: Sequence[Entry] = ()
         #: Entries copied rather than encoded (for tests and measurements).
         self.copied = 0
 
     def new_table(self) -> LineTable:
         """Where each entry's line is in the file written (valid once the rewrite succeeded)."""
-        return LineTable(self._offsets, self._lengths, self._entries)
+        entries = self._written_entries
+        if any(entry is None for entry in entries):  # kept lazy: no identities to check
+            return LineTable(self._offsets, self._lengths)
+        return LineTable(self._offsets, self._lengths, cast("list[Entry]", entries))
 
-    def lines(self, head: Iterable[bytes], entries: Iterable[Entry]) -> Iterator[bytes]:
-        """``head`` (title slot, header: always encoded), then one line per entry."""
+    def lines(
+        self, head: Iterable[bytes], entries: Sequence[Entry], extra: Entry | None = None
+    ) -> Iterator[bytes]:
+        """``head`` (title slot, header: always encoded), then one line per entry of ``entries``
+        and ``extra``. An entry is read from ``entries`` only when needed: a lazy index's view
+        (``LazyEntries``) then decodes only the lines that are encoded again."""
         for line in head:
             self._written += len(line)
             yield line
         source = self._source
         if self._table is not None and source is not None and not source.unchanged():
             self._table = None  # the file is not the one the table describes
-        run: list[tuple[Entry, int, int]] = []
+        self._entries = entries if extra is None else _Extended(entries, extra)
+        run: list[tuple[int, int, int]] = []  # (position, offset, length)
         run_start = run_end = 0
-        for position, entry in enumerate(entries):
+        for position in range(len(self._entries)):
             table = self._table  # a failed copy stops using it
-            span = table.span(position, entry) if table is not None else None
+            span = table.span(position, self._entries) if table is not None else None
             if span is None:
                 if run:
                     yield from self._copy(run, run_start, run_end)
                     run = []
-                yield self._encoded(entry)
+                yield self._encoded(position)
                 continue
             offset, length = span
             if run and (offset != run_end + 1 or offset + length - run_start > _RUN_BYTES):
@@ -97,7 +106,7 @@ class LineCopier:
                 run = []
             if not run:
                 run_start = offset
-            run.append((entry, offset, length))
+            run.append((position, offset, length))
             run_end = offset + length
         if run:
             yield from self._copy(run, run_start, run_end)
@@ -105,45 +114,50 @@ class LineCopier:
             # Changed while we copied from it (a fork reads another file than it writes).
             raise SessionChangedError(str(source.path), "the file changed while it was copied")
 
-    def _encoded(self, entry: Entry) -> bytes:
+    def _encoded(self, position: int) -> bytes:
+        entry = self._entries[position]
         line = self._encode(entry)
         self._note(entry, self._written, len(line) - 1)
         self._written += len(line)
         return line
 
-    def _note(self, entry: Entry, offset: int, length: int) -> None:
+    def _note(self, entry: Entry | None, offset: int, length: int) -> None:
         self._offsets.append(offset)
         self._lengths.append(length)
-        self._entries.append(entry)
+        self._written_entries.append(entry)
 
-    def _copy(self, run: list[tuple[Entry, int, int]], start: int, end: int) -> Iterator[bytes]:
+    def _copied_entry(self, position: int) -> Entry | None:
+        # What the new table keeps for a copied line: the entry if it is in memory already.
+        return self._entries[position] if self._table is not None and self._table.identified else None
+
+    def _copy(self, run: list[tuple[int, int, int]], start: int, end: int) -> Iterator[bytes]:
         """The lines of ``run`` (adjacent in the file, ``start``..``end`` plus a newline)."""
         assert self._source is not None
         data = self._source.read_range(start, end + 1 - start)
         if len(data) != end + 1 - start or not data.endswith(b"\n") or data.count(b"\n") != len(run):
             self._table = None  # not the lines the table says: encode them, and all after
-            for entry, _offset, _length in run:
-                yield self._encoded(entry)
+            for position, _offset, _length in run:
+                yield self._encoded(position)
             return
-        starts = [offset - start for _entry, offset, _length in run]
+        starts = [offset - start for _position, offset, _length in run]
         encode = _marked_lines(data, starts)
-        encode.update(i for i, (_entry, _offset, length) in enumerate(run) if length > MAX_STRING_UNITS)
+        encode.update(i for i, (_position, _offset, length) in enumerate(run) if length > MAX_STRING_UNITS)
         if not encode:
             base = self._written - start
-            self._offsets += [base + offset for _entry, offset, _length in run]
-            self._lengths += [length for _entry, _offset, length in run]
-            self._entries += [entry for entry, _offset, _length in run]
+            self._offsets += [base + offset for _position, offset, _length in run]
+            self._lengths += [length for _position, _offset, length in run]
+            self._written_entries += [self._copied_entry(position) for position, _offset, _length in run]
             self._written += len(data)
             self.copied += len(run)
             yield data
             return
         # Some lines need encoding: copy the stretches between them.
         stretch = -1  # where the current stretch of copied lines starts in ``data``
-        for i, (entry, offset, length) in enumerate(run):
+        for i, (position, offset, length) in enumerate(run):
             if i not in encode:
                 if stretch < 0:
                     stretch = offset - start
-                self._note(entry, self._written + offset - start - stretch, length)
+                self._note(self._copied_entry(position), self._written + offset - start - stretch, length)
                 self.copied += 1
                 continue
             if stretch >= 0:
@@ -151,8 +165,31 @@ class LineCopier:
                 self._written += len(piece)
                 stretch = -1
                 yield piece
-            yield self._encoded(entry)
+            yield self._encoded(position)
         if stretch >= 0:
             piece = data[stretch:]
             self._written += len(piece)
             yield piece
+
+
+class _Extended(Sequence[Entry]):
+    """``entries`` and one more (a rewrite's new entry) without copying the list."""
+
+    def __init__(self, entries: Sequence[Entry], extra: Entry) -> None:
+        self._entries = entries
+        self._extra = extra
+        self._size = len(entries)
+
+    def __len__(self) -> int:
+        return self._size + 1
+
+    @overload
+    def __getitem__(self, item: int) -> Entry: ...
+
+    @overload
+    def __getitem__(self, item: slice) -> Sequence[Entry]: ...
+
+    def __getitem__(self, item: int | slice) -> Entry | Sequence[Entry]:
+        if isinstance(item, slice):
+            return [*self._entries, self._extra][item]
+        return self._extra if item == self._size else self._entries[item]

@@ -9,8 +9,7 @@ Internal module (part of :class:`~omp_session.SessionManager`, which is the API)
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from itertools import chain
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from omp_session.manager.line_copy import LineCopier
 from omp_session.manager.state import SessionState
 from omp_session.store import Storage
 from omp_session.store.file import FileStorage
+from omp_session.store.lazy_index import LazyEntries, LazySessionIndex
 from omp_session.store.loading import parse_session
 
 __all__ = ["Persistence"]
@@ -83,6 +83,14 @@ class Persistence:
             head.insert(0, self.slot_line())
         return head
 
+    def entry_view(self) -> Sequence[Entry]:
+        """The session's entries for a full write: a lazy index is not loaded for it (its lines
+        are copied from the file, manager/line_copy.py), unless its table is gone."""
+        index = self._state.index
+        if isinstance(index, LazySessionIndex) and not index.materialized and self._state.lines is not None:
+            return LazyEntries(index)
+        return index.entries
+
     def copier(self, source: Storage) -> LineCopier:
         """The lines of a full write, copying unchanged entries' lines from ``source``'s file
         (manager/line_copy.py, issue 11 item 6)."""
@@ -99,10 +107,8 @@ class Persistence:
             backup = ".malformed.bak"  # omp 18 drops malformed lines; we keep the old file beside
         with_slot = self.writes_slot()
         copier = self.copier(state.storage)
-        entries: Iterable[Entry] = state.index.entries
-        if extra is not None:
-            entries = chain(entries, (extra,))
-        state.storage.rewrite(copier.lines(self.head_lines(state.header), entries), backup_suffix=backup)
+        lines = copier.lines(self.head_lines(state.header), self.entry_view(), extra)
+        state.storage.rewrite(lines, backup_suffix=backup)
         state.lines = copier.new_table() if isinstance(state.storage, FileStorage) else None
         state.has_slot = with_slot
         state.flushed = True

@@ -170,7 +170,7 @@ class WholeSession:
         before = (self._state.session_name, self._state.title_source, self._state.title_updated_at)
         self._adopt_title(header)
         try:
-            self._written_copy(new_path, header, self._state.index.entries, same_entries=True)
+            self._written_copy(new_path, header, self._persistence.entry_view(), same_entries=True)
         except BaseException:
             self._state.session_name, self._state.title_source, self._state.title_updated_at = before
             raise

@@ -50,12 +50,19 @@ class LineTable:
     def __len__(self) -> int:
         return len(self._offsets)
 
-    def span(self, position: int, entry: Entry) -> tuple[int, int] | None:
-        """Where the line of ``entry`` (at ``position``) is in the file, or ``None``: encode it."""
+    @property
+    def identified(self) -> bool:
+        """Whether the table checks each entry's identity (else it was read lazily)."""
+        return self._entries is not None
+
+    def span(self, position: int, entries: Sequence[Entry]) -> tuple[int, int] | None:
+        """Where the line of ``entries[position]`` is in the file, or ``None``: encode it. A
+        lazily read table answers for its own lines without reading the entry."""
         if position < len(self._offsets):
-            entries = self._entries
-            if entries is None or entries[position] is entry:
+            known = self._entries
+            if known is None or known[position] is entries[position]:
                 return self._offsets[position], self._lengths[position]
+        entry = entries[position]
         added = self._added.get(id(entry))
         if added is not None and added[0] is entry:
             return added[1], added[2]
