@@ -14,6 +14,7 @@ import pytest
 
 from omp_session import SessionManager
 from omp_session.store import offset_index
+from omp_session.store.lazy_index import LazySessionIndex
 from tests.helpers import HEADER, assistant, user
 
 # Lines our encoder writes differently: a space after the colons, a float written as ``1.0``,
@@ -163,7 +164,8 @@ def test_the_lazy_open_through_the_offset_index_copies_too(
     with SessionManager.open(path) as session:  # the warm open reads through it
         session.append_message(user("tail"))
         session.set_session_name("renamed")
-        assert not session._state.index.materialized  # copied without decoding every line
+        index = session._state.index
+        assert isinstance(index, LazySessionIndex) and not index.materialized  # lines not decoded
         session.append_message(user("after"))
         session.set_session_name("again")
         assert [entry["id"] for entry in session.get_entries()][:3] == ["a1", "a2", "a3"]
