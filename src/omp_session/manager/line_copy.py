@@ -126,10 +126,6 @@ class LineCopier:
         self._lengths.append(length)
         self._written_entries.append(entry)
 
-    def _copied_entry(self, position: int) -> Entry | None:
-        # What the new table keeps for a copied line: the entry if it is in memory already.
-        return self._entries[position] if self._table is not None and self._table.identified else None
-
     def _copy(self, run: list[tuple[int, int, int]], start: int, end: int) -> Iterator[bytes]:
         """The lines of ``run`` (adjacent in the file, ``start``..``end`` plus a newline)."""
         assert self._source is not None
@@ -142,34 +138,31 @@ class LineCopier:
         starts = [offset - start for _position, offset, _length in run]
         encode = _marked_lines(data, starts)
         encode.update(i for i, (_position, _offset, length) in enumerate(run) if length > MAX_STRING_UNITS)
-        if not encode:
-            base = self._written - start
-            self._offsets += [base + offset for _position, offset, _length in run]
-            self._lengths += [length for _position, _offset, length in run]
-            self._written_entries += [self._copied_entry(position) for position, _offset, _length in run]
-            self._written += len(data)
-            self.copied += len(run)
-            yield data
-            return
-        # Some lines need encoding: copy the stretches between them.
-        stretch = -1  # where the current stretch of copied lines starts in ``data``
-        for i, (position, offset, length) in enumerate(run):
-            if i not in encode:
-                if stretch < 0:
-                    stretch = offset - start
-                self._note(self._copied_entry(position), self._written + offset - start - stretch, length)
-                self.copied += 1
-                continue
-            if stretch >= 0:
-                piece = data[stretch : offset - start]
-                self._written += len(piece)
-                stretch = -1
-                yield piece
-            yield self._encoded(position)
-        if stretch >= 0:
-            piece = data[stretch:]
-            self._written += len(piece)
-            yield piece
+        # Copy the stretches between the lines that need encoding (often none: one stretch).
+        first = 0
+        for stop in [*sorted(encode), len(run)]:
+            if first < stop:
+                yield self._copied(data, start, run[first:stop])
+            if stop < len(run):
+                yield self._encoded(run[stop][0])
+            first = stop + 1
+
+    def _copied(self, data: bytes, start: int, stretch: list[tuple[int, int, int]]) -> bytes:
+        """The bytes of ``stretch`` (adjacent lines of ``data``, read from ``start``), noted."""
+        begin = stretch[0][1] - start
+        last_offset, last_length = stretch[-1][1], stretch[-1][2]
+        end = last_offset + last_length + 1 - start
+        base = self._written - start - begin
+        self._offsets += [base + offset for _position, offset, _length in stretch]
+        self._lengths += [length for _position, _offset, length in stretch]
+        if self._table is not None and self._table.identified:  # kept for the next identity check
+            entries = self._entries
+            self._written_entries += [entries[position] for position, _offset, _length in stretch]
+        else:
+            self._written_entries += [None] * len(stretch)
+        self._written += end - begin
+        self.copied += len(stretch)
+        return data[begin:end] if begin or end != len(data) else data
 
 
 class _Extended(Sequence[Entry]):
