@@ -232,8 +232,9 @@ class EntryCollector:
         (``model.toolcalls.find_unpaired``: the set does not depend on the order of siblings)."""
         root_positions, start, children = self._children(roots)
         found: dict[tuple[Any, str, str], ToolIssue] = {}
+        on_path = _PathMarks(len(self._names))  # every walk leaves it as it found it
         for root in root_positions:
-            self._walk(root, start, children, found)
+            self._walk(root, start, children, found, on_path)
         return list(found.values())
 
     def _node(self, position: int) -> tuple[int, int]:
@@ -242,12 +243,16 @@ class EntryCollector:
         return (number, self._last[number]) if number >= 0 else (-2 - position, position)
 
     def _walk(
-        self, root: int, start: array[int], children: array[int], found: dict[tuple[Any, str, str], ToolIssue]
+        self,
+        root: int,
+        start: array[int],
+        children: array[int],
+        found: dict[tuple[Any, str, str], ToolIssue],
+        on_path: _PathMarks,
     ) -> None:
         open_calls: dict[str, tuple[int, str | None]] = {}  # call id -> (position, tool name)
         answered: dict[str, int] = {}
         pending: dict[str, None] = {}
-        on_path: set[int] = set()
         # Per level of the current path, what to undo on the way back up (one shared empty tuple
         # for the many levels that change nothing); the stack holds ``position`` to enter a node
         # and ``-1 - position`` to leave it (a path can be as long as the file).
@@ -260,7 +265,7 @@ class EntryCollector:
                 occurrence = -1 - occurrence
             key, shown = self._node(occurrence)
             if not entering:
-                on_path.discard(key)
+                on_path.leave(key)
                 for is_call, call_id in undo.pop():
                     if is_call:
                         open_calls.pop(call_id, None)
@@ -270,9 +275,8 @@ class EntryCollector:
                         if not answered[call_id] and call_id in open_calls:
                             pending[call_id] = None
                 continue
-            if key in on_path:
+            if not on_path.enter(key):
                 continue
-            on_path.add(key)
             changes: list[tuple[bool, str]] = []
             for call_id, name in self._calls.get(shown, ()):
                 if call_id not in open_calls:
@@ -309,3 +313,30 @@ class EntryCollector:
         if number is None or self._last[number] < 0:
             return None
         return int(self.lines[self._last[number]])
+
+
+class _PathMarks:
+    """Which nodes are on the current path: one byte per id number (a path can be as long as the
+    file, a set of ints would cost ~60 bytes a node), a set for the few nodes without an id."""
+
+    def __init__(self, numbers: int) -> None:
+        self._numbered = bytearray(numbers)
+        self._others: set[int] = set()
+
+    def enter(self, key: int) -> bool:
+        """Mark ``key``; ``False`` if it was on the path already (a cycle through duplicates)."""
+        if key >= 0:
+            if self._numbered[key]:
+                return False
+            self._numbered[key] = 1
+            return True
+        if key in self._others:
+            return False
+        self._others.add(key)
+        return True
+
+    def leave(self, key: int) -> None:
+        if key >= 0:
+            self._numbered[key] = 0
+        else:
+            self._others.discard(key)
