@@ -140,7 +140,26 @@ class _Everything:
 
 def test_entry_id_is_32_random_bits_as_8_hex(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "urandom", lambda n: bytes.fromhex("89abcdef")[:n])  # what ids draws from
+    ids._suffix_pool.clear()  # drawn ahead: the next id comes from the next urandom call
     assert new_entry_id(set()) == "89abcdef"
+    ids._suffix_pool.clear()
+
+
+def test_a_forked_child_draws_other_entry_ids_than_its_parent() -> None:
+    new_entry_id(set())  # the parent's pool is filled
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.close(read_end)
+        os.write(write_end, "".join(new_entry_id(set()) for _ in range(20)).encode())
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        child = pipe.read().decode()
+    os.waitpid(pid, 0)
+    parent = "".join(new_entry_id(set()) for _ in range(20))
+    assert len(child) == len(parent) == 160
+    assert child != parent
 
 
 def test_entry_id_format_and_uniqueness() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -228,3 +229,39 @@ def test_checking_in_chunks_finds_exactly_what_a_whole_read_finds(tmp_path: Path
                 check(path, chunk_bytes=chunk_bytes)
             continue
         assert check(path, chunk_bytes=chunk_bytes) == expected, f"case {number}"
+
+
+@pytest.mark.parametrize("damage", ["none", "duplicates", "orphans", "cycle"])
+def test_a_branched_session_with_tool_calls_checks_the_same_in_chunks(tmp_path: Path, damage: str) -> None:
+    # A generated session of many branches, tool calls and results, compactions and labels: the
+    # compact streamed walk (tools/check_stream.py) must find what the full index finds.
+    from bench.generate import Shape, generate
+
+    path = tmp_path / "branched.jsonl"
+    generate(path, Shape(400_000, branch_every=40, compaction_every=300))
+    lines = path.read_bytes().split(b"\n")
+    ids = [line.split(b'"id":"', 1)[1].split(b'"', 1)[0] for line in lines[1:] if b'"id":"' in line]
+    rng = random.Random(damage)
+    if damage == "duplicates":
+        # (Few: every duplicate id attaches its subtree once more, and the tool walk visits each
+        # attachment, in the whole check as in the streamed one.)
+        for _ in range(5):
+            lines.insert(rng.randrange(2, len(lines) - 1), rng.choice(lines[1:-1]))
+    elif damage == "orphans":
+        for number in rng.sample(range(2, len(lines) - 1), 30):
+            lines[number] = lines[number].replace(b'"parentId":"', b'"parentId":"gone', 1)
+    elif damage == "cycle":  # an early entry's parent becomes a later one: a loop
+        first, second = ids[10], ids[400]
+        lines = [
+            re.sub(rb'"parentId":(null|"[^"]*")', b'"parentId":"' + second + b'"', line, count=1)
+            if b'"id":"' + first + b'"' in line
+            else line
+            for line in lines
+        ]
+    path.write_bytes(b"\n".join(lines))
+    expected = check(path)
+    assert any(problem.kind.startswith("tool-") for problem in expected)
+    if damage != "none":
+        assert any(problem.kind.replace("-", "").startswith(damage[:5]) for problem in expected)
+    for chunk_bytes in (4096, 1 << 20):
+        assert check(path, chunk_bytes=chunk_bytes) == expected

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from typing import Any
 
 from omp_session.dialects import OMP_13_19, PersistRules
@@ -41,7 +42,8 @@ _IMAGE_EXTENSIONS = {
     "image/webp": "webp",
     "image/svg+xml": "svg",
 }
-_MARKERS = (b'"image"', b'"image_url"', b'"partialJson"', b'"jsonlEvents"')
+#: What an encoded line holds when the transform may change it (one search per append).
+_MARKERS = re.compile(rb'"(?:image|image_url|partialJson|jsonlEvents)"')
 
 
 def js_length(text: str) -> int:
@@ -163,7 +165,7 @@ class _Transformer:
 def prepare_for_disk(entry: dict[str, Any], sink: BlobSink, rules: PersistRules = OMP_13_19.persist) -> bytes:
     """The exact line (with ``\\n``) that is written for ``entry``; ``entry`` is not modified."""
     line = encode_json(entry)
-    if len(line) > MAX_STRING_UNITS or any(marker in line for marker in _MARKERS):
+    if len(line) > MAX_STRING_UNITS or _MARKERS.search(line) is not None:
         transformed, _changed = _Transformer(sink, rules).value(entry, None, False)
         line = encode_json(transformed)
     return line + b"\n"

@@ -9,7 +9,7 @@ Internal module (part of :class:`~omp_session.SessionManager`, which is the API)
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,11 @@ from omp_session.format.codec import decode_lines
 from omp_session.format.entries import is_assistant_entry
 from omp_session.format.title_slot import SLOT_BYTES, TitleSlot, encode_slot, fold_into_header, split_slot
 from omp_session.format.transform import prepare_for_disk
+from omp_session.manager.line_copy import LineCopier
 from omp_session.manager.state import SessionState
+from omp_session.store import Storage
+from omp_session.store.file import FileStorage
+from omp_session.store.lazy_index import LazyEntries, LazySessionIndex
 from omp_session.store.loading import parse_session
 
 __all__ = ["Persistence"]
@@ -49,7 +53,8 @@ class Persistence:
     def persist(self, entry: Entry) -> None:
         """Write ``entry`` (not yet in memory) or decide to hold it; raises before memory changes."""
         state = self._state
-        state.require_writable()
+        if state.read_only:
+            state.require_writable()
         if state.hold_writes:
             return  # inside append_entries_atomically: written by its one rewrite
         if not (state.ensured or state.has_assistant or is_assistant_entry(entry)):
@@ -58,30 +63,53 @@ class Persistence:
         if state.migrated_from is not None or not state.flushed or state.rewrite_pending:
             self.rewrite_all(extra=entry)
             return
-        state.storage.append(self.disk_line(entry))
+        storage = state.storage  # the disk line inlined: this is every append's path
+        line = prepare_for_disk(entry, storage.blobs, state.dialect.persist)
+        storage.append(line)
+        lines = state.lines
+        if lines is not None:  # a file session: note where the line went, for rewrites
+            end = storage.size if isinstance(storage, FileStorage) else None
+            if end is not None:
+                lines.note_append(entry, end - len(line), len(line) - 1)
 
     def disk_line(self, entry: Entry) -> bytes:
         """The line written for ``entry`` (the dialect's persistence transform)."""
         return prepare_for_disk(entry, self._state.storage.blobs, self._state.dialect.persist)
 
-    def _lines(self, extra: Entry | None) -> Iterator[bytes]:
+    def head_lines(self, header: Entry) -> list[bytes]:
+        """The lines before the entries of a full write: the title slot (if any), the header."""
+        head = [self.disk_line(header)]
         if self.writes_slot():
-            yield self.slot_line()
-        yield self.disk_line(self._state.header)
-        for entry in self._state.index.entries:
-            yield self.disk_line(entry)
-        if extra is not None:
-            yield self.disk_line(extra)
+            head.insert(0, self.slot_line())
+        return head
+
+    def entry_view(self) -> Sequence[Entry]:
+        """The session's entries for a full write: a lazy index is not loaded for it (its lines
+        are copied from the file, manager/line_copy.py), unless its table is gone."""
+        index = self._state.index
+        if isinstance(index, LazySessionIndex) and not index.materialized and self._state.lines is not None:
+            return LazyEntries(index)
+        return index.entries
+
+    def copier(self, source: Storage) -> LineCopier:
+        """The lines of a full write, copying unchanged entries' lines from ``source``'s file
+        (manager/line_copy.py, issue 11 item 6)."""
+        file = source if isinstance(source, FileStorage) else None
+        return LineCopier(file, self._state.lines, self.disk_line)
 
     def rewrite_all(self, extra: Entry | None = None) -> None:
-        """Atomically replace the file with header + every entry (+ ``extra``)."""
+        """Atomically replace the file with header + every entry (+ ``extra``); the lines of
+        entries that did not change are copied from the file as they are."""
         state = self._state
         state.require_writable()
         backup = f".v{state.migrated_from}.bak" if state.migrated_from is not None else None
         if backup is None and state.rewrite_pending:
             backup = ".malformed.bak"  # omp 18 drops malformed lines; we keep the old file beside
         with_slot = self.writes_slot()
-        state.storage.rewrite(self._lines(extra), backup_suffix=backup)
+        copier = self.copier(state.storage)
+        lines = copier.lines(self.head_lines(state.header), self.entry_view(), extra)
+        state.storage.rewrite(lines, backup_suffix=backup)
+        state.lines = copier.new_table() if isinstance(state.storage, FileStorage) else None
         state.has_slot = with_slot
         state.flushed = True
         state.migrated_from = None

@@ -24,6 +24,7 @@ from omp_session.manager.runtime import Runtime
 from omp_session.model.tree import EntryIndex, SessionIndex
 from omp_session.model.usage import UsageStatistics
 from omp_session.store import Storage
+from omp_session.store.line_table import LineTable
 
 __all__ = ["SessionState"]
 
@@ -70,6 +71,10 @@ class SessionState:
     sealed: bool = False
     #: Inside ``append_entries_atomically``: appends stay in memory until its one rewrite.
     hold_writes: bool = False
+    #: Where each entry's line is in the session file (a writable file session only): rewrites
+    #: copy unchanged lines from there (store/line_table.py). Dropped whenever the entries are
+    #: replaced in memory (``reset``).
+    lines: LineTable | None = None
 
     # -- the title (header fields and omp 18's title slot) ---------------------------------------
     session_name: str | None = None
@@ -132,6 +137,7 @@ class SessionState:
     ) -> None:
         """Take ``header`` and ``entries`` as the whole session (a load, a new file, a rollback)."""
         self.header = header
+        self.lines = None  # other entries than the file's lines: a load sets it again
         title = header.get("title")
         self.session_name = title if isinstance(title, str) else None
         source = header.get("titleSource")

@@ -10,7 +10,7 @@ Internal module (part of :class:`~omp_session.SessionManager`, which is the API)
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -18,12 +18,13 @@ from omp_session.dialects import Dialect
 from omp_session.errors import EntryNotFoundError
 from omp_session.format import entry_factory as make
 from omp_session.format.entries import CURRENT_VERSION
-from omp_session.format.transform import prepare_for_disk
+from omp_session.manager.line_copy import LineCopier
 from omp_session.manager.persistence import Persistence
 from omp_session.manager.runtime import Runtime
 from omp_session.manager.state import SessionState
 from omp_session.manager.workspace import normalize_directories
 from omp_session.store import Storage
+from omp_session.store.file import FileStorage
 from omp_session.store.moves import begin_move, finish_move
 from omp_session.store.paths import default_session_dir, session_file_path
 
@@ -78,23 +79,28 @@ class WholeSession:
         self._state.title_source = source if isinstance(source, str) else None
         self._state.title_updated_at = str(header.get("timestamp") or "")
 
-    def _written_copy(self, path: Path | None, header: Entry, entries: Sequence[Entry]) -> Storage:
+    def _written_copy(
+        self, path: Path | None, header: Entry, entries: Sequence[Entry], *, same_entries: bool = False
+    ) -> Storage:
         """New storage at ``path`` holding ``header`` + ``entries``, written atomically *before* the
-        manager switches to it: if the write fails, this session is left exactly as it was."""
-        blobs = self._state.storage.blobs
-        storage = self._state.storage.sibling(path if self._state.persistent else None)
-        lines: Iterator[bytes] = (
-            prepare_for_disk(item, blobs, self._state.dialect.persist) for item in (header, *entries)
-        )
-        if self._persistence.writes_slot():
-            lines = _prefixed(self._persistence.slot_line(), lines)
+        manager switches to it: if the write fails, this session is left exactly as it was.
+        ``same_entries``: ``entries`` are this session's, so their unchanged lines are copied from
+        its file (manager/line_copy.py); otherwise every line is encoded."""
+        old = self._state.storage
+        storage = old.sibling(path if self._state.persistent else None)
+        copier = self._persistence.copier(old)
+        if not same_entries:
+            copier = LineCopier(None, None, self._persistence.disk_line)
+        lines = copier.lines(self._persistence.head_lines(header), entries)
         try:
             storage.rewrite(lines)
         except BaseException:
             storage.close()
             raise
-        self._state.storage.close()
+        old.close()
         self._state.storage = storage
+        if same_entries:
+            self._state.lines = copier.new_table() if isinstance(storage, FileStorage) else None
         return storage
 
     def create_branched_session(self, leaf_id: str) -> str | None:
@@ -164,7 +170,7 @@ class WholeSession:
         before = (self._state.session_name, self._state.title_source, self._state.title_updated_at)
         self._adopt_title(header)
         try:
-            self._written_copy(new_path, header, self._state.index.entries)
+            self._written_copy(new_path, header, self._persistence.entry_view(), same_entries=True)
         except BaseException:
             self._state.session_name, self._state.title_source, self._state.title_updated_at = before
             raise
@@ -258,6 +264,9 @@ class WholeSession:
 
     def rewrite_entries(self) -> None:
         self._state.require_writable()
+        # The caller changed entries in place (omp's contract for ``rewriteEntries``): none of
+        # the file's lines can be trusted to match memory, so every entry is encoded.
+        self._state.lines = None
         if self._state.storage.exists():
             self._persistence.rewrite_all()
 
@@ -270,8 +279,3 @@ class WholeSession:
         ):
             self._persistence.rewrite_all()
         self._state.ensured = True
-
-
-def _prefixed(first: bytes, rest: Iterable[bytes]) -> Iterator[bytes]:
-    yield first
-    yield from rest

@@ -38,6 +38,7 @@ from omp_session.store.file import FileStorage
 from omp_session.store.index_builder import ComplexSession, IndexBuilder, State, line_spans
 from omp_session.store.lazy_index import LazyEntries, LazySessionIndex
 from omp_session.store.lazy_store import LazyStore, Markers, StaleIndex, marked_lines
+from omp_session.store.line_table import LineTable
 from omp_session.store.loading import LoadedSession, is_session_header
 from omp_session.store.offset_index import (
     OffsetIndex,
@@ -141,7 +142,8 @@ def _open_with(
     # FileStorage.read() records what it read, to refuse rewrites over someone else's changes;
     # we read through our own descriptor, so record the same state it would have.
     storage.adopt_read_state(stat)
-    return _opened(header, store, usage, bool(index.meta["has_assistant"]), tail, stat.st_size, slot)
+    lines = LineTable(index.offsets, index.lengths)  # for rewrites (line_table.py)
+    return _opened(header, store, usage, bool(index.meta["has_assistant"]), tail, stat.st_size, slot, lines)
 
 
 def open_cold(path: Path, data: bytes, storage: FileStorage) -> IndexedOpen | None:
@@ -194,7 +196,10 @@ def open_cold(path: Path, data: bytes, storage: FileStorage) -> IndexedOpen | No
             if entry is not None:  # (an entry not kept is transformed when it is read)
                 offset = index.offsets[position]
                 store.transform(entry, data[offset : offset + index.lengths[position]])
-        return _opened(header, store, builder.usage, builder.has_assistant, tail, len(data), slot)
+        # For rewrites (line_table.py): checked by identity where every entry was kept, else
+        # trusted like the lazy open's (the entries are decoded from these very lines on demand).
+        lines = LineTable(index.offsets, index.lengths, every)
+        return _opened(header, store, builder.usage, builder.has_assistant, tail, len(data), slot, lines)
     except BaseException:
         store.close()
         raise
@@ -276,6 +281,7 @@ def _opened(
     tail: bytes,
     size: int,
     slot: TitleSlot | None,
+    lines: LineTable | None = None,
 ) -> IndexedOpen:
     """The ``IndexedOpen`` of ``store`` plus ``tail``, a last line without its newline yet (read
     leniently, as ``parse_session`` would, and kept out of the index until it is complete)."""
@@ -291,7 +297,7 @@ def _opened(
             lazy.add(record)
     # Only SessionManager.open consumes this LoadedSession, and it reads ``entries`` as a Sequence.
     entries = cast("list[Entry]", LazyEntries(lazy))
-    loaded = LoadedSession(header, entries, None, issues, None, size, slot, index=lazy)
+    loaded = LoadedSession(header, entries, None, issues, None, size, slot, index=lazy, lines=lines)
     return IndexedOpen(loaded, index.covered)
 
 

@@ -34,15 +34,17 @@ class FileState(NamedTuple):
     """What identifies the content of a file without reading it (issue 11 item 3: a same-size
     in-place edit changes the mtime, and even one that restores the mtime changes the ctime)."""
 
-    device: int
+    # In this order so that an append compares a stat with it as one tuple (the device last: it
+    # differs least often).
     inode: int
     size: int
     mtime_ns: int
     ctime_ns: int
+    device: int
 
     @classmethod
     def of(cls, st: os.stat_result) -> FileState:
-        return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        return cls(st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_dev)
 
     def same_file(self, st: os.stat_result) -> bool:
         return (self.device, self.inode) == (st.st_dev, st.st_ino)
@@ -222,6 +224,30 @@ class FileStorage:
         known = self._known
         return known is None or not known.same_file(current) or current.st_size < known.size
 
+    def read_range(self, offset: int, size: int) -> bytes:
+        """``size`` bytes of the file from ``offset`` (fewer at its end): a rewrite copies the lines
+        of unchanged entries from here (store/line_table.py)."""
+        if self._lock is not None:
+            return os.pread(self._lock.fd, size, offset)
+        fd = open_regular(self._path)
+        try:
+            return os.pread(fd, size, offset)
+        finally:
+            os.close(fd)
+
+    def unchanged(self) -> bool:
+        """Whether the file is still exactly what we last read or wrote (see ``check_unchanged``)."""
+        try:
+            self.check_unchanged()
+        except SessionChangedError:
+            return False
+        return True
+
+    @property
+    def size(self) -> int | None:
+        """The file's size after our last read or write (where our next append lands)."""
+        return self._known.size if self._known is not None else None
+
     def read_from(self, offset: int) -> bytes:
         """Bytes appended after ``offset`` (for readers following a live writer)."""
         with os.fdopen(open_regular(self._path), "rb") as handle:
@@ -266,16 +292,17 @@ class FileStorage:
     def append(self, data: bytes) -> None:
         """Write ``data`` at the end of the file in one ``write``. Raises ``SessionChangedError``
         instead of acknowledging a write that went nowhere: when the path names another file (a
-        foreign rename-replace, issue 11 item 1) or the file was truncated."""
-        self._ensure_writable()
+        foreign rename-replace, issue 11 item 1) or the file was truncated.
+
+        Three system calls besides the write: an ``fstat`` before it (a foreign truncation, append
+        or same-size edit since our last write is noticed here, issue 11 item 3) and a ``stat`` of
+        the path after it. When that stat names our inode it *is* the state of our descriptor, so
+        no second ``fstat`` is needed (the append cost, issue 11 "append cost")."""
+        if self.read_only:
+            raise ReadOnlySessionError(self._path)
         try:
-            if self._fd is None:
-                self._path.parent.mkdir(parents=True, exist_ok=True)
-                if not self._path.exists():
-                    os.close(os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
-                self.lock()
-            fd = self._fd
-            assert fd is not None
+            lock = self._lock
+            fd = lock.fd if lock is not None else self._open_for_append()
             before = os.fstat(fd)
             known = self._known
             if known is not None and before.st_size < known.size:
@@ -283,16 +310,16 @@ class FileStorage:
             if not self._tail_checked:
                 data = self._newline_if_torn(fd) + data
                 self._tail_checked = True
-            _write_all(fd, data)
-            after = os.fstat(fd)
-            # Checked after the write (one stat less per append): a write that went to a replaced
-            # file is simply never acknowledged.
+            written = os.write(fd, data)
+            if written != len(data):
+                _write_all(fd, data[written:])
+            # Checked after the write: a write that went to a replaced file is never acknowledged.
             try:
-                at_path = os.stat(self._path_text)
+                after = os.stat(self._path_text)
             except FileNotFoundError:
-                at_path = None
-            if at_path is None or at_path.st_ino != after.st_ino or at_path.st_dev != after.st_dev:
-                what = "deleted" if at_path is None else "replaced by another file"
+                after = None
+            if after is None or after.st_ino != before.st_ino or after.st_dev != before.st_dev:
+                what = "deleted" if after is None else "replaced by another file"
                 raise SessionChangedError(
                     self._path, f"the file was {what} by another program; the entry was not saved"
                 )
@@ -303,6 +330,16 @@ class FileStorage:
             # A partial write may have left a torn line: check the tail again before the next one.
             self._tail_checked = False
             raise PersistenceError(self._path, exc) from exc
+
+    def _open_for_append(self) -> int:
+        """Create the file if it is missing and take the writer lock; returns the descriptor."""
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        if not self._path.exists():
+            os.close(os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+        self.lock()
+        fd = self._fd
+        assert fd is not None
+        return fd
 
     def _refuse_truncated(self, expected: int, found: int) -> None:
         self._tail_checked = False
@@ -317,18 +354,23 @@ class FileStorage:
         return b"" if os.pread(fd, 1, size - 1) == b"\n" else b"\n"
 
     def _after_write(self, fd: int, before: os.stat_result, after: os.stat_result, written: int) -> None:
-        if self.policy == "fsync":
+        policy = self.policy
+        if policy == "fsync":
             os.fsync(fd)
-        elif self.policy == "batch":
+        elif policy == "batch":
             self._schedule_sync()
         known = self._known
-        if known is None or (
-            before.st_ino,
-            before.st_size,
-            before.st_mtime_ns,
-            before.st_ctime_ns,
-            before.st_dev,
-        ) != (known.inode, known.size, known.mtime_ns, known.ctime_ns, known.device):
+        if (
+            known is None
+            or (
+                before.st_ino,
+                before.st_size,
+                before.st_mtime_ns,
+                before.st_ctime_ns,
+                before.st_dev,
+            )
+            != known
+        ):
             # Someone else wrote to the file since our last read or write: appends stay safe
             # (line granularity), a full rewrite would lose their change.
             if known is not None and self._changed_by_others is None:
@@ -336,7 +378,7 @@ class FileStorage:
         elif after.st_size != before.st_size + written and self._changed_by_others is None:
             self._changed_by_others = "another writer appended at the same time"
         self._known = FileState(
-            after.st_dev, after.st_ino, after.st_size, after.st_mtime_ns, after.st_ctime_ns
+            after.st_ino, after.st_size, after.st_mtime_ns, after.st_ctime_ns, after.st_dev
         )
 
     def _schedule_sync(self) -> None:

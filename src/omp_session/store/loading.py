@@ -16,6 +16,7 @@ from omp_session.format.transform import resolve_blob_refs, sanitize_openai_repl
 from omp_session.gcpause import gc_paused
 from omp_session.model.tree import EntryIndex, SessionIndex
 from omp_session.store.blobs import BlobSink
+from omp_session.store.line_table import LineTable
 from omp_session.store.regular import open_regular, read_regular
 
 __all__ = [
@@ -46,6 +47,9 @@ class LoadedSession:
     #: The index over ``entries``: given by an open path that builds its own (the lazy one of an
     #: indexed file), else built on the first ``entry_index()``.
     index: EntryIndex | None = None
+    #: Where each entry's line is in the file (``None`` after a migration): rewrites copy the
+    #: lines of unchanged entries from there (store/line_table.py, issue 11 item 6).
+    lines: LineTable | None = None
 
     def entry_index(self) -> EntryIndex:
         """The index a manager reads this session through (built once, then kept)."""
@@ -102,6 +106,8 @@ def peel_title_slot(decoded: DecodedFile, data: bytes) -> TitleSlot | None:
     if slot is not None:
         del decoded.records[0]
         del decoded.line_numbers[0]
+        del decoded.offsets[:1]  # (empty where a caller collects records without their spans)
+        del decoded.lengths[:1]
     return slot
 
 
@@ -137,7 +143,10 @@ def parse_session(path: Path, data: bytes, blobs: BlobSink | None) -> LoadedSess
     if b"openaiResponsesHistory" in data:
         for entry in entries:
             sanitize_openai_replay(entry)
-    return LoadedSession(records[0], entries, migrated_from, decoded.issues, decoded, len(data), slot)
+    lines = LineTable(decoded.offsets[1:], decoded.lengths[1:], entries) if migrated_from is None else None
+    return LoadedSession(
+        records[0], entries, migrated_from, decoded.issues, decoded, len(data), slot, lines=lines
+    )
 
 
 def load_session(path: Path | str, blobs: BlobSink | None = None) -> LoadedSession:

@@ -29,7 +29,7 @@ from omp_session.format.entries import CURRENT_VERSION
 from omp_session.format.ids import new_entry_id, new_session_id, now_iso
 from omp_session.format.migrate import header_version, migrate_records
 from omp_session.format.title_slot import SLOT_BYTES, encode_slot
-from omp_session.model.toolcalls import find_unpaired
+from omp_session.model.toolcalls import Unpaired, find_unpaired
 from omp_session.model.tree import SessionIndex
 from omp_session.store.configured import configured_storage
 from omp_session.store.file import FileStorage, replace_file
@@ -40,6 +40,7 @@ from omp_session.store.loading import (
     read_session_bytes,
 )
 from omp_session.store.regular import open_regular, read_regular
+from omp_session.tools.check_stream import EntryCollector, ToolIssue
 
 __all__ = ["Problem", "RepairReport", "check", "migrate_file", "repair"]
 
@@ -120,16 +121,27 @@ def _entry_problems(records: list[Entry], line_of: dict[int, int]) -> list[Probl
         e.get("id"): line_of.get(p) for p, e in enumerate(entries, start=1) if isinstance(e.get("id"), str)
     }
     problems += _link_problems(index, entries, line_of)
+    tool_problems = []
     for unpaired in find_unpaired(index):
-        what = (
-            f"tool call {unpaired.tool_call_id} ({unpaired.tool_name}) has no result on a branch below it"
-            if unpaired.kind == "call-without-result"
-            else f"tool result for {unpaired.tool_call_id} has no matching call before it on its branch"
-        )
         line = line_by_id.get(unpaired.entry_id) if unpaired.entry_id else None
-        severity = "info" if _ended_in_error(index.get(unpaired.entry_id)) else "problem"
-        problems.append(Problem(f"tool-{unpaired.kind}", line, unpaired.entry_id, what, severity))
-    return problems
+        errored = _ended_in_error(index.get(unpaired.entry_id))
+        tool_problems.append(_tool_problem(unpaired, line, errored))
+    return problems + sorted(tool_problems, key=_tool_problem_order)
+
+
+def _tool_problem(unpaired: Unpaired | ToolIssue, line: int | None, errored: bool) -> Problem:
+    what = (
+        f"tool call {unpaired.tool_call_id} ({unpaired.tool_name}) has no result on a branch below it"
+        if unpaired.kind == "call-without-result"
+        else f"tool result for {unpaired.tool_call_id} has no matching call before it on its branch"
+    )
+    severity = "info" if errored else "problem"
+    return Problem(f"tool-{unpaired.kind}", line, unpaired.entry_id, what, severity)
+
+
+def _tool_problem_order(problem: Problem) -> tuple[int, str, str]:
+    # By line: the walk's order depends on sibling order, which a streamed check does not keep.
+    return (problem.line or 0, problem.kind, problem.message)
 
 
 def _ended_in_error(entry: Entry | None) -> bool:
@@ -176,10 +188,10 @@ def _indexed(index: SessionIndex, entry_id: Any) -> bool:
     return isinstance(entry_id, str) and entry_id in index.by_id
 
 
-#: Files above this size are checked in chunks (item 14): what stays in memory is a skeleton of
-#: each entry (ids, links, types, tool call ids), not its content.
+#: Files above this size are checked in chunks (item 14): what stays in memory is each id once and
+#: a few integers per entry (tools/check_stream.py), not the entries.
 STREAM_ABOVE_BYTES = 32 * 1024 * 1024
-_CHUNK_BYTES = 8 * 1024 * 1024
+_CHUNK_BYTES = 2 * 1024 * 1024  # decoded, a chunk's entries are ~10× its size: kept small
 
 
 def check(path: Path | str, *, chunk_bytes: int | None = None) -> list[Problem]:
@@ -248,27 +260,6 @@ def _problems_of(decoded: DecodedFile, slot_problem: Problem | None) -> list[Pro
     return problems + _entry_problems(records, line_of)
 
 
-def _skeleton(record: Entry) -> Entry:
-    """What the entry checks read of an entry: links, type, labels, tool call and result ids."""
-    kept = {key: record[key] for key in _SKELETON_KEYS if key in record}
-    message = record.get("message")
-    if isinstance(message, dict):
-        reduced = {key: message[key] for key in _SKELETON_MESSAGE_KEYS if key in message}
-        content = message.get("content")
-        if isinstance(content, list):
-            reduced["content"] = [
-                {key: block[key] for key in ("type", "id", "name") if key in block}
-                for block in content
-                if isinstance(block, dict) and block.get("type") == "toolCall"
-            ]
-        kept["message"] = reduced
-    return kept
-
-
-_SKELETON_KEYS = ("type", "id", "parentId", "timestamp", "firstKeptEntryId", "targetId", "label")
-_SKELETON_MESSAGE_KEYS = ("role", "toolCallId", "toolName", "stopReason")
-
-
 def _chunks(path: Path, chunk_bytes: int) -> Iterator[bytes]:
     """The file in pieces that end after a newline (the last one may not)."""
     try:
@@ -290,12 +281,14 @@ def _chunks(path: Path, chunk_bytes: int) -> Iterator[bytes]:
 
 
 def _check_in_chunks(path: Path, chunk_bytes: int) -> list[Problem] | None:
-    """:func:`check` reading ``chunk_bytes`` at a time; ``None`` for a file older than version 3
-    (its migration needs every record whole: checked the ordinary way)."""
-    whole = DecodedFile()
+    """:func:`check` reading ``chunk_bytes`` at a time, keeping of each entry only what the checks
+    need (tools/check_stream.py); ``None`` for a file older than version 3 (its migration needs
+    every record whole: checked the ordinary way)."""
+    whole = DecodedFile()  # the line issues, and the records up to the header
+    collector = EntryCollector()
     lines = offset = 0
     slot_problem: Problem | None = None
-    header_checked = False
+    header_checked = bad_header = False
     for chunk in _chunks(path, chunk_bytes):
         # A leading newline keeps a BOM inside the file from being taken for the file's own.
         part = decode_lines(chunk) if offset == 0 else decode_lines(b"\n" + chunk)
@@ -308,24 +301,51 @@ def _check_in_chunks(path: Path, chunk_bytes: int) -> list[Problem] | None:
             LineIssue(i.line + shift_line, i.offset + shift_offset, i.reason, i.skipped, i.preview)
             for i in issues
         ]
-        # Whole until the header is seen (title slot, header); later entries keep their skeleton.
-        whole.records += (
-            part.records if not header_checked else [_skeleton(record) for record in part.records]
-        )
-        whole.line_numbers += [number + shift_line for number in part.line_numbers]
+        numbers = [number + shift_line for number in part.line_numbers]
+        records = part.records
+        if not header_checked:  # whole until the header is decided (title slot, header)
+            taken = 2 - len(whole.records) if offset == 0 else 1 - len(whole.records)
+            taken = max(taken, 0)
+            whole.records += records[:taken]
+            whole.line_numbers += numbers[:taken]
+            records, numbers = records[taken:], numbers[taken:]
         if offset == 0:
             slot = peel_title_slot(whole, chunk)
             slot_size = chunk.find(b"\n") + 1
             if slot is not None and slot_size != SLOT_BYTES:
                 slot_problem = _slot_problem(slot_size)
+            if slot is None and len(whole.records) > 1:  # the second record is an entry
+                records, numbers = [whole.records.pop(), *records], [whole.line_numbers.pop(), *numbers]
         lines += chunk.count(b"\n")
         offset += len(chunk)
         if not header_checked and whole.records:  # the first record decides (as header_problem_line)
             header_checked = True
-            bad = header_problem_line(whole)
-            if bad is None and header_version(whole.records[0]) < CURRENT_VERSION:
+            bad_header = header_problem_line(whole) is not None  # then only line issues matter
+            if not bad_header and header_version(whole.records[0]) < CURRENT_VERSION:
                 return None
-    return _problems_of(whole, slot_problem)
+        if not bad_header:
+            for record, number in zip(records, numbers, strict=True):
+                collector.add(record, number)
+    if bad_header or not header_checked:
+        return _problems_of(whole, slot_problem)
+    return _streamed_problems(whole, slot_problem, collector)
+
+
+def _streamed_problems(
+    whole: DecodedFile, slot_problem: Problem | None, collector: EntryCollector
+) -> list[Problem]:
+    """What :func:`_problems_of` reports, from the collected skeleton (the header is current)."""
+    problems = _line_problems(whole)
+    if slot_problem is not None:
+        problems.insert(0, slot_problem)
+    problems += [Problem(*found) for found in collector.id_problems]
+    roots = collector.cycle_roots()
+    problems += [Problem(*found) for found in collector.link_problems(roots)]
+    tool_problems = [
+        _tool_problem(issue, collector.line_of_id(issue.entry_id), issue.ended_in_error)
+        for issue in collector.tool_issues(roots)
+    ]
+    return problems + sorted(tool_problems, key=_tool_problem_order)
 
 
 # ------------------------------------------------------------------------------------ repair
