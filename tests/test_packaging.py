@@ -100,7 +100,7 @@ LIBRARY_ROUND = """
 def test_core_requirements_are_only_the_library_s(tmp_path: Path) -> None:
     requirements = importlib.metadata.requires("omp-session") or []
     unconditional = sorted(r.split(">")[0].split(";")[0].strip() for r in requirements if "extra ==" not in r)
-    assert unconditional == ["orjson", "typing-extensions"]
+    assert unconditional == ["msgspec", "orjson", "typing-extensions"]
     extras = importlib.metadata.metadata("omp-session").get_all("Provides-Extra") or []
     assert {"cli", "web", "all", "test"} <= set(extras)
 
