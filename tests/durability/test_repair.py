@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import json
 import os
 import random
 import re
@@ -243,8 +244,7 @@ def test_a_branched_session_with_tool_calls_checks_the_same_in_chunks(tmp_path: 
     ids = [line.split(b'"id":"', 1)[1].split(b'"', 1)[0] for line in lines[1:] if b'"id":"' in line]
     rng = random.Random(damage)
     if damage == "duplicates":
-        # (Few: every duplicate id attaches its subtree once more, and the tool walk visits each
-        # attachment, in the whole check as in the streamed one.)
+        # (Each duplicate attaches its id's subtree once more; the tool walk enters it once.)
         for _ in range(5):
             lines.insert(rng.randrange(2, len(lines) - 1), rng.choice(lines[1:-1]))
     elif damage == "orphans":
@@ -265,3 +265,36 @@ def test_a_branched_session_with_tool_calls_checks_the_same_in_chunks(tmp_path: 
         assert any(problem.kind.replace("-", "").startswith(damage[:5]) for problem in expected)
     for chunk_bytes in (4096, 1 << 20):
         assert check(path, chunk_bytes=chunk_bytes) == expected
+
+
+def test_duplicated_ids_never_make_the_tool_walk_exponential(tmp_path: Path) -> None:
+    # A chain of 60 ids each written twice: omp's tree attaches every id's node under its parent
+    # once per occurrence, 2^60 paths. Walking each path would never end; the walk enters each
+    # node once, in a whole read and in chunks, and still finds every unanswered call.
+    lines = [b'{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/x"}']
+    parent = "null"
+    for number in range(60):
+        call = {"type": "toolCall", "id": f"c{number}", "name": "bash", "arguments": {}}
+        entry = {
+            "type": "message",
+            "id": f"d{number}",
+            "parentId": None if parent == "null" else parent,
+            "timestamp": "2025-01-01T00:00:00.000Z",
+            "message": {"role": "assistant", "content": [call]},
+        }
+        lines += [json.dumps(entry).encode()] * 2
+        parent = f"d{number}"
+    path = tmp_path / "duplicated.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    script = (
+        "import sys; from pathlib import Path; from omp_session.tools.repair import check; "
+        "p = Path(sys.argv[1]); whole = check(p); "
+        "assert check(p, chunk_bytes=4096) == whole; "
+        "print(sum(x.kind == 'duplicate-id' for x in whole), "
+        "sum(x.kind == 'tool-call-without-result' for x in whole))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script, str(path)], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["60", "60"]

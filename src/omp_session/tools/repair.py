@@ -29,7 +29,6 @@ from omp_session.format.entries import CURRENT_VERSION
 from omp_session.format.ids import new_entry_id, new_session_id, now_iso
 from omp_session.format.migrate import header_version, migrate_records
 from omp_session.format.title_slot import SLOT_BYTES, encode_slot
-from omp_session.model.toolcalls import Unpaired, find_unpaired
 from omp_session.model.tree import SessionIndex
 from omp_session.store.configured import configured_storage
 from omp_session.store.file import FileStorage, replace_file
@@ -98,38 +97,25 @@ def _line_problems(decoded: DecodedFile) -> list[Problem]:
 
 
 def _entry_problems(records: list[Entry], line_of: dict[int, int]) -> list[Problem]:
-    problems: list[Problem] = []
-    seen: dict[str, int] = {}
-    entries = records[1:]
-    for position, entry in enumerate(entries, start=1):
-        line = line_of.get(position)
-        entry_id = entry.get("id")
-        if not isinstance(entry_id, str):
-            problems.append(
-                Problem("missing-id", line, None, "the entry has no string id, so nothing can refer to it")
-            )
-            continue
-        if entry_id in seen:
-            problems.append(
-                Problem(
-                    "duplicate-id", line, entry_id, f"id {entry_id} was already used on line {seen[entry_id]}"
-                )
-            )
-        seen[entry_id] = line or 0
-    index = SessionIndex(entries)
-    line_by_id = {
-        e.get("id"): line_of.get(p) for p, e in enumerate(entries, start=1) if isinstance(e.get("id"), str)
-    }
-    problems += _link_problems(index, entries, line_of)
-    tool_problems = []
-    for unpaired in find_unpaired(index):
-        line = line_by_id.get(unpaired.entry_id) if unpaired.entry_id else None
-        errored = _ended_in_error(index.get(unpaired.entry_id))
-        tool_problems.append(_tool_problem(unpaired, line, errored))
+    # One set of entry checks for a whole read and a streamed one (tools/check_stream.py).
+    collector = EntryCollector()
+    for position, entry in enumerate(records[1:], start=1):
+        collector.add(entry, line_of.get(position, 0))
+    return _collected_problems(collector)
+
+
+def _collected_problems(collector: EntryCollector) -> list[Problem]:
+    problems = [Problem(*found) for found in collector.id_problems]
+    roots = collector.cycle_roots()
+    problems += [Problem(*found) for found in collector.link_problems(roots)]
+    tool_problems = [
+        _tool_problem(issue, collector.line_of_id(issue.entry_id), issue.ended_in_error)
+        for issue in collector.tool_issues(roots)
+    ]
     return problems + sorted(tool_problems, key=_tool_problem_order)
 
 
-def _tool_problem(unpaired: Unpaired | ToolIssue, line: int | None, errored: bool) -> Problem:
+def _tool_problem(unpaired: ToolIssue, line: int | None, errored: bool) -> Problem:
     what = (
         f"tool call {unpaired.tool_call_id} ({unpaired.tool_name}) has no result on a branch below it"
         if unpaired.kind == "call-without-result"
@@ -142,50 +128,6 @@ def _tool_problem(unpaired: Unpaired | ToolIssue, line: int | None, errored: boo
 def _tool_problem_order(problem: Problem) -> tuple[int, str, str]:
     # By line: the walk's order depends on sibling order, which a streamed check does not keep.
     return (problem.line or 0, problem.kind, problem.message)
-
-
-def _ended_in_error(entry: Entry | None) -> bool:
-    """An assistant turn that ended in an error or was aborted: omp writes its tool calls and
-    never their results ("terminated"), so an unpaired call there is normal output."""
-    message = entry.get("message") if entry is not None else None
-    return isinstance(message, dict) and message.get("stopReason") in ("error", "aborted")
-
-
-def _link_problems(index: SessionIndex, entries: list[Entry], line_of: dict[int, int]) -> list[Problem]:
-    problems = []
-    cycle_roots = index.cycle_roots()
-    for position, entry in enumerate(entries, start=1):
-        entry_id, parent, line = entry.get("id"), entry.get("parentId"), line_of.get(position)
-        if isinstance(parent, str) and parent:
-            if parent == entry_id:
-                problems.append(Problem("self-parent", line, entry_id, "the entry is its own parent"))
-            elif parent not in index.by_id:
-                problems.append(Problem("orphan", line, entry_id, f"parent {parent} does not exist"))
-            elif isinstance(entry_id, str) and entry_id in cycle_roots and index.by_id.get(entry_id) is entry:
-                problems.append(
-                    Problem("cycle", line, entry_id, f"parent links from {entry_id} loop back to it")
-                )
-        kind = entry.get("type")
-        if kind == "compaction" and not _indexed(index, entry.get("firstKeptEntryId")):
-            kept = entry.get("firstKeptEntryId")
-            problems.append(
-                Problem("missing-kept-entry", line, entry_id, f"firstKeptEntryId {kept} does not exist")
-            )
-        if kind == "label" and not _indexed(index, entry.get("targetId")):
-            problems.append(
-                Problem(
-                    "label-target-missing",
-                    line,
-                    entry_id,
-                    f"label target {entry.get('targetId')} does not exist",
-                )
-            )
-    return problems
-
-
-def _indexed(index: SessionIndex, entry_id: Any) -> bool:
-    """Whether ``entry_id`` (any JSON value from the file) names an indexed entry."""
-    return isinstance(entry_id, str) and entry_id in index.by_id
 
 
 #: Files above this size are checked in chunks (item 14): what stays in memory is each id once and
@@ -338,14 +280,7 @@ def _streamed_problems(
     problems = _line_problems(whole)
     if slot_problem is not None:
         problems.insert(0, slot_problem)
-    problems += [Problem(*found) for found in collector.id_problems]
-    roots = collector.cycle_roots()
-    problems += [Problem(*found) for found in collector.link_problems(roots)]
-    tool_problems = [
-        _tool_problem(issue, collector.line_of_id(issue.entry_id), issue.ended_in_error)
-        for issue in collector.tool_issues(roots)
-    ]
-    return problems + sorted(tool_problems, key=_tool_problem_order)
+    return problems + _collected_problems(collector)
 
 
 # ------------------------------------------------------------------------------------ repair
