@@ -167,8 +167,15 @@ def _dump(value: Any, separators: tuple[str, str] = (",", ":")) -> bytes:
         return json.dumps(value, separators=separators).encode()
 
 
-def _deep(depth: int) -> bytes:
-    return b'{"type":"custom","data":' + b"[" * depth + b"]" * depth + b"}"
+def _deep(depth: int, where: str = "custom") -> bytes:
+    """A line nested ``depth`` levels deep: in a field no summary reads (a custom entry's data), or
+    in one the typed decoding reads (msgspec's own nesting limit is below orjson's 1,024 levels)."""
+    nested = b"[" * depth + b"]" * depth
+    if where == "custom":
+        return b'{"type":"custom","data":' + nested + b"}"
+    if where == "id":
+        return b'{"type":"title_change","id":' + nested + b"}"
+    return b'{"type":"message","message":{"role":"user","content":' + nested + b"}}"
 
 
 @st.composite
@@ -204,7 +211,8 @@ def session_files(draw: st.DrawFn) -> bytes:
         if pick == 0:
             lines.append(draw(st.sampled_from(_ODD_LINES)))
         elif pick == 1:
-            lines.append(_deep(draw(st.sampled_from([10, 900, 1000, 1023, 1024, 1100]))))
+            depth = draw(st.sampled_from([10, 900, 1000, 1023, 1024, 1100]))
+            lines.append(_deep(depth, draw(st.sampled_from(["custom", "id", "content"]))))
         elif pick == 2:
             lines.append(_dump(_entry(draw, number, tidy), (", ", ": ")))  # spaced
         else:
@@ -308,6 +316,8 @@ def _user(text: str) -> bytes:
             b'{"type":"model_usage","usage":"not an object"}',
             b'{"type":"model_usage","usage":{"cost":{"total":2}}}',
         ],
+        # Nested past msgspec's limit in a field it reads (found by the fuzz campaign).
+        [_user("a"), _deep(1000, "id"), _deep(1100, "id"), _deep(1000, "content"), _user("b")],
     ],
 )
 def test_hand_picked_files_summarise_as_the_reference(body: list[bytes]) -> None:

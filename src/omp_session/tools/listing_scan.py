@@ -86,6 +86,12 @@ class _NotExact(Exception):
     """This line must take the exact path."""
 
 
+#: What msgspec raises for a line it will not decode the reference's way; the line then takes the
+#: exact path. (RecursionError: msgspec refuses nesting deeper than its own limit, which is below
+#: orjson's 1,024 levels, so such a line is still decoded exactly.)
+_REFUSED = (msgspec.DecodeError, _NotExact, RecursionError, ValueError)
+
+
 def _cost_of_usage(usage: Any) -> Any:
     """What one usage adds to the cost (``UsageStatistics.add_usage``), ``None`` when not a usage."""
     if not isinstance(usage, dict):
@@ -341,7 +347,7 @@ def _line_by_line(header: dict[str, Any], body: list[bytes]) -> _Summary:
     for line in body:
         try:
             summary.add_fast(decode(line))
-        except (msgspec.DecodeError, _NotExact, ValueError):
+        except _REFUSED:
             record = _exact(line)
             if record is not None:
                 summary.add_entry(record)
@@ -386,7 +392,7 @@ def summarize_bytes(path: Path | str, data: bytes, mtime: float, size: int = 0) 
     try:
         decode = _DECODE_ENTRY
         summary.add_all([decode(line) for line in body if line])
-    except (msgspec.DecodeError, _NotExact, ValueError):
+    except _REFUSED:
         summary = _line_by_line(header, body)
     needs_reference, newest = _newest_ms(summary.stamps)
     if needs_reference:
