@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+import orjson
 from click.shell_completion import CompletionItem
 from rich.console import Console
 
@@ -139,10 +140,25 @@ leaf_option = click.option(
 )
 
 
+#: orjson hands these to ``default`` (``str``), as ``json.dumps(default=str)`` treats them.
+_JSON_OPTIONS = (
+    orjson.OPT_INDENT_2
+    | orjson.OPT_NON_STR_KEYS
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+)
+
+
 def emit_json(value: Any) -> None:
     """Print ``value`` as indented JSON (non-ASCII kept as is)."""
-    # Lone surrogates stay exact, as the \\udxxx escapes omp writes (issue 11 item 5).
-    click.echo(escape_lone_surrogates(json.dumps(value, indent=2, ensure_ascii=False, default=str)))
+    try:
+        # orjson: the stdlib's indented encoder is pure Python (0.25 s for a 1.5 MB context).
+        # The text is the same but for the spelling of some small floats (2.5e-05 as 0.000025).
+        text = orjson.dumps(value, default=str, option=_JSON_OPTIONS).decode()
+    except TypeError:  # orjson.JSONEncodeError: a lone surrogate, an integer beyond 64 bits
+        # Lone surrogates stay exact, as the \\udxxx escapes omp writes (issue 11 item 5).
+        text = escape_lone_surrogates(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+    click.echo(text)
 
 
 def display_safe_streams() -> None:
