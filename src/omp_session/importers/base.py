@@ -195,6 +195,34 @@ class ForeignSessionStore(Protocol):
         ...
 
 
+class WholeSourceConversion:
+    """The streaming side of :class:`ForeignSessionStore` for a store that converts a session
+    whole (Codex, pi): no header hint, no incremental update, and ``convert_streaming`` hands
+    :meth:`convert`'s entries to the sink in one go."""
+
+    def convert(self, info: ForeignSessionInfo, *, lossless: bool = True) -> ConvertedSession:
+        raise NotImplementedError
+
+    def header_hint(self, info: ForeignSessionInfo) -> HeaderHint | None:
+        """None: this conversion runs whole before any entry is written anyway."""
+        return None
+
+    def convert_update(
+        self, info: ForeignSessionInfo, state: dict[str, Any], imported: Path
+    ) -> ConvertedSession | None:
+        """Not incremental: an update converts the whole source (and appends what is new)."""
+        return None
+
+    def convert_streaming(
+        self, info: ForeignSessionInfo, sink: Sink, *, lossless: bool = True
+    ) -> ConvertedSession:
+        """:meth:`convert`, then every entry to ``sink`` (this conversion is not incremental)."""
+        converted = self.convert(info, lossless=lossless)
+        sink(converted.entries)
+        converted.entries = []
+        return converted
+
+
 def clean_title(title: str) -> str:
     """omp 18's ``setSessionName`` cleaning (the dialect owns the rule)."""
     return OMP_18_2.clean_title(title)
@@ -233,6 +261,7 @@ __all__ = [
     "ForeignSessionInfo",
     "ForeignSessionStore",
     "HeaderHint",
+    "WholeSourceConversion",
     "clean_preview",
     "clean_title",
     "file_mtime_ms",

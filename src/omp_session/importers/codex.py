@@ -13,14 +13,12 @@ import re
 import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from omp_session.importers.base import (
     ConvertedSession,
     ForeignSessionInfo,
-    HeaderHint,
-    Sink,
     Source,
+    WholeSourceConversion,
     ns_to_ms,
 )
 from omp_session.importers.codex_convert import convert_codex
@@ -55,7 +53,7 @@ def _sorted(infos: list[ForeignSessionInfo]) -> list[ForeignSessionInfo]:
     return infos
 
 
-class CodexSessionStore:
+class CodexSessionStore(WholeSourceConversion):
     """Codex rollouts under ``root`` (default: :func:`codex_root`)."""
 
     source: Source = "codex"
@@ -178,25 +176,6 @@ class CodexSessionStore:
             created_ms=mtime,
             modified_ms=mtime,
         )
-
-    def header_hint(self, info: ForeignSessionInfo) -> HeaderHint | None:
-        """None: this conversion runs whole before any entry is written anyway."""
-        return None
-
-    def convert_update(
-        self, info: ForeignSessionInfo, state: dict[str, Any], imported: Path
-    ) -> ConvertedSession | None:
-        """Not incremental: an update converts the whole source (and appends what is new)."""
-        return None
-
-    def convert_streaming(
-        self, info: ForeignSessionInfo, sink: Sink, *, lossless: bool = True
-    ) -> ConvertedSession:
-        """:meth:`convert`, then every entry to ``sink`` (this conversion is not incremental)."""
-        converted = self.convert(info, lossless=lossless)
-        sink(converted.entries)
-        converted.entries = []
-        return converted
 
     def convert(self, info: ForeignSessionInfo, *, lossless: bool = True) -> ConvertedSession:
         return convert_codex(info, lossless=lossless)

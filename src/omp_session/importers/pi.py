@@ -28,9 +28,8 @@ from omp_session.format.migrate import migrate_records
 from omp_session.importers.base import (
     ConvertedSession,
     ForeignSessionInfo,
-    HeaderHint,
-    Sink,
     Source,
+    WholeSourceConversion,
     ns_to_ms,
 )
 from omp_session.importers.jsonl import ReadStats, first_record, iter_records, lines_containing
@@ -80,7 +79,7 @@ def _header(path: str) -> dict[str, Any] | None:
     return record if record is not None and record.get("type") == "session" else None
 
 
-class PiSessionStore:
+class PiSessionStore(WholeSourceConversion):
     """pi sessions under ``<root>/sessions/<encoded cwd>/*.jsonl`` (root default: :func:`pi_root`)."""
 
     source: Source = "pi"
@@ -135,25 +134,6 @@ class PiSessionStore:
         infos.sort(key=lambda info: info.path)
         infos.sort(key=lambda info: info.modified_ms, reverse=True)
         return infos
-
-    def header_hint(self, info: ForeignSessionInfo) -> HeaderHint | None:
-        """None: this conversion runs whole before any entry is written anyway."""
-        return None
-
-    def convert_update(
-        self, info: ForeignSessionInfo, state: dict[str, Any], imported: Path
-    ) -> ConvertedSession | None:
-        """Not incremental: an update converts the whole source (and appends what is new)."""
-        return None
-
-    def convert_streaming(
-        self, info: ForeignSessionInfo, sink: Sink, *, lossless: bool = True
-    ) -> ConvertedSession:
-        """:meth:`convert`, then every entry to ``sink`` (this conversion is not incremental)."""
-        converted = self.convert(info, lossless=lossless)
-        sink(converted.entries)
-        converted.entries = []
-        return converted
 
     def convert(self, info: ForeignSessionInfo, *, lossless: bool = True) -> ConvertedSession:
         stats = ReadStats()
