@@ -23,6 +23,7 @@ __all__ = [
     "SnowflakeGenerator",
     "decode_snowflake",
     "file_timestamp",
+    "is_time_value",
     "iso_from_ms",
     "iso_to_ms",
     "new_entry_id",
@@ -191,6 +192,12 @@ def _civil_from_days(days: int) -> tuple[int, int, int]:
     day = doy - (153 * mp + 2) // 5 + 1
     month = mp + 3 if mp < 10 else mp - 9
     return yoe + era * 400 + (month <= 2), month, day
+
+
+def is_time_value(ms: float) -> bool:
+    """Whether ``ms`` is a valid ECMAScript time value: finite and within ±8.64e15 ms (what JS's
+    ``new Date(ms).toISOString()`` accepts; beyond it JS throws ``RangeError``)."""
+    return -_MAX_TIME_MS <= ms <= _MAX_TIME_MS
 
 
 def iso_from_ms(ms: int) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from omp_session.format.ids import iso_to_ms
+from omp_session.format.ids import is_time_value, iso_to_ms
 from omp_session.importers.base import js_string
 from omp_session.importers.timestamps import canonical_iso_ms
 
@@ -21,13 +21,16 @@ class Converted(NamedTuple):
 
 
 def claude_timestamp_ms(value: object, fallback: float) -> float:
-    """A number is epoch ms as is; a string goes through ``Date.parse``; else the fallback."""
+    """A number is epoch ms as is; a string goes through ``Date.parse``; else the fallback.
+
+    A number outside JavaScript's time range (±8.64e15 ms) also takes the fallback: omp's
+    ``toISOString`` throws there and the whole import fails (docs/importers.md, deviations)."""
     if isinstance(value, str) and (fast := canonical_iso_ms(value)) is not None:
         return fast
     if isinstance(value, bool):
         return fallback
     if isinstance(value, int | float):
-        return value if value == value and abs(value) != float("inf") else fallback
+        return value if is_time_value(value) else fallback  # (NaN compares false: the fallback)
     parsed = iso_to_ms(value)
     return fallback if parsed is None else parsed
 

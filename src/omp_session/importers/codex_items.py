@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from omp_session.format.codec import encode_json
-from omp_session.format.ids import iso_to_ms
+from omp_session.format.ids import is_time_value, iso_to_ms
 
 Message = dict[str, Any]
 
@@ -72,11 +72,13 @@ def _str(value: Any) -> str | None:
 
 
 def timestamp_ms(value: Any, fallback: float) -> float:
-    """Numbers below 1e10 are epoch seconds; strings go through ``Date.parse``."""
+    """Numbers below 1e10 are epoch seconds; strings go through ``Date.parse``. A number outside
+    JavaScript's time range takes the fallback (omp's ``toISOString`` throws there)."""
     if not isinstance(value, bool) and isinstance(value, int | float):
         if value != value or abs(value) == float("inf"):
             return fallback
-        return value * 1000 if value < 10_000_000_000 else value
+        ms = value * 1000 if value < 10_000_000_000 else value
+        return ms if is_time_value(ms) else fallback
     parsed = iso_to_ms(value)
     return fallback if parsed is None else parsed
 

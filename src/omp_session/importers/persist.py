@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from omp_session.dialects import OMP_18_2
+from omp_session.errors import ForeignSessionError
 from omp_session.format.codec import encode_line
 from omp_session.format.ids import now_iso
 from omp_session.format.title_slot import TitleSlot, encode_slot
@@ -231,7 +232,27 @@ def import_session(
     dry_run: bool = False,
     known: dict[tuple[str, str], Path] | None = None,
 ) -> ImportOutcome:
-    """Import ``info`` unless already done; bring an earlier import up to date (module docstring)."""
+    """Import ``info`` unless already done; bring an earlier import up to date (module docstring).
+
+    Raises :class:`ForeignSessionError` (naming the source) when the source cannot be read or the
+    session cannot be written, for example under a project directory whose name the recorded cwd
+    makes too long for the file system."""
+    try:
+        return _import_session(store, info, root, session_dir, fallback_cwd, lossless, dry_run, known)
+    except OSError as error:
+        raise ForeignSessionError(info.path, f"Unable to import {info.path}: {error}") from error
+
+
+def _import_session(
+    store: ForeignSessionStore,
+    info: ForeignSessionInfo,
+    root: Path | None,
+    session_dir: str | os.PathLike[str] | None,
+    fallback_cwd: str | None,
+    lossless: bool,
+    dry_run: bool,
+    known: dict[tuple[str, str], Path] | None,
+) -> ImportOutcome:
     root = root if root is not None else sessions_root()
     imports = known if known is not None else find_imports(root)
     previous = imports.get((info.source, info.path))

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import orjson
+
 from omp_session.errors import CorruptSessionError
 from omp_session.format.codec import decode_line, encode_line
 from omp_session.format.ids import now_iso
@@ -46,6 +48,16 @@ class ImportOutcome:
 class _Existing:
     path: Path
     ids: dict[str, Entry] = field(default_factory=dict)
+    #: The entries written without a string id (a pi session may carry such odd entries as they
+    #: are), by their content: an update recognises them by it instead of appending them again.
+    anonymous: set[bytes] = field(default_factory=set)
+
+    def has(self, entry: Entry) -> bool:
+        """Whether ``entry`` was written already (by its id, or its content when it has none)."""
+        entry_id = entry.get("id")
+        if isinstance(entry_id, str):
+            return entry_id in self.ids
+        return _content_key(entry) in self.anonymous
 
 
 def read_existing(path: Path) -> _Existing:
@@ -58,12 +70,12 @@ def read_existing(path: Path) -> _Existing:
                 value = decode_line(line)
             except ValueError as error:
                 raise CorruptSessionError(path, f"unreadable line: {error}", number) from error
-            if (
-                isinstance(value, dict)
-                and isinstance(value.get("id"), str)
-                and value.get("type") != "session"
-            ):
+            if not isinstance(value, dict) or value.get("type") == "session":
+                continue
+            if isinstance(value.get("id"), str):
                 found.ids[value["id"]] = value
+            else:
+                found.anonymous.add(_content_key(value))
     return found
 
 
@@ -76,11 +88,20 @@ def _comparable(entry: Entry) -> Entry:
     return out
 
 
+def _content_key(entry: Entry) -> bytes:
+    """An entry's content without its timestamps, as canonical bytes."""
+    comparable = _comparable(entry)
+    try:
+        return orjson.dumps(comparable, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # a lone surrogate or an integer beyond 64 bits: any stable form will do
+        return repr(comparable).encode("utf-8", "surrogatepass")
+
+
 def append_update(
     existing: _Existing, converted: ConvertedSession, info: ForeignSessionInfo, dry_run: bool
 ) -> int:
     """Append the entries ``existing`` lacks; returns how many were written (0: up to date)."""
-    new = [e for e in converted.entries if e.get("id") not in existing.ids]
+    new = [e for e in converted.entries if not existing.has(e)]
     title_entry: list[Entry] = []
     now = now_iso()
     if not new:
