@@ -97,3 +97,17 @@ def test_a_cwd_too_long_for_a_directory_name_fails_as_the_library_s_own_error(tm
         import_session(store, store.info_for(str(source)), root=tmp_path / "out")
     assert raised.value.path == source and "File name too long" in str(raised.value)
     assert source.read_bytes() == before
+
+
+def test_a_cwd_with_a_lone_surrogate_names_its_directory_with_a_replacement_character(tmp_path: Path) -> None:
+    # JSON.parse reads "\ud83d" as a lone surrogate; Node writes it to the file system as U+FFFD.
+    staged, _ = corpus.stage("claude", "plain_chat", tmp_path)
+    lines = [json.loads(line) for line in staged.read_bytes().splitlines()]
+    source = tmp_path / "surrogate.jsonl"
+    source.write_text("".join(json.dumps({**record, "cwd": "/work/a\ud83db"}) + "\n" for record in lines))
+    store = make_store("claude", env={"HOME": str(tmp_path)})
+    outcome = import_session(store, store.info_for(str(source)), root=tmp_path / "out")
+    assert outcome.status == "imported" and outcome.path is not None
+    assert outcome.path.parent.name == "--work-a\ufffdb--"
+    with SessionManager.open(outcome.path, read_only=True) as session:
+        assert session.get_header()["cwd"] == "/work/a\ud83db"  # the header keeps the text as recorded

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TypeAlias
 
 from omp_session.errors import UnsafeNameError
+from omp_session.format.codec import display_text
 from omp_session.format.ids import file_timestamp
 
 __all__ = [
@@ -227,12 +228,14 @@ def encode_session_dir_name(
 
     ``cwd`` is made absolute against ``process_cwd``; with ``canonicalize`` (the upstream behaviour)
     cwd, home and tmp are realpath'd when they exist, so symlinked paths classify like their targets.
-    Windows' case-insensitive "inside" test is not reproduced.
+    Windows' case-insensitive "inside" test is not reproduced. A lone surrogate in ``cwd`` (an
+    imported transcript may record one) becomes U+FFFD, as Node writes such a string to the file
+    system, instead of a name no file system call can encode.
     """
     paths = [_resolve(cwd, process_cwd), _resolve(home, process_cwd), _resolve(tmp, process_cwd)]
     if canonicalize:
         paths = [_canonical(p) for p in paths]
-    return _encode_canonical(*paths)
+    return display_text(_encode_canonical(*paths))
 
 
 # --- legacy directory migration (§1.2, improved per §9 item 8) ----------------------------------------
