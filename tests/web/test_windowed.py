@@ -8,6 +8,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from urllib.parse import quote
 
 import uvicorn
@@ -20,9 +21,9 @@ from .support import FLAKY, FORK, PAGINATION, SAMPLES, free_port
 
 
 @contextmanager
-def _serving(windowed_bytes: int) -> Iterator[str]:
+def _serving(windowed_bytes: int, root: Path = SAMPLES / "sessions") -> Iterator[str]:
     port = free_port()
-    app = create_app(SAMPLES / "sessions", windowed_bytes=windowed_bytes)
+    app = create_app(root, windowed_bytes=windowed_bytes)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -139,3 +140,18 @@ def test_the_server_switches_to_windows_above_the_limit() -> None:
     with _serving(4 * 1024 * 1024) as url:
         page = _get(f"{url}/session/{ref}")
         assert 'id="session-data"' in page and "windowed.js" not in page
+
+
+def test_a_big_file_without_a_readable_entry_opens_as_an_empty_window(tmp_path: Path) -> None:
+    # Found by fuzzing the viewer: a windowed page of a file with no entry answered HTTP 500.
+    project = tmp_path / "-p"
+    project.mkdir()
+    header = b'{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}'
+    (project / "s.jsonl").write_bytes(header + b"\nnot json\n{torn")
+    with _serving(0, tmp_path) as url:
+        page = _get(url + "/session/-p/s.jsonl")
+        assert '"rowCount":0' in page.replace(" ", "")
+        window = json.loads(_get(url + "/api/window/-p/s.jsonl"))
+        assert window["keys"] == [] and window["rows"] == 0 and window["at"] is None
+        rows = json.loads(_get(url + "/api/rows/-p/s.jsonl?near="))
+        assert rows["rows"] == [] and rows["count"] == 0

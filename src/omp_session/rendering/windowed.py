@@ -165,8 +165,22 @@ class WindowedSession:
         what needs the tree rows or the path's usage (``"pending": true``); the page asks for them
         with its first rows (:meth:`rows_near`), so the first screen waits for neither."""
         key = at if at is not None and at in self.position else self.leaf
-        if key is None:
-            return {"at": None, "total": 0, "start": 0, "end": 0, "html": "", "summary": "", "keys": []}
+        if key is None:  # no entry to show (a big file of unreadable lines): the same keys, empty
+            return {
+                "at": None,
+                "leaf": None,
+                "total": 0,
+                "start": 0,
+                "end": 0,
+                "dropped": 0,
+                "cleared": False,
+                "summary": "",
+                "html": "",
+                "keys": [],
+                "sent": 0,
+                "pathLength": 0,
+                **self.tree_facts("", []),
+            }
         path = self.path_to(key)
         arranged = self.arrange(path)
         rest = arranged.dropped if dropped else arranged.rest
