@@ -155,3 +155,21 @@ def test_a_big_file_without_a_readable_entry_opens_as_an_empty_window(tmp_path: 
         assert window["keys"] == [] and window["rows"] == 0 and window["at"] is None
         rows = json.loads(_get(url + "/api/rows/-p/s.jsonl?near="))
         assert rows["rows"] == [] and rows["count"] == 0
+
+
+def test_lone_surrogates_in_windows_and_rows_arrive_as_replacement_characters(tmp_path: Path) -> None:
+    # Found by fuzzing the viewer: an id or a text holding "\ud83d" (what omp writes for a cut
+    # emoji) made the window and rows APIs answer HTTP 500, while the page showed U+FFFD.
+    project = tmp_path / "-p"
+    project.mkdir()
+    lines = [
+        b'{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}',
+        b'{"type":"message","id":"a\\ud83d","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z",'
+        b'"message":{"role":"user","content":"cut \\ud83d emoji","timestamp":1}}',
+    ]
+    (project / "s.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    with _serving(0, tmp_path) as url:
+        window = json.loads(_get(url + "/api/window/-p/s.jsonl"))
+        assert window["keys"] == ["a\ufffd"] and "cut \ufffd emoji" in window["html"]
+        rows = json.loads(_get(url + "/api/rows/-p/s.jsonl?near="))
+        assert rows["count"] == 1 and "a\ufffd" in json.dumps(rows, ensure_ascii=False)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import hmac
+import json
 import re
 import secrets
 import threading
@@ -222,7 +223,7 @@ class _Viewer:
             after=params.get("after"),
             dropped=params.get("dropped") == "1",
         )
-        return JSONResponse(reply, headers={"Cache-Control": "no-store"})
+        return _Json(reply, headers={"Cache-Control": "no-store"})
 
     def rows(self, request: Request) -> Response:
         path = self._locate(request)
@@ -240,7 +241,7 @@ class _Viewer:
             reply = view.tree.get().matching(params.get("q") or "")
         else:
             reply = view.rows_slice(_int(params.get("start")) or 0, _int(params.get("count")) or 200)
-        return JSONResponse(reply, headers={"Cache-Control": "no-store"})
+        return _Json(reply, headers={"Cache-Control": "no-store"})
 
     def _parent_ref(self, view: SessionView) -> str | None:
         return self.catalog.parent_ref(view.parent_session) if view.parent_session else None
@@ -318,7 +319,7 @@ class _Viewer:
         path = self._locate(request)
         if path is None:
             return _not_found()
-        return JSONResponse({"version": self._version(path)}, headers={"Cache-Control": "no-store"})
+        return _Json({"version": self._version(path)}, headers={"Cache-Control": "no-store"})
 
     def body(self, request: Request) -> Response:
         path = self._locate(request)
@@ -400,6 +401,15 @@ class _Html(HTMLResponse):
             if isinstance(content, str)
             else super().render(content)
         )
+
+
+class _Json(JSONResponse):
+    """JSON whose lone surrogates (valid in a session file, unencodable as UTF-8) are sent as
+    U+FFFD, as the pages show them (``_Text``), instead of failing the response."""
+
+    def render(self, content: Any) -> bytes:
+        text = json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        return text.encode("utf-8", DISPLAY_ERRORS)
 
 
 class _Text(PlainTextResponse):
