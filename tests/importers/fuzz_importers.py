@@ -34,7 +34,7 @@ from omp_session.errors import SessionError
 from omp_session.importers.base import ConvertedSession
 from omp_session.importers.persist import import_session
 from omp_session.importers.stores import make_store
-from tests.durability.fuzz_campaign import mutate
+from tests.durability.fuzz_campaign import Hang, _alarm, mutate
 from tests.importers.corpus import FIXTURES
 from tests.importers.helpers import write_pi_session
 
@@ -43,14 +43,6 @@ _NAMES = {
     "claude": "s.jsonl",
     "codex": "rollout-2026-01-01T00-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl",
 }
-
-
-class _Hang(Exception):
-    pass
-
-
-def _alarm(_signal: int, _frame: Any) -> None:
-    raise _Hang
 
 
 @dataclass
@@ -113,7 +105,7 @@ class _Case:
             return call()
         except SessionError:
             self.figures.library_errors += 1
-        except _Hang:
+        except Hang:
             self.found(f"{name}: hang", "")
         except Exception as error:  # what the campaign looks for
             self.found(f"{name}: {type(error).__name__}", f"{error}\n{traceback.format_exc()[-1200:]}")
