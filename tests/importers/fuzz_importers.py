@@ -20,9 +20,8 @@ import signal
 import sys
 import tempfile
 import traceback
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -34,7 +33,7 @@ from omp_session.errors import SessionError
 from omp_session.importers.base import ConvertedSession
 from omp_session.importers.persist import import_session
 from omp_session.importers.stores import make_store
-from tests.durability.fuzz_campaign import Hang, _alarm, mutate
+from tests.durability.fuzz_campaign import Figures, Hang, _alarm, mutate
 from tests.importers.corpus import FIXTURES
 from tests.importers.helpers import write_pi_session
 
@@ -43,16 +42,6 @@ _NAMES = {
     "claude": "s.jsonl",
     "codex": "rollout-2026-01-01T00-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl",
 }
-
-
-@dataclass
-class Figures:
-    files: int = 0
-    calls: int = 0
-    library_errors: int = 0
-    foreign: Counter[str] = field(default_factory=Counter)
-    cli_runs: int = 0
-    examples: list[str] = field(default_factory=list)
 
 
 def _seeds(scratch: Path) -> list[tuple[str, bytes]]:
@@ -106,6 +95,7 @@ class _Case:
         except SessionError:
             self.figures.library_errors += 1
         except Hang:
+            self.figures.hangs += 1
             self.found(f"{name}: hang", "")
         except Exception as error:  # what the campaign looks for
             self.found(f"{name}: {type(error).__name__}", f"{error}\n{traceback.format_exc()[-1200:]}")
@@ -141,6 +131,7 @@ class _Case:
         env = {"HOME": str(work), "PI_CODING_AGENT_DIR": str(work / "agent")}
         result = CliRunner().invoke(cli_main, ["import", self.source, str(self.path), "--json"], env=env)
         if "internal error" in result.output or not isinstance(result.exception, (SystemExit, type(None))):
+            self.figures.cli_internal += 1
             self.found("cli import: internal error", f"{result.output[-300:]!r} {result.exception!r}")
 
     def found(self, what: str, detail: str) -> None:
@@ -173,7 +164,9 @@ def main(argv: list[str] | None = None) -> int:
         "calls": figures.calls,
         "library_errors": figures.library_errors,
         "foreign": dict(figures.foreign),
+        "hangs": figures.hangs,
         "cli_runs": figures.cli_runs,
+        "cli_internal_errors": figures.cli_internal,
         "examples": figures.examples,
     }
     print(json.dumps(report, indent=2, ensure_ascii=False))

@@ -14,3 +14,4 @@ def test_fuzzed_transcripts_raise_only_the_library_s_errors(tmp_path: Path) -> N
     figures = campaign(files=400, seed=5, keep=tmp_path / "failures")
     assert figures.files == 400 and figures.calls >= 400 * 3 and figures.cli_runs == 16
     assert dict(figures.foreign) == {}, figures.examples
+    assert figures.hangs == 0 and figures.cli_internal == 0
