@@ -49,9 +49,16 @@ def running_viewer(
     root: Path, blobs: Path | None = None, poll_ms: int = 2000, foreign_stores: Any = ()
 ) -> Iterator[str]:
     """Serve ``root`` on a free localhost port for the duration of the block; yields the base URL."""
+    with serving(create_app(root, blobs, poll_ms=poll_ms, foreign_stores=foreign_stores)) as url:
+        yield url
+
+
+@contextmanager
+def serving(app: Any, log_level: str = "warning") -> Iterator[str]:
+    """Serve the ASGI ``app`` with uvicorn on a free localhost port, in a thread, for the duration
+    of the block; yields the base URL."""
     port = free_port()
-    app = create_app(root, blobs, poll_ms=poll_ms, foreign_stores=foreign_stores)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level=log_level))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
