@@ -182,10 +182,16 @@ class _Batch:
         if len(figures.examples) < 20:
             figures.examples.append(f"{what} ({ref}) {detail[:400]}")
         self.keep.mkdir(parents=True, exist_ok=True)
-        number = len(list(self.keep.glob("*.jsonl")))
-        if ref in self.files and number < 200:
+        number = len(list(self.keep.glob("case-*")))
+        if number >= 200:
+            return
+        if ref in self.files:
             (self.keep / f"case-{number}.jsonl").write_bytes(self.files[ref])
-            (self.keep / f"case-{number}.txt").write_text(f"{what}\n{detail}", errors="replace")
+        else:  # a page of the whole root (the index, usage): any file of the batch may be the cause
+            for name, data in self.files.items():
+                (self.keep / f"case-{number}" / name).parent.mkdir(parents=True, exist_ok=True)
+                (self.keep / f"case-{number}" / name).write_bytes(data)
+        (self.keep / f"case-{number}.txt").write_text(f"{what}\n{detail}", errors="replace")
 
 
 def _route(url: str, ref: str) -> str:
@@ -326,7 +332,8 @@ def campaign(
                 _run_batch(batch, directory, rng, foreign=number % 2 == 0)
                 shutil.rmtree(directory)
                 if progress:
-                    print(f"{figures.files} files, {figures.calls} requests", file=sys.stderr, flush=True)
+                    findings = sum(figures.foreign.values())
+                    print(f"{figures.files} files, {figures.calls} requests, {findings} findings", file=sys.stderr)
     finally:
         signal.signal(signal.SIGALRM, previous)
     return figures

@@ -1,0 +1,76 @@
+"""The viewer's responses and query-parameter parsing, shared by its routes.
+
+A session may hold lone surrogate escapes (``"\\ud83d"``: valid JSON, what omp writes for a cut
+emoji; issue 11 item 5). They cannot be encoded as UTF-8, so every response carrying session text
+sends them as U+FFFD, as the pages show them, instead of failing with HTTP 500.
+
+Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not part of the public API.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from typing import Any
+
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+
+from omp_session.format.codec import DISPLAY_ERRORS
+
+__all__ = ["Html", "Json", "Text", "day_param", "int_param", "not_found", "unreadable"]
+
+
+class Html(HTMLResponse):
+    """HTML whose text may hold lone surrogates from a session: sent as U+FFFD."""
+
+    def render(self, content: Any) -> bytes | memoryview:
+        return (
+            content.encode(self.charset, DISPLAY_ERRORS)
+            if isinstance(content, str)
+            else super().render(content)
+        )
+
+
+class Json(JSONResponse):
+    """JSON whose lone surrogates (valid in a session file, unencodable as UTF-8) are sent as
+    U+FFFD, as the pages show them, instead of failing the response."""
+
+    def render(self, content: Any) -> bytes:
+        text = json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        return text.encode("utf-8", DISPLAY_ERRORS)
+
+
+class Text(PlainTextResponse):
+    """Plain text (an error's message may quote a session's text): lone surrogates as U+FFFD."""
+
+    def render(self, content: Any) -> bytes | memoryview:
+        return (
+            content.encode(self.charset, DISPLAY_ERRORS)
+            if isinstance(content, str)
+            else super().render(content)
+        )
+
+
+def not_found() -> Response:
+    return Text("not found", status_code=404)
+
+
+def unreadable(error: Exception) -> Response:
+    """The answer for a session the library refused to read (damaged, vanished): 422, its reason."""
+    return Text(f"cannot read this session: {error}", status_code=422)
+
+
+def int_param(text: str | None) -> int | None:
+    """A query parameter as an integer; ``None`` when absent, empty or not a number."""
+    try:
+        return int(text) if text is not None and text != "" else None
+    except ValueError:
+        return None
+
+
+def day_param(text: str | None) -> date | None:
+    """A query parameter as a ``YYYY-MM-DD`` day; ``None`` when absent or not a day."""
+    try:
+        return date.fromisoformat(text) if text else None
+    except ValueError:
+        return None

@@ -1,0 +1,109 @@
+"""The viewer's routes of a big session, shown a window at a time (issue 13 #2): the windowed page
+and the two APIs its script (``static/windowed.js``) asks, ``/api/window`` and ``/api/rows``.
+
+Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not part of the public API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from starlette.background import BackgroundTask
+from starlette.requests import Request
+from starlette.responses import Response
+
+from omp_session.errors import SessionError
+from omp_session.rendering.images import linked_images
+from omp_session.rendering.page import environment
+from omp_session.rendering.view import script_json
+from omp_session.rendering.windowed import WindowedSession
+from omp_session.rendering.windowed_open import open_windowed
+from omp_session.web.responses import Html, Json, int_param, not_found, unreadable
+from omp_session.web.session_cache import RecentlyUsed, session_version
+
+__all__ = ["WindowedRoutes"]
+
+_CACHE_SIZE = 2  # big sessions kept open (each holds its entries and tree rows)
+_NO_STORE = {"Cache-Control": "no-store"}
+
+
+class WindowedRoutes:
+    """The windowed page and its APIs over the recently opened big sessions."""
+
+    def __init__(self, blobs: Path, locate: Callable[[Request], Path | None], poll_ms: int) -> None:
+        self._images = linked_images(blobs, lambda digest: f"/blob/{digest}")
+        self._locate = locate
+        self._poll_ms = poll_ms
+        self._sessions: RecentlyUsed[WindowedSession] = RecentlyUsed(_CACHE_SIZE)
+
+    def _open(self, path: Path, version: str) -> WindowedSession:
+        return self._sessions.get((str(path), version), lambda: open_windowed(path, self._images))
+
+    def page(self, path: Path, ref: str, version: str) -> Response:
+        """The session page of a big session: the first window, the rest fetched by its script."""
+        view = self._open(path, version)
+        data, first_html = view.page_data()
+        page = (
+            environment()
+            .get_template("session_windowed.html")
+            .render(
+                f=view.facts(),
+                ref=ref,
+                version=version,
+                poll_ms=self._poll_ms,
+                row_count=data["rowCount"],
+                first_html=first_html,
+                data_json=script_json(data),
+                use_js=True,
+                extra_js=("windowed_tree.js", "windowed.js"),
+            )
+        )
+        # The tree rows are built after the page has gone out: the first screen waits only for
+        # the open and the first window (issue 13 #2).
+        return Html(page, background=BackgroundTask(view.build_tree))
+
+    def _opened(self, request: Request) -> WindowedSession | Response:
+        path = self._locate(request)
+        if path is None:
+            return not_found()
+        try:
+            return self._open(path, session_version(path))
+        except (SessionError, OSError) as exc:
+            return unreadable(exc)
+
+    def window(self, request: Request) -> Response:
+        """``/api/window/<ref>``: a window of the transcript (at a node, around an entry, by
+        position, after an entry, or a compaction's dropped entries)."""
+        view = self._opened(request)
+        if isinstance(view, Response):
+            return view
+        params = request.query_params
+        target = params.get("target")
+        at = params.get("at") or (view.newest_leaf_under(target) if target else None)
+        reply = view.window(
+            at,
+            start=int_param(params.get("start")),
+            end=int_param(params.get("end")),
+            around=target,
+            after=params.get("after"),
+            dropped=params.get("dropped") == "1",
+        )
+        return Json(reply, headers=_NO_STORE)
+
+    def rows(self, request: Request) -> Response:
+        """``/api/rows/<ref>``: tree rows near a node, matching a filter, or a slice."""
+        view = self._opened(request)
+        if isinstance(view, Response):
+            return view
+        params = request.query_params
+        reply: Any
+        if "near" in params:
+            reply = view.rows_near(params.get("near") or None, params.getlist("keys"))
+        elif "q" in params:
+            reply = view.tree.get().matching(params.get("q") or "")
+        else:
+            start, count = int_param(params.get("start")) or 0, int_param(params.get("count")) or 200
+            reply = view.rows_slice(start, count)
+        return Json(reply, headers=_NO_STORE)
