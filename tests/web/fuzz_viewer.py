@@ -332,8 +332,8 @@ def campaign(
                 _run_batch(batch, directory, rng, foreign=number % 2 == 0)
                 shutil.rmtree(directory)
                 if progress:
-                    findings = sum(figures.foreign.values())
-                    print(f"{figures.files} files, {figures.calls} requests, {findings} findings", file=sys.stderr)
+                    found = sum(figures.foreign.values())
+                    print(f"{figures.files} files, {figures.calls} requests, {found} found", file=sys.stderr)
     finally:
         signal.signal(signal.SIGALRM, previous)
     return figures

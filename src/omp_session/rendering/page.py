@@ -43,6 +43,11 @@ STATIC_FILES = {
 }
 
 
+#: Served scripts kept as several source files: each source is one self-contained function
+#: expression, so the served script is their plain concatenation (no build step).
+JOINED_SCRIPTS = {"viewer.js": ("common.js", "session.js")}
+
+
 @functools.lru_cache(maxsize=1)
 def environment() -> Environment:
     env = Environment(loader=PackageLoader("omp_session.rendering", "templates"), autoescape=True)
@@ -66,15 +71,15 @@ def warm_up() -> None:
 
 @functools.lru_cache(maxsize=8)
 def static_file(name: str) -> str:
-    """The text of one static asset (``viewer.css``, ``viewer.js`` or the generated ``highlight.css``)."""
+    """The text of one static asset (a name of :data:`STATIC_FILES`; ``highlight.css`` is generated)."""
     if name == "highlight.css":
         # Only the rules scoped to .code: Pygments also emits global pre/td rules we do not want.
         return "\n".join(line for line in pygments_css().splitlines() if line.startswith(".code")) + "\n"
     if name not in STATIC_FILES:
         raise KeyError(name)
-    return (
-        resources.files("omp_session.rendering").joinpath("static").joinpath(name).read_text(encoding="utf-8")
-    )
+    static = resources.files("omp_session.rendering").joinpath("static")
+    parts = JOINED_SCRIPTS.get(name, (name,))
+    return "".join(static.joinpath(part).read_text(encoding="utf-8") for part in parts)
 
 
 def render_session_page(

@@ -193,7 +193,7 @@
     }).finally(function () { state.busy = false; });
   }
 
-  /* j/k/[/] (viewer.js) past the last entry shown load the next window first (issue 13 #2). */
+  /* j/k/[/] (common.js, in viewer.js) past the last entry shown load the next window first (issue 13 #2). */
   function onKey(event) {
     if (event.ctrlKey || event.metaKey || event.altKey || !window.ompStep) return;
     var target = event.target;

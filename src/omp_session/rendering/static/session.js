@@ -5,10 +5,11 @@
  * (spec §5: with a compaction, its summary comes first, then the kept entries, then the rest).
  * Nothing from the session is ever inserted as HTML here: only ids are read, and text is set with
  * textContent. Used unchanged by the server pages and the self-contained export.
+ * Keyboard, local times and the marking of a search term are common.js's; the two files are
+ * served and exported as one script, viewer.js (rendering/page.py, JOINED_SCRIPTS).
  */
 (function () {
   "use strict";
-  document.documentElement.classList.add("js");
 
   var state = null;
 
@@ -186,51 +187,6 @@
     return pathTo(state.selected).some(function (item) { return item.key === key; });
   }
 
-  /* The search term of the link that brought the reader here (?q=…), marked in the target entry
-     (issue 13 #4): collapsed blocks holding it are opened, and the first mark is scrolled to. */
-  function searchTerm() {
-    var match = /[?&]q=([^&#]*)/.exec(location.search);
-    if (!match) return "";
-    try { return decodeURIComponent(match[1].replace(/\+/g, " ")).trim(); } catch (e) { return ""; }
-  }
-
-  function markTerm(root, term) {
-    var needle = term.toLowerCase().replace(/\s+/g, " ");
-    var walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
-    var hits = [];
-    var node;
-    while ((node = walker.nextNode())) {
-      if (node.parentNode && node.parentNode.closest && node.parentNode.closest("mark.found")) continue;
-      if (node.nodeValue.toLowerCase().indexOf(needle) >= 0) hits.push(node);
-    }
-    var marks = [];
-    hits.forEach(function (text) {
-      var value = text.nodeValue;
-      var lower = value.toLowerCase();
-      var at = lower.indexOf(needle);
-      var fragment = document.createDocumentFragment();
-      var from = 0;
-      while (at >= 0) {
-        fragment.appendChild(document.createTextNode(value.slice(from, at)));
-        var mark = document.createElement("mark");
-        mark.className = "found";
-        mark.textContent = value.slice(at, at + needle.length);
-        fragment.appendChild(mark);
-        marks.push(mark);
-        from = at + needle.length;
-        at = lower.indexOf(needle, from);
-      }
-      fragment.appendChild(document.createTextNode(value.slice(from)));
-      text.parentNode.replaceChild(fragment, text);
-    });
-    marks.forEach(function (mark) {
-      for (var up = mark.parentElement; up && up !== root.parentElement; up = up.parentElement) {
-        if (up.tagName === "DETAILS") up.open = true;
-      }
-    });
-    return marks;
-  }
-
   function highlight(key, block) {
     document.querySelectorAll(".entry.target").forEach(function (el) { el.classList.remove("target"); });
     var el = state.elements.get(key);
@@ -238,8 +194,7 @@
       el.classList.add("target");
       var group = el.closest("details.compacted");
       if (group) group.open = true;
-      var term = searchTerm();
-      var marks = term ? markTerm(el, term) : [];
+      var marks = window.ompMarkSearchTerm(el);
       (marks.length ? marks[0] : el).scrollIntoView({ block: block || "center" });
     }
     var row = state.rows.get(key);
@@ -317,85 +272,6 @@
     setInterval(poll, interval);
   }
 
-  /* Times are written in UTC; show them in the reader's zone, with the UTC time on hover. */
-  function localTimes(root) {
-    (root || document).querySelectorAll("time[datetime]").forEach(function (el) {
-      var iso = el.getAttribute("datetime");
-      var moment = new Date(iso);
-      if (!iso || isNaN(moment.getTime())) return;
-      var pad = function (n) { return (n < 10 ? "0" : "") + n; };
-      var clock = pad(moment.getHours()) + ":" + pad(moment.getMinutes()) + ":" + pad(moment.getSeconds());
-      var day = moment.getFullYear() + "-" + pad(moment.getMonth() + 1) + "-" + pad(moment.getDate());
-      el.textContent = el.getAttribute("data-format") === "date" ? day + " " + clock.slice(0, 5) : clock;
-      el.title = "UTC " + moment.toISOString().replace("T", " ").replace(/\.\d+Z$/, "") + " · local " + day + " " + clock;
-      el.classList.add("local");
-    });
-  }
-
-  window.ompLocalTimes = localTimes; /* used by windowed.js for the windows it fetches */
-
-  /* Keyboard: j/k next/previous entry, ]/[ next/previous user prompt, / search, t tree (issue 13 #5). */
-  var cursor = null;
-  function visibleEntries(selector) {
-    return Array.prototype.filter.call(
-      document.querySelectorAll("#transcript " + selector),
-      function (el) { return !el.closest("details.compacted:not([open])"); }
-    );
-  }
-  /* Moves the cursor to the next/previous match; false when there is none past it (the windowed
-     view then loads the next window and tries again). */
-  function step(selector, direction) {
-    var list = visibleEntries(selector);
-    if (!list.length) return false;
-    var before = cursor && document.contains(cursor) ? cursor : null;
-    var index = -1;
-    if (cursor && document.contains(cursor)) {
-      var all = visibleEntries(".entry");
-      var at = all.indexOf(cursor);
-      /* the next/previous match relative to the cursor, even when the cursor is another kind */
-      for (var i = 0; i < list.length; i++) {
-        var position = all.indexOf(list[i]);
-        if (direction > 0 && position > at) { index = i; break; }
-        if (direction < 0 && position < at) index = i;
-      }
-      if (index < 0) index = direction > 0 ? list.length - 1 : 0;
-    } else {
-      index = direction > 0 ? 0 : list.length - 1;
-    }
-    if (cursor) cursor.classList.remove("cursor");
-    cursor = list[index];
-    cursor.classList.add("cursor");
-    cursor.scrollIntoView({ block: "start" });
-    return cursor !== before;
-  }
-  window.ompStep = step; /* used by windowed.js across window boundaries */
-  function onKey(event) {
-    if (event.ctrlKey || event.metaKey || event.altKey) return;
-    var target = event.target;
-    var typing = target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA" || target.isContentEditable);
-    if (typing) {
-      if (event.key === "Escape") target.blur();
-      return;
-    }
-    var search = document.getElementById("site-search") || document.querySelector(".search input[name=q]");
-    var filter = document.getElementById("tree-filter");
-    switch (event.key) {
-      case "j": step(".entry", 1); break;
-      case "k": step(".entry", -1); break;
-      case "]": step(".entry.k-user", 1); break;
-      case "[": step(".entry.k-user", -1); break;
-      case "/": if (search) search.focus(); else return; break;
-      case "t":
-        if (!filter) return;
-        filter.focus();
-        var selectedRow = document.querySelector(".tree .row.sel");
-        if (selectedRow) selectedRow.scrollIntoView({ block: "center" });
-        break;
-      case "?": var help = document.getElementById("keys-help"); if (help) help.hidden = !help.hidden; break;
-      default: return;
-    }
-    event.preventDefault();
-  }
 
   /* The tree filter: rows whose text or label holds the query stay, the rest hide (issue 13 #3). */
   function filterTree() {
@@ -476,7 +352,7 @@
 
   function wire() {
     addFolds();
-    localTimes(document);
+    window.ompLocalTimes(document);
     var filter = document.getElementById("tree-filter");
     if (filter) {
       filter.hidden = false;
@@ -486,8 +362,6 @@
   }
 
   function start() {
-    document.addEventListener("keydown", onKey);
-    localTimes(document);
     state = load();
     if (!state) return;
     if (!location.hash) select(state.initial);
