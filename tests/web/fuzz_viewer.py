@@ -137,6 +137,7 @@ class _Batch:
     figures: ViewerFigures
     keep: Path
     timeout: int
+    directory: Path  # sessions/ (the omp files), home/ (the foreign transcripts), blobs/
     files: dict[str, bytes] = field(default_factory=dict)  # ref -> the bytes written
     recorder: _ExceptionRecorder = field(default_factory=_ExceptionRecorder)
 
@@ -182,15 +183,14 @@ class _Batch:
         if len(figures.examples) < 20:
             figures.examples.append(f"{what} ({ref}) {detail[:400]}")
         self.keep.mkdir(parents=True, exist_ok=True)
-        number = len(list(self.keep.glob("case-*")))
+        number = len(list(self.keep.glob("case-*.txt")))
         if number >= 200:
             return
         if ref in self.files:
             (self.keep / f"case-{number}.jsonl").write_bytes(self.files[ref])
-        else:  # a page of the whole root (the index, usage): any file of the batch may be the cause
-            for name, data in self.files.items():
-                (self.keep / f"case-{number}" / name).parent.mkdir(parents=True, exist_ok=True)
-                (self.keep / f"case-{number}" / name).write_bytes(data)
+        else:  # the index, usage or a foreign session: any input of the batch may be the cause
+            for part in ("sessions", "home"):
+                shutil.copytree(self.directory / part, self.keep / f"case-{number}" / part, symlinks=True)
         (self.keep / f"case-{number}.txt").write_text(f"{what}\n{detail}", errors="replace")
 
 
@@ -323,7 +323,7 @@ def campaign(
             for number, start in enumerate(range(0, files, BATCH)):
                 directory = Path(name) / f"batch-{number}"
                 (directory / "sessions" / PROJECT).mkdir(parents=True)
-                batch = _Batch(figures, keep, timeout)
+                batch = _Batch(figures, keep, timeout, directory)
                 for n in range(start, min(files, start + BATCH)):
                     data = mutate(rng.choice(corpus), rng)
                     (directory / "sessions" / PROJECT / f"f{n}.jsonl").write_bytes(data)

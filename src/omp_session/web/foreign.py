@@ -31,6 +31,7 @@ from omp_session.web.catalog import SessionCatalog, SessionSummary
 __all__ = ["ForeignMirror", "agent_of_ref"]
 
 _LIST_SECONDS = 5.0
+_NAME_BYTES = 200  # a mirror directory's name at most: below the usual 255-byte file-name limit
 
 
 def agent_of_ref(ref: str) -> str | None:
@@ -61,6 +62,11 @@ class ForeignMirror:
 
     def _mirror_path(self, info: ForeignSessionInfo) -> Path:
         project = encode_session_dir_name(info.cwd or "/", home_dir(), temp_root(), canonicalize=False)
+        if len(project.encode("utf-8")) > _NAME_BYTES:
+            # A cwd longer than a directory name may be (a transcript may record any text; found
+            # by fuzzing the viewer): its start and a digest of all of it, so the session is shown.
+            whole = hashlib.sha256(project.encode("utf-8")).hexdigest()[:12]
+            project = f"{project.encode('utf-8')[: _NAME_BYTES - 13].decode('utf-8', 'ignore')}-{whole}"
         digest = hashlib.sha256(info.path.encode()).hexdigest()[:12]
         name = "".join(c if c.isalnum() or c in "-_." else "_" for c in info.id)[:80] or "session"
         return self.directory / f"@{info.source}" / project / f"{name}-{digest}.jsonl"

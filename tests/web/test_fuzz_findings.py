@@ -1,0 +1,72 @@
+"""Regression tests for what the viewer fuzzing (tests/web/fuzz_viewer.py) found, each through a
+real server as the fuzzing met it."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from pathlib import Path
+
+from omp_session.importers.stores import make_store
+
+from .support import running_viewer, snapshot
+
+
+def _claude_transcript(home: Path, cwd: str) -> Path:
+    """A two-line Claude Code transcript recorded in ``cwd``."""
+    common = {"isSidechain": False, "cwd": cwd, "sessionId": "s1", "version": "2.0.14"}
+    lines = [
+        {
+            **common,
+            "parentUuid": None,
+            "type": "user",
+            "uuid": "u1",
+            "timestamp": "2025-09-01T10:00:03.021Z",
+            "message": {"role": "user", "content": "a question from a very deep directory"},
+        },
+        {
+            **common,
+            "parentUuid": "u1",
+            "type": "assistant",
+            "uuid": "u2",
+            "timestamp": "2025-09-01T10:00:06.042Z",
+            "message": {
+                "id": "m1",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-sonnet-4-5",
+                "content": [{"type": "text", "text": "an answer"}],
+                "stop_reason": "end_turn",
+                "usage": {"input_tokens": 1, "output_tokens": 1},
+            },
+        },
+    ]
+    path = home / ".claude" / "projects" / "-deep" / "s1.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def _get(url: str) -> tuple[int, str]:
+    with urllib.request.urlopen(url, timeout=30) as response:
+        return response.status, response.read().decode("utf-8")
+
+
+def test_a_foreign_session_whose_cwd_is_too_long_for_a_directory_name_is_listed_and_shown(
+    tmp_path: Path,
+) -> None:
+    # Found by the fuzzing: the mirror named its project directory after the cwd, and a cwd longer
+    # than a file name may be (255 bytes) made every index request answer HTTP 500.
+    home = tmp_path / "home"
+    _claude_transcript(home, "/" + "x" * 5000)
+    root = tmp_path / "sessions"
+    root.mkdir()
+    before = snapshot(home)
+    with running_viewer(root, foreign_stores=[make_store("claude", env={"HOME": str(home)})]) as url:
+        status, index = _get(url + "/")
+        assert status == 200
+        assert "a question from a very deep directory" in index
+        ref = index.split('href="/session/%40claude/')[1].split('"')[0]
+        status, page = _get(url + "/session/%40claude/" + ref)
+        assert status == 200 and "an answer" in page
+    assert snapshot(home) == before
