@@ -5,16 +5,16 @@
 Mutated omp files (the durability campaign's corpus and mutations) are written, a batch at a time,
 under a sessions root served by two real viewers on 127.0.0.1 (uvicorn in a thread): one showing
 every session as the full page, one with the windowed view forced (``windowed_bytes=0``). Every
-batch asks both for the index (with searches, paging and a project filter) and the usage page;
-every file for its session page, live-update version and body, the HTML export download, and on the
-windowed viewer the window API (at the leaf, at and around entries, by position, after an entry,
-a compaction's dropped entries) and the rows API (near an entry, a tree filter, a slice, odd
-numbers). Every other batch also serves three mutated Claude Code, Codex and pi transcripts as foreign
-sessions (the importer fuzzing's seeds) and asks for their pages.
+batch asks both for the index (with searches, paging and a project filter), the usage page and the
+static files; every file for its session page, live-update version and body and the HTML export
+download, and on the windowed viewer the window API (at the leaf, at and around entries, by
+position, after an entry, a compaction's dropped entries) and the rows API (near an entry, a tree
+filter, a slice, odd numbers). Every other batch also serves three mutated Claude Code, Codex and
+pi transcripts each as foreign sessions (the importer fuzzing's seeds) and asks for their pages.
 
 Counted, as the other campaigns count them (:class:`~tests.durability.fuzz_campaign.Figures`):
-HTTP 5xx answers and requests that got no answer, exceptions raised inside the app (as the viewer
-logs them, with their traceback, a background task's included), hangs (the campaign's
+HTTP 5xx answers and requests that got no whole answer, exceptions raised inside the app (as the
+viewer logs them, with their traceback, a background task's included), hangs (the campaign's
 watchdog, ``--timeout`` seconds per request) and any change to the served files or their
 directories (hashes before and after every batch). 4xx answers (422 "cannot read this session"
 for a damaged file) are counted as the library's errors: expected. Failing inputs are kept under
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import html
+import http.client
 import json
 import logging
 import os
@@ -70,6 +71,8 @@ SITE_URLS = [
     "/usage?since=2025-01-01&until=2030-12-31",
     "/usage?since=x&until=99999-01-01",
     "/blob/" + "0" * 64,
+    "/static/viewer.js",
+    "/static/highlight.css",
 ]
 #: Per file on both viewers; ``REF`` is the file's reference.
 PAGE_URLS = ["/session/REF", "/api/version/REF", "/api/body/REF", "/export/REF"]
@@ -157,7 +160,7 @@ class _Batch:
             self.figures.hangs += 1
             self.found(f"hang: {route}", ref, "")
             return
-        except OSError as error:  # no answer at all: the server dropped the connection
+        except (OSError, http.client.HTTPException) as error:  # no (whole) answer: the server dropped it
             self.found(f"no answer: {route}: {type(error).__name__}", ref, str(error))
             return
         finally:
