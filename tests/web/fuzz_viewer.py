@@ -10,13 +10,16 @@ static files; every file for its session page, live-update version and body and 
 download, and on the windowed viewer the window API (at the leaf, at and around entries, by
 position, after an entry, a compaction's dropped entries) and the rows API (near an entry, a tree
 filter, a slice, odd numbers). Every other batch also serves three mutated Claude Code, Codex and
-pi transcripts each as foreign sessions (the importer fuzzing's seeds) and asks for their pages.
+pi transcripts each as foreign sessions (the importer fuzzing's seeds), asks for their pages, and
+at the end imports each through its page's button (a POST with the page's token) and asks for the
+index again.
 
 Counted, as the other campaigns count them (:class:`~tests.durability.fuzz_campaign.Figures`):
 HTTP 5xx answers and requests that got no whole answer, exceptions raised inside the app (as the
 viewer logs them, with their traceback, a background task's included), hangs (the campaign's
 watchdog, ``--timeout`` seconds per request) and any change to the served files or their
-directories (hashes before and after every batch). 4xx answers (422 "cannot read this session"
+directories (hashes before and after every batch, before the imports), and any change to a
+foreign transcript by an import. 4xx answers (422 "cannot read this session"
 for a damaged file) are counted as the library's errors: expected. Failing inputs are kept under
 ``--keep``. ``test_fuzz_viewer`` runs a short campaign in the normal suite and a longer one
 marked slow; the figures of the full run are in docs/durability.md.
@@ -39,6 +42,7 @@ import tempfile
 import time
 import traceback
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections import Counter
 from collections.abc import Iterator
@@ -144,25 +148,26 @@ class _Batch:
     files: dict[str, bytes] = field(default_factory=dict)  # ref -> the bytes written
     recorder: _ExceptionRecorder = field(default_factory=_ExceptionRecorder)
 
-    def get(self, base: str, url: str, ref: str = "", agent: str = "") -> None:
-        """One request; what goes wrong is counted under the route (``ref`` replaced by ``REF``,
-        a foreign session's by ``@agent/REF``)."""
+    def get(self, base: str, url: str, ref: str = "", agent: str = "", form: bytes | None = None) -> str:
+        """One request (a POST of ``form`` if given; redirects followed); its answer's text. What
+        goes wrong is counted under the route (``ref`` replaced by ``REF``, a foreign session's by
+        ``@agent/REF``)."""
         self.figures.calls += 1
         route = _route(url, ref) if not agent else re.sub(r"/%40[^?]*", f"/{agent}/REF", url)
         signal.alarm(self.timeout)
         try:
-            with urllib.request.urlopen(base + url, timeout=self.timeout + 5) as response:
-                response.read()
-                status = response.status
+            with urllib.request.urlopen(base + url, data=form, timeout=self.timeout + 5) as response:
+                text = str(response.read().decode("utf-8", "replace"))
+                status = int(response.status)
         except urllib.error.HTTPError as error:
-            status = error.code
+            text, status = "", error.code
         except Hang:
             self.figures.hangs += 1
             self.found(f"hang: {route}", ref, "")
-            return
+            return ""
         except (OSError, http.client.HTTPException) as error:  # no (whole) answer: the server dropped it
             self.found(f"no answer: {route}: {type(error).__name__}", ref, str(error))
-            return
+            return ""
         finally:
             signal.alarm(0)
         self.figures.statuses[f"{status} {route}"] += 1
@@ -171,6 +176,7 @@ class _Batch:
         elif status >= 400:
             self.figures.library_errors += 1
         self.drain()
+        return text
 
     def drain(self) -> None:
         """Count the exceptions the app raised since the last look."""
@@ -272,12 +278,15 @@ def _run_batch(batch: _Batch, directory: Path, rng: random.Random, foreign: bool
             )
             urls[kind] = stack.enter_context(serving(app, log_level="critical"))
         _ask(batch, urls, rng, foreign)
+        batch.drain()
+        after = snapshot(root, blobs, home)
+        for path in sorted(set(before) | set(after)):
+            if before.get(path) != after.get(path):
+                ref = Path(path).relative_to(root).as_posix() if Path(path).is_relative_to(root) else ""
+                batch.found("a request changed a served file", ref, path)
+        if foreign:  # after the check above: an import writes into the sessions root
+            _import_foreign(batch, urls["full"], home)
     batch.drain()
-    after = snapshot(root, blobs, home)
-    for path in sorted(set(before) | set(after)):
-        if before.get(path) != after.get(path):
-            ref = Path(path).relative_to(root).as_posix() if Path(path).is_relative_to(root) else ""
-            batch.found("a request changed a served file", ref, path)
 
 
 def _ask(batch: _Batch, urls: dict[str, str], rng: random.Random, foreign: bool) -> None:
@@ -298,20 +307,40 @@ def _ask(batch: _Batch, urls: dict[str, str], rng: random.Random, foreign: bool)
         _ask_foreign(batch, urls["full"])
 
 
+def _foreign_refs(batch: _Batch, base: str) -> list[str]:
+    """The foreign sessions, found as the reader finds them: through the index's links (already
+    quoted for a URL, as the browser sends them)."""
+    index = batch.get(base, "/")
+    return [
+        html.unescape(quoted) for quoted in sorted(set(re.findall(r'href="/session/(%40[^"?#]+)', index)))
+    ]
+
+
+def _agent(ref: str) -> str:
+    return ref.split("/")[0].replace("%40", "@")
+
+
 def _ask_foreign(batch: _Batch, base: str) -> None:
-    """The foreign sessions' pages, found as the reader finds them: through the index's links."""
-    signal.alarm(batch.timeout)
-    try:
-        with urllib.request.urlopen(base + "/", timeout=batch.timeout + 5) as response:
-            index = response.read().decode("utf-8", "replace")
-    except (OSError, Hang):
-        index = ""  # counted by the index request of SITE_URLS already
-    finally:
-        signal.alarm(0)
-    for quoted in sorted(set(re.findall(r'href="/session/(%40[^"?#]+)', index))):
-        ref = html.unescape(quoted)  # already quoted for a URL, as the browser sends it
+    """Every page of each foreign session."""
+    for ref in _foreign_refs(batch, base):
         for template in PAGE_URLS:
-            batch.get(base, template.replace("REF", ref), agent=ref.split("/")[0].replace("%40", "@"))
+            batch.get(base, template.replace("REF", ref), agent=_agent(ref))
+
+
+def _import_foreign(batch: _Batch, base: str, home: Path) -> None:
+    """Each foreign session imported as its page's button does (the viewer's one write: into the
+    sessions root, never into the agent's store), then the index over what was imported."""
+    sources = snapshot(home)
+    for ref in _foreign_refs(batch, base):
+        page = batch.get(base, f"/session/{ref}", agent=_agent(ref))
+        token = re.search(r'name="token" value="([^"]*)"', page)
+        if token is not None:
+            form = urllib.parse.urlencode({"token": html.unescape(token.group(1))}).encode()
+            batch.get(base, f"/api/import/{ref}", agent=_agent(ref), form=form)
+    for url in SITE_URLS[:3]:
+        batch.get(base, url)
+    if snapshot(home) != sources:
+        batch.found("an import changed another agent's transcript", "", str(home))
 
 
 def campaign(

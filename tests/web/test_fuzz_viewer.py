@@ -32,6 +32,7 @@ def test_a_short_run_finds_nothing_and_reaches_every_route(tmp_path: Path) -> No
         assert _route(template.replace("ID", "x"), "") in answered, template
     for agent in ("@claude", "@codex"):
         assert f"/session/{agent}/REF" in answered and f"/export/{agent}/REF" in answered
+        assert f"/api/import/{agent}/REF" in answered  # imported, then redirected to the omp session
     assert figures.library_errors > 0  # damaged files are refused with 422, as they should be
 
 
