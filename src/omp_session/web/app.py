@@ -64,7 +64,7 @@ from omp_session.web.foreign import ForeignMirror, agent_of_ref
 from omp_session.web.import_route import ForeignImport
 from omp_session.web.index_search import CatalogSearch
 from omp_session.web.index_view import IndexPage, build_index
-from omp_session.web.responses import Html, Json, Text, day_param, not_found, unreadable
+from omp_session.web.responses import NO_STORE, Html, Json, Text, day_param, not_found, unreadable
 from omp_session.web.security import SecurityHeadersMiddleware
 from omp_session.web.session_cache import RecentlyUsed, is_big, session_version
 from omp_session.web.usage_view import build_usage_page
@@ -75,7 +75,6 @@ __all__ = ["DEFAULT_ALLOWED_HOSTS", "ViewerConfig", "create_app", "default_blobs
 DEFAULT_ALLOWED_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 _DIGEST = re.compile(r"^[0-9a-f]{64}$")
 _VIEW_CACHE_SIZE = 8
-_NO_STORE = {"Cache-Control": "no-store"}
 
 
 def default_blobs_dir(sessions_root: Path) -> Path:
@@ -175,7 +174,7 @@ class _Viewer:
         path = self._locate(request)
         if path is None:
             return not_found()
-        return Json({"version": session_version(path)}, headers=_NO_STORE)
+        return Json({"version": session_version(path)}, headers=NO_STORE)
 
     def body(self, request: Request) -> Response:
         path = self._locate(request)
@@ -185,7 +184,7 @@ class _Viewer:
             view = self._view(path, session_version(path))
         except (SessionError, OSError) as exc:
             return unreadable(exc)
-        return Html(render_session_body(view, self._parent_ref(view)), headers=_NO_STORE)
+        return Html(render_session_body(view, self._parent_ref(view)), headers=NO_STORE)
 
     def usage(self, request: Request) -> Response:
         params = request.query_params

@@ -17,7 +17,10 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 
 from omp_session.format.codec import DISPLAY_ERRORS
 
-__all__ = ["Html", "Json", "Text", "day_param", "int_param", "not_found", "unreadable"]
+__all__ = ["NO_STORE", "Html", "Json", "Text", "day_param", "int_param", "not_found", "unreadable"]
+
+#: The headers of an answer that changes with the file (live updates, windows, rows).
+NO_STORE = {"Cache-Control": "no-store"}
 
 
 class Html(HTMLResponse):

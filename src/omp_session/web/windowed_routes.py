@@ -20,13 +20,12 @@ from omp_session.rendering.page import environment
 from omp_session.rendering.view import script_json
 from omp_session.rendering.windowed import WindowedSession
 from omp_session.rendering.windowed_open import open_windowed
-from omp_session.web.responses import Html, Json, int_param, not_found, unreadable
+from omp_session.web.responses import NO_STORE, Html, Json, int_param, not_found, unreadable
 from omp_session.web.session_cache import RecentlyUsed, session_version
 
 __all__ = ["WindowedRoutes"]
 
 _CACHE_SIZE = 2  # big sessions kept open (each holds its entries and tree rows)
-_NO_STORE = {"Cache-Control": "no-store"}
 
 
 class WindowedRoutes:
@@ -90,7 +89,7 @@ class WindowedRoutes:
             after=params.get("after"),
             dropped=params.get("dropped") == "1",
         )
-        return Json(reply, headers=_NO_STORE)
+        return Json(reply, headers=NO_STORE)
 
     def rows(self, request: Request) -> Response:
         """``/api/rows/<ref>``: tree rows near a node, matching a filter, or a slice."""
@@ -106,4 +105,4 @@ class WindowedRoutes:
         else:
             start, count = int_param(params.get("start")) or 0, int_param(params.get("count")) or 200
             reply = view.rows_slice(start, count)
-        return Json(reply, headers=_NO_STORE)
+        return Json(reply, headers=NO_STORE)
