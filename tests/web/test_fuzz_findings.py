@@ -7,9 +7,12 @@ import json
 import urllib.request
 from pathlib import Path
 
+from click.testing import CliRunner
+
+from omp_session.cli import main as cli_main
 from omp_session.importers.stores import make_store
 
-from .support import running_viewer, snapshot
+from .support import running_viewer, snapshot, write_session
 
 
 def _claude_transcript(home: Path, cwd: str) -> Path:
@@ -70,3 +73,47 @@ def test_a_foreign_session_whose_cwd_is_too_long_for_a_directory_name_is_listed_
         status, page = _get(url + "/session/%40claude/" + ref)
         assert status == 200 and "an answer" in page
     assert snapshot(home) == before
+
+
+def _assistant_turn(entry_id: str, parent: str | None, timestamp: str, cost: float) -> dict[str, object]:
+    usage = {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15}
+    return {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": timestamp,
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "ok"}],
+            "api": "x",
+            "provider": "p",
+            "model": "m",
+            "usage": {**usage, "cost": {"total": cost}},
+            "stopReason": "stop",
+            "timestamp": 1,
+        },
+    }
+
+
+def test_the_usage_page_counts_around_a_turn_dated_beyond_year_9999(tmp_path: Path) -> None:
+    # Found by the fuzzing: "20202T14:01:45.000Z" is a valid JavaScript date (year 20202), which
+    # Python's dates cannot hold; the usage page answered HTTP 500 (ValueError).
+    root = tmp_path / "sessions"
+    header = {"type": "session", "version": 3, "id": "s1", "timestamp": "2025-01-01T00:00:00.000Z"}
+    write_session(
+        root / "-p" / "far.jsonl",
+        [
+            {**header, "cwd": "/p"},
+            _assistant_turn("a1", None, "2025-01-02T00:00:00.000Z", 1.25),
+            _assistant_turn("a2", "a1", "20202T14:01:45.000Z", 2.5),
+        ],
+    )
+    with running_viewer(root) as url:
+        for query in ("", "?since=2025-01-01&until=2025-12-31"):
+            status, page = _get(url + "/usage" + query)
+            assert status == 200
+            assert "$1.25" in page  # the dated turn is still counted, by its day
+    # The same day function serves `omp-session usage`, which said "internal error".
+    result = CliRunner().invoke(cli_main, ["--dir", str(root), "usage", "--all", "daily", "--json"])
+    assert result.exit_code == 0 and "internal error" not in result.output, result.output
+    assert "2025-01-02" in result.output

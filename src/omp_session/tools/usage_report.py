@@ -16,12 +16,12 @@ import io
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import date
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from omp_session.errors import SessionError
-from omp_session.format.ids import iso_to_ms
+from omp_session.format.ids import iso_to_ms, ms_to_datetime
 from omp_session.model.usage import UsageStatistics
 from omp_session.tools.entry_kinds import EntryKind, classify
 from omp_session.tools.reading import read_session
@@ -145,8 +145,10 @@ def _model_of(entry: Entry) -> str | None:
 
 
 def _day(entry: Entry) -> date | None:
-    ms = iso_to_ms(entry.get("timestamp"))
-    return datetime.fromtimestamp(ms / 1000, timezone.utc).date() if ms is not None else None
+    """The entry's UTC day; ``None`` without a time or for a year JavaScript has but Python's dates
+    do not (``"20202T14:01:45.000Z"`` from a damaged file; found by fuzzing the viewer)."""
+    moment = ms_to_datetime(iso_to_ms(entry.get("timestamp")))
+    return moment.date() if moment is not None else None
 
 
 def _title(header: Entry, entries: Sequence[Entry]) -> str:
