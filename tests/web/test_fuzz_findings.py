@@ -14,6 +14,8 @@ from omp_session.importers.stores import make_store
 
 from .support import running_viewer, snapshot, write_session
 
+HEADER = {"type": "session", "version": 3, "id": "s1", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/p"}
+
 
 def _claude_transcript(home: Path, cwd: str) -> Path:
     """A two-line Claude Code transcript recorded in ``cwd``."""
@@ -75,8 +77,10 @@ def test_a_foreign_session_whose_cwd_is_too_long_for_a_directory_name_is_listed_
     assert snapshot(home) == before
 
 
-def _assistant_turn(entry_id: str, parent: str | None, timestamp: str, cost: float) -> dict[str, object]:
-    usage = {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15}
+def _assistant_turn(
+    entry_id: str, parent: str | None, timestamp: str, cost: float, tokens: float = 10
+) -> dict[str, object]:
+    usage = {"input": tokens, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15}
     return {
         "type": "message",
         "id": entry_id,
@@ -99,11 +103,10 @@ def test_the_usage_page_counts_around_a_turn_dated_beyond_year_9999(tmp_path: Pa
     # Found by the fuzzing: "20202T14:01:45.000Z" is a valid JavaScript date (year 20202), which
     # Python's dates cannot hold; the usage page answered HTTP 500 (ValueError).
     root = tmp_path / "sessions"
-    header = {"type": "session", "version": 3, "id": "s1", "timestamp": "2025-01-01T00:00:00.000Z"}
     write_session(
         root / "-p" / "far.jsonl",
         [
-            {**header, "cwd": "/p"},
+            HEADER,
             _assistant_turn("a1", None, "2025-01-02T00:00:00.000Z", 1.25),
             _assistant_turn("a2", "a1", "20202T14:01:45.000Z", 2.5),
         ],
@@ -117,3 +120,22 @@ def test_the_usage_page_counts_around_a_turn_dated_beyond_year_9999(tmp_path: Pa
     result = CliRunner().invoke(cli_main, ["--dir", str(root), "usage", "--all", "daily", "--json"])
     assert result.exit_code == 0 and "internal error" not in result.output, result.output
     assert "2025-01-02" in result.output
+
+
+def test_the_usage_page_shows_a_token_sum_past_a_float_s_range(tmp_path: Path) -> None:
+    # Found by the fuzzing: two turns of 1e308 input tokens sum to infinity, which the by-model
+    # table's integer formatting could not show (OverflowError, HTTP 500).
+    root = tmp_path / "sessions"
+    write_session(
+        root / "-p" / "huge.jsonl",
+        [
+            HEADER,
+            _assistant_turn("a1", None, "2025-01-02T00:00:00.000Z", 1.25, tokens=1e308),
+            _assistant_turn("a2", "a1", "2025-01-02T00:01:00.000Z", 1.25, tokens=1e308),
+        ],
+    )
+    with running_viewer(root) as url:
+        status, page = _get(url + "/usage")
+    assert status == 200
+    by_model = page.split('<th class="n">Cost</th>')[1]
+    assert '<td class="n">∞</td>' in by_model and '<td class="n">10</td>' in by_model  # output: 5 + 5

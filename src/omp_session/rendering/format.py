@@ -10,7 +10,16 @@ from datetime import datetime, timezone
 
 from omp_session.model.usage import UsageStatistics
 
-__all__ = ["clock_time", "date_time", "format_cost", "format_size", "format_tokens", "one_line", "usage_line"]
+__all__ = [
+    "clock_time",
+    "date_time",
+    "format_cost",
+    "format_count",
+    "format_size",
+    "format_tokens",
+    "one_line",
+    "usage_line",
+]
 
 
 def one_line(text: object, limit: int = 90) -> str:
@@ -47,6 +56,17 @@ def format_tokens(count: float) -> str:
     if value < 1_000_000:
         return f"{value / 1000:.1f}k"
     return f"{value / 1_000_000:.1f}M"
+
+
+def format_count(count: float) -> str:
+    """``1,234,567``: an exact count with thousands separators; ``∞`` for a sum past a float's
+    range (two turns of ``1e308`` tokens in a damaged file; found by fuzzing the viewer)."""
+    if isinstance(count, float) and not math.isfinite(count):
+        return _unbounded(count) or "?"
+    try:
+        return f"{int(count):,}"
+    except (TypeError, ValueError):
+        return "?"
 
 
 def format_cost(cost: float) -> str:

@@ -21,6 +21,7 @@ from jinja2.filters import do_urlencode
 from markupsafe import Markup
 
 from omp_session.format.codec import display_text
+from omp_session.rendering.format import format_count
 from omp_session.rendering.markdown import highlight_code, lexer_for_path, pygments_css, render_markdown
 from omp_session.rendering.view import SessionView
 
@@ -55,6 +56,7 @@ def environment() -> Environment:
     env.filters["urlencode"] = lambda value: do_urlencode(
         display_text(value) if isinstance(value, str) else value
     )
+    env.filters["count"] = format_count
     return env
 
 
