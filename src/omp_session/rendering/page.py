@@ -56,7 +56,7 @@ def environment() -> Environment:
     env.filters["urlencode"] = lambda value: do_urlencode(
         display_text(value) if isinstance(value, str) else value
     )
-    env.filters["count"] = format_count
+    env.filters["count_text"] = format_count  # not "count": that is Jinja's own (a length)
     return env
 
 
