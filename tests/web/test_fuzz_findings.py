@@ -11,8 +11,9 @@ from click.testing import CliRunner
 
 from omp_session.cli import main as cli_main
 from omp_session.importers.stores import make_store
+from omp_session.web import create_app
 
-from .support import running_viewer, snapshot, write_session
+from .support import running_viewer, serving, snapshot, write_session
 
 HEADER = {"type": "session", "version": 3, "id": "s1", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/p"}
 
@@ -139,3 +140,25 @@ def test_the_usage_page_shows_a_token_sum_past_a_float_s_range(tmp_path: Path) -
     assert status == 200
     by_model = page.split('<th class="n">Cost</th>')[1]
     assert '<td class="n">∞</td>' in by_model and '<td class="n">10</td>' in by_model  # output: 5 + 5
+
+
+def test_the_windowed_view_sums_a_usage_number_past_a_float_s_range(tmp_path: Path) -> None:
+    # Found by the fuzzing: a 400-digit token count (valid JSON) on a path made the windowed
+    # view's usage sums raise OverflowError (int + float): HTTP 500 from the window and rows APIs
+    # and the lazy export, and a failed background build of the tree.
+    root = tmp_path / "sessions"
+    write_session(
+        root / "-p" / "digits.jsonl",
+        [
+            HEADER,
+            _assistant_turn("a1", None, "2025-01-02T00:00:00.000Z", 1.25),
+            _assistant_turn("a2", "a1", "2025-01-02T00:01:00.000Z", 1.25, tokens=int("9" * 400)),
+        ],
+    )
+    with serving(create_app(root, windowed_bytes=0)) as url:  # the windowed view, forced
+        for route in ("/session/", "/api/window/", "/api/rows/", "/export/"):
+            query = "?near=" if route == "/api/rows/" else ""
+            status, _page = _get(url + route + "-p/digits.jsonl" + query)
+            assert status == 200, route
+        window = json.loads(_get(url + "/api/window/-p/digits.jsonl?at=a2")[1])
+        assert "∞" in window["usage"] or "inf" in window["usage"].lower(), window["usage"]

@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from omp_session.model.usage import UsageStatistics
 
 __all__ = [
+    "as_float",
     "clock_time",
     "date_time",
     "format_cost",
@@ -28,7 +29,7 @@ def one_line(text: object, limit: int = 90) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def _as_float(value: float) -> float:
+def as_float(value: float) -> float:
     """``value`` as a float; integers beyond a float's range (valid JSON) become ±infinity."""
     try:
         return float(value)
@@ -47,7 +48,7 @@ def _unbounded(value: float) -> str | None:
 
 def format_tokens(count: float) -> str:
     """``950``, ``12.3k``, ``4.5M`` (and ``1.23e+20``, ``∞`` for numbers no session has)."""
-    value = _as_float(count)
+    value = as_float(count)
     special = _unbounded(value)
     if special is not None:
         return special
@@ -71,7 +72,7 @@ def format_count(count: float) -> str:
 
 def format_cost(cost: float) -> str:
     """Dollars: two decimals from ten cents up, four below (a turn often costs a fraction of a cent)."""
-    value = _as_float(cost)
+    value = as_float(cost)
     special = _unbounded(value)
     if special is not None:
         return f"${special}"

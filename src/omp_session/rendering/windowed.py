@@ -26,7 +26,7 @@ from markupsafe import Markup
 from omp_session.model.context import entry_to_message
 from omp_session.model.usage import UsageStatistics
 from omp_session.rendering.entry_views import ToolCalls, entry_view
-from omp_session.rendering.format import date_time, format_size, usage_line
+from omp_session.rendering.format import as_float, date_time, format_size, usage_line
 from omp_session.rendering.images import ImageSource
 from omp_session.rendering.page import environment
 from omp_session.rendering.view import _is_remote, stored_size
@@ -336,7 +336,9 @@ def own_usage(entry: Entry) -> tuple[float, ...] | None:
     usage.add_entry(entry)
     if usage == _NO_USAGE:
         return None
-    return tuple(getattr(usage, name) or 0.0 for name in _SUMMED)
+    # As floats: an integer past a float's range (valid JSON, a damaged file) is infinite, instead
+    # of an OverflowError when the path's sums add it to a float (found by fuzzing the viewer).
+    return tuple(as_float(getattr(usage, name) or 0.0) for name in _SUMMED)
 
 
 _NO_USAGE = UsageStatistics()
