@@ -157,22 +157,29 @@ class IndexBuilder:
         )
         has_assistant = self.has_assistant
         position = len(ids)
+        # The entry before, whose child most entries are (omp appends to the leaf): its id (None
+        # if it cannot be a parent), state and default setter, without a lookup.
+        previous = ids[-1] if ids and ids[-1] else None
+        number, default = (state_ids[-1], defaults[-1]) if ids else (0, -1)
         for entry in entries:
             raw_id = entry.get("id")
             entry_id = raw_id if isinstance(raw_id, str) else None
-            if entry_id is not None and (entry_id in id_positions or entry_id in dangling):
+            if entry_id is not None and (entry_id in id_positions or (dangling and entry_id in dangling)):
                 raise ComplexSession("duplicate id or a parent named before its entry")
             raw_parent = entry.get("parentId")
-            # A root: null, empty, non-string or self parent, as SessionIndex walks it.
-            parent = -1
-            if isinstance(raw_parent, str) and raw_parent and raw_parent != entry_id:
-                parent = id_positions.get(raw_parent, -1)
-                if parent < 0:
-                    dangling.add(raw_parent)
-            if parent >= 0:
-                number, default = state_ids[parent], defaults[parent]
+            if previous is not None and raw_parent == previous and isinstance(raw_parent, str):
+                parent = position - 1  # (number and default are still the previous entry's)
             else:
-                number, default = 0, -1
+                # A root: null, empty, non-string or self parent, as SessionIndex walks it.
+                parent = -1
+                if isinstance(raw_parent, str) and raw_parent and raw_parent != entry_id:
+                    parent = id_positions.get(raw_parent, -1)
+                    if parent < 0:
+                        dangling.add(raw_parent)
+                if parent >= 0:
+                    number, default = state_ids[parent], defaults[parent]
+                else:
+                    number, default = 0, -1
             kind = entry.get("type")
             if kind == "message":
                 message = entry.get("message")
@@ -202,6 +209,7 @@ class IndexBuilder:
                     number = self.state_number(state)
             if entry_id is not None:
                 id_positions[entry_id] = position
+            previous = entry_id or None
             add_id(entry_id)
             add_parent(parent)
             add_state(number)
