@@ -120,6 +120,8 @@ class IndexBuilder:
         self.dangling: set[str] = set()  # parent ids named before any entry had them
         self.labels: list[int] = []
         self.kept: dict[int, int] = {}  # compaction position -> position of its first kept entry
+        #: Positions of the state entries and labels this builder indexed (``_STATEFUL`` kinds).
+        self.stateful: list[int] = []
         self.usage = UsageStatistics()
         self.has_assistant = False
 
@@ -155,7 +157,7 @@ class IndexBuilder:
             state_ids.append,
             defaults.append,
         )
-        has_assistant = self.has_assistant
+        has_assistant, add_stateful = self.has_assistant, self.stateful.append
         position = len(ids)
         # The entry before, whose child most entries are (omp appends to the leaf): its id (None
         # if it cannot be a parent), state and default setter, without a lookup.
@@ -203,6 +205,7 @@ class IndexBuilder:
             elif kind == "model_usage":  # omp 18's spend entries (UsageStatistics.add_entry)
                 add_usage(entry)
             elif isinstance(kind, str) and kind in _STATEFUL:
+                add_stateful(position)
                 before = states[number]
                 state, default = apply(entry, kind, position, before, default)
                 if state is not before:  # most entries change nothing: no need to hash the state
