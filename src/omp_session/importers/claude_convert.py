@@ -34,11 +34,7 @@ from omp_session.importers.claude_lossless import (
     TOOL_DETAILS,
     LosslessParts,
 )
-from omp_session.importers.claude_records import (
-    claude_timestamp_ms,
-    convert_record,
-    source_record,
-)
+from omp_session.importers.claude_records import claude_timestamp_ms, convert_message
 from omp_session.importers.claude_resume import ImportedSession, ToolNames, UsedIds, tail_hash
 from omp_session.importers.jsonl import ReadStats, iter_raw_records
 from omp_session.importers.timestamps import canonical_iso_ms
@@ -47,17 +43,6 @@ Entry = dict[str, Any]
 
 #: How often (in records) a streaming conversion hands finished entries to its sink.
 _DRAIN_EVERY = 256
-
-
-def _timestamp(raw: Any, fallback_ms: float) -> tuple[float, str]:
-    """The record's time in ms (omp's rule) and ``new Date(ms).toISOString()``.
-
-    A canonical input timestamp is already that string: one parse gives both.
-    """
-    if type(raw) is str and (fast := canonical_iso_ms(raw)) is not None:
-        return fast, raw
-    ms = claude_timestamp_ms(raw, fallback_ms)
-    return ms, iso_from_ms(int(ms))
 
 
 class _Builder(LosslessParts):
@@ -135,70 +120,109 @@ class _Builder(LosslessParts):
     # ---------------------------------------------------------------- records
 
     def add(self, line: int, record: dict[str, Any], raw: bytes | None = None) -> None:
+        """One source record. The import's hot path: one call per record, with the common work
+        inlined (no helper per field) and nothing computed that the mode does not write."""
         self.line = line
-        kept: Any = orjson.Fragment(raw) if raw is not None and self.raw_records else record
-        uuid = js_string(record.get("uuid"))
+        get = record.get
+        uuid = get("uuid")
+        if type(uuid) is not str or not uuid:
+            uuid = None
+        parent_uuid = get("parentUuid")
+        if type(parent_uuid) is not str or not parent_uuid:
+            parent_uuid = None
         if uuid:
-            self.source_parents[uuid] = js_string(record.get("parentUuid"))
+            self.source_parents[uuid] = parent_uuid
         if not self.cwd:
-            self.cwd = js_string(record.get("cwd"))
-        kind = record.get("type")
+            cwd = get("cwd")
+            self.cwd = cwd if type(cwd) is str and cwd else None
+        kind = get("type")
         if kind == "custom-title":
-            self.custom_title = js_string(record.get("customTitle")) or self.custom_title
+            self.custom_title = js_string(get("customTitle")) or self.custom_title
         elif kind == "ai-title":
-            self.ai_title = js_string(record.get("aiTitle")) or self.ai_title
-        ts, iso = _timestamp(record.get("timestamp"), self.mtime_ms)
-        converted = convert_record(record, ts, self.tool_names)
+            self.ai_title = js_string(get("aiTitle")) or self.ai_title
+        message = get("message")
+        converts = (
+            (kind == "user" or kind == "assistant")
+            and type(message) is dict
+            and get("isSidechain") is not True
+            and get("isMeta") is not True
+        )
+        lossless = self.lossless
+        if not converts and not lossless:
+            return  # omp drops it (spec §1.2): nothing of it is written
+        raw_ts = get("timestamp")
+        ts = canonical_iso_ms(raw_ts) if type(raw_ts) is str else None
+        if ts is not None:
+            iso: str = raw_ts
+        else:
+            ts = claude_timestamp_ms(raw_ts, self.mtime_ms)
+            iso = iso_from_ms(int(ts))
+        converted = convert_message(kind, record, message, ts, self.tool_names) if converts else []
+        kept: Any = orjson.Fragment(raw) if raw is not None and self.raw_records and lossless else record
         key = uuid or f"line-{line}"
         if not converted:
-            if self.lossless:
+            if lossless:
                 self._keep_dropped(line, record, kept, key, uuid, iso)
                 if kind == "assistant":
                     self._hold_redacted(record)
             return
-        if self.lossless and kind == "assistant":
-            self._assistant_extras(record, converted[0].message)
-        if self.lossless and self._fold_into_compaction(record, kept, key, line, converted):
-            return
-        parent, cursor = self.resolve(js_string(record.get("parentUuid")), line)
-        if self.lossless and self._merge_split_response(record, kept, key, line, parent, converted):
+        assistant = kind == "assistant"
+        if lossless:
+            if assistant:
+                self._assistant_extras(record, converted[0][0])
+            if get("isCompactSummary") is True and self._fold_into_compaction(
+                record, kept, key, line, converted
+            ):
+                return
+        tail = self.tails.get(parent_uuid) if parent_uuid else None
+        if tail is not None and tail[0] < line:  # the parent is a kept record: the usual case
+            parent, cursor = tail[1], None
+        else:
+            parent, cursor = self.resolve(parent_uuid, line)
+        if lossless and assistant and self._merge_split_response(record, kept, key, line, parent, converted):
             return
         first = True
-        message = record.get("message")
-        model = js_string(message.get("model")) if kind == "assistant" and isinstance(message, dict) else None
-        if model and model != self.last_model:
-            entry_id = self.unique(f"claude-{key}-model")
-            self.emit(
-                {
-                    "type": "model_change",
-                    "id": entry_id,
-                    "parentId": parent,
-                    "timestamp": iso,
-                    "model": f"anthropic/{model}",
-                },
-                cursor,
-                line,
-            )
-            parent, first, self.last_model = entry_id, False, model
-        if self.lossless and "toolUseResult" in record:
+        emit = self.emit
+        if assistant:
+            model = message.get("model")
+            if type(model) is str and model and model != self.last_model:
+                entry_id = self.unique(f"claude-{key}-model")
+                emit(
+                    {
+                        "type": "model_change",
+                        "id": entry_id,
+                        "parentId": parent,
+                        "timestamp": iso,
+                        "model": f"anthropic/{model}",
+                    },
+                    cursor,
+                    line,
+                )
+                parent, first, self.last_model = entry_id, False, model
+        elif lossless and "toolUseResult" in record:
             self._attach_tool_details(record, converted)
-        first_message = True
-        for item in converted:
+        used = self.used_ids
+        #: The record verbatim, on the first entry it makes (lossless).
+        sources = [{"line": line, "record": kept}] if lossless else None
+        for message_out, suffix in converted:
             self.counter += 1
-            entry_id = self.unique(f"claude-{key}-{item.suffix}-{self.counter}")
+            entry_id = f"claude-{key}-{suffix}-{self.counter}"
+            if entry_id in used:
+                entry_id = self.unique(entry_id)
+            else:
+                used.add(entry_id)
             entry: Entry = {
                 "type": "message",
                 "id": entry_id,
                 "parentId": parent,
                 "timestamp": iso,
-                "message": item.message,
+                "message": message_out,
             }
-            if self.lossless and first_message:
-                entry["sourceRecords"] = [source_record(kept, line)]
-                first_message = False
-            self.emit(entry, cursor if first else None, line)
+            if sources is not None:
+                entry["sourceRecords"], sources = sources, None
+            emit(entry, cursor if first else None, line)
             parent, first = entry_id, False
-            if item.message.get("role") == "assistant":
+            if assistant:
                 self.last_assistant = entry
         assert parent is not None
         self.tails[key] = (line, parent)

@@ -128,7 +128,7 @@ class LosslessParts:
             return False
         compaction = pending[1]
         self.counter += len(converted)  # keep omp's ids for every later record
-        compaction["summary"] = message_text(converted[0].message)
+        compaction["summary"] = message_text(converted[0][0])
         compaction["details"]["summary"] = {"line": line, "record": kept}
         self.tails[key] = (line, compaction["id"])
         self.upstream_leaf = compaction["id"]
@@ -147,7 +147,7 @@ class LosslessParts:
         previous = self.last_assistant
         if previous is None or parent != previous["id"] or record.get("type") != "assistant":
             return False
-        message, new = previous["message"], converted[0].message
+        message, new = previous["message"], converted[0][0]
         if new.get("responseId") is None or new.get("responseId") != message.get("responseId"):
             return False
         if new.get("model") != message.get("model"):
@@ -200,8 +200,8 @@ class LosslessParts:
 
     def _attach_tool_details(self, record: dict[str, Any], converted: list[Converted]) -> None:
         for item in converted:
-            if item.message.get("role") == "toolResult":
-                item.message["details"] = record["toolUseResult"]
+            if item[0].get("role") == "toolResult":
+                item[0]["details"] = record["toolUseResult"]
                 self.out.note(TOOL_DETAILS)
                 return
 
