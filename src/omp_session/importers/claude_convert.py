@@ -55,6 +55,8 @@ class _Builder(LosslessParts):
         session: ImportedSession | None = None,
     ) -> None:
         self.mtime_ms = mtime_ms
+        #: The entry timestamp of every record without a usable one (snapshot records have none).
+        self.mtime_iso = iso_from_ms(int(mtime_ms))
         self.lossless = lossless
         #: Keep source records as their raw line bytes (``orjson.Fragment``), not re-encoded.
         self.raw_records = raw_records
@@ -156,7 +158,7 @@ class _Builder(LosslessParts):
             iso: str = raw_ts
         else:
             ts = claude_timestamp_ms(raw_ts, self.mtime_ms)
-            iso = iso_from_ms(int(ts))
+            iso = self.mtime_iso if ts == self.mtime_ms else iso_from_ms(int(ts))
         converted = convert_message(kind, record, message, ts, self.tool_names) if converts else []
         kept: Any = orjson.Fragment(raw) if raw is not None and self.raw_records and lossless else record
         key = uuid or f"line-{line}"
