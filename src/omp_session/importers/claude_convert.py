@@ -22,9 +22,11 @@ import orjson
 
 from omp_session.errors import ForeignSessionError
 from omp_session.format.ids import iso_from_ms
-from omp_session.importers.base import ConvertedSession, ForeignSessionInfo, Sink, js_string
+from omp_session.format.javascript import holds_float
+from omp_session.importers.base import ConvertedSession, EntryBatch, ForeignSessionInfo, Sink, js_string
 from omp_session.importers.claude_lossless import (
     _FOLD_WINDOW,
+    _PLAIN_ASSISTANT_FIELDS,
     COMPACTION,
     KEPT_RECORD,
     MERGED_RESPONSE,
@@ -34,7 +36,7 @@ from omp_session.importers.claude_lossless import (
     TOOL_DETAILS,
     LosslessParts,
 )
-from omp_session.importers.claude_records import claude_timestamp_ms, convert_message
+from omp_session.importers.claude_records import Converted, claude_timestamp_ms, convert_message
 from omp_session.importers.claude_resume import ImportedSession, ToolNames, UsedIds, tail_hash
 from omp_session.importers.jsonl import ReadStats, iter_raw_records
 from omp_session.importers.timestamps import canonical_iso_ms
@@ -43,6 +45,30 @@ Entry = dict[str, Any]
 
 #: How often (in records) a streaming conversion hands finished entries to its sink.
 _DRAIN_EVERY = 256
+
+
+def _float_free(
+    converted: list[Converted], ts: float, lossless_record: dict[str, Any] | None, kept: Any, assistant: bool
+) -> bool:
+    """Whether the message entries of a record certainly hold no float (then they are written
+    without the float walk): the number fields come from the record, so only those are looked at.
+    False whenever unsure (an error or stop details, a record kept parsed instead of as bytes)."""
+    if type(ts) is not int:
+        return False
+    if lossless_record is not None:
+        if type(kept) is not orjson.Fragment:
+            return False
+        if "toolUseResult" in lossless_record and holds_float(lossless_record["toolUseResult"]):
+            return False
+    if not assistant:
+        return True  # user and tool result messages: strings, booleans and the timestamp
+    message = converted[0][0]
+    if len(message) > _PLAIN_ASSISTANT_FIELDS or type(message["usage"]["totalTokens"]) is not int:
+        return False
+    for block in message["content"]:
+        if block["type"] == "toolCall" and holds_float(block["arguments"]):
+            return False
+    return True
 
 
 class _Builder(LosslessParts):
@@ -80,6 +106,8 @@ class _Builder(LosslessParts):
         #: Redacted thinking of a record omp skips, waiting for its response's message (lossless).
         self.pending_redacted: tuple[Any, list[dict[str, Any]]] | None = None
         self.compactions: dict[str, tuple[int, Entry]] = {}
+        #: ``id()`` of the entries built here and proved to hold no float (EntryBatch.float_free).
+        self.float_free: set[int] = set()
         self.line = 0
         #: (entry, walk cursor, line) of entries whose parent chain runs through a later record.
         self.deferred: list[tuple[Entry, str, int]] = []
@@ -181,7 +209,10 @@ class _Builder(LosslessParts):
             parent, cursor = tail[1], None
         else:
             parent, cursor = self.resolve(parent_uuid, line)
+        free = _float_free(converted, ts, record if lossless else None, kept, assistant)
         if lossless and assistant and self._merge_split_response(record, kept, key, line, parent, converted):
+            if not free:
+                self.float_free.discard(id(self.last_assistant))
             return
         first = True
         emit = self.emit
@@ -189,17 +220,15 @@ class _Builder(LosslessParts):
             model = message.get("model")
             if type(model) is str and model and model != self.last_model:
                 entry_id = self.unique(f"claude-{key}-model")
-                emit(
-                    {
-                        "type": "model_change",
-                        "id": entry_id,
-                        "parentId": parent,
-                        "timestamp": iso,
-                        "model": f"anthropic/{model}",
-                    },
-                    cursor,
-                    line,
-                )
+                change: Entry = {
+                    "type": "model_change",
+                    "id": entry_id,
+                    "parentId": parent,
+                    "timestamp": iso,
+                    "model": f"anthropic/{model}",
+                }
+                self.float_free.add(id(change))
+                emit(change, cursor, line)
                 parent, first, self.last_model = entry_id, False, model
         elif lossless and "toolUseResult" in record:
             self._attach_tool_details(record, converted)
@@ -222,6 +251,8 @@ class _Builder(LosslessParts):
             }
             if sources is not None:
                 entry["sourceRecords"], sources = sources, None
+            if free:
+                self.float_free.add(id(entry))
             emit(entry, cursor if first else None, line)
             parent, first = entry_id, False
             if assistant:
@@ -275,9 +306,16 @@ class _Builder(LosslessParts):
         held.update(id(entry) for entry, _, _ in self.deferred)
         entries = self.out.entries
         stop = next((i for i, entry in enumerate(entries) if id(entry) in held), len(entries))
-        ready = entries[:stop]
+        ready = self._batch(entries[:stop])
         del entries[:stop]
         return ready
+
+    def _batch(self, entries: list[Entry]) -> EntryBatch:
+        """``entries`` as a batch telling which hold no float (they leave the builder here)."""
+        batch, proved = EntryBatch(entries), self.float_free
+        batch.float_free = [id(entry) in proved for entry in entries]
+        proved.difference_update([id(entry) for entry in entries])
+        return batch
 
     def finish(self) -> None:
         for entry, cursor, line in self.deferred:
@@ -315,11 +353,15 @@ def convert_claude(
         builder.restore(state)
         start, first_line = state["bytes"], state["line"] + 1
     add = builder.add
+    countdown = drain_every
     try:
         for line, record, raw in iter_raw_records(info.path, stats, start=start, first_line=first_line):
             add(line, record, raw)
-            if sink is not None and stats.records % drain_every == 0:
-                sink(builder.drain())
+            countdown -= 1
+            if not countdown:
+                countdown = drain_every
+                if sink is not None:
+                    sink(builder.drain())
     except OSError as error:
         raise ForeignSessionError(info.path, f"Unable to read Claude session {info.id}: {error}") from error
     if stats.records == 0 and size > 0 and state is None:
@@ -328,7 +370,7 @@ def convert_claude(
         builder.keep_subagents(info.path)
     builder.finish()
     if sink is not None:
-        sink(out.entries)
+        sink(builder._batch(out.entries))
         out.entries = []
     out.cwd = builder.cwd or info.cwd
     out.leaf_id = builder.upstream_leaf

@@ -57,6 +57,7 @@ class LosslessParts:
     last_assistant: Entry | None
     pending_redacted: tuple[Any, list[dict[str, Any]]] | None
     subagent_progress: dict[str, dict[str, Any]]
+    float_free: set[int]
 
     def unique(self, base: str) -> str:
         raise NotImplementedError
@@ -96,6 +97,8 @@ class LosslessParts:
             entry["parentId"] = self.meta_tail
             self.emit(entry, None, line)
             self.meta_tail = entry_id
+        if type(kept) is orjson.Fragment:  # the line number and strings only: no float
+            self.float_free.add(id(entry))
         self.out.note(KEPT_RECORD)
 
     def _compaction(

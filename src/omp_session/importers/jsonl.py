@@ -46,6 +46,14 @@ def iter_lines(
     ``limit`` stops after that many bytes (a listing reads a bounded prefix, spec §1.1); ``start``
     is the byte offset of the first line to read (an update resuming where an import stopped).
     """
+    for batch in _line_batches(path, limit, start, stats):
+        yield from batch
+
+
+def _line_batches(
+    path: str | Path, limit: int | None, start: int, stats: ReadStats | None
+) -> Iterator[list[bytes]]:
+    """:func:`iter_lines` a chunk at a time: the lines completed by each chunk read."""
     remaining = limit
     with open(path, "rb") as handle:
         if start:
@@ -60,16 +68,16 @@ def iter_lines(
             if not chunk:
                 break
             offset += len(chunk)
-            parts = (pending + chunk).split(b"\n")
+            parts = (pending + chunk).split(b"\n") if pending else chunk.split(b"\n")
             pending = parts.pop()
             if stats is not None:
                 stats.end_offset = offset - len(pending)
-            yield from parts
+            yield parts
         if stats is not None:
             stats.end_offset = offset - len(pending)
             stats.torn_tail = bool(pending)
         if pending:
-            yield pending
+            yield [pending]
 
 
 def iter_records(
@@ -98,27 +106,28 @@ def iter_raw_records(
     number = first_line - 1
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
     skipped = stats.skipped_lines if stats is not None else []
-    for line in iter_lines(path, limit, start, stats):
-        number += 1
-        raw: bytes | None = line
-        try:
-            value = loads(line)
-        except decode_error:
-            raw = None
+    for batch in _line_batches(path, limit, start, stats):
+        for line in batch:
+            number += 1
+            raw: bytes | None = line
             try:
-                value = decode_line(line) if line.strip() else None
-            except ValueError:
-                value = None
-            if value is None and not line.strip():
-                continue  # a blank line: skipped, not listed
-        if type(value) is not dict:
-            skipped.append(number)
-            continue
-        if raw is not None and raw[-1:] in _TRAILING_SPACE:
-            raw = raw.rstrip()  # a CR before the LF (or other JSON whitespace) stays out of the copy
-        if stats is not None:
-            stats.records += 1
-        yield number, value, raw
+                value = loads(line)
+            except decode_error:
+                raw = None
+                try:
+                    value = decode_line(line) if line.strip() else None
+                except ValueError:
+                    value = None
+                if value is None and not line.strip():
+                    continue  # a blank line: skipped, not listed
+            if type(value) is not dict:
+                skipped.append(number)
+                continue
+            if raw is not None and raw.endswith(_TRAILING_SPACE):
+                raw = raw.rstrip()  # a CR before the LF (or other JSON whitespace) stays out of the copy
+            if stats is not None:
+                stats.records += 1
+            yield number, value, raw
     if stats is not None:
         stats.lines = number
 

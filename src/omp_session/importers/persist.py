@@ -31,6 +31,7 @@ from omp_session.format.title_slot import TitleSlot, encode_slot
 from omp_session.importers.base import ConvertedSession, ForeignSessionInfo, ForeignSessionStore
 from omp_session.importers.session_file import (
     IMPORT_TYPE,
+    encode_entries,
     encode_entry,
     find_imports,
     import_entry,
@@ -123,7 +124,7 @@ def persist_streaming(
             nonlocal written
             written += len(entries)
             if not dry_run:
-                out.write(b"".join([encode_entry(entry) for entry in entries]))
+                out.write(encode_entries(entries))
 
         try:
             converted = store.convert_streaming(info, sink, lossless=lossless)
