@@ -132,26 +132,28 @@ def iter_raw_records(
         stats.lines = number
 
 
-def lines_containing(path: str | Path, needle: bytes) -> Iterator[bytes]:
+def lines_containing(path: str | Path, needle: bytes, last_bytes: int | None = None) -> Iterator[bytes]:
     """The lines holding ``needle``, the last first: a few records found without parsing the rest.
 
     The file is searched backwards through a memory map, one window at a time; each window's
     pages are released once searched, so the process never holds more than a window of the file
-    (a whole-file mapping would count every page of it in the process's memory).
+    (a whole-file mapping would count every page of it in the process's memory). ``last_bytes``
+    searches only that much of the file's end (a match there is still yielded as its whole line).
     """
     with open(path, "rb") as handle:
         size = os.fstat(handle.fileno()).st_size
         if size == 0:
             return
+        bottom = 0 if last_bytes is None else max(0, size - last_bytes)
         with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
             end, window = size, max(_WINDOW, 2 * len(needle))  # each step moves back
-            while end > 0:
-                start = max(0, end - window)
+            while end > bottom:
+                start = max(bottom, end - window)
                 found = view.rfind(needle, start, end)
                 if found < 0:
                     _release(view, start, end)
                     # the next window overlaps this one by the needle's length minus one byte
-                    end = start + len(needle) - 1 if start > 0 else 0
+                    end = start + len(needle) - 1 if start > bottom else bottom
                     continue
                 line_start = view.rfind(b"\n", 0, found) + 1
                 line_end = view.find(b"\n", found)
