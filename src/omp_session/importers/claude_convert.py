@@ -16,6 +16,7 @@ parent that appears *later* in the file at the end (the rare "child before paren
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -153,13 +154,10 @@ class _Builder(LosslessParts):
         """One source record. The import's hot path: one call per record, with the common work
         inlined (no helper per field) and nothing computed that the mode does not write."""
         self.line = line
-        get = record.get
-        uuid = get("uuid")
-        if type(uuid) is not str or not uuid:
-            uuid = None
-        parent_uuid = get("parentUuid")
-        if type(parent_uuid) is not str or not parent_uuid:
-            parent_uuid = None
+        get: Callable[[str], Any] = record.get
+        raw_uuid, raw_parent = get("uuid"), get("parentUuid")
+        uuid: str | None = raw_uuid if type(raw_uuid) is str and raw_uuid else None
+        parent_uuid: str | None = raw_parent if type(raw_parent) is str and raw_parent else None
         if uuid:
             self.source_parents[uuid] = parent_uuid
         if not self.cwd:
@@ -181,9 +179,10 @@ class _Builder(LosslessParts):
         if not converts and not lossless:
             return  # omp drops it (spec §1.2): nothing of it is written
         raw_ts = get("timestamp")
-        ts = canonical_iso_ms(raw_ts) if type(raw_ts) is str else None
-        if ts is not None:
-            iso: str = raw_ts
+        fast = canonical_iso_ms(raw_ts) if type(raw_ts) is str else None
+        ts: float
+        if fast is not None:
+            ts, iso = fast, raw_ts
         else:
             ts = claude_timestamp_ms(raw_ts, self.mtime_ms)
             iso = self.mtime_iso if ts == self.mtime_ms else iso_from_ms(int(ts))
@@ -205,6 +204,7 @@ class _Builder(LosslessParts):
             ):
                 return
         tail = self.tails.get(parent_uuid) if parent_uuid else None
+        parent: str | None
         if tail is not None and tail[0] < line:  # the parent is a kept record: the usual case
             parent, cursor = tail[1], None
         else:

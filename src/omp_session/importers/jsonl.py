@@ -68,7 +68,9 @@ def _line_batches(
             if not chunk:
                 break
             offset += len(chunk)
-            parts = (pending + chunk).split(b"\n") if pending else chunk.split(b"\n")
+            parts = chunk.split(b"\n")
+            if pending:  # the line the last chunk ended in: joined alone, not the whole chunk
+                parts[0] = pending + parts[0]
             pending = parts.pop()
             if stats is not None:
                 stats.end_offset = offset - len(pending)

@@ -75,12 +75,13 @@ def encode_entry(entry: Entry) -> bytes:
     return encode_line(entry)
 
 
-def encode_entries(entries: list[Entry]) -> bytes:
+def encode_entries(entries: list[Entry]) -> list[bytes]:
     """The lines of ``entries`` (:func:`encode_entry`); an entry its converter proved float-free
-    (an :class:`EntryBatch`) is written with ``orjson.dumps`` alone, without the float walk."""
+    (an :class:`~omp_session.importers.base.EntryBatch`) is written with ``orjson.dumps`` alone,
+    without the float walk."""
     flags = getattr(entries, "float_free", None)
     if flags is None:
-        return b"".join([encode_entry(entry) for entry in entries])
+        return [encode_entry(entry) for entry in entries]
     dumps, option = orjson.dumps, orjson.OPT_APPEND_NEWLINE
     lines: list[bytes] = []
     for entry, float_free in zip(entries, flags, strict=True):
@@ -91,7 +92,28 @@ def encode_entries(entries: list[Entry]) -> bytes:
             except (TypeError, RecursionError):
                 pass  # a lone surrogate or an integer beyond 64 bits: the exact encoder below
         lines.append(encode_entry(entry))
-    return b"".join(lines)
+    return lines
+
+
+_IOV_MAX = 1024  # POSIX guarantees at least 16; Linux allows 1024
+
+
+def write_all(fd: int, chunks: list[bytes]) -> None:
+    """Write ``chunks`` in order at the file's offset with ``writev`` (no joined copy of them),
+    in batches the kernel accepts, going on after a partial write."""
+    pending: list[bytes | memoryview] = list(chunks)
+    while pending:
+        batch = pending[:_IOV_MAX]
+        written = os.writev(fd, batch)
+        done = 0
+        for chunk in batch:
+            if written < len(chunk):
+                break
+            written -= len(chunk)
+            done += 1
+        if done < len(batch) and written:
+            pending[done] = memoryview(pending[done])[written:]
+        del pending[:done]
 
 
 def write_new(
@@ -232,5 +254,6 @@ __all__ = [
     "last_import_data",
     "resume_state",
     "rewrite_slot",
+    "write_all",
     "write_new",
 ]
