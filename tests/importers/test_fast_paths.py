@@ -111,6 +111,16 @@ def test_float_holding_records_are_written_exactly_on_the_streaming_path(tmp_pat
             toolUseResult={"elapsed": 2.0},
         ),
     ]
+    lines.append(  # an API error without a response id: its status is a float here
+        _record(
+            "assistant",
+            "e1",
+            "r1",
+            {"model": "claude-x", "content": [{"type": "text", "text": "overloaded"}]},
+            isApiErrorMessage=True,
+            apiErrorStatus=529.0,
+        )
+    )
     store, info = _transcript(tmp_path, lines)
     for lossless in (False, True):
         streamed, _, _ = persist_streaming(
@@ -125,6 +135,7 @@ def test_float_holding_records_are_written_exactly_on_the_streaming_path(tmp_pat
             assert body == [encode_line(json.loads(line))[:-1] for line in body]  # JavaScript's layout
         assert b'"input":3,' in streamed.read_bytes()
         assert b'"arguments":{"x":1,"y":10000000000000000}' in streamed.read_bytes()
+        assert b'"errorStatus":529}' in streamed.read_bytes()
 
 
 @pytest.mark.parametrize("where", ["start", "end"])

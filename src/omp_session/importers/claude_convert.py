@@ -27,7 +27,6 @@ from omp_session.format.javascript import holds_float
 from omp_session.importers.base import ConvertedSession, EntryBatch, ForeignSessionInfo, Sink, js_string
 from omp_session.importers.claude_lossless import (
     _FOLD_WINDOW,
-    _PLAIN_ASSISTANT_FIELDS,
     COMPACTION,
     KEPT_RECORD,
     MERGED_RESPONSE,
@@ -53,7 +52,7 @@ def _float_free(
 ) -> bool:
     """Whether the message entries of a record certainly hold no float (then they are written
     without the float walk): the number fields come from the record, so only those are looked at.
-    False whenever unsure (an error or stop details, a record kept parsed instead of as bytes)."""
+    False whenever unsure (an error status or stop details, a record kept parsed, not as bytes)."""
     if type(ts) is not int:
         return False
     if lossless_record is not None:
@@ -64,8 +63,12 @@ def _float_free(
     if not assistant:
         return True  # user and tool result messages: strings, booleans and the timestamp
     message = converted[0][0]
-    if len(message) > _PLAIN_ASSISTANT_FIELDS or type(message["usage"]["totalTokens"]) is not int:
-        return False
+    if (
+        "errorStatus" in message
+        or "stopDetails" in message
+        or type(message["usage"]["totalTokens"]) is not int
+    ):
+        return False  # (a float token count makes the total a float)
     for block in message["content"]:
         if block["type"] == "toolCall" and holds_float(block["arguments"]):
             return False
