@@ -23,7 +23,6 @@ import orjson
 
 from omp_session.errors import ForeignSessionError
 from omp_session.format.ids import iso_from_ms
-from omp_session.format.javascript import holds_float
 from omp_session.importers.base import ConvertedSession, EntryBatch, ForeignSessionInfo, Sink, js_string
 from omp_session.importers.claude_lossless import (
     _FOLD_WINDOW,
@@ -36,7 +35,7 @@ from omp_session.importers.claude_lossless import (
     TOOL_DETAILS,
     LosslessParts,
 )
-from omp_session.importers.claude_records import Converted, claude_timestamp_ms, convert_message
+from omp_session.importers.claude_records import Converted, claude_timestamp_ms, convert_message, float_free
 from omp_session.importers.claude_resume import ImportedSession, ToolNames, UsedIds, tail_hash
 from omp_session.importers.jsonl import ReadStats, iter_raw_records
 from omp_session.importers.timestamps import canonical_iso_ms
@@ -45,34 +44,6 @@ Entry = dict[str, Any]
 
 #: How often (in records) a streaming conversion hands finished entries to its sink.
 _DRAIN_EVERY = 256
-
-
-def _float_free(
-    converted: list[Converted], ts: float, lossless_record: dict[str, Any] | None, kept: Any, assistant: bool
-) -> bool:
-    """Whether the message entries of a record certainly hold no float (then they are written
-    without the float walk): the number fields come from the record, so only those are looked at.
-    False whenever unsure (an error status or stop details, a record kept parsed, not as bytes)."""
-    if type(ts) is not int:
-        return False
-    if lossless_record is not None:
-        if type(kept) is not orjson.Fragment:
-            return False
-        if "toolUseResult" in lossless_record and holds_float(lossless_record["toolUseResult"]):
-            return False
-    if not assistant:
-        return True  # user and tool result messages: strings, booleans and the timestamp
-    message = converted[0][0]
-    if (
-        "errorStatus" in message
-        or "stopDetails" in message
-        or type(message["usage"]["totalTokens"]) is not int
-    ):
-        return False  # (a float token count makes the total a float)
-    for block in message["content"]:
-        if block["type"] == "toolCall" and holds_float(block["arguments"]):
-            return False
-    return True
 
 
 class _Builder(LosslessParts):
@@ -198,11 +169,28 @@ class _Builder(LosslessParts):
                 if kind == "assistant":
                     self._hold_redacted(record)
             return
-        assistant = kind == "assistant"
+        self._add_messages(line, record, kind == "assistant", converted, kept, key, parent_uuid, ts, iso)
+
+    def _add_messages(
+        self,
+        line: int,
+        record: dict[str, Any],
+        assistant: bool,
+        converted: list[Converted],
+        kept: Any,
+        key: str,
+        parent_uuid: str | None,
+        ts: float,
+        iso: str,
+    ) -> None:
+        """The entries of a record omp converts: a model change when the model changed, then one
+        message entry per converted message (lossless: joined to a split response's message, or
+        folded into a compaction as its summary, instead)."""
+        lossless = self.lossless
         if lossless:
             if assistant:
                 self._assistant_extras(record, converted[0][0])
-            if get("isCompactSummary") is True and self._fold_into_compaction(
+            if record.get("isCompactSummary") is True and self._fold_into_compaction(
                 record, kept, key, line, converted
             ):
                 return
@@ -212,7 +200,7 @@ class _Builder(LosslessParts):
             parent, cursor = tail[1], None
         else:
             parent, cursor = self.resolve(parent_uuid, line)
-        free = _float_free(converted, ts, record if lossless else None, kept, assistant)
+        free = float_free(converted, ts, record if lossless else None, kept, assistant)
         if lossless and assistant and self._merge_split_response(record, kept, key, line, parent, converted):
             if not free:
                 self.float_free.discard(id(self.last_assistant))
@@ -220,23 +208,13 @@ class _Builder(LosslessParts):
         first = True
         emit = self.emit
         if assistant:
-            model = message.get("model")
+            model = record["message"].get("model")
             if type(model) is str and model and model != self.last_model:
-                entry_id = self.unique(f"claude-{key}-model")
-                change: Entry = {
-                    "type": "model_change",
-                    "id": entry_id,
-                    "parentId": parent,
-                    "timestamp": iso,
-                    "model": f"anthropic/{model}",
-                }
-                self.float_free.add(id(change))
-                emit(change, cursor, line)
-                parent, first, self.last_model = entry_id, False, model
+                parent, first = self._model_change(model, key, parent, cursor, line, iso), False
         elif lossless and "toolUseResult" in record:
             self._attach_tool_details(record, converted)
         used = self.used_ids
-        #: The record verbatim, on the first entry it makes (lossless).
+        # The record verbatim, on the first entry it makes (lossless).
         sources = [{"line": line, "record": kept}] if lossless else None
         for message_out, suffix in converted:
             self.counter += 1
@@ -263,6 +241,23 @@ class _Builder(LosslessParts):
         assert parent is not None
         self.tails[key] = (line, parent)
         self.upstream_leaf = parent
+
+    def _model_change(
+        self, model: str, key: str, parent: str | None, cursor: str | None, line: int, iso: str
+    ) -> str:
+        """omp's ``model_change`` before an assistant message whose model differs from the last."""
+        entry_id = self.unique(f"claude-{key}-model")
+        change: Entry = {
+            "type": "model_change",
+            "id": entry_id,
+            "parentId": parent,
+            "timestamp": iso,
+            "model": f"anthropic/{model}",
+        }
+        self.float_free.add(id(change))
+        self.emit(change, cursor, line)
+        self.last_model = model
+        return entry_id
 
     def snapshot(self, path: str, stats: ReadStats) -> dict[str, Any] | None:
         """Where a later update resumes (claude_resume): ``None`` when the transcript ends in a
@@ -309,11 +304,11 @@ class _Builder(LosslessParts):
         held.update(id(entry) for entry, _, _ in self.deferred)
         entries = self.out.entries
         stop = next((i for i, entry in enumerate(entries) if id(entry) in held), len(entries))
-        ready = self._batch(entries[:stop])
+        ready = self.as_batch(entries[:stop])
         del entries[:stop]
         return ready
 
-    def _batch(self, entries: list[Entry]) -> EntryBatch:
+    def as_batch(self, entries: list[Entry]) -> EntryBatch:
         """``entries`` as a batch telling which hold no float (they leave the builder here)."""
         batch, proved = EntryBatch(entries), self.float_free
         batch.float_free = [id(entry) in proved for entry in entries]
@@ -373,7 +368,7 @@ def convert_claude(
         builder.keep_subagents(info.path)
     builder.finish()
     if sink is not None:
-        sink(builder._batch(out.entries))
+        sink(builder.as_batch(out.entries))
         out.entries = []
     out.cwd = builder.cwd or info.cwd
     out.leaf_id = builder.upstream_leaf

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from omp_session.format.ids import is_time_value, iso_to_ms
+from omp_session.format.javascript import holds_float
 from omp_session.importers.base import js_string
 from omp_session.importers.timestamps import canonical_iso_ms
 
@@ -330,6 +333,34 @@ def source_record(record: Any, line: int) -> dict[str, Any]:
     return {"line": line, "record": record}
 
 
+def float_free(
+    converted: list[Converted], ts: float, lossless_record: dict[str, Any] | None, kept: Any, assistant: bool
+) -> bool:
+    """Whether the message entries of a record certainly hold no float (then they are written
+    without the float walk): the number fields come from the record, so only those are looked at.
+    False whenever unsure (an error status or stop details, a record kept parsed, not as bytes)."""
+    if type(ts) is not int:
+        return False
+    if lossless_record is not None:
+        if type(kept) is not orjson.Fragment:
+            return False
+        if "toolUseResult" in lossless_record and holds_float(lossless_record["toolUseResult"]):
+            return False
+    if not assistant:
+        return True  # user and tool result messages: strings, booleans and the timestamp
+    message = converted[0][0]
+    if (
+        "errorStatus" in message
+        or "stopDetails" in message
+        or type(message["usage"]["totalTokens"]) is not int
+    ):
+        return False  # (a float token count makes the total a float)
+    for block in message["content"]:
+        if block["type"] == "toolCall" and holds_float(block["arguments"]):
+            return False
+    return True
+
+
 __all__ = [
     "KNOWN_STOP_REASONS",
     "Converted",
@@ -337,6 +368,7 @@ __all__ = [
     "claude_usage",
     "convert_message",
     "convert_record",
+    "float_free",
     "message_text",
     "source_record",
     "stop_details",
