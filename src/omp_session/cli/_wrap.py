@@ -49,23 +49,25 @@ _UP_TO_LAST_SPACE = re.compile(r"(?s:.*)\s")
 #: Characters one cell wide, known without rich's width table (loading it takes 70 ms): the ranges
 #: rich itself treats so (``rich.cells._SINGLE_CELL_UNICODE_RANGES``), and punctuation and marks
 #: common in sessions and in our own output. A test checks each against rich's table.
+_SINGLE_CELL_RANGES = ((0x20, 0x7E), (0xA0, 0xAC), (0xAE, 0x2FF), (0x370, 0x482), (0x2500, 0x25FC), (0x2800, 0x28FF))
+_SINGLE_CELL_EXTRA = "‘’“”–—•…→⎿✗✎"
 SINGLE_CELL = frozenset(
-    chr(code)
-    for first, last in (
-        (0x20, 0x7E),
-        (0xA0, 0xAC),
-        (0xAE, 0x2FF),
-        (0x370, 0x482),
-        (0x2500, 0x25FC),
-        (0x2800, 0x28FF),
-    )
-    for code in range(first, last + 1)
-) | frozenset("‘’“”–—•…→⎿✗✎")
+    chr(code) for first, last in _SINGLE_CELL_RANGES for code in range(first, last + 1)
+) | frozenset(_SINGLE_CELL_EXTRA)
+#: Any character not in :data:`SINGLE_CELL` (control codes, tabs and newlines included): one C
+#: scan tells a line of one-cell characters from the rest, and finds the few that are not.
+_OTHER_THAN_SINGLE_CELL = re.compile(
+    "[^"
+    + "".join(f"{re.escape(chr(first))}-{re.escape(chr(last))}" for first, last in _SINGLE_CELL_RANGES)
+    + re.escape(_SINGLE_CELL_EXTRA)
+    + "]"
+)
+_find_other = _OTHER_THAN_SINGLE_CELL.search
 
 
 def is_narrow(text: str) -> bool:
     """True when every character is one cell wide: then cells == ``len``."""
-    return (text.isascii() and text.isprintable()) or SINGLE_CELL.issuperset(text)
+    return (text.isascii() and text.isprintable()) or _find_other(text) is None
 
 
 class _CharWidths(dict[str, int]):
@@ -89,7 +91,8 @@ def cells(text: str) -> int:
         return len(text)
     if _GRAPHEME_MARKS.search(text):
         return cell_len(text)
-    return sum(map(_WIDTHS.__getitem__, text))
+    # Only the characters that are not one cell wide change the count.
+    return len(text) + sum([_WIDTHS[char] - 1 for char in _OTHER_THAN_SINGLE_CELL.findall(text)])
 
 
 def clean(text: str) -> str:
@@ -222,7 +225,18 @@ def _prefix_cells(line: str, narrow: bool) -> Sequence[int]:
     """``prefix[i]``: the cells of ``line[:i]`` (a ``range`` when every character is one cell)."""
     if narrow:
         return range(len(line) + 1)
-    return list(accumulate(map(_WIDTHS.__getitem__, line), initial=0))
+    # Runs of one-cell characters are ranges; only the characters between them are looked up
+    # (a line of prose holds a few wide characters, if any).
+    prefix: list[int] = []
+    extend = prefix.extend
+    shift = at = 0
+    for match in _OTHER_THAN_SINGLE_CELL.finditer(line):
+        index = match.start()
+        extend(range(at + shift, index + 1 + shift))
+        shift += _WIDTHS[match.group()] - 1
+        at = index + 1
+    extend(range(at + shift, len(line) + 1 + shift))
+    return prefix
 
 
 def wrap_line(line: str, width: int) -> list[Slice]:
