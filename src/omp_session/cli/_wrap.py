@@ -30,6 +30,7 @@ __all__ = [
     "is_narrow",
     "tab_widths",
     "wrap_line",
+    "wrap_narrow",
 ]
 
 #: A wrapped line as a slice of its source line plus a tail: ``line[start:end] + tail``; the tail
@@ -93,6 +94,39 @@ def cells(text: str) -> int:
         return cell_len(text)
     # Only the characters that are not one cell wide change the count.
     return len(text) + sum([_WIDTHS[char] - 1 for char in _OTHER_THAN_SINGLE_CELL.findall(text)])
+
+
+class _Expansions(dict[str, str]):
+    """What a character that is not one known cell becomes in an expanded line (see
+    :func:`_expanded`): itself and a NUL when two cells wide, itself when one, ``""`` (no fast
+    way) for zero-width characters, joiners, control codes and spaces."""
+
+    def __missing__(self, char: str) -> str:
+        width = _WIDTHS[char]
+        expansion = self[char] = "" if char.isspace() or width == 0 else char + "\0" * (width - 1)
+        return expansion
+
+
+_EXPANSIONS = _Expansions()
+
+
+def _expansion(match: re.Match[str]) -> str:
+    return _EXPANSIONS[match.group()]
+
+
+def _expanded(line: str) -> str | None:
+    """``line`` with a NUL after each two-cell character, so that an index is a cell (the NULs
+    mark the second halves), or ``None`` when the line holds anything but one- and two-cell
+    characters and plain spaces. Wrapping the expanded line as one of one-cell characters gives
+    rich's breaks, for a line of CJK text, without measuring it character by character."""
+    if "\xa0" in line or "" in [_EXPANSIONS[char] for char in _OTHER_THAN_SINGLE_CELL.findall(line)]:
+        return None
+    return _OTHER_THAN_SINGLE_CELL.sub(_expansion, line)
+
+
+def _to_characters(expanded: str, cell: int) -> int:
+    """The index in the line of cell ``cell`` of its :func:`_expanded` form."""
+    return cell - expanded.count("\0", 0, cell)
 
 
 def clean(text: str) -> str:
@@ -160,7 +194,8 @@ def _breaks(line: str, width: int, prefix: Sequence[int]) -> list[int]:
     position still within the width; the first word that does not fit is the run covering ``k``,
     or the one after the whitespace at ``k``."""
     narrow = isinstance(prefix, range)
-    ascii_only = narrow and line.isascii()
+    # One-cell characters hold no whitespace but " " and the no-break space.
+    ascii_only = narrow and "\xa0" not in line
     content_end = len(line.rstrip())
     lead = len(line) - len(line.lstrip())
     breaks: list[int] = []
@@ -245,14 +280,20 @@ def wrap_line(line: str, width: int) -> list[Slice]:
     unless they go past the edge."""
     narrow = is_narrow(line)
     if narrow:  # the common case, where characters are cells
-        if len(line) <= width:
+        return wrap_narrow(line, width)
+    expanded = _expanded(line)
+    if expanded is not None:
+        if len(expanded) <= width:
             return [(0, len(line), "")]
-        breaks = _breaks(line, width, range(len(line) + 1))
-        # Each line's words fit, so cutting its trailing spaces at the width is rich's rstrip_end.
-        return [
-            (start, min(end, start + width), "")
-            for start, end in zip([0, *breaks], [*breaks, len(line)], strict=True)
-        ]
+        # Only if no word is folded (a fold could cut a character in half); the line's leading
+        # spaces belong to its first word.
+        content = expanded.lstrip(" ")
+        words = content.split(" ")
+        if len(expanded) - len(content) + len(words[0]) <= width and max(map(len, words)) <= width:
+            return [
+                (_to_characters(expanded, start), _to_characters(expanded, end), "")
+                for start, end, _tail in wrap_narrow(expanded, width)
+            ]
     # A line that fits is still trimmed of trailing whitespace beyond ``width`` characters.
     prefix: Sequence[int] | None
     if _GRAPHEME_MARKS.search(line):
@@ -277,6 +318,17 @@ def wrap_line(line: str, width: int) -> list[Slice]:
     return out
 
 
+def wrap_narrow(line: str, width: int) -> list[Slice]:
+    """:func:`wrap_line` for a line known to be all one-cell characters (:func:`is_narrow`)."""
+    if len(line) <= width:
+        return [(0, len(line), "")]
+    breaks = _breaks(line, width, range(len(line) + 1))
+    # Each line's words fit, so cutting its trailing spaces at the width is rich's rstrip_end.
+    return [
+        (start, min(end, start + width), "") for start, end in zip([0, *breaks], [*breaks, len(line)], strict=True)
+    ]
+
+
 def cut_line(line: str, width: int) -> Slice:
     """One line cut at ``width`` cells, ending in ``…`` when cut (rich's "ellipsis" overflow)."""
     # Only the head is measured: 2 × width + 2 characters are wider than the width unless most of
@@ -284,6 +336,15 @@ def cut_line(line: str, width: int) -> Slice:
     head = line[: 2 * width + 2]
     if is_narrow(head):
         prefix: Sequence[int] | None = range(len(head) + 1)
+    elif (expanded := _expanded(head)) is not None and not _GRAPHEME_MARKS.search(line):
+        if len(expanded) <= width and len(head) == len(line):
+            return 0, len(line), ""
+        room = width - 1
+        if room <= 0:
+            return 0, 0, "…"
+        if expanded[room] == "\0":  # a two-cell character across the edge: a space instead
+            return 0, _to_characters(expanded, room - 1), " …"
+        return 0, _to_characters(expanded, room), "…"
     elif _GRAPHEME_MARKS.search(line):
         head, prefix = line, None
     else:
