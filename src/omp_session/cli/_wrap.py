@@ -235,6 +235,35 @@ def _breaks(line: str, width: int, prefix: Sequence[int]) -> list[int]:
     return breaks
 
 
+def _space_breaks(line: str, width: int) -> list[int] | None:
+    """:func:`_breaks` for a line of one-cell characters whose only whitespace is " " (nearly
+    every line of prose), by string searches alone; ``None`` when a word is wider than a line
+    (folding is left to :func:`_breaks`)."""
+    content_end = len(line.rstrip(" "))
+    lead = len(line) - len(line.lstrip(" "))
+    rfind, find = line.rfind, line.find
+    breaks: list[int] = []
+    start = 0
+    while content_end - start > width:
+        k = start + width
+        if line[k] == " ":
+            word = k + 1
+            while line[word] == " ":  # stops before content_end
+                word += 1
+        else:
+            word = rfind(" ", start, k) + 1
+            if word <= start:  # no space since the line's start: a word wider than a line
+                return None
+        if word <= lead:  # the line's leading spaces belong to its first word
+            return None
+        word_end = find(" ", word, content_end)
+        if (word_end if word_end >= 0 else content_end) - word > width:
+            return None
+        breaks.append(word)
+        start = word
+    return breaks
+
+
 def _fit_slice(line: str, start: int, end: int, width: int, tail: str, prefix: Sequence[int] | None) -> Slice:
     """``line[start:end]`` cropped to ``width`` cells with ``tail`` (``""`` or ``"…"``) after it, as
     rich's ``set_cell_size`` crops: a wide character cut in half becomes a space. ``prefix``: the
@@ -322,7 +351,8 @@ def wrap_narrow(line: str, width: int) -> list[Slice]:
     """:func:`wrap_line` for a line known to be all one-cell characters (:func:`is_narrow`)."""
     if len(line) <= width:
         return [(0, len(line), "")]
-    breaks = _breaks(line, width, range(len(line) + 1))
+    found = _space_breaks(line, width) if "\xa0" not in line else None
+    breaks = found if found is not None else _breaks(line, width, range(len(line) + 1))
     # Each line's words fit, so cutting its trailing spaces at the width is rich's rstrip_end.
     return [
         (start, min(end, start + width), "") for start, end in zip([0, *breaks], [*breaks, len(line)], strict=True)
