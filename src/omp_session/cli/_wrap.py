@@ -64,6 +64,7 @@ _OTHER_THAN_SINGLE_CELL = re.compile(
     + "]"
 )
 _find_other = _OTHER_THAN_SINGLE_CELL.search
+_SPLIT_AT_OTHERS = re.compile(f"({_OTHER_THAN_SINGLE_CELL.pattern})").split
 
 
 def is_narrow(text: str) -> bool:
@@ -110,23 +111,19 @@ class _Expansions(dict[str, str]):
 _EXPANSIONS = _Expansions()
 
 
-def _expansion(match: re.Match[str]) -> str:
-    return _EXPANSIONS[match.group()]
-
-
 def _expanded(line: str) -> str | None:
     """``line`` with a NUL after each two-cell character, so that an index is a cell (the NULs
     mark the second halves), or ``None`` when the line holds anything but one- and two-cell
     characters and plain spaces. Wrapping the expanded line as one of one-cell characters gives
     rich's breaks, for a line of CJK text, without measuring it character by character."""
-    if "\xa0" in line or "" in [_EXPANSIONS[char] for char in _OTHER_THAN_SINGLE_CELL.findall(line)]:
+    if "\xa0" in line:
         return None
-    return _OTHER_THAN_SINGLE_CELL.sub(_expansion, line)
-
-
-def _to_characters(expanded: str, cell: int) -> int:
-    """The index in the line of cell ``cell`` of its :func:`_expanded` form."""
-    return cell - expanded.count("\0", 0, cell)
+    parts = _SPLIT_AT_OTHERS(line)  # one scan: the runs of one-cell characters and those between
+    expansions = [_EXPANSIONS[char] for char in parts[1::2]]
+    if "" in expansions:
+        return None
+    parts[1::2] = expansions
+    return "".join(parts)
 
 
 def clean(text: str) -> str:
@@ -314,14 +311,13 @@ def wrap_line(line: str, width: int) -> list[Slice]:
     if expanded is not None:
         if len(expanded) <= width:
             return [(0, len(line), "")]
-        # Only if no word is folded (a fold could cut a character in half); the line's leading
-        # spaces belong to its first word.
-        content = expanded.lstrip(" ")
-        words = content.split(" ")
-        if len(expanded) - len(content) + len(words[0]) <= width and max(map(len, words)) <= width:
+        # Unless a word is folded (a fold could cut a character in half: the exact way then).
+        cell_breaks = _space_breaks(expanded, width)
+        if cell_breaks is not None:
+            count = expanded.count
             return [
-                (_to_characters(expanded, start), _to_characters(expanded, end), "")
-                for start, end, _tail in wrap_narrow(expanded, width)
+                (start - count("\0", 0, start), end - count("\0", 0, end), "")
+                for start, end, _tail in _narrow_slices(cell_breaks, len(expanded), width)
             ]
     # A line that fits is still trimmed of trailing whitespace beyond ``width`` characters.
     prefix: Sequence[int] | None
@@ -353,10 +349,19 @@ def wrap_narrow(line: str, width: int) -> list[Slice]:
         return [(0, len(line), "")]
     found = _space_breaks(line, width) if "\xa0" not in line else None
     breaks = found if found is not None else _breaks(line, width, range(len(line) + 1))
-    # Each line's words fit, so cutting its trailing spaces at the width is rich's rstrip_end.
-    return [
-        (start, min(end, start + width), "") for start, end in zip([0, *breaks], [*breaks, len(line)], strict=True)
-    ]
+    return _narrow_slices(breaks, len(line), width)
+
+
+def _narrow_slices(breaks: list[int], length: int, width: int) -> list[Slice]:
+    """The lines between ``breaks`` of a line of one-cell characters ``length`` long. Each line's
+    words fit, so cutting its trailing spaces at the width is rich's ``rstrip_end``."""
+    slices: list[Slice] = []
+    start = 0
+    for end in breaks:
+        slices.append((start, min(end, start + width), ""))
+        start = end
+    slices.append((start, min(length, start + width), ""))
+    return slices
 
 
 def cut_line(line: str, width: int) -> Slice:
@@ -373,8 +378,8 @@ def cut_line(line: str, width: int) -> Slice:
         if room <= 0:
             return 0, 0, "…"
         if expanded[room] == "\0":  # a two-cell character across the edge: a space instead
-            return 0, _to_characters(expanded, room - 1), " …"
-        return 0, _to_characters(expanded, room), "…"
+            return 0, room - 1 - expanded.count("\0", 0, room - 1), " …"
+        return 0, room - expanded.count("\0", 0, room), "…"
     elif _GRAPHEME_MARKS.search(line):
         head, prefix = line, None
     else:
