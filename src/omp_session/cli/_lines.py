@@ -189,6 +189,10 @@ class LineWriter:
             self.text("".join(text for text, _ in pieces), cut=cut)
             return
         width = self.width
+        plain = "".join([text for text, _ in pieces])
+        if len(plain) <= width and is_narrow(plain):  # one line that fits, nothing to clean
+            self._emit(pieces)
+            return
         for line in _lines_of(pieces):
             plain = "".join(text for text, _ in line)
             if len(plain) <= width and is_narrow(plain):
