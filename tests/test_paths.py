@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from omp_session.store import paths
+from omp_session.store import legacy_dirs, paths
 from omp_session.store.paths import (
     agent_dir,
     blobs_dir,
@@ -404,7 +404,7 @@ def test_failures_are_swallowed_and_logged(
         raise PermissionError(13, "denied")
 
     monkeypatch.setattr(os, "rename", refuse)
-    with caplog.at_level(logging.WARNING, logger="omp_session.store.paths"):
+    with caplog.at_level(logging.WARNING, logger="omp_session.store.legacy_dirs"):
         target = lay.session_dir(cwd)
     assert target.is_dir()
     assert (lay.root / f"--{legacy_encode(cwd)}--" / "s.jsonl").read_text() == "old"
@@ -419,15 +419,15 @@ def test_partial_merge_leaves_old_dir_with_unmoved_files(
     old = lay.root / f"--{legacy_encode(cwd)}--"
     _write(old / "a.jsonl", "a")
     _write(old / "stuck.jsonl", "stuck")
-    real = paths._rename_noreplace
+    real = legacy_dirs._rename_noreplace
 
     def flaky(src: Path, dst: Path) -> None:
         if src.name == "stuck.jsonl":
             raise PermissionError(13, "denied")
         real(src, dst)
 
-    monkeypatch.setattr(paths, "_rename_noreplace", flaky)
-    with caplog.at_level(logging.WARNING, logger="omp_session.store.paths"):
+    monkeypatch.setattr(legacy_dirs, "_rename_noreplace", flaky)
+    with caplog.at_level(logging.WARNING, logger="omp_session.store.legacy_dirs"):
         lay.session_dir(cwd)
     assert _tree(lay.root / "-tmp-p") == {"keep.jsonl": "new", "a.jsonl": "a"}
     assert _tree(old) == {"stuck.jsonl": "stuck"}
@@ -437,9 +437,9 @@ def test_partial_merge_leaves_old_dir_with_unmoved_files(
 def test_rename_noreplace_never_overwrites(tmp_path: Path) -> None:
     src, dst = _write(tmp_path / "a", "A"), _write(tmp_path / "b", "B")
     with pytest.raises(FileExistsError):
-        paths._rename_noreplace(src, dst)
+        legacy_dirs._rename_noreplace(src, dst)
     assert (src.read_text(), dst.read_text()) == ("A", "B")
-    paths._rename_noreplace(src, tmp_path / "c")
+    legacy_dirs._rename_noreplace(src, tmp_path / "c")
     assert (tmp_path / "c").read_text() == "A" and not src.exists()
 
 
@@ -449,7 +449,7 @@ def test_rename_noreplace_without_hard_links(tmp_path: Path, monkeypatch: pytest
 
     monkeypatch.setattr(os, "link", no_links)
     src = _write(tmp_path / "a", "A")
-    paths._rename_noreplace(src, tmp_path / "c")
+    legacy_dirs._rename_noreplace(src, tmp_path / "c")
     assert (tmp_path / "c").read_text() == "A" and not src.exists()
 
 
@@ -457,7 +457,7 @@ def test_move_entry_retries_when_free_name_is_taken(tmp_path: Path, monkeypatch:
     dst_dir = tmp_path / "dst"
     _write(dst_dir / "s.jsonl", "new")
     src = _write(tmp_path / "src" / "s.jsonl", "old")
-    real = paths._rename_noreplace
+    real = legacy_dirs._rename_noreplace
     calls: list[Path] = []
 
     def racing(a: Path, b: Path) -> None:
@@ -466,8 +466,8 @@ def test_move_entry_retries_when_free_name_is_taken(tmp_path: Path, monkeypatch:
             _write(b, "racer")
         real(a, b)
 
-    monkeypatch.setattr(paths, "_rename_noreplace", racing)
-    paths._move_entry(src, dst_dir)
+    monkeypatch.setattr(legacy_dirs, "_rename_noreplace", racing)
+    legacy_dirs._move_entry(src, dst_dir)
     assert _tree(dst_dir) == {"s.jsonl": "new", "s.legacy-1.jsonl": "racer", "s.legacy-2.jsonl": "old"}
 
 
@@ -568,8 +568,8 @@ def test_rename_noreplace_directories(tmp_path: Path) -> None:
     _write(tmp_path / "a" / "f", "A")
     _write(tmp_path / "b" / "f", "B")
     with pytest.raises(FileExistsError):
-        paths._rename_noreplace(tmp_path / "a", tmp_path / "b")
-    paths._rename_noreplace(tmp_path / "a", tmp_path / "c")
+        legacy_dirs._rename_noreplace(tmp_path / "a", tmp_path / "b")
+    legacy_dirs._rename_noreplace(tmp_path / "a", tmp_path / "c")
     assert _tree(tmp_path) == {"b/f": "B", "c/f": "A"}
 
 

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from omp_session import EntryNotFoundError, SessionError, SessionManager
 from omp_session.model.tree import SessionIndex, SessionTreeNode
+from omp_session.model.tree_nodes import build_tree_with_duplicates
 from tests.helpers import assistant, entry, ids, user, within
 
 
@@ -429,4 +430,6 @@ def test_fast_tree_build_equals_the_general_one(links: list[tuple[Any, Any, int]
         entries.append({"type": "label", "id": None, "parentId": None, "targetId": target, "label": label})
     index = SessionIndex(entries)
     fast = index.get_tree()
-    assert _shape(fast) == _shape(index._build_tree_with_duplicates())
+    assert _shape(fast) == _shape(
+        build_tree_with_duplicates(index.entries, index.by_id, index.labels, index.cycle_roots())
+    )

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from omp_session.errors import PersistenceError, TargetExistsError  # re-exported: the old import path
 from omp_session.format.ids import new_session_id
-from omp_session.store.file import fsync_directory
+from omp_session.store.atomic_files import fsync_directory
 
 __all__ = ["TargetExistsError", "write_atomically"]
 

@@ -45,7 +45,7 @@ from omp_session.importers.updates import (
     read_existing,
     resumed_update,
 )
-from omp_session.store.file import fsync_directory
+from omp_session.store.atomic_files import fsync_directory
 from omp_session.store.paths import (
     encode_session_dir_name,
     home_dir,

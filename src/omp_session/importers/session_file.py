@@ -20,7 +20,7 @@ from omp_session.format.codec import encode_line
 from omp_session.format.javascript import holds_float
 from omp_session.format.title_slot import SLOT_BYTES, TitleSlot, encode_slot
 from omp_session.importers.base import ConvertedSession, ForeignSessionInfo, clean_title, fresh_entry_id
-from omp_session.store.file import fsync_directory
+from omp_session.store.atomic_files import fsync_directory
 from omp_session.store.lock import try_lock
 
 Entry = dict[str, Any]

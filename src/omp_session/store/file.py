@@ -12,120 +12,28 @@
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import os
 import threading
 from collections.abc import Iterable
 from pathlib import Path
-from typing import NamedTuple
 
 from omp_session.errors import PersistenceError, ReadOnlySessionError, SessionChangedError
 from omp_session.format.ids import new_session_id
 from omp_session.store import DurabilityPolicy
+from omp_session.store.atomic_files import (
+    FileState,
+    create_from,
+    describe_change,
+    fsync_directory,
+    unique_path,
+    write_all,
+)
 from omp_session.store.blobs import BlobSink
 from omp_session.store.lock import ProcessLock, adopt, release, share_or_lock, try_lock
 from omp_session.store.regular import open_regular
 
-__all__ = ["FileState", "FileStorage", "fsync_directory"]
-
-
-class FileState(NamedTuple):
-    """What identifies the content of a file without reading it (issue 11 item 3: a same-size
-    in-place edit changes the mtime, and even one that restores the mtime changes the ctime)."""
-
-    # In this order so that an append compares a stat with it as one tuple (the device last: it
-    # differs least often).
-    inode: int
-    size: int
-    mtime_ns: int
-    ctime_ns: int
-    device: int
-
-    @classmethod
-    def of(cls, st: os.stat_result) -> FileState:
-        return cls(st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_dev)
-
-    def same_file(self, st: os.stat_result) -> bool:
-        return (self.device, self.inode) == (st.st_dev, st.st_ino)
-
-
-def fsync_directory(directory: Path) -> None:
-    """Make a rename in ``directory`` durable (not possible on every platform)."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
-def _describe_change(known: FileState, current: FileState | os.stat_result) -> str:
-    state = current if isinstance(current, FileState) else FileState.of(current)
-    if (state.device, state.inode) != (known.device, known.inode):
-        return "file was replaced"
-    if state.size != known.size:
-        return f"size {known.size} → {state.size}"
-    if state.mtime_ns != known.mtime_ns:
-        return "modification time changed"
-    return "edited in place (status change time changed)"
-
-
-def replace_file(path: Path, data: bytes) -> None:
-    """Give ``path`` the content ``data`` atomically (temp file, fsync, rename, fsync the
-    directory): a failure or a crash leaves the old file (or none) and no temp file behind."""
-    temp = path.with_name(f".{path.name}.{new_session_id()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
-    try:
-        _write_all(fd, data)
-        os.fsync(fd)
-        os.close(fd)
-        fd = -1
-        os.replace(temp, path)
-    except BaseException:
-        if fd >= 0:
-            os.close(fd)
-        temp.unlink(missing_ok=True)
-        raise
-    fsync_directory(path.parent)
-
-
-def _create_from(temp: Path, path: Path) -> None:
-    """Give ``temp``'s inode the name ``path`` only if nothing has that name (``link`` fails with
-    EEXIST otherwise, atomically, where ``rename`` would replace it)."""
-    try:
-        os.link(temp, path)
-    except FileExistsError:
-        raise SessionChangedError(path, "a file appeared at this path while creating it") from None
-    except OSError as exc:
-        if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK):
-            raise
-        os.replace(temp, path)  # a filesystem without hard links: checked just before, not atomic
-        return
-    with contextlib.suppress(OSError):
-        os.unlink(temp)
-
-
-def _unique_path(path: Path) -> Path:
-    if not path.exists():
-        return path
-    counter = 1
-    while True:
-        candidate = path.with_name(f"{path.name}.{counter}")
-        if not candidate.exists():
-            return candidate
-        counter += 1
+__all__ = ["FileStorage"]
 
 
 class FileStorage:
@@ -312,7 +220,7 @@ class FileStorage:
                 self._tail_checked = True
             written = os.write(fd, data)
             if written != len(data):
-                _write_all(fd, data[written:])
+                write_all(fd, data[written:])
             # Checked after the write: a write that went to a replaced file is never acknowledged.
             try:
                 after = os.stat(self._path_text)
@@ -374,7 +282,7 @@ class FileStorage:
             # Someone else wrote to the file since our last read or write: appends stay safe
             # (line granularity), a full rewrite would lose their change.
             if known is not None and self._changed_by_others is None:
-                self._changed_by_others = _describe_change(known, before)
+                self._changed_by_others = describe_change(known, before)
         elif after.st_size != before.st_size + written and self._changed_by_others is None:
             self._changed_by_others = "another writer appended at the same time"
         self._known = FileState(
@@ -412,7 +320,7 @@ class FileStorage:
         if ignore_ctime:
             current = current._replace(ctime_ns=self._known.ctime_ns)
         if current != self._known:
-            raise SessionChangedError(self._path, _describe_change(self._known, current))
+            raise SessionChangedError(self._path, describe_change(self._known, current))
 
     def rewrite(self, chunks: Iterable[bytes], *, backup_suffix: str | None = None) -> None:
         """Replace the file atomically (temp file, fsync, rename). A file that did not exist when
@@ -433,7 +341,7 @@ class FileStorage:
         try:
             try_lock(fd, self._path)
             for chunk in chunks:
-                _write_all(fd, chunk)
+                write_all(fd, chunk)
             os.fsync(fd)
             self._install(fd, temp, target, backup_suffix, creating=creating)
         except BaseException as exc:
@@ -452,7 +360,7 @@ class FileStorage:
         with contextlib.suppress(FileNotFoundError):
             os.fchmod(fd, os.stat(target).st_mode & 0o7777)
         if backup_suffix is not None and target.exists():
-            backup = _unique_path(target.with_name(target.name + backup_suffix))
+            backup = unique_path(target.with_name(target.name + backup_suffix))
             try:
                 os.link(target, backup)  # keeps the old inode: no copy needed
             except OSError:
@@ -461,7 +369,7 @@ class FileStorage:
                 shutil.copy2(target, backup)
         self.check_unchanged(ignore_ctime=True)
         if creating:
-            _create_from(temp, target)
+            create_from(temp, target)
         else:
             os.replace(temp, target)
         fsync_directory(target.parent)

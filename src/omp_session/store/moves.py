@@ -13,7 +13,7 @@ import contextlib
 import os
 from pathlib import Path
 
-from omp_session.store.file import fsync_directory, replace_file
+from omp_session.store.atomic_files import fsync_directory, replace_file
 
 __all__ = ["begin_move", "finish_move", "journal_for", "recover_move"]
 

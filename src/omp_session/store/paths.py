@@ -7,11 +7,9 @@ Unlike upstream, which reads its env vars once at module load, values are read a
 
 from __future__ import annotations
 
-import itertools
 import logging
 import os
 import sys
-import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TypeAlias
@@ -19,6 +17,7 @@ from typing import TypeAlias
 from omp_session.errors import UnsafeNameError
 from omp_session.format.codec import display_text
 from omp_session.format.ids import file_timestamp
+from omp_session.store.legacy_dirs import migrate_home_dirs_once, move_legacy_dir
 
 __all__ = [
     "agent_dir",
@@ -238,129 +237,6 @@ def encode_session_dir_name(
     return display_text(_encode_canonical(*paths))
 
 
-# --- legacy directory migration (§1.2, improved per §9 item 8) ----------------------------------------
-
-_migrated_roots: set[str] = set()
-_migrated_lock = threading.Lock()
-
-
-def _free_name(directory: Path, name: str, tag: str, split_suffix: bool) -> Path:
-    """First ``<stem>.<tag>-N<suffix>`` (N = 1, 2, …) that does not exist in ``directory``."""
-    stem, suffix = (Path(name).stem, Path(name).suffix) if split_suffix else (name, "")
-    for n in itertools.count(1):
-        candidate = directory / f"{stem}.{tag}-{n}{suffix}"
-        if not os.path.lexists(candidate):
-            return candidate
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-def _rename_noreplace(src: Path, dst: Path) -> None:
-    """Rename ``src`` to ``dst`` but never replace an existing ``dst`` (raises ``FileExistsError``).
-
-    Non-directories go through ``link`` + ``unlink`` (``link`` fails atomically if ``dst`` exists);
-    ``rename(2)`` of a directory can at worst replace an *empty* directory, which loses nothing.
-    """
-    if os.path.lexists(dst):
-        raise FileExistsError(17, "target exists", os.fspath(dst))
-    if src.is_dir() and not src.is_symlink():
-        os.rename(src, dst)
-        return
-    try:
-        os.link(src, dst, follow_symlinks=False)
-    except FileExistsError:
-        raise
-    except (OSError, NotImplementedError):  # no hard links here: fall back to check-then-rename
-        os.rename(src, dst)
-        return
-    os.unlink(src)
-
-
-def _move_entry(path: Path, dst_dir: Path) -> None:
-    """Move one entry of an old directory into ``dst_dir``; a same-named target is kept, ours renamed."""
-    target = dst_dir / path.name
-    for _ in range(10):  # bounded retries in case another process grabs the free name first
-        try:
-            _rename_noreplace(path, target)
-            return
-        except FileExistsError:
-            target = _free_name(dst_dir, path.name, "legacy", split_suffix=True)
-    logger.warning("legacy session migration: could not move %s into %s", path, dst_dir)
-
-
-def _merge_into(src: Path, dst: Path) -> None:
-    """Move every entry of ``src`` into the directory ``dst``, then remove ``src`` only if empty."""
-    for name in sorted(os.listdir(src)):
-        try:
-            _move_entry(src / name, dst)
-        except OSError as exc:
-            logger.warning("legacy session migration: cannot move %s: %s", src / name, exc)
-    try:
-        os.rmdir(src)  # never recursive: whatever could not be moved stays where it was
-    except OSError as exc:
-        logger.warning("legacy session migration: left %s in place: %s", src, exc)
-
-
-def _move_legacy_dir(src: Path, dst: Path) -> None:
-    """Move a legacy session directory to its new name without ever deleting a file (§1.2).
-
-    * ``dst`` missing: plain rename.
-    * ``dst`` is a directory: every entry of ``src`` is moved in; when a same-named entry already exists
-      in ``dst`` BOTH are kept — the old one arrives as ``<stem>.legacy-N<suffix>``
-      (e.g. ``…_id.legacy-1.jsonl``). ``src`` is then removed only if it ended up empty.
-    * ``dst`` exists but is not a directory: it is renamed aside to ``<name>.conflict-N`` (not deleted
-      as upstream does) and ``src`` takes its place.
-
-    Failures are logged and swallowed, as upstream.
-    """
-    try:
-        if not src.is_dir():
-            return
-        if not os.path.lexists(dst):
-            os.rename(src, dst)
-        elif dst.is_dir() and not src.is_symlink():
-            _merge_into(src, dst)
-        elif not dst.is_dir():
-            aside = _free_name(dst.parent, dst.name, "conflict", split_suffix=False)
-            _rename_noreplace(dst, aside)
-            logger.warning("legacy session migration: moved non-directory %s aside to %s", dst, aside)
-            os.rename(src, dst)
-        else:
-            logger.warning("legacy session migration: not merging symlinked directory %s", src)
-    except OSError as exc:
-        logger.warning("legacy session migration %s -> %s failed: %s", src, dst, exc)
-
-
-def _home_legacy_target(name: str, encoded_home: str) -> str | None:
-    """New name for ``--<H>--`` (``-``) and ``--<H>-<rest>--`` (``-<rest>``); None for other names."""
-    if name == f"--{encoded_home}--":
-        return "-"
-    prefix = f"--{encoded_home}-"
-    if name.startswith(prefix) and name.endswith("--") and len(name) > len(prefix) + 2:
-        return "-" + name[len(prefix) : -2]
-    return None
-
-
-def _migrate_home_dirs_once(root: Path, raw_home: str) -> None:
-    """Once per sessions root per process: rename legacy dirs of paths under home (§1.2).
-
-    ``<H>`` is the *raw* (not realpath'd) home encoded with the legacy rule.
-    """
-    key = os.path.abspath(root)
-    with _migrated_lock:
-        if key in _migrated_roots:
-            return
-        _migrated_roots.add(key)
-    try:
-        names = sorted(os.listdir(root))
-    except OSError:
-        return  # no sessions root yet: nothing to migrate
-    encoded = legacy_encode(raw_home)
-    for name in names:
-        new_name = _home_legacy_target(name, encoded)
-        if new_name is not None:
-            _move_legacy_dir(root / name, root / new_name)
-
-
 def default_session_dir(
     cwd: StrPath,
     root: StrPath | None = None,
@@ -375,8 +251,8 @@ def default_session_dir(
     """``getDefaultSessionDir(cwd)``: ``<sessions root>/<encoded cwd>``, created with ``mkdir -p`` (§1.2).
 
     ``root`` defaults to :func:`sessions_root`. With ``migrate_legacy`` the legacy-directory migration
-    of §1.2 runs first (see :func:`_move_legacy_dir` for how it keeps every file). Migration failures
-    are logged and swallowed; failing to create the directory raises ``OSError``.
+    of §1.2 runs first (:mod:`omp_session.store.legacy_dirs`: it keeps every file). Migration
+    failures are logged and swallowed; failing to create the directory raises ``OSError``.
     """
     raw_home = home_dir(env, home)
     tmp_dir = temp_root(env) if tmp is None else Path(tmp)
@@ -385,10 +261,10 @@ def default_session_dir(
     root_path = Path(root)
     target = root_path / encode_session_dir_name(cwd, raw_home, tmp_dir, process_cwd=process_cwd)
     if migrate_legacy:
-        _migrate_home_dirs_once(root_path, os.fspath(raw_home))
+        migrate_home_dirs_once(root_path, legacy_encode(os.fspath(raw_home)))
         legacy = root_path / f"--{legacy_encode(_resolve(cwd, process_cwd))}--"
         if legacy != target:
-            _move_legacy_dir(legacy, target)
+            move_legacy_dir(legacy, target)
     target.mkdir(parents=True, exist_ok=True)
     return target
 

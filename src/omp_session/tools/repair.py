@@ -30,8 +30,9 @@ from omp_session.format.ids import new_entry_id, new_session_id, now_iso
 from omp_session.format.migrate import header_version, migrate_records
 from omp_session.format.title_slot import SLOT_BYTES, encode_slot
 from omp_session.model.tree import SessionIndex
+from omp_session.store.atomic_files import replace_file
 from omp_session.store.configured import configured_storage
-from omp_session.store.file import FileStorage, replace_file
+from omp_session.store.file import FileStorage
 from omp_session.store.loading import (
     header_problem_line,
     is_session_header,
