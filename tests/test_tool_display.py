@@ -167,7 +167,9 @@ _ARGUMENT_VALUES = st.recursive(
 @settings(max_examples=300, deadline=None)
 @given(
     arguments=st.dictionaries(
-        st.sampled_from(["path", "pattern", "limit", "command", "content", "edits", "oldText", "newText", "x"]),
+        st.sampled_from(
+            ["path", "pattern", "limit", "command", "content", "edits", "oldText", "newText", "x"]
+        ),
         _ARGUMENT_VALUES,
         max_size=4,
     )

@@ -50,7 +50,14 @@ _UP_TO_LAST_SPACE = re.compile(r"(?s:.*)\s")
 #: Characters one cell wide, known without rich's width table (loading it takes 70 ms): the ranges
 #: rich itself treats so (``rich.cells._SINGLE_CELL_UNICODE_RANGES``), and punctuation and marks
 #: common in sessions and in our own output. A test checks each against rich's table.
-_SINGLE_CELL_RANGES = ((0x20, 0x7E), (0xA0, 0xAC), (0xAE, 0x2FF), (0x370, 0x482), (0x2500, 0x25FC), (0x2800, 0x28FF))
+_SINGLE_CELL_RANGES = (
+    (0x20, 0x7E),
+    (0xA0, 0xAC),
+    (0xAE, 0x2FF),
+    (0x370, 0x482),
+    (0x2500, 0x25FC),
+    (0x2800, 0x28FF),
+)
 _SINGLE_CELL_EXTRA = "‘’“”–—•…→⎿✗✎"
 SINGLE_CELL = frozenset(
     chr(code) for first, last in _SINGLE_CELL_RANGES for code in range(first, last + 1)

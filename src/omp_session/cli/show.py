@@ -144,7 +144,9 @@ class _Renderer:
         # Short calls read best as they are: one JSON line.
         if display is None or (
             not display.multiline
-            and (display.kind == "generic" or (display.kind == "command" and "\n" not in (display.code or "")))
+            and (
+                display.kind == "generic" or (display.kind == "command" and "\n" not in (display.code or ""))
+            )
         ):
             arguments = _ONE_LINE_JSON.encode(call.arguments) if call.arguments not in (None, {}) else ""
             if not self.full and len(arguments) > ARGUMENT_CHARS:
