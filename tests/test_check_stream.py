@@ -23,7 +23,7 @@ CALL_IDS = ["c0", "c1", "c2", "c3"]
 
 
 def _collected(entries: list[Entry]) -> EntryCollector:
-    collector = EntryCollector()
+    collector = EntryCollector(table_slots=2)  # the id tables grow and probe past collisions
     for line, entry in enumerate(entries, start=2):
         collector.add(entry, line)
     return collector
@@ -121,7 +121,7 @@ def _reference_links(entries: list[Entry]) -> tuple[set[str], set[int]]:
 def _collected_links(entries: list[Entry]) -> tuple[set[str], set[int]]:
     collector = _collected(entries)
     roots = collector.cycle_roots()
-    names = {collector._names[number] for number in roots}  # the ids of the numbers
+    names = {collector.id_of_number(number) for number in roots}
     orphans = {line - 2 for kind, line, _id, _what in collector.link_problems(roots) if kind == "orphan"}
     return names, orphans
 

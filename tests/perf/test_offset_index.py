@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -415,6 +418,53 @@ def test_an_edit_in_place_right_after_indexing_is_noticed(tmp_path: Path) -> Non
         assert manager.get_usage_statistics().cost == 0.95
 
 
+_EDIT_AND_APPEND = """
+import sys
+path, line = sys.argv[1], sys.argv[2].encode()
+data = open(path, "rb").read()
+edited = data.replace(b'"output":22', b'"output":99').replace(b'"total":0.75', b'"total":0.95')
+assert len(edited) == len(data) and edited != data
+with open(path, "r+b") as handle:  # same size, in place, ids and links untouched
+    handle.write(edited)
+with open(path, "ab") as handle:  # then an append: the file grows, as it does by appends alone
+    handle.write(line + b"\\n")
+"""
+
+
+def test_an_edit_in_place_and_an_append_by_another_process_are_noticed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 11 item 8's last hole: another program edits a line in place (far from the sampled
+    # blocks, ids and links kept) and appends, so the file grows as by an append alone. The usage
+    # totals after the next open must be those of a full load, not the index's.
+    monkeypatch.setattr(offset_index, "RACY_NS", 0)  # never racy: no CRC from the racy rule
+    path = _with_answers(tmp_path / "s.jsonl", 12000)
+    SessionManager.open(path, read_only=True).close()  # writes the index
+    with SessionManager.open(path, read_only=True) as manager:
+        assert is_lazy(manager) and manager.get_usage_statistics().cost == 0.75
+    appended = encode_line(_entry(12000, "e11999"))[:-1].decode()
+    subprocess.run([sys.executable, "-c", _EDIT_AND_APPEND, str(path), appended], check=True)
+    with SessionManager.open(path, read_only=True) as manager:
+        assert manager.get_usage_statistics().to_dict() == _full_usage(path)
+        assert manager.get_usage_statistics().cost == 0.95
+        assert manager.get_entries() == load_session(path).entries
+    with SessionManager.open(path, read_only=True) as manager:  # the index rebuilt, then trusted
+        assert is_lazy(manager) and manager.get_usage_statistics().cost == 0.95
+
+
+def test_appends_alone_keep_the_index_and_carry_its_crc(tmp_path: Path) -> None:
+    # The CRC of the covered part goes on over the appended lines (no second read of the file).
+    path = _with_answers(tmp_path / "s.jsonl", 12000)
+    SessionManager.open(path, read_only=True).close()
+    with path.open("ab") as handle:
+        handle.write(encode_line(_entry(12000, "e11999")))
+    with SessionManager.open(path, read_only=True) as manager:
+        assert is_lazy(manager) and manager.get_usage_statistics().cost == 0.75
+    index = read_index(path)
+    assert index is not None and index.covered == path.stat().st_size
+    assert index.meta["prefix_crc"] == zlib.crc32(path.read_bytes())
+
+
 def test_changed_in_place_by_times_size_and_crc(tmp_path: Path) -> None:
     # The rule itself, on the file's real stat: appends allowed, equal size with other times or a
     # shorter file not, and a racy index checked against its CRC.
@@ -423,7 +473,7 @@ def test_changed_in_place_by_times_size_and_crc(tmp_path: Path) -> None:
     stat = os.stat(path)
     content = path.read_bytes()
     read = lambda n, at: content[at : at + n]  # noqa: E731
-    meta = {"covered": 11, **offset_index.file_state(stat, read, 11)}
+    meta = {"covered": 11, **offset_index.file_state(stat, zlib.crc32(content))}
     assert not offset_index.changed_in_place(meta, stat, read)
     assert meta["racy_crc"] is not None  # just written
     assert offset_index.changed_in_place(meta, stat, lambda n, at: b"x" * n)
@@ -432,6 +482,10 @@ def test_changed_in_place_by_times_size_and_crc(tmp_path: Path) -> None:
     with path.open("ab") as handle:
         handle.write(b"appended\n")
     assert not offset_index.changed_in_place(settled, os.stat(path), read)
+    # Appended and edited in place as well: the covered part no longer has the recorded CRC.
+    assert offset_index.changed_in_place(settled, os.stat(path), lambda n, at: b"x" * n)
+    no_crc = {key: value for key, value in settled.items() if key != "prefix_crc"}
+    assert offset_index.changed_in_place(no_crc, os.stat(path), read)  # an older index: rebuilt once
     path.write_bytes(b"0123")
     assert offset_index.changed_in_place(settled, os.stat(path), read)
     path.write_bytes(b"9876543210\n")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import zlib
 from collections.abc import Iterator
 from itertools import accumulate
 from pathlib import Path
@@ -117,7 +118,7 @@ def _open_with(
         raise StaleIndex("the file was changed in place since it was indexed")
     if index.meta.get("racy_crc") is not None and stat.st_size == index.meta["stat"][0]:
         # Verified in full once; no longer recent, it need not be again (a later edit changes the times).
-        settled = file_state(stat, read, covered)
+        settled = file_state(stat, index.meta["racy_crc"])  # the CRC changed_in_place just verified
         if settled["racy_crc"] is None:
             index.meta.update(settled)
             write_index(path, index)
@@ -363,7 +364,7 @@ def _meta(
         "version": version,
         "file": [stat.st_dev, stat.st_ino],
         "complex": None,
-        **file_state(stat, lambda n, at: data[at : at + n], covered),
+        **file_state(stat, zlib.crc32(memoryview(data)[:covered])),
     }
 
 
@@ -455,7 +456,8 @@ def _extend(
         "marked": _marked_after(index.meta["marked"], chunk, builder, base),
         "issues": issues,
         "complex": None,
-        **file_state(stat, lambda n, at: os.pread(fd, n, at), covered),
+        # The prefix CRC carried on over the appended lines (the covered part was just verified).
+        **file_state(stat, zlib.crc32(chunk, index.meta["prefix_crc"])),
     }
     extended = OffsetIndex.from_builder(builder, meta)
     write_index(path, extended)

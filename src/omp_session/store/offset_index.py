@@ -10,7 +10,11 @@ context of the leaf from the few lines it needs instead of parsing the whole fil
 **Trust.** The index covers the file up to the last newline it saw (``covered``). It is used only
 if the file still has at least ``covered`` bytes and the same header line and the same bytes at 18
 sampled places of the covered part (start, 16 evenly spaced blocks, the last 64 KiB); bytes
-appended since are indexed on open (that is what makes it append-only). Every line read through
+appended since are indexed on open (that is what makes it append-only). A file that changed since
+it was indexed (other size or times) must also still have the CRC-32 of the whole covered part
+recorded when it was indexed: another program may have edited lines in place *and* appended, and
+the usage totals, counted from every line, are not validated by any read (issue 11 item 8). An
+unchanged file (the warm open) is not read for it. Every line read through
 it is checked again (it sits between newlines, decodes to an object and has the recorded id).
 Anything else (missing, truncated, corrupt, another format) and the file is loaded in full and the
 index rebuilt. Deleting it changes no result, only the time ``open`` takes.
@@ -108,15 +112,17 @@ def _crc(read: Callable[[int, int], bytes], size: int) -> int:
     return crc
 
 
-def file_state(stat: os.stat_result, read: Callable[[int, int], bytes], covered: int) -> dict[str, Any]:
+def file_state(stat: os.stat_result, prefix_crc: int) -> dict[str, Any]:
     """What the index records of the file it describes (issue 11 item 8): its size and its
-    modification and change times in nanoseconds and, when the file was modified within
-    ``RACY_NS`` of now, a CRC-32 of the covered part, since another edit in the same clock tick
-    would leave the times as they are. ``read(size, offset)`` reads the file as it was indexed."""
+    modification and change times in nanoseconds, ``prefix_crc`` (the CRC-32 of the covered part,
+    computed by the caller where the bytes pass anyway) and, when the file was modified within
+    ``RACY_NS`` of now, that CRC again as ``racy_crc``, since another edit in the same clock tick
+    would leave the times as they are."""
     racy = time.time_ns() - max(stat.st_mtime_ns, stat.st_ctime_ns) < RACY_NS
     return {
         "stat": [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns],
-        "racy_crc": _crc(read, covered) if racy else None,
+        "prefix_crc": prefix_crc,
+        "racy_crc": prefix_crc if racy else None,
     }
 
 
@@ -126,8 +132,10 @@ def changed_in_place(meta: dict[str, Any], stat: os.stat_result, read: Callable[
 
     Same size but other times: an edit in place (or a ``touch``; the index is rebuilt once).
     Shorter: truncated. Longer: appended, which an index allows (the appended lines are
-    indexed on open); only the sampled blocks of the fingerprint then vouch for the rest.
-    A racy index (see :func:`file_state`) is checked against the CRC of what it covers."""
+    indexed on open), but maybe edited in place as well: the covered part must still have the
+    CRC recorded for it (one read of it, on the first open after the file grew; the index then
+    written records the new size). A racy index (see :func:`file_state`) is checked against the
+    CRC of what it covers."""
     recorded = meta.get("stat")
     if not isinstance(recorded, list) or len(recorded) != 3:
         return True  # an index written before these were recorded: rebuild it once
@@ -136,6 +144,9 @@ def changed_in_place(meta: dict[str, Any], stat: os.stat_result, read: Callable[
         stat.st_size == size and [stat.st_mtime_ns, stat.st_ctime_ns] != [mtime, ctime]
     ):
         return True
+    if stat.st_size > size:
+        recorded_crc = meta.get("prefix_crc")
+        return type(recorded_crc) is not int or _crc(read, int(meta["covered"])) != recorded_crc
     racy = meta.get("racy_crc")
     return racy is not None and _crc(read, int(meta["covered"])) != racy
 

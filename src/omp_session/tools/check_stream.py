@@ -1,10 +1,12 @@
 """The entry checks of ``check``, in compact memory (issue 11 item 14).
 
 ``check`` of a large file decodes it a chunk at a time and hands each entry to
-:class:`EntryCollector`, which keeps only what the checks need, in compact form: every id once
-(a dict of id -> small int), and per entry its line number and the numbers of its id and parent
-id in arrays of 32-bit integers. Tool calls and results (their ids), compaction and label targets
-and error stops are kept only for the entries that have them. No entry dict survives its chunk.
+:class:`EntryCollector`, which keeps only what the checks need, in flat columns: every id once
+(its bytes in a :class:`StringTable`, which numbers it), and per entry its line number and the
+numbers of its id and parent id in arrays of 32-bit integers. Tool calls and results (their call
+id numbers and tool names), error stops, compaction and label targets are kept only for the
+entries that have them. No entry dict and no per-entry Python object survives its chunk (about 90
+bytes an entry in all on a generated session: docs/durability.md).
 
 The collector then finds the entry problems: duplicate and missing ids, self-parents, orphans,
 cycles (the same rule as ``SessionIndex.cycle_roots``), missing kept entries and label targets,
@@ -25,20 +27,16 @@ Internal module (``omp-session check``); not part of the public API.
 
 from __future__ import annotations
 
-import sys
 from array import array
-from collections.abc import Sequence
+from bisect import bisect_left
 from typing import Any, NamedTuple
+
+from omp_session.tools.string_table import StringTable
 
 __all__ = ["EntryCollector", "ToolIssue"]
 
 Entry = dict[str, Any]
 _ERROR_STOPS = ("error", "aborted")
-
-
-def _shared(name: Any) -> Any:
-    """A tool name as one shared string (a session names a handful of tools thousands of times)."""
-    return sys.intern(name) if type(name) is str else name
 
 
 class ToolIssue(NamedTuple):
@@ -52,33 +50,47 @@ class ToolIssue(NamedTuple):
 
 
 class EntryCollector:
-    """What the entry checks need of each entry, collected in file order."""
+    """What the entry checks need of each entry, collected in file order.
 
-    def __init__(self) -> None:
-        self._number: dict[str, int] = {}  # id (of an entry or named as a parent) -> its number
-        self._names: list[str] = []  # number -> id
+    Memory (issue 11 item 14): about 60 bytes an entry and 50 a tool call, in flat columns. Ids and
+    tool call ids are numbered by :class:`StringTable` (their bytes, no string objects); per entry
+    its line and the numbers of its id and parent are ``int32`` columns; tool calls and results are
+    columns sorted by position (found by bisection). Only what few entries have (compaction and
+    label targets, ids that are not strings) stays in dicts."""
+
+    def __init__(self, table_slots: int = 8) -> None:
+        self._table = StringTable(table_slots)  # id (of an entry or named as a parent) -> number
         self._last: array[int] = array("i")  # number -> position of the last entry with it, or -1
         self._order: array[int] = array("i")  # numbers of entry ids, in first-seen order (by_id's)
         self.lines: array[int] = array("I")  # position -> line number
         self._ids: array[int] = array("i")  # position -> number of its id, or -1
         self._parents: array[int] = array("i")  # position -> number of its parent id, or -1
         self._odd_ids: dict[int, Any] = {}  # position -> an id that is not a string
-        self._calls: dict[int, list[tuple[str, str | None]]] = {}
-        self._results: dict[int, tuple[str, Any]] = {}
-        self._call_ids: dict[str, str] = {}
-        self._errors: set[int] = set()  # messages that ended in an error or were aborted
+        self._call_table = StringTable(table_slots)  # tool call id -> number
+        self._tool_names: list[Any] = []  # tool name number -> name (any JSON value)
+        self._tool_name_numbers: dict[str, int] = {}
+        # Tool calls (several per position possible) and results (one per position), by position.
+        self._call_positions: array[int] = array("i")
+        self._call_ids: array[int] = array("i")
+        self._call_names: array[int] = array("i")
+        self._result_positions: array[int] = array("i")
+        self._result_ids: array[int] = array("i")
+        self._result_names: array[int] = array("i")
+        self._errors: array[int] = array("i")  # positions of messages that ended in an error
         self._kept: dict[int, Any] = {}  # compaction position -> firstKeptEntryId
         self._targets: dict[int, Any] = {}  # label position -> targetId
         #: ``(kind, line, entry id, message)`` of missing and duplicate ids, in file order.
         self.id_problems: list[tuple[str, int, str | None, str]] = []
 
     def _number_of(self, entry_id: str) -> int:
-        number = self._number.get(entry_id)
-        if number is None:
-            number = self._number[entry_id] = len(self._names)
-            self._names.append(entry_id)
+        number = self._table.add(entry_id)
+        if number == len(self._last):
             self._last.append(-1)
         return number
+
+    def id_of_number(self, number: int) -> str:
+        """The id numbered ``number``."""
+        return self._table.string(number)
 
     def add(self, entry: Entry, line: int) -> None:
         position = len(self.lines)
@@ -122,45 +134,57 @@ class EntryCollector:
             return
         role = message.get("role")
         if message.get("stopReason") in _ERROR_STOPS:
-            self._errors.add(position)
+            self._errors.append(position)
         if role == "assistant":
             content = message.get("content")
             if isinstance(content, list):
-                calls = [
-                    (self._call_id(block["id"]), _shared(block.get("name")))
-                    for block in content
-                    if isinstance(block, dict)
-                    and block.get("type") == "toolCall"
-                    and isinstance(block.get("id"), str)
-                ]
-                if calls:
-                    self._calls[position] = calls
+                for block in content:
+                    if (
+                        isinstance(block, dict)
+                        and block.get("type") == "toolCall"
+                        and isinstance(block.get("id"), str)
+                    ):
+                        self._call_positions.append(position)
+                        self._call_ids.append(self._call_table.add(block["id"]))
+                        self._call_names.append(self._tool_name(block.get("name")))
         elif role == "toolResult":
             call_id = message.get("toolCallId")
             if isinstance(call_id, str):
-                self._results[position] = (self._call_id(call_id), _shared(message.get("toolName")))
+                self._result_positions.append(position)
+                self._result_ids.append(self._call_table.add(call_id))
+                self._result_names.append(self._tool_name(message.get("toolName")))
 
-    def _call_id(self, call_id: str) -> str:
-        """One string per tool call id for its call and its result (memory: issue 11 item 14)."""
-        return self._call_ids.setdefault(call_id, call_id)
+    def _tool_name(self, name: Any) -> int:
+        """A number for a tool name (a session names a handful of tools thousands of times)."""
+        number = self._tool_name_numbers.get(name) if type(name) is str else None
+        if number is None:
+            number = len(self._tool_names)
+            self._tool_names.append(name)
+            if type(name) is str:
+                self._tool_name_numbers[name] = number
+        return number
+
+    def _ended_in_error(self, position: int) -> bool:
+        place = bisect_left(self._errors, position)
+        return place < len(self._errors) and self._errors[place] == position
 
     # -- after the last entry --------------------------------------------------------------------
 
     def _indexed(self, value: Any) -> bool:
-        number = self._number.get(value) if isinstance(value, str) else None
-        return number is not None and self._last[number] >= 0
+        number = self._table.find(value) if isinstance(value, str) else -1
+        return number >= 0 and self._last[number] >= 0
 
     def _entry_id(self, position: int) -> Any:
         number = self._ids[position]
-        return self._names[number] if number >= 0 else self._odd_ids.get(position)
+        return self._table.string(number) if number >= 0 else self._odd_ids.get(position)
 
     def cycle_roots(self) -> set[int]:
         """Numbers of the ids whose parent link closes a cycle (``SessionIndex.cycle_roots``)."""
         last, parents = self._last, self._parents
-        rank = array("i", bytes(4 * len(self._names)))  # number -> place in by_id's order
+        rank = array("i", bytes(4 * len(self._last)))  # number -> place in by_id's order
         for place, number in enumerate(self._order):
             rank[number] = place
-        state = array("i", bytes(4 * len(self._names)))  # walk number, 0: not seen
+        state = array("i", bytes(4 * len(self._last)))  # walk number, 0: not seen
         roots: set[int] = set()
         for walk, start in enumerate(self._order, start=1):
             if state[start]:
@@ -179,7 +203,7 @@ class EntryCollector:
     def link_problems(self, roots: set[int]) -> list[tuple[str, int, Any, str]]:
         """Self-parents, orphans, cycles, missing kept entries and label targets, in file order."""
         found: list[tuple[str, int, Any, str]] = []
-        last, ids, parents, names = self._last, self._ids, self._parents, self._names
+        last, ids, parents = self._last, self._ids, self._parents
         for position, parent in enumerate(parents):
             line = self.lines[position]
             number = ids[position]
@@ -188,7 +212,9 @@ class EntryCollector:
                 if parent == number:
                     found.append(("self-parent", line, entry_id, "the entry is its own parent"))
                 elif last[parent] < 0:
-                    found.append(("orphan", line, entry_id, f"parent {names[parent]} does not exist"))
+                    found.append(
+                        ("orphan", line, entry_id, f"parent {self._table.string(parent)} does not exist")
+                    )
                 elif number >= 0 and number in roots and last[number] == position:
                     found.append(("cycle", line, entry_id, f"parent links from {entry_id} loop back to it"))
             if position in self._kept and not self._indexed(self._kept[position]):
@@ -211,13 +237,13 @@ class EntryCollector:
                 )
         return found
 
-    def _children(self, roots: set[int]) -> tuple[list[int], array[int], array[int]]:
+    def _children(self, roots: set[int]) -> tuple[array[int], array[int], array[int]]:
         """Root positions in file order, and the child positions of each id number (compressed:
         those of number ``n`` are ``children[start[n]:start[n + 1]]``, in file order)."""
         last, ids, parents = self._last, self._ids, self._parents
         attached = array("i", [-1]) * len(parents)  # position -> the number it hangs under
-        counts = array("i", bytes(4 * (len(self._names) + 1)))
-        root_positions: list[int] = []
+        counts = array("i", bytes(4 * (len(self._last) + 1)))
+        root_positions: array[int] = array("i")
         for position, parent in enumerate(parents):
             number = ids[position]
             if parent < 0 or parent == number or (number >= 0 and number in roots) or last[parent] < 0:
@@ -240,85 +266,34 @@ class EntryCollector:
         """Calls without a result on some branch below them, results without a call before them
         (roots and children in file order: see the module's docstring on duplicated ids)."""
         root_positions, start, children = self._children(roots)
-        found: dict[tuple[Any, str, str], ToolIssue] = {}
-        entered = _EnteredMarks(len(self._names))  # each node is walked once (see above)
+        walk = _ToolWalk(self, start, children)
         for root in root_positions:
-            self._walk(root, start, children, found, entered)
-        return list(found.values())
+            walk.run(root)
+        return list(walk.found.values())
 
     def _node(self, position: int) -> tuple[int, int]:
         """``(node key, position of the entry it shows)``: an id's node shows its last entry."""
         number = self._ids[position]
         return (number, self._last[number]) if number >= 0 else (-2 - position, position)
 
-    def _walk(
-        self,
-        root: int,
-        start: array[int],
-        children: array[int],
-        found: dict[tuple[Any, str, str], ToolIssue],
-        entered: _EnteredMarks,
-    ) -> None:
-        open_calls: dict[str, tuple[int, str | None]] = {}  # call id -> (position, tool name)
-        answered: dict[str, int] = {}
-        pending: dict[str, None] = {}
-        # Per level of the current path, what to undo on the way back up (one shared empty tuple
-        # for the many levels that change nothing); the stack holds ``position`` to enter a node
-        # and ``-1 - position`` to leave it (a path can be as long as the file).
-        undo: list[Sequence[tuple[bool, str]]] = []
-        stack: list[int] = [root]
-        while stack:
-            occurrence = stack.pop()
-            entering = occurrence >= 0
-            if not entering:
-                occurrence = -1 - occurrence
-            key, shown = self._node(occurrence)
-            if not entering:
-                for is_call, call_id in undo.pop():
-                    if is_call:
-                        open_calls.pop(call_id, None)
-                        pending.pop(call_id, None)
-                    else:
-                        answered[call_id] -= 1
-                        if not answered[call_id] and call_id in open_calls:
-                            pending[call_id] = None
-                continue
-            if not entered.enter(key):
-                continue
-            changes: list[tuple[bool, str]] = []
-            for call_id, name in self._calls.get(shown, ()):
-                if call_id not in open_calls:
-                    open_calls[call_id] = (shown, name)
-                    if not answered.get(call_id):
-                        pending[call_id] = None
-                    changes.append((True, call_id))
-            result = self._results.get(shown)
-            if result is not None:
-                call_id, tool_name = result
-                if call_id not in open_calls:
-                    entry_id = self._entry_id(shown) if self._ids[shown] >= 0 else None
-                    issue_key = (entry_id, call_id, "result-without-call")
-                    errored = entry_id is not None and shown in self._errors
-                    found[issue_key] = ToolIssue(entry_id, call_id, tool_name, issue_key[2], errored)
-                answered[call_id] = answered.get(call_id, 0) + 1
-                pending.pop(call_id, None)
-                changes.append((False, call_id))
-            undo.append(changes or ())
-            stack.append(-1 - occurrence)
-            first, stop = (start[key], start[key + 1]) if key >= 0 else (0, 0)
-            if first == stop:
-                for call_id in pending:
-                    call_position, name = open_calls[call_id]
-                    call_entry = self._entry_id(call_position) if self._ids[call_position] >= 0 else None
-                    issue_key = (call_entry, call_id, "call-without-result")
-                    errored = call_entry is not None and call_position in self._errors
-                    found[issue_key] = ToolIssue(call_entry, call_id, name, issue_key[2], errored)
-            stack.extend(children[place] for place in range(stop - 1, first - 1, -1))
+    def _call_places(self, position: int) -> range:
+        """Places in the call columns of the tool calls of the entry at ``position``."""
+        positions = self._call_positions
+        first = stop = bisect_left(positions, position)
+        while stop < len(positions) and positions[stop] == position:
+            stop += 1
+        return range(first, stop)
+
+    def _result_place(self, position: int) -> int:
+        """Place in the result columns of the tool result at ``position``, or ``-1``."""
+        positions = self._result_positions
+        place = bisect_left(positions, position)
+        return place if place < len(positions) and positions[place] == position else -1
 
     def line_of_id(self, entry_id: str | None) -> int | None:
         """The line of the entry the id index keeps for ``entry_id`` (its last one)."""
-        number = self._number.get(entry_id) if entry_id is not None else None
-        if number is None or self._last[number] < 0:
+        number = self._table.find(entry_id) if entry_id is not None else -1
+        if number < 0 or self._last[number] < 0:
             return None
         return int(self.lines[self._last[number]])
 
@@ -342,3 +317,89 @@ class _EnteredMarks:
             return False
         self._others.add(key)
         return True
+
+
+class _ToolWalk:
+    """The depth-first walk of :meth:`EntryCollector.tool_issues`, in memory that does not grow
+    with the length of a path (a path can be the whole file): the state of the current path is
+    kept per tool call id number in two ``int32`` columns, the place of the call that opened it and
+    how many results answered it, and the stack is an ``int32`` array holding ``position`` to enter
+    a node and ``-1 - position`` to leave it. Leaving a node undoes what entering it did, found
+    again from the node itself (a call is closed only if this node's call is the one that opened
+    it), so nothing is remembered per level."""
+
+    def __init__(self, entries: EntryCollector, start: array[int], children: array[int]) -> None:
+        self._entries = entries
+        self._start = start
+        self._children = children
+        calls = len(entries._call_table)
+        self._opened_by: array[int] = array("i", [-1]) * calls  # call id -> call place, or -1
+        self._answered: array[int] = array("i", bytes(4 * calls))  # call id -> results on path
+        self._pending: dict[int, None] = {}  # open calls without a result on the path
+        self._entered = _EnteredMarks(len(entries._last))  # each node is walked once (see above)
+        self.found: dict[tuple[Any, int, str], ToolIssue] = {}
+
+    def run(self, root: int) -> None:
+        entries, start, children = self._entries, self._start, self._children
+        stack: array[int] = array("i", [root])
+        while stack:
+            occurrence = stack.pop()
+            if occurrence < 0:
+                self._leave(entries._node(-1 - occurrence)[1])
+                continue
+            key, shown = entries._node(occurrence)
+            if not self._entered.enter(key):
+                continue
+            self._enter(shown)
+            stack.append(-1 - occurrence)
+            first, stop = (start[key], start[key + 1]) if key >= 0 else (0, 0)
+            if first == stop:
+                self._leaf()
+            stack.extend(children[place] for place in range(stop - 1, first - 1, -1))
+
+    def _enter(self, shown: int) -> None:
+        entries, opened_by, answered = self._entries, self._opened_by, self._answered
+        for place in entries._call_places(shown):
+            call = entries._call_ids[place]
+            if opened_by[call] < 0:
+                opened_by[call] = place
+                if not answered[call]:
+                    self._pending[call] = None
+        place = entries._result_place(shown)
+        if place >= 0:
+            call = entries._result_ids[place]
+            if opened_by[call] < 0:
+                entry_id = entries._entry_id(shown) if entries._ids[shown] >= 0 else None
+                errored = entry_id is not None and entries._ended_in_error(shown)
+                name = entries._tool_names[entries._result_names[place]]
+                self._found(entry_id, call, name, "result-without-call", errored)
+            answered[call] += 1
+            self._pending.pop(call, None)
+
+    def _leave(self, shown: int) -> None:
+        entries, opened_by, answered = self._entries, self._opened_by, self._answered
+        for place in entries._call_places(shown):
+            call = entries._call_ids[place]
+            if opened_by[call] == place:
+                opened_by[call] = -1
+                self._pending.pop(call, None)
+        place = entries._result_place(shown)
+        if place >= 0:
+            call = entries._result_ids[place]
+            answered[call] -= 1
+            if not answered[call] and opened_by[call] >= 0:
+                self._pending[call] = None
+
+    def _leaf(self) -> None:
+        entries = self._entries
+        for call in self._pending:
+            place = self._opened_by[call]
+            position = entries._call_positions[place]
+            entry_id = entries._entry_id(position) if entries._ids[position] >= 0 else None
+            errored = entry_id is not None and entries._ended_in_error(position)
+            name = entries._tool_names[entries._call_names[place]]
+            self._found(entry_id, call, name, "call-without-result", errored)
+
+    def _found(self, entry_id: Any, call: int, name: Any, kind: str, errored: bool) -> None:
+        call_id = self._entries._call_table.string(call)
+        self.found[(entry_id, call, kind)] = ToolIssue(entry_id, call_id, name, kind, errored)
