@@ -295,6 +295,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--cli-only", action="store_true", help="only the command-line cases (printed, never written)"
     )
+    parser.add_argument(
+        "--open-only",
+        action="store_true",
+        help="only the open + context cases of the 1 MB and 50 MB sessions (printed, never written)",
+    )
     options = parser.parse_args(argv)
     os.environ["PI_CODING_AGENT_DIR"] = str(data_sets.AGENT)
     sizes = data_sets.QUICK if options.quick else data_sets.FULL
@@ -305,6 +310,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     _log("generating data (first run only) ...")
     sessions = data_sets.main_sessions(sizes)
+    if options.open_only:  # the cold and warm opens of issue 12, with their floors, in one run
+        small = {label: path for label, path in sessions.items() if path.stat().st_size <= 60_000_000}
+        print(table(open_rows(small, runs, big_runs=3)))
+        return 0
     trees = data_sets.tree_sessions(sizes)
     corpus = data_sets.search_corpus(sizes)
     listing = data_sets.listing_corpus(sizes)

@@ -61,6 +61,25 @@ def test_a_codex_timestamp_beyond_javascript_time_takes_the_running_fallback(
     assert all(isinstance(e["timestamp"], str) for e in after.entries)
 
 
+@pytest.mark.parametrize(("version", "migrated"), [(b"1e999", False), (b"-1e999", True)])
+def test_a_pi_header_version_beyond_a_double_is_compared_as_javascript_compares_it(
+    tmp_path: Path, version: bytes, migrated: bool
+) -> None:
+    # JSON.parse reads 1e999 as Infinity: never below 2 or 3, so no migration; -Infinity is below
+    # both. int() of either raised OverflowError out of the import (found by fuzzing, seed 41).
+    source = write_pi_session(tmp_path / "home")
+    lines = source.read_bytes().splitlines()
+    header = lines[0].replace(b'"version": 3', b'"version": ' + version)
+    assert header != lines[0]
+    source.write_bytes(b"\n".join([header, *lines[1:]]) + b"\n")
+    store = make_store("pi", root=str(tmp_path / "home" / ".pi" / "agent"))
+    converted = store.convert(store.info_for(str(source)))
+    ids = [entry["id"] for entry in converted.entries]
+    assert (ids[0] != "a1000001") is migrated  # a v1 migration gives every entry a new id
+    outcome = import_session(store, store.info_for(str(source)), root=tmp_path / "out")
+    assert outcome.status == "imported"
+
+
 def test_an_update_recognises_written_entries_without_a_string_id(tmp_path: Path) -> None:
     # A pi session may hold an entry whose id is not a string; the import keeps it as it is. An
     # update must not append it again (it compared ids only, and a dict id could not be looked up).

@@ -5,6 +5,7 @@ Migration runs in memory on load; the file itself is rewritten only on the next 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Container
 from typing import Any
 
@@ -17,10 +18,16 @@ NewId = Callable[[Container[str]], str]
 
 
 def header_version(header: dict[str, Any]) -> int:
-    """``header.version ?? 1`` (a non-numeric version counts as 1, as in JS comparisons)."""
+    """``header.version ?? 1`` (a non-numeric version counts as 1, as in JS comparisons).
+
+    A version too big for a double (``1e999`` parses as ``Infinity``) is never below 2 or 3 in
+    JavaScript's comparisons, so it counts as the current version (loaded as it is); ``-Infinity``
+    is below both (migrated from v1). ``int()`` of either would raise."""
     version = header.get("version")
     if isinstance(version, bool) or not isinstance(version, int | float):
         return 1
+    if isinstance(version, float) and not math.isfinite(version):
+        return 1 if version < 0 else CURRENT_VERSION  # (NaN, which JSON cannot hold: no migration)
     return int(version)
 
 

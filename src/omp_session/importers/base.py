@@ -24,6 +24,16 @@ from omp_session.model.usage import UsageStatistics
 from omp_session.store.memory import MemoryStorage
 
 Entry = dict[str, Any]
+
+
+class EntryBatch(list[Entry]):
+    """Entries handed to a sink, with what their converter proved for each: ``float_free[i]`` is
+    True when entry ``i`` holds no float anywhere, so an encoder may skip looking for one
+    (:func:`session_file.encode_entries`). A plain list of entries means nothing is proved."""
+
+    float_free: list[bool]
+
+
 #: Receives converted entries in order (a streaming conversion, see ``convert_streaming``).
 Sink = Callable[[list[Entry]], None]
 Source = Literal["claude", "codex", "pi"]
@@ -258,6 +268,7 @@ __all__ = [
     "AGENT_NAMES",
     "SOURCES",
     "ConvertedSession",
+    "EntryBatch",
     "ForeignSessionInfo",
     "ForeignSessionStore",
     "HeaderHint",

@@ -123,14 +123,20 @@ def _recorded_cwd(path: str) -> str | None:
 
 
 _TITLE_FIELDS = {"custom-title": "customTitle", "ai-title": "aiTitle"}
+#: Up to this size a header hint searches the whole transcript for title records; beyond it only
+#: the last ``_TITLE_TAIL_BYTES``. A whole search of 100 MB costs about a third of the parse floor
+#: (bench/IMPORT_RESULTS.md) while a title record further back only makes the hint wrong, which
+#: costs one in-kernel copy of the written entries (persist_streaming), about as much.
+_TITLE_SEARCH_WHOLE_BYTES = 16 << 20
+_TITLE_TAIL_BYTES = 4 << 20
 
 
-def _last_titles(path: str) -> tuple[str | None, str | None]:
+def _last_titles(path: str, last_bytes: int | None = None) -> tuple[str | None, str | None]:
     """The last non-empty ``customTitle`` and ``aiTitle`` of the title records, as the conversion
     finds them (spec §1.2): one backward byte search for the suffix both types share, and only
-    the lines holding it parsed."""
+    the lines holding it parsed (in the last ``last_bytes`` of the file when given)."""
     found: dict[str, str] = {}
-    for line in lines_containing(path, b'-title"'):
+    for line in lines_containing(path, b'-title"', last_bytes):
         try:
             record = decode_line(line)
         except ValueError:
@@ -226,12 +232,15 @@ class ClaudeSessionStore:
 
     def header_hint(self, info: ForeignSessionInfo) -> HeaderHint | None:
         """The cwd and title the conversion will find, read ahead cheaply (the first 64 KiB, one
-        backward search for title records), so a streaming import can write the header first."""
+        backward search for title records: the whole file up to 16 MiB, else its last 4 MiB, so
+        a big transcript titled further back gets a wrong hint, which the import corrects), so a
+        streaming import can write the header first."""
         try:
             cwd = _recorded_cwd(info.path)
             if cwd is None:
                 return None  # the conversion would have to read further: no cheap answer
-            custom, ai = _last_titles(info.path)
+            big = os.path.getsize(info.path) > _TITLE_SEARCH_WHOLE_BYTES
+            custom, ai = _last_titles(info.path, _TITLE_TAIL_BYTES if big else None)
         except OSError:
             return None
         if custom is not None:

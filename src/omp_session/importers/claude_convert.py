@@ -16,13 +16,14 @@ parent that appears *later* in the file at the end (the rare "child before paren
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 
 from omp_session.errors import ForeignSessionError
 from omp_session.format.ids import iso_from_ms
-from omp_session.importers.base import ConvertedSession, ForeignSessionInfo, Sink, js_string
+from omp_session.importers.base import ConvertedSession, EntryBatch, ForeignSessionInfo, Sink, js_string
 from omp_session.importers.claude_lossless import (
     _FOLD_WINDOW,
     COMPACTION,
@@ -34,11 +35,7 @@ from omp_session.importers.claude_lossless import (
     TOOL_DETAILS,
     LosslessParts,
 )
-from omp_session.importers.claude_records import (
-    claude_timestamp_ms,
-    convert_record,
-    source_record,
-)
+from omp_session.importers.claude_records import Converted, claude_timestamp_ms, convert_message, float_free
 from omp_session.importers.claude_resume import ImportedSession, ToolNames, UsedIds, tail_hash
 from omp_session.importers.jsonl import ReadStats, iter_raw_records
 from omp_session.importers.timestamps import canonical_iso_ms
@@ -47,17 +44,6 @@ Entry = dict[str, Any]
 
 #: How often (in records) a streaming conversion hands finished entries to its sink.
 _DRAIN_EVERY = 256
-
-
-def _timestamp(raw: Any, fallback_ms: float) -> tuple[float, str]:
-    """The record's time in ms (omp's rule) and ``new Date(ms).toISOString()``.
-
-    A canonical input timestamp is already that string: one parse gives both.
-    """
-    if type(raw) is str and (fast := canonical_iso_ms(raw)) is not None:
-        return fast, raw
-    ms = claude_timestamp_ms(raw, fallback_ms)
-    return ms, iso_from_ms(int(ms))
 
 
 class _Builder(LosslessParts):
@@ -70,6 +56,8 @@ class _Builder(LosslessParts):
         session: ImportedSession | None = None,
     ) -> None:
         self.mtime_ms = mtime_ms
+        #: The entry timestamp of every record without a usable one (snapshot records have none).
+        self.mtime_iso = iso_from_ms(int(mtime_ms))
         self.lossless = lossless
         #: Keep source records as their raw line bytes (``orjson.Fragment``), not re-encoded.
         self.raw_records = raw_records
@@ -93,6 +81,8 @@ class _Builder(LosslessParts):
         #: Redacted thinking of a record omp skips, waiting for its response's message (lossless).
         self.pending_redacted: tuple[Any, list[dict[str, Any]]] | None = None
         self.compactions: dict[str, tuple[int, Entry]] = {}
+        #: ``id()`` of the entries built here and proved to hold no float (EntryBatch.float_free).
+        self.float_free: set[int] = set()
         self.line = 0
         #: (entry, walk cursor, line) of entries whose parent chain runs through a later record.
         self.deferred: list[tuple[Entry, str, int]] = []
@@ -135,74 +125,139 @@ class _Builder(LosslessParts):
     # ---------------------------------------------------------------- records
 
     def add(self, line: int, record: dict[str, Any], raw: bytes | None = None) -> None:
+        """One source record. The import's hot path: one call per record, with the common work
+        inlined (no helper per field) and nothing computed that the mode does not write."""
         self.line = line
-        kept: Any = orjson.Fragment(raw) if raw is not None and self.raw_records else record
-        uuid = js_string(record.get("uuid"))
+        get: Callable[[str], Any] = record.get
+        raw_uuid, raw_parent = get("uuid"), get("parentUuid")
+        uuid: str | None = raw_uuid if type(raw_uuid) is str and raw_uuid else None
+        parent_uuid: str | None = raw_parent if type(raw_parent) is str and raw_parent else None
         if uuid:
-            self.source_parents[uuid] = js_string(record.get("parentUuid"))
+            self.source_parents[uuid] = parent_uuid
         if not self.cwd:
-            self.cwd = js_string(record.get("cwd"))
-        kind = record.get("type")
+            cwd = get("cwd")
+            self.cwd = cwd if type(cwd) is str and cwd else None
+        kind = get("type")
         if kind == "custom-title":
-            self.custom_title = js_string(record.get("customTitle")) or self.custom_title
+            self.custom_title = js_string(get("customTitle")) or self.custom_title
         elif kind == "ai-title":
-            self.ai_title = js_string(record.get("aiTitle")) or self.ai_title
-        ts, iso = _timestamp(record.get("timestamp"), self.mtime_ms)
-        converted = convert_record(record, ts, self.tool_names)
+            self.ai_title = js_string(get("aiTitle")) or self.ai_title
+        message = get("message")
+        converts = (
+            (kind == "user" or kind == "assistant")
+            and type(message) is dict
+            and get("isSidechain") is not True
+            and get("isMeta") is not True
+        )
+        lossless = self.lossless
+        if not converts and not lossless:
+            return  # omp drops it (spec §1.2): nothing of it is written
+        raw_ts = get("timestamp")
+        fast = canonical_iso_ms(raw_ts) if type(raw_ts) is str else None
+        ts: float
+        if fast is not None:
+            ts, iso = fast, raw_ts
+        else:
+            ts = claude_timestamp_ms(raw_ts, self.mtime_ms)
+            iso = self.mtime_iso if ts == self.mtime_ms else iso_from_ms(int(ts))
+        converted = convert_message(kind, record, message, ts, self.tool_names) if converts else []
+        kept: Any = orjson.Fragment(raw) if raw is not None and self.raw_records and lossless else record
         key = uuid or f"line-{line}"
         if not converted:
-            if self.lossless:
+            if lossless:
                 self._keep_dropped(line, record, kept, key, uuid, iso)
                 if kind == "assistant":
                     self._hold_redacted(record)
             return
-        if self.lossless and kind == "assistant":
-            self._assistant_extras(record, converted[0].message)
-        if self.lossless and self._fold_into_compaction(record, kept, key, line, converted):
-            return
-        parent, cursor = self.resolve(js_string(record.get("parentUuid")), line)
-        if self.lossless and self._merge_split_response(record, kept, key, line, parent, converted):
+        self._add_messages(line, record, kind == "assistant", converted, kept, key, parent_uuid, ts, iso)
+
+    def _add_messages(
+        self,
+        line: int,
+        record: dict[str, Any],
+        assistant: bool,
+        converted: list[Converted],
+        kept: Any,
+        key: str,
+        parent_uuid: str | None,
+        ts: float,
+        iso: str,
+    ) -> None:
+        """The entries of a record omp converts: a model change when the model changed, then one
+        message entry per converted message (lossless: joined to a split response's message, or
+        folded into a compaction as its summary, instead)."""
+        lossless = self.lossless
+        if lossless:
+            if assistant:
+                self._assistant_extras(record, converted[0][0])
+            if record.get("isCompactSummary") is True and self._fold_into_compaction(
+                record, kept, key, line, converted
+            ):
+                return
+        tail = self.tails.get(parent_uuid) if parent_uuid else None
+        parent: str | None
+        if tail is not None and tail[0] < line:  # the parent is a kept record: the usual case
+            parent, cursor = tail[1], None
+        else:
+            parent, cursor = self.resolve(parent_uuid, line)
+        free = float_free(converted, ts, record if lossless else None, kept, assistant)
+        if lossless and assistant and self._merge_split_response(record, kept, key, line, parent, converted):
+            if not free:
+                self.float_free.discard(id(self.last_assistant))
             return
         first = True
-        message = record.get("message")
-        model = js_string(message.get("model")) if kind == "assistant" and isinstance(message, dict) else None
-        if model and model != self.last_model:
-            entry_id = self.unique(f"claude-{key}-model")
-            self.emit(
-                {
-                    "type": "model_change",
-                    "id": entry_id,
-                    "parentId": parent,
-                    "timestamp": iso,
-                    "model": f"anthropic/{model}",
-                },
-                cursor,
-                line,
-            )
-            parent, first, self.last_model = entry_id, False, model
-        if self.lossless and "toolUseResult" in record:
+        emit = self.emit
+        if assistant:
+            model = record["message"].get("model")
+            if type(model) is str and model and model != self.last_model:
+                parent, first = self._model_change(model, key, parent, cursor, line, iso), False
+        elif lossless and "toolUseResult" in record:
             self._attach_tool_details(record, converted)
-        first_message = True
-        for item in converted:
+        used = self.used_ids
+        # The record verbatim, on the first entry it makes (lossless).
+        sources = [{"line": line, "record": kept}] if lossless else None
+        for message_out, suffix in converted:
             self.counter += 1
-            entry_id = self.unique(f"claude-{key}-{item.suffix}-{self.counter}")
+            entry_id = f"claude-{key}-{suffix}-{self.counter}"
+            if entry_id in used:
+                entry_id = self.unique(entry_id)
+            else:
+                used.add(entry_id)
             entry: Entry = {
                 "type": "message",
                 "id": entry_id,
                 "parentId": parent,
                 "timestamp": iso,
-                "message": item.message,
+                "message": message_out,
             }
-            if self.lossless and first_message:
-                entry["sourceRecords"] = [source_record(kept, line)]
-                first_message = False
-            self.emit(entry, cursor if first else None, line)
+            if sources is not None:
+                entry["sourceRecords"], sources = sources, None
+            if free:
+                self.float_free.add(id(entry))
+            emit(entry, cursor if first else None, line)
             parent, first = entry_id, False
-            if item.message.get("role") == "assistant":
+            if assistant:
                 self.last_assistant = entry
         assert parent is not None
         self.tails[key] = (line, parent)
         self.upstream_leaf = parent
+
+    def _model_change(
+        self, model: str, key: str, parent: str | None, cursor: str | None, line: int, iso: str
+    ) -> str:
+        """omp's ``model_change`` before an assistant message whose model differs from the last."""
+        entry_id = self.unique(f"claude-{key}-model")
+        change: Entry = {
+            "type": "model_change",
+            "id": entry_id,
+            "parentId": parent,
+            "timestamp": iso,
+            "model": f"anthropic/{model}",
+        }
+        self.float_free.add(id(change))
+        self.emit(change, cursor, line)
+        self.last_model = model
+        return entry_id
 
     def snapshot(self, path: str, stats: ReadStats) -> dict[str, Any] | None:
         """Where a later update resumes (claude_resume): ``None`` when the transcript ends in a
@@ -249,9 +304,16 @@ class _Builder(LosslessParts):
         held.update(id(entry) for entry, _, _ in self.deferred)
         entries = self.out.entries
         stop = next((i for i, entry in enumerate(entries) if id(entry) in held), len(entries))
-        ready = entries[:stop]
+        ready = self.as_batch(entries[:stop])
         del entries[:stop]
         return ready
+
+    def as_batch(self, entries: list[Entry]) -> EntryBatch:
+        """``entries`` as a batch telling which hold no float (they leave the builder here)."""
+        batch, proved = EntryBatch(entries), self.float_free
+        batch.float_free = [id(entry) in proved for entry in entries]
+        proved.difference_update([id(entry) for entry in entries])
+        return batch
 
     def finish(self) -> None:
         for entry, cursor, line in self.deferred:
@@ -289,11 +351,15 @@ def convert_claude(
         builder.restore(state)
         start, first_line = state["bytes"], state["line"] + 1
     add = builder.add
+    countdown = drain_every
     try:
         for line, record, raw in iter_raw_records(info.path, stats, start=start, first_line=first_line):
             add(line, record, raw)
-            if sink is not None and stats.records % drain_every == 0:
-                sink(builder.drain())
+            countdown -= 1
+            if not countdown:
+                countdown = drain_every
+                if sink is not None:
+                    sink(builder.drain())
     except OSError as error:
         raise ForeignSessionError(info.path, f"Unable to read Claude session {info.id}: {error}") from error
     if stats.records == 0 and size > 0 and state is None:
@@ -302,7 +368,7 @@ def convert_claude(
         builder.keep_subagents(info.path)
     builder.finish()
     if sink is not None:
-        sink(out.entries)
+        sink(builder.as_batch(out.entries))
         out.entries = []
     out.cwd = builder.cwd or info.cwd
     out.leaf_id = builder.upstream_leaf

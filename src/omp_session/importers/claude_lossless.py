@@ -19,7 +19,6 @@ from omp_session.importers.claude_records import (
     Converted,
     claude_timestamp_ms,
     message_text,
-    source_record,
     stop_details,
     with_redacted_thinking,
 )
@@ -29,6 +28,10 @@ Entry = dict[str, Any]
 
 #: A compaction's summary record follows its boundary at once; after this many lines it is final.
 _FOLD_WINDOW = 8
+
+#: The fields of an assistant message with a ``responseId`` and no error or stop details
+#: (``claude_records._assistant``).
+_PLAIN_ASSISTANT_FIELDS = 9
 
 #: Deviation names (docs/importers.md).
 KEPT_RECORD = "claude.kept_record"
@@ -54,6 +57,7 @@ class LosslessParts:
     last_assistant: Entry | None
     pending_redacted: tuple[Any, list[dict[str, Any]]] | None
     subagent_progress: dict[str, dict[str, Any]]
+    float_free: set[int]
 
     def unique(self, base: str) -> str:
         raise NotImplementedError
@@ -80,7 +84,13 @@ class LosslessParts:
             "timestamp": iso,
         }
         if uuid:
-            parent, cursor = self.resolve(js_string(record.get("parentUuid")), line)
+            parent_uuid = js_string(record.get("parentUuid"))
+            tail = self.tails.get(parent_uuid) if parent_uuid else None
+            parent: str | None
+            if tail is not None and tail[0] < line:  # the parent is a kept record: the usual case
+                parent, cursor = tail[1], None
+            else:
+                parent, cursor = self.resolve(parent_uuid, line)
             entry["parentId"] = parent
             self.emit(entry, cursor, line)
             self.tails[key] = (line, entry_id)
@@ -88,6 +98,8 @@ class LosslessParts:
             entry["parentId"] = self.meta_tail
             self.emit(entry, None, line)
             self.meta_tail = entry_id
+        if type(kept) is orjson.Fragment:  # the line number and strings only: no float
+            self.float_free.add(id(entry))
         self.out.note(KEPT_RECORD)
 
     def _compaction(
@@ -128,7 +140,7 @@ class LosslessParts:
             return False
         compaction = pending[1]
         self.counter += len(converted)  # keep omp's ids for every later record
-        compaction["summary"] = message_text(converted[0].message)
+        compaction["summary"] = message_text(converted[0][0])
         compaction["details"]["summary"] = {"line": line, "record": kept}
         self.tails[key] = (line, compaction["id"])
         self.upstream_leaf = compaction["id"]
@@ -147,18 +159,20 @@ class LosslessParts:
         previous = self.last_assistant
         if previous is None or parent != previous["id"] or record.get("type") != "assistant":
             return False
-        message, new = previous["message"], converted[0].message
-        if new.get("responseId") is None or new.get("responseId") != message.get("responseId"):
-            return False
-        if new.get("model") != message.get("model"):
+        message, new = previous["message"], converted[0][0]
+        response = new.get("responseId")
+        if response is None or response != message.get("responseId") or new["model"] != message["model"]:
             return False
         self.counter += 1
         message["content"].extend(new["content"])
         # Claude Code repeats the response's usage on every record: take it once, from the last.
-        for field in ("usage", "stopReason", "stopDetails", "errorMessage", "errorStatus"):
-            if field in new:
-                message[field] = new[field]
-        previous.setdefault("sourceRecords", []).append(source_record(kept, line))
+        message["usage"] = new["usage"]
+        message["stopReason"] = new["stopReason"]
+        if len(new) > _PLAIN_ASSISTANT_FIELDS:  # an error or stop details: those too
+            for field in ("stopDetails", "errorMessage", "errorStatus"):
+                if field in new:
+                    message[field] = new[field]
+        previous.setdefault("sourceRecords", []).append({"line": line, "record": kept})
         self.tails[key] = (line, previous["id"])
         self.upstream_leaf = previous["id"]
         self.out.note(MERGED_RESPONSE)
@@ -168,17 +182,22 @@ class LosslessParts:
         """omp's own fields for what its importer drops: ``stopDetails`` of an unknown stop reason,
         ``redactedThinking`` blocks (with those of earlier skipped records of the same response)."""
         source = record["message"]
-        details = stop_details(record, source)
-        if details is not None:
+        raw_stop = source.get("stop_reason")
+        if raw_stop is not None and (details := stop_details(record, source)) is not None:
             message["stopDetails"] = details
             self.out.note(STOP_DETAILS)
-        content, added = with_redacted_thinking(source.get("content"), message["content"])
-        if added:
-            message["content"] = content
-            self.out.note(REDACTED_THINKING, added)
-        pending, self.pending_redacted = self.pending_redacted, None
-        if pending is not None and pending[0] == message.get("responseId"):
-            message["content"][0:0] = pending[1]
+        blocks = source.get("content")
+        if type(blocks) is list and any(
+            type(block) is dict and block.get("type") == "redacted_thinking" for block in blocks
+        ):
+            content, added = with_redacted_thinking(blocks, message["content"])
+            if added:
+                message["content"] = content
+                self.out.note(REDACTED_THINKING, added)
+        if self.pending_redacted is not None:
+            pending, self.pending_redacted = self.pending_redacted, None
+            if pending[0] == message.get("responseId"):
+                message["content"][0:0] = pending[1]
 
     def _hold_redacted(self, record: dict[str, Any]) -> None:
         """A record omp skips that holds only redacted thinking: Claude Code writes one content
@@ -200,8 +219,8 @@ class LosslessParts:
 
     def _attach_tool_details(self, record: dict[str, Any], converted: list[Converted]) -> None:
         for item in converted:
-            if item.message.get("role") == "toolResult":
-                item.message["details"] = record["toolUseResult"]
+            if item[0].get("role") == "toolResult":
+                item[0]["details"] = record["toolUseResult"]
                 self.out.note(TOOL_DETAILS)
                 return
 

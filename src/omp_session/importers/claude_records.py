@@ -6,18 +6,21 @@ records; it is filled by assistant records and read by later tool results.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
+
+import orjson
 
 from omp_session.format.ids import is_time_value, iso_to_ms
+from omp_session.format.javascript import holds_float
 from omp_session.importers.base import js_string
 from omp_session.importers.timestamps import canonical_iso_ms
 
 Message = dict[str, Any]
 
 
-class Converted(NamedTuple):
-    message: Message
-    suffix: str
+#: One omp message made from a record and the suffix of its entry id (``message``, ``user-N``,
+#: ``tool-N``). A plain tuple: one is built per converted record (the import's hot path).
+Converted = tuple[Message, str]
 
 
 def claude_timestamp_ms(value: object, fallback: float) -> float:
@@ -53,15 +56,31 @@ def _finite(value: Any) -> float:
 
 
 def claude_usage(value: Any) -> dict[str, Any]:
-    if not isinstance(value, dict):
+    """omp's usage of a Claude ``message.usage`` (a token count that is no finite number is 0).
+
+    Hot path (one call per assistant record): plain integers, the usual case, skip ``_finite``.
+    """
+    if type(value) is not dict:
         return zero_usage()
-    usage = zero_usage()
-    usage["input"] = _finite(value.get("input_tokens"))
-    usage["output"] = _finite(value.get("output_tokens"))
-    usage["cacheRead"] = _finite(value.get("cache_read_input_tokens"))
-    usage["cacheWrite"] = _finite(value.get("cache_creation_input_tokens"))
-    usage["totalTokens"] = usage["input"] + usage["output"] + usage["cacheRead"] + usage["cacheWrite"]
-    return usage
+    get = value.get
+    tokens_in, tokens_out = get("input_tokens", 0), get("output_tokens", 0)
+    read, write = get("cache_read_input_tokens", 0), get("cache_creation_input_tokens", 0)
+    if type(tokens_in) is not int:
+        tokens_in = _finite(tokens_in)
+    if type(tokens_out) is not int:
+        tokens_out = _finite(tokens_out)
+    if type(read) is not int:
+        read = _finite(read)
+    if type(write) is not int:
+        write = _finite(write)
+    return {
+        "input": tokens_in,
+        "output": tokens_out,
+        "cacheRead": read,
+        "cacheWrite": write,
+        "totalTokens": tokens_in + tokens_out + read + write,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+    }
 
 
 def stop_reason(value: Any) -> str:
@@ -111,25 +130,32 @@ def _tool_result_content(value: Any) -> list[Message]:
 
 
 def _assistant_content(value: Any, tool_names: dict[str, str]) -> list[Message]:
-    if not isinstance(value, list):
+    if type(value) is not list:
         return []
     content: list[Message] = []
     for block in value:
-        if not isinstance(block, dict):
+        if type(block) is not dict:
             continue
         kind = block.get("type")
-        if kind == "text" and isinstance(block.get("text"), str):
-            content.append({"type": "text", "text": block["text"]})
-        elif kind == "thinking" and isinstance(block.get("thinking"), str):
-            thinking: Message = {"type": "thinking", "thinking": block["thinking"]}
-            if isinstance(block.get("signature"), str):
-                thinking["thinkingSignature"] = block["signature"]
-            content.append(thinking)
+        if kind == "text":
+            text = block.get("text")
+            if type(text) is str:
+                content.append({"type": "text", "text": text})
+        elif kind == "thinking":
+            thinking = block.get("thinking")
+            if type(thinking) is str:
+                signature = block.get("signature")
+                if type(signature) is str:
+                    content.append({"type": "thinking", "thinking": thinking, "thinkingSignature": signature})
+                else:
+                    content.append({"type": "thinking", "thinking": thinking})
         elif kind == "tool_use":
-            call_id, name = js_string(block.get("id")), js_string(block.get("name"))
-            if not call_id or not name:
+            call_id, name = block.get("id"), block.get("name")
+            if type(call_id) is not str or not call_id or type(name) is not str or not name:
                 continue
-            arguments = block["input"] if isinstance(block.get("input"), dict) else {}
+            arguments = block.get("input")
+            if type(arguments) is not dict:
+                arguments = {}
             content.append({"type": "toolCall", "id": call_id, "name": name, "arguments": arguments})
             tool_names[call_id] = name
     return content
@@ -139,15 +165,18 @@ def _assistant(
     record: dict[str, Any], message: dict[str, Any], ts: float, tool_names: dict[str, str]
 ) -> list[Converted]:
     content = _assistant_content(message.get("content"), tool_names)
-    error_message = js_string(record.get("error"))
+    error_message = record.get("error")
+    if type(error_message) is not str:
+        error_message = None
     if not content and not error_message:
         return []
+    model = message.get("model")
     out: Message = {
         "role": "assistant",
         "content": content,
         "api": "anthropic-messages",
         "provider": "anthropic",
-        "model": js_string(message.get("model")) or "unknown",
+        "model": model if type(model) is str and model else "unknown",
         "usage": claude_usage(message.get("usage")),
         # An API-error record still carries a normal stop_reason; only the flag says it failed.
         "stopReason": "error"
@@ -155,15 +184,20 @@ def _assistant(
         else stop_reason(message.get("stop_reason")),
         "timestamp": ts,
     }
-    response_id = js_string(message.get("id"))
-    if response_id:
+    response_id = message.get("id")
+    if type(response_id) is str and response_id:
         out["responseId"] = response_id
     if error_message:
         out["errorMessage"] = error_message
     status = record.get("apiErrorStatus")
-    if not isinstance(status, bool) and isinstance(status, int | float) and _finite(status) == status:
+    if (
+        status is not None
+        and type(status) is not bool
+        and isinstance(status, int | float)
+        and _finite(status) == status
+    ):
         out["errorStatus"] = status
-    return [Converted(out, "message")]
+    return [(out, "message")]
 
 
 def _user_blocks(blocks: list[Any], ts: float, tool_names: dict[str, str]) -> list[Converted]:
@@ -171,31 +205,33 @@ def _user_blocks(blocks: list[Any], ts: float, tool_names: dict[str, str]) -> li
     pending: list[Message] = []
     start = 0
     for index, block in enumerate(blocks):
+        if type(block) is not dict:
+            continue
+        kind = block.get("type")
+        if kind == "tool_result":
+            call_id = block.get("tool_use_id")
+            if type(call_id) is not str or not call_id:
+                continue
+            if pending:
+                results.append(({"role": "user", "content": pending, "timestamp": ts}, f"user-{start}"))
+                pending = []
+            result: Message = {
+                "role": "toolResult",
+                "toolCallId": call_id,
+                "toolName": tool_names.get(call_id, "unknown"),
+                "content": _tool_result_content(block.get("content")),
+                "isError": block.get("is_error") is True,
+                "timestamp": ts,
+            }
+            results.append((result, f"tool-{index}"))
+            continue
         part = _user_part(block)
         if part is not None:
             if not pending:
                 start = index
             pending.append(part)
-            continue
-        if not isinstance(block, dict) or block.get("type") != "tool_result":
-            continue
-        call_id = js_string(block.get("tool_use_id"))
-        if not call_id:
-            continue
-        if pending:
-            results.append(Converted({"role": "user", "content": pending, "timestamp": ts}, f"user-{start}"))
-            pending = []
-        result: Message = {
-            "role": "toolResult",
-            "toolCallId": call_id,
-            "toolName": tool_names.get(call_id, "unknown"),
-            "content": _tool_result_content(block.get("content")),
-            "isError": block.get("is_error") is True,
-            "timestamp": ts,
-        }
-        results.append(Converted(result, f"tool-{index}"))
     if pending:
-        results.append(Converted({"role": "user", "content": pending, "timestamp": ts}, f"user-{start}"))
+        results.append(({"role": "user", "content": pending, "timestamp": ts}, f"user-{start}"))
     return results
 
 
@@ -205,19 +241,27 @@ def convert_record(record: dict[str, Any], ts: float, tool_names: dict[str, str]
     if kind not in ("user", "assistant") or record.get("isSidechain") is True or record.get("isMeta") is True:
         return []
     message = record.get("message")
-    if not isinstance(message, dict):
+    if type(message) is not dict:
         return []
+    return convert_message(kind, record, message, ts, tool_names)
+
+
+def convert_message(
+    kind: str, record: dict[str, Any], message: dict[str, Any], ts: float, tool_names: dict[str, str]
+) -> list[Converted]:
+    """:func:`convert_record` of a record already known to be one omp converts (a user or
+    assistant record, not sidechain or meta, with a ``message`` object)."""
     if kind == "assistant":
         return _assistant(record, message, ts, tool_names)
     raw = message.get("content")
-    if isinstance(raw, list):
+    if type(raw) is list:
         results = _user_blocks(raw, ts, tool_names)
         if results:
             return results
         parts = [part for block in raw if (part := _user_part(block)) is not None]
-        return [Converted({"role": "user", "content": parts, "timestamp": ts}, "message")] if parts else []
-    if isinstance(raw, str) and raw:
-        return [Converted({"role": "user", "content": raw, "timestamp": ts}, "message")]
+        return [({"role": "user", "content": parts, "timestamp": ts}, "message")] if parts else []
+    if type(raw) is str and raw:
+        return [({"role": "user", "content": raw, "timestamp": ts}, "message")]
     return []
 
 
@@ -289,12 +333,42 @@ def source_record(record: Any, line: int) -> dict[str, Any]:
     return {"line": line, "record": record}
 
 
+def float_free(
+    converted: list[Converted], ts: float, lossless_record: dict[str, Any] | None, kept: Any, assistant: bool
+) -> bool:
+    """Whether the message entries of a record certainly hold no float (then they are written
+    without the float walk): the number fields come from the record, so only those are looked at.
+    False whenever unsure (an error status or stop details, a record kept parsed, not as bytes)."""
+    if type(ts) is not int:
+        return False
+    if lossless_record is not None:
+        if type(kept) is not orjson.Fragment:
+            return False
+        if "toolUseResult" in lossless_record and holds_float(lossless_record["toolUseResult"]):
+            return False
+    if not assistant:
+        return True  # user and tool result messages: strings, booleans and the timestamp
+    message = converted[0][0]
+    if (
+        "errorStatus" in message
+        or "stopDetails" in message
+        or type(message["usage"]["totalTokens"]) is not int
+    ):
+        return False  # (a float token count makes the total a float)
+    for block in message["content"]:
+        if block["type"] == "toolCall" and holds_float(block["arguments"]):
+            return False
+    return True
+
+
 __all__ = [
     "KNOWN_STOP_REASONS",
     "Converted",
     "claude_timestamp_ms",
     "claude_usage",
+    "convert_message",
     "convert_record",
+    "float_free",
     "message_text",
     "source_record",
     "stop_details",

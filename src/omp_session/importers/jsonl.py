@@ -46,6 +46,14 @@ def iter_lines(
     ``limit`` stops after that many bytes (a listing reads a bounded prefix, spec §1.1); ``start``
     is the byte offset of the first line to read (an update resuming where an import stopped).
     """
+    for batch in _line_batches(path, limit, start, stats):
+        yield from batch
+
+
+def _line_batches(
+    path: str | Path, limit: int | None, start: int, stats: ReadStats | None
+) -> Iterator[list[bytes]]:
+    """:func:`iter_lines` a chunk at a time: the lines completed by each chunk read."""
     remaining = limit
     with open(path, "rb") as handle:
         if start:
@@ -60,16 +68,18 @@ def iter_lines(
             if not chunk:
                 break
             offset += len(chunk)
-            parts = (pending + chunk).split(b"\n")
+            parts = chunk.split(b"\n")
+            if pending:  # the line the last chunk ended in: joined alone, not the whole chunk
+                parts[0] = pending + parts[0]
             pending = parts.pop()
             if stats is not None:
                 stats.end_offset = offset - len(pending)
-            yield from parts
+            yield parts
         if stats is not None:
             stats.end_offset = offset - len(pending)
             stats.torn_tail = bool(pending)
         if pending:
-            yield pending
+            yield [pending]
 
 
 def iter_records(
@@ -98,51 +108,54 @@ def iter_raw_records(
     number = first_line - 1
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
     skipped = stats.skipped_lines if stats is not None else []
-    for line in iter_lines(path, limit, start, stats):
-        number += 1
-        raw: bytes | None = line
-        try:
-            value = loads(line)
-        except decode_error:
-            raw = None
+    for batch in _line_batches(path, limit, start, stats):
+        for line in batch:
+            number += 1
+            raw: bytes | None = line
             try:
-                value = decode_line(line) if line.strip() else None
-            except ValueError:
-                value = None
-            if value is None and not line.strip():
-                continue  # a blank line: skipped, not listed
-        if type(value) is not dict:
-            skipped.append(number)
-            continue
-        if raw is not None and raw[-1:] in _TRAILING_SPACE:
-            raw = raw.rstrip()  # a CR before the LF (or other JSON whitespace) stays out of the copy
-        if stats is not None:
-            stats.records += 1
-        yield number, value, raw
+                value = loads(line)
+            except decode_error:
+                raw = None
+                try:
+                    value = decode_line(line) if line.strip() else None
+                except ValueError:
+                    value = None
+                if value is None and not line.strip():
+                    continue  # a blank line: skipped, not listed
+            if type(value) is not dict:
+                skipped.append(number)
+                continue
+            if raw is not None and raw.endswith(_TRAILING_SPACE):
+                raw = raw.rstrip()  # a CR before the LF (or other JSON whitespace) stays out of the copy
+            if stats is not None:
+                stats.records += 1
+            yield number, value, raw
     if stats is not None:
         stats.lines = number
 
 
-def lines_containing(path: str | Path, needle: bytes) -> Iterator[bytes]:
+def lines_containing(path: str | Path, needle: bytes, last_bytes: int | None = None) -> Iterator[bytes]:
     """The lines holding ``needle``, the last first: a few records found without parsing the rest.
 
     The file is searched backwards through a memory map, one window at a time; each window's
     pages are released once searched, so the process never holds more than a window of the file
-    (a whole-file mapping would count every page of it in the process's memory).
+    (a whole-file mapping would count every page of it in the process's memory). ``last_bytes``
+    searches only that much of the file's end (a match there is still yielded as its whole line).
     """
     with open(path, "rb") as handle:
         size = os.fstat(handle.fileno()).st_size
         if size == 0:
             return
+        bottom = 0 if last_bytes is None else max(0, size - last_bytes)
         with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
             end, window = size, max(_WINDOW, 2 * len(needle))  # each step moves back
-            while end > 0:
-                start = max(0, end - window)
+            while end > bottom:
+                start = max(bottom, end - window)
                 found = view.rfind(needle, start, end)
                 if found < 0:
                     _release(view, start, end)
                     # the next window overlaps this one by the needle's length minus one byte
-                    end = start + len(needle) - 1 if start > 0 else 0
+                    end = start + len(needle) - 1 if start > bottom else bottom
                     continue
                 line_start = view.rfind(b"\n", 0, found) + 1
                 line_end = view.find(b"\n", found)

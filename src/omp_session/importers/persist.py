@@ -31,10 +31,12 @@ from omp_session.format.title_slot import TitleSlot, encode_slot
 from omp_session.importers.base import ConvertedSession, ForeignSessionInfo, ForeignSessionStore
 from omp_session.importers.session_file import (
     IMPORT_TYPE,
+    encode_entries,
     encode_entry,
     find_imports,
     import_entry,
     resume_state,
+    write_all,
     write_new,
 )
 from omp_session.importers.updates import (
@@ -115,25 +117,25 @@ def persist_streaming(
         planned.path.parent.mkdir(parents=True, exist_ok=True)
     temp = planned.temp if planned is not None else None
     spool_dir = None if dry_run else base
-    with tempfile.TemporaryFile(dir=spool_dir) if temp is None else _create(temp) as out:
+    # Unbuffered: each batch of lines goes to the kernel in one writev, never copied into a buffer.
+    with tempfile.TemporaryFile(dir=spool_dir, buffering=0) if temp is None else _create(temp) as out:
+        fd = out.fileno()
         if planned is not None:
-            out.write(planned.head)
+            write_all(fd, [planned.head])
 
         def sink(entries: list[Entry]) -> None:
             nonlocal written
             written += len(entries)
             if not dry_run:
-                out.write(b"".join([encode_entry(entry) for entry in entries]))
+                write_all(fd, encode_entries(entries))
 
         try:
             converted = store.convert_streaming(info, sink, lossless=lossless)
-            out.flush()
             final = _plan(converted, session_dir, root, fallback_cwd, now, session_id)
             if planned is not None and final == planned:  # the hint was right: finish in place
                 end = _tail(converted, info, now)
-                out.write(b"".join(end))
-                out.flush()
-                os.fsync(out.fileno())
+                write_all(fd, end)
+                os.fsync(fd)
                 os.link(planned.temp, planned.path)
                 fsync_directory(planned.path.parent)
                 return planned.path, written + len(end), converted
@@ -150,7 +152,7 @@ def persist_streaming(
 def _create(path: Path) -> IO[bytes]:
     """A new file for writing and reading that must not exist yet (a session's temp file)."""
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
-    return os.fdopen(fd, "w+b", buffering=1 << 20)
+    return os.fdopen(fd, "w+b", buffering=0)
 
 
 @dataclass(frozen=True)

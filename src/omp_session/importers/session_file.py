@@ -75,6 +75,47 @@ def encode_entry(entry: Entry) -> bytes:
     return encode_line(entry)
 
 
+def encode_entries(entries: list[Entry]) -> list[bytes]:
+    """The lines of ``entries`` (:func:`encode_entry`); an entry its converter proved float-free
+    (an :class:`~omp_session.importers.base.EntryBatch`) is written with ``orjson.dumps`` alone,
+    without the float walk."""
+    flags = getattr(entries, "float_free", None)
+    if flags is None:
+        return [encode_entry(entry) for entry in entries]
+    dumps, option = orjson.dumps, orjson.OPT_APPEND_NEWLINE
+    lines: list[bytes] = []
+    for entry, float_free in zip(entries, flags, strict=True):
+        if float_free:
+            try:
+                lines.append(dumps(entry, option=option))
+                continue
+            except (TypeError, RecursionError):
+                pass  # a lone surrogate or an integer beyond 64 bits: the exact encoder below
+        lines.append(encode_entry(entry))
+    return lines
+
+
+_IOV_MAX = 1024  # POSIX guarantees at least 16; Linux allows 1024
+
+
+def write_all(fd: int, chunks: list[bytes]) -> None:
+    """Write ``chunks`` in order at the file's offset with ``writev`` (no joined copy of them),
+    in batches the kernel accepts, going on after a partial write."""
+    pending: list[bytes | memoryview] = list(chunks)
+    while pending:
+        batch = pending[:_IOV_MAX]
+        written = os.writev(fd, batch)
+        done = 0
+        for chunk in batch:
+            if written < len(chunk):
+                break
+            written -= len(chunk)
+            done += 1
+        if done < len(batch) and written:
+            pending[done] = memoryview(pending[done])[written:]
+        del pending[:done]
+
+
 def write_new(
     path: Path, lines: Iterable[bytes], spool: IO[bytes] | None = None, after: Iterable[bytes] = ()
 ) -> None:
@@ -205,6 +246,7 @@ __all__ = [
     "IMPORT_TYPE",
     "MARKER",
     "append_lines",
+    "encode_entries",
     "encode_entry",
     "find_imports",
     "import_entry",
@@ -212,5 +254,6 @@ __all__ = [
     "last_import_data",
     "resume_state",
     "rewrite_slot",
+    "write_all",
     "write_new",
 ]

@@ -312,7 +312,8 @@ def context_from_path(
     context = SessionContext(rules=rules)
     compaction = _scan_state(path if state_path is None else state_path, context)
     messages = context.messages
-    position = next((i for i, entry in enumerate(path) if entry is compaction), -1)
+    # (Without a compaction there is nothing to find: no walk over a path of 100k entries.)
+    position = -1 if compaction is None else next((i for i, e in enumerate(path) if e is compaction), -1)
     reset = -1
     if rules.reset_boundaries:
         reset = max((i for i, entry in enumerate(path) if entry.get("type") == "reset_boundary"), default=-1)

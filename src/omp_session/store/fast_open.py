@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import zlib
+from bisect import bisect_left
 from collections.abc import Iterator
 from itertools import accumulate
 from pathlib import Path
@@ -32,7 +33,6 @@ from omp_session.format.entries import CURRENT_VERSION
 from omp_session.format.migrate import header_version
 from omp_session.format.title_slot import TitleSlot, fold_into_header, split_slot
 from omp_session.gcpause import gc_paused
-from omp_session.model.context import CONTEXT_STATE_ENTRY_TYPES
 from omp_session.model.usage import UsageStatistics
 from omp_session.store import offset_index
 from omp_session.store.file import FileStorage
@@ -206,50 +206,36 @@ def open_cold(path: Path, data: bytes, storage: FileStorage) -> IndexedOpen | No
         raise
 
 
-#: What the cold open keeps of the lines before the last compaction: the entries whose kind a
-#: context replays as state, and labels (few, and read by every context and ``get_labels``).
-_KEPT_KINDS = (CONTEXT_STATE_ENTRY_TYPES - {"message"}) | {"label"}
-
-
 def _index_lines(data: bytes, start: int, end: int, builder: IndexBuilder) -> list[Entry] | dict[int, Entry]:
     """Decode and index the lines of ``data[start:end]`` chunk by chunk. Returns every entry (a
     list) while the file has no compaction: the leaf's context is its whole path then. Once it
     has one, only what the leaf's context most likely reads is kept (by position): the entries
     from the first kept entry of the latest compaction on, and the state entries and labels
-    before it; the others are dropped chunk by chunk and read through the index if a caller asks
-    (issue 12 item 5: the open of a compacted 50 MB session peaks at 2.9× the file's size, one of
-    them its bytes, instead of 6.6×)."""
-    everything: list[Entry] | None = []
-    recent: dict[int, Entry] = {}  # positions from ``floor`` on
+    before it (the builder lists their positions); the others are dropped chunk by chunk, a run
+    at a time, and read through the index if a caller asks (issue 12 item 5: the open of a
+    compacted 50 MB session peaks at 2.9× the file's size, one of them its bytes, instead of 6.6×)."""
+    recent: list[Entry] = []  # the entries from position ``floor`` on
     states: dict[int, Entry] = {}  # state entries and labels before ``floor``
     floor = 0
-    position = 0
     for entries, lengths in _line_chunks(data, start, end):
         # Offsets in C too: each line starts one byte (its newline) after the previous one ends.
         offsets = list(accumulate(map((1).__add__, lengths[:-1]), initial=start))
         start += sum(lengths) + len(lengths)
         builder.add_all(entries, offsets, lengths)
-        if everything is not None and not builder.kept:
-            everything.extend(entries)
-            position += len(entries)
+        recent.extend(entries)
+        if not builder.kept:
             continue
-        if everything is not None:  # the first compaction: from now on, keep what is likely read
-            recent, everything = dict(enumerate(everything)), None
-        recent.update(zip(range(position, position + len(entries)), entries, strict=True))
-        position += len(entries)
         latest = max(builder.kept)
         new_floor = max(floor, builder.kept[latest] if builder.kept[latest] >= 0 else latest)
         if new_floor > floor:
-            below = [at for at in recent if at < new_floor]
-            for at in below:
-                entry = recent.pop(at)
-                kind = entry.get("type")
-                if isinstance(kind, str) and kind in _KEPT_KINDS:  # (any JSON value may be a type)
-                    states[at] = entry
+            stateful = builder.stateful
+            for at in stateful[bisect_left(stateful, floor) : bisect_left(stateful, new_floor)]:
+                states[at] = recent[at - floor]
+            del recent[: new_floor - floor]
             floor = new_floor
-    if everything is not None:
-        return everything
-    states.update(recent)
+    if not builder.kept:
+        return recent
+    states.update(zip(range(floor, floor + len(recent)), recent, strict=True))
     return states
 
 
@@ -271,7 +257,10 @@ def _line_chunks(data: bytes, start: int, end: int) -> Iterator[tuple[list[Entry
 
 
 #: Bytes split into lines at a time by the cold open (a copy of all of them would cost a file size).
-_DECODE_CHUNK = 2 << 20
+#: 256 KiB (about 500 entries): measured in CPU time against 2 MiB, the same for a session without
+#: compaction and 15% faster for one with compactions, whose entries before the latest compaction
+#: are then dropped sooner (docs/performance.md, "The cold open").
+_DECODE_CHUNK = 256 << 10
 
 
 def _opened(

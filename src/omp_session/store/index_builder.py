@@ -120,6 +120,8 @@ class IndexBuilder:
         self.dangling: set[str] = set()  # parent ids named before any entry had them
         self.labels: list[int] = []
         self.kept: dict[int, int] = {}  # compaction position -> position of its first kept entry
+        #: Positions of the state entries and labels this builder indexed (``_STATEFUL`` kinds).
+        self.stateful: list[int] = []
         self.usage = UsageStatistics()
         self.has_assistant = False
 
@@ -155,24 +157,31 @@ class IndexBuilder:
             state_ids.append,
             defaults.append,
         )
-        has_assistant = self.has_assistant
+        has_assistant, add_stateful = self.has_assistant, self.stateful.append
         position = len(ids)
+        # The entry before, whose child most entries are (omp appends to the leaf): its id (None
+        # if it cannot be a parent), state and default setter, without a lookup.
+        previous = ids[-1] if ids and ids[-1] else None
+        number, default = (state_ids[-1], defaults[-1]) if ids else (0, -1)
         for entry in entries:
             raw_id = entry.get("id")
             entry_id = raw_id if isinstance(raw_id, str) else None
-            if entry_id is not None and (entry_id in id_positions or entry_id in dangling):
+            if entry_id is not None and (entry_id in id_positions or (dangling and entry_id in dangling)):
                 raise ComplexSession("duplicate id or a parent named before its entry")
             raw_parent = entry.get("parentId")
-            # A root: null, empty, non-string or self parent, as SessionIndex walks it.
-            parent = -1
-            if isinstance(raw_parent, str) and raw_parent and raw_parent != entry_id:
-                parent = id_positions.get(raw_parent, -1)
-                if parent < 0:
-                    dangling.add(raw_parent)
-            if parent >= 0:
-                number, default = state_ids[parent], defaults[parent]
+            if previous is not None and raw_parent == previous and isinstance(raw_parent, str):
+                parent = position - 1  # (number and default are still the previous entry's)
             else:
-                number, default = 0, -1
+                # A root: null, empty, non-string or self parent, as SessionIndex walks it.
+                parent = -1
+                if isinstance(raw_parent, str) and raw_parent and raw_parent != entry_id:
+                    parent = id_positions.get(raw_parent, -1)
+                    if parent < 0:
+                        dangling.add(raw_parent)
+                if parent >= 0:
+                    number, default = state_ids[parent], defaults[parent]
+                else:
+                    number, default = 0, -1
             kind = entry.get("type")
             if kind == "message":
                 message = entry.get("message")
@@ -196,12 +205,14 @@ class IndexBuilder:
             elif kind == "model_usage":  # omp 18's spend entries (UsageStatistics.add_entry)
                 add_usage(entry)
             elif isinstance(kind, str) and kind in _STATEFUL:
+                add_stateful(position)
                 before = states[number]
                 state, default = apply(entry, kind, position, before, default)
                 if state is not before:  # most entries change nothing: no need to hash the state
                     number = self.state_number(state)
             if entry_id is not None:
                 id_positions[entry_id] = position
+            previous = entry_id or None
             add_id(entry_id)
             add_parent(parent)
             add_state(number)

@@ -386,6 +386,8 @@ class LazyStore:
         remember the decoded ones (``all_entries`` hands them over instead)."""
         if self._decoded is not None:
             decoded = self._decoded
+            if positions and positions[-1] - positions[0] + 1 == len(positions):
+                return decoded[positions[0] : positions[-1] + 1]  # a run (a linear path): one slice
             return [decoded[position] for position in positions]
         cache = self._cache
         missing = [position for position in positions if position not in cache] if cache else positions

@@ -39,7 +39,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate
+from itertools import accumulate, islice
 from pathlib import Path
 from typing import Any
 
@@ -344,8 +344,9 @@ def _ends(parts: Sequence[bytes]) -> array[int]:
 
 def _ends_of_sizes(sizes: Sequence[int]) -> array[int]:
     # End offsets of parts of these sizes, joined with a one-byte separator.
-    # The running sum of (size + 1), less the separator after the last part: all in C.
-    return array("I", map((-1).__add__, accumulate(map((1).__add__, sizes))))
+    # The running sum of (size + 1), less the separator after the last part: all in C (the
+    # running sum starts at -1, so that one pass over the sizes is enough).
+    return array("I", islice(accumulate(map((1).__add__, sizes), initial=-1), 1, None))
 
 
 def _dumps_meta(meta: dict[str, Any], prefix: int) -> bytes:
