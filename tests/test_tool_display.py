@@ -6,6 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from omp_session.cli import main
 from omp_session.export.markdown import export_markdown
@@ -14,7 +16,13 @@ from omp_session.rendering.blocks import tool_call_block
 from omp_session.rendering.images import linked_images
 from omp_session.rendering.page import render_export
 from omp_session.rendering.view import build_session_view
-from omp_session.tools.tool_display import diff_text, language_for_path, parse_diff, tool_call_display
+from omp_session.tools.tool_display import (
+    diff_text,
+    is_one_line_call,
+    language_for_path,
+    parse_diff,
+    tool_call_display,
+)
 
 HEADER = {
     "type": "session",
@@ -147,3 +155,27 @@ def test_viewer_and_export_draw_the_diff_table(tmp_path: Path) -> None:
     assert '<tr class="d-add">' in html and '<tr class="d-del">' in html
     lone = tool_call_block({"name": "read", "arguments": {"path": "a"}})
     assert [(c.kind, c.title, c.collapsed) for c in lone.children] == [("json", "arguments", False)]
+
+
+_ARGUMENT_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(alphabet="ab \n"),
+    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=3), inner, max_size=2),
+    max_leaves=4,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    arguments=st.dictionaries(
+        st.sampled_from(
+            ["path", "pattern", "limit", "command", "content", "edits", "oldText", "newText", "x"]
+        ),
+        _ARGUMENT_VALUES,
+        max_size=4,
+    )
+)
+def test_a_call_known_to_be_one_line_is_a_generic_call_of_one_liners(arguments: dict[str, object]) -> None:
+    """``show``'s shortcut past the display model agrees with the model whenever it is taken."""
+    if is_one_line_call(arguments):
+        display = tool_call_display("read", arguments)
+        assert display.kind == "generic" and not display.multiline

@@ -79,3 +79,25 @@ def test_no_bell_or_backspace_from_a_session_reaches_the_terminal(store: Store) 
     for command in ("show", "tree"):
         out = run(command, str(path)).stdout
         assert "ring the bell" in out and "\x07" not in out and "\x08" not in out
+
+
+def test_a_command_leaves_its_objects_to_the_operating_system_at_exit(session: Path) -> None:
+    """The shutdown collection skips what a command loaded (``gc.freeze`` at exit): a hook that
+    runs after the command's own finds the objects frozen, and the output is whole."""
+    import subprocess
+    import sys
+
+    code = (
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: sys.stderr.write(f'frozen={gc.get_freeze_count() > 0}'))\n"
+        "from omp_session.cli import main\n"
+        "main()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, "show", "--no-pager", str(session)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stderr == "frozen=True"
+    assert "数据ファイル" in done.stdout and done.stdout.startswith("Session ")

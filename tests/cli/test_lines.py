@@ -30,6 +30,15 @@ texts = st.text(alphabet=ALPHABET, max_size=120)
 styled_texts = st.text(alphabet=ALPHABET.translate(str.maketrans("", "", "\x1b\u200d\ufe0f")), max_size=120)
 words = st.lists(st.text(alphabet="abcdefghij", min_size=1, max_size=14), max_size=30).map(" ".join)
 widths = st.integers(min_value=2, max_value=40)
+# Prose as sessions hold it: words of one-cell characters (ASCII, accented, our own marks) and
+# two-cell ones (CJK, emoji) between plain spaces, lines longer than the width. Such lines take
+# the fast ways (one-cell lines as they are, two-cell ones expanded to a cell per index), which
+# these texts exercise at every width (random texts of ALPHABET mostly hold a character that
+# sends them the exact way).
+prose = st.lists(
+    st.text(alphabet="abcdefghé·…→─数ファ😀", min_size=1, max_size=12) | st.sampled_from(["", " "]),
+    max_size=40,
+).map(" ".join)
 STYLES = ["", "bold", "dim", "red", "bold green", "italic dim"]
 
 
@@ -148,3 +157,12 @@ def test_a_pipe_gets_no_escape_codes_and_a_terminal_gets_rich_codes() -> None:
 
 def test_characters_taken_as_one_cell_are_one_cell_for_rich() -> None:
     assert all(get_character_cell_size(char) == 1 for char in SINGLE_CELL)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=prose, width=widths, cut=st.booleans(), style=st.sampled_from(STYLES))
+def test_prose_takes_the_fast_ways_and_matches_rich(text: str, width: int, cut: bool, style: str) -> None:
+    """Wrapped and cut, plain and styled, the fast ways print what rich prints."""
+    assert _ours(width, False, "text", text, cut=cut) == _rich(width, False, Text(text), cut=cut)
+    expected = _rich(width, True, Text(text, style=style), cut=cut)
+    assert _same_look(_ours(width, True, "text", text, style, cut=cut)) == _same_look(expected)

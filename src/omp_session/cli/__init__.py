@@ -6,6 +6,8 @@ for scripts. Errors are one line on stderr, never a traceback.
 
 from __future__ import annotations
 
+import atexit
+import gc
 import os
 import re
 from pathlib import Path
@@ -59,6 +61,20 @@ Exit status: 0 success, 1 problems found (check), 2 usage or other error.
 Shell completion (bash; zsh and fish likewise with zsh_source / fish_source):
   eval "$(_OMP_SESSION_COMPLETE=bash_source omp-session)"
 """
+
+
+_EXIT_HOOK: list[bool] = []
+
+
+def _no_final_collection() -> None:
+    """At exit, leave the objects of the command to the operating system (``gc.freeze``: the
+    collection of interpreter shutdown skips them).
+
+    What a command loaded dies with the process, but part of it sits in reference cycles that only
+    that last collection would free: after ``show`` of a 50,000-entry session it walked and freed
+    170,000 objects, 0.4 s of CPU, for memory the operating system takes back anyway (issue 12 #6).
+    Objects outside cycles are still freed, and files are closed by their ``with`` blocks first."""
+    gc.freeze()
 
 
 def _one_line(exc: BaseException) -> str:
@@ -133,6 +149,9 @@ def main(ctx: click.Context, sessions_dir: Path | None, store: str | None, table
     (matched as omp's --resume does: the current project's sessions first, then all).
     """
     display_safe_streams()
+    if not _EXIT_HOOK:  # once per process (tests invoke many commands in one)
+        atexit.register(_no_final_collection)
+        _EXIT_HOOK.append(True)
     root = sessions_dir if sessions_dir is not None else sessions_root()
     if store is not None and is_database_url(store):
         database = open_database(store, table)

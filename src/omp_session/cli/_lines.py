@@ -27,7 +27,6 @@ from rich.console import Console, RenderableType
 from rich.text import Text
 
 from omp_session.cli._wrap import (
-    SINGLE_CELL,
     cells,
     clean,
     cut_line,
@@ -35,6 +34,7 @@ from omp_session.cli._wrap import (
     is_narrow,
     tab_widths,
     wrap_line,
+    wrap_narrow,
 )
 
 __all__ = ["LineWriter", "Piece"]
@@ -149,10 +149,18 @@ class LineWriter:
         edge with ``…`` instead), as rich prints ``Text(text, style=style)``."""
         width = self.width
         chunk = self._chunk
-        # Most texts are one short line: written at once (printable, so no newline, tab or
-        # control code in it).
-        if len(text) <= width and ((text.isascii() and text.isprintable()) or SINGLE_CELL.issuperset(text)):
-            chunk.append(self._styled(text, style) + "\n" if style else text + "\n")
+        # Nearly every text is one line of one-cell characters (so no newline, tab or control
+        # code in it either): characters are cells, nothing needs measuring or cleaning.
+        if is_narrow(text):
+            if len(text) <= width:
+                chunk.append(self._styled(text, style) + "\n" if style else text + "\n")
+            elif cut:  # rich's "ellipsis" overflow
+                chunk.append(self._styled(text[: width - 1] + "…" if width > 1 else "…", style) + "\n")
+            elif style and self.styled:
+                before, after = self._style_codes(style)
+                chunk.extend([f"{before}{text[s:e]}{after}\n" for s, e, _tail in wrap_narrow(text, width)])
+            else:
+                chunk.extend([text[s:e] + "\n" for s, e, _tail in wrap_narrow(text, width)])
         else:
             styled = self._styled if self.styled and style else None
             for line in clean(text).split("\n"):
@@ -181,6 +189,10 @@ class LineWriter:
             self.text("".join(text for text, _ in pieces), cut=cut)
             return
         width = self.width
+        plain = "".join([text for text, _ in pieces])
+        if len(plain) <= width and is_narrow(plain):  # one line that fits, nothing to clean
+            self._emit(pieces)
+            return
         for line in _lines_of(pieces):
             plain = "".join(text for text, _ in line)
             if len(plain) <= width and is_narrow(plain):

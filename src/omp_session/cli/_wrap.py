@@ -30,6 +30,7 @@ __all__ = [
     "is_narrow",
     "tab_widths",
     "wrap_line",
+    "wrap_narrow",
 ]
 
 #: A wrapped line as a slice of its source line plus a tail: ``line[start:end] + tail``; the tail
@@ -49,23 +50,33 @@ _UP_TO_LAST_SPACE = re.compile(r"(?s:.*)\s")
 #: Characters one cell wide, known without rich's width table (loading it takes 70 ms): the ranges
 #: rich itself treats so (``rich.cells._SINGLE_CELL_UNICODE_RANGES``), and punctuation and marks
 #: common in sessions and in our own output. A test checks each against rich's table.
+_SINGLE_CELL_RANGES = (
+    (0x20, 0x7E),
+    (0xA0, 0xAC),
+    (0xAE, 0x2FF),
+    (0x370, 0x482),
+    (0x2500, 0x25FC),
+    (0x2800, 0x28FF),
+)
+_SINGLE_CELL_EXTRA = "‘’“”–—•…→⎿✗✎"
 SINGLE_CELL = frozenset(
-    chr(code)
-    for first, last in (
-        (0x20, 0x7E),
-        (0xA0, 0xAC),
-        (0xAE, 0x2FF),
-        (0x370, 0x482),
-        (0x2500, 0x25FC),
-        (0x2800, 0x28FF),
-    )
-    for code in range(first, last + 1)
-) | frozenset("‘’“”–—•…→⎿✗✎")
+    chr(code) for first, last in _SINGLE_CELL_RANGES for code in range(first, last + 1)
+) | frozenset(_SINGLE_CELL_EXTRA)
+#: Any character not in :data:`SINGLE_CELL` (control codes, tabs and newlines included): one C
+#: scan tells a line of one-cell characters from the rest, and finds the few that are not.
+_OTHER_THAN_SINGLE_CELL = re.compile(
+    "[^"
+    + "".join(f"{re.escape(chr(first))}-{re.escape(chr(last))}" for first, last in _SINGLE_CELL_RANGES)
+    + re.escape(_SINGLE_CELL_EXTRA)
+    + "]"
+)
+_find_other = _OTHER_THAN_SINGLE_CELL.search
+_SPLIT_AT_OTHERS = re.compile(f"({_OTHER_THAN_SINGLE_CELL.pattern})").split
 
 
 def is_narrow(text: str) -> bool:
     """True when every character is one cell wide: then cells == ``len``."""
-    return (text.isascii() and text.isprintable()) or SINGLE_CELL.issuperset(text)
+    return (text.isascii() and text.isprintable()) or _find_other(text) is None
 
 
 class _CharWidths(dict[str, int]):
@@ -89,7 +100,37 @@ def cells(text: str) -> int:
         return len(text)
     if _GRAPHEME_MARKS.search(text):
         return cell_len(text)
-    return sum(map(_WIDTHS.__getitem__, text))
+    # Only the characters that are not one cell wide change the count.
+    return len(text) + sum([_WIDTHS[char] - 1 for char in _OTHER_THAN_SINGLE_CELL.findall(text)])
+
+
+class _Expansions(dict[str, str]):
+    """What a character that is not one known cell becomes in an expanded line (see
+    :func:`_expanded`): itself and a NUL when two cells wide, itself when one, ``""`` (no fast
+    way) for zero-width characters, joiners, control codes and spaces."""
+
+    def __missing__(self, char: str) -> str:
+        width = _WIDTHS[char]
+        expansion = self[char] = "" if char.isspace() or width == 0 else char + "\0" * (width - 1)
+        return expansion
+
+
+_EXPANSIONS = _Expansions()
+
+
+def _expanded(line: str) -> str | None:
+    """``line`` with a NUL after each two-cell character, so that an index is a cell (the NULs
+    mark the second halves), or ``None`` when the line holds anything but one- and two-cell
+    characters and plain spaces. Wrapping the expanded line as one of one-cell characters gives
+    rich's breaks, for a line of CJK text, without measuring it character by character."""
+    if "\xa0" in line:
+        return None
+    parts = _SPLIT_AT_OTHERS(line)  # one scan: the runs of one-cell characters and those between
+    expansions = [_EXPANSIONS[char] for char in parts[1::2]]
+    if "" in expansions:
+        return None
+    parts[1::2] = expansions
+    return "".join(parts)
 
 
 def clean(text: str) -> str:
@@ -157,7 +198,8 @@ def _breaks(line: str, width: int, prefix: Sequence[int]) -> list[int]:
     position still within the width; the first word that does not fit is the run covering ``k``,
     or the one after the whitespace at ``k``."""
     narrow = isinstance(prefix, range)
-    ascii_only = narrow and line.isascii()
+    # One-cell characters hold no whitespace but " " and the no-break space.
+    ascii_only = narrow and "\xa0" not in line
     content_end = len(line.rstrip())
     lead = len(line) - len(line.lstrip())
     breaks: list[int] = []
@@ -197,6 +239,35 @@ def _breaks(line: str, width: int, prefix: Sequence[int]) -> list[int]:
     return breaks
 
 
+def _space_breaks(line: str, width: int) -> list[int] | None:
+    """:func:`_breaks` for a line of one-cell characters whose only whitespace is " " (nearly
+    every line of prose), by string searches alone; ``None`` when a word is wider than a line
+    (folding is left to :func:`_breaks`)."""
+    content_end = len(line.rstrip(" "))
+    lead = len(line) - len(line.lstrip(" "))
+    rfind, find = line.rfind, line.find
+    breaks: list[int] = []
+    start = 0
+    while content_end - start > width:
+        k = start + width
+        if line[k] == " ":
+            word = k + 1
+            while line[word] == " ":  # stops before content_end
+                word += 1
+        else:
+            word = rfind(" ", start, k) + 1
+            if word <= start:  # no space since the line's start: a word wider than a line
+                return None
+        if word <= lead:  # the line's leading spaces belong to its first word
+            return None
+        word_end = find(" ", word, content_end)
+        if (word_end if word_end >= 0 else content_end) - word > width:
+            return None
+        breaks.append(word)
+        start = word
+    return breaks
+
+
 def _fit_slice(line: str, start: int, end: int, width: int, tail: str, prefix: Sequence[int] | None) -> Slice:
     """``line[start:end]`` cropped to ``width`` cells with ``tail`` (``""`` or ``"…"``) after it, as
     rich's ``set_cell_size`` crops: a wide character cut in half becomes a space. ``prefix``: the
@@ -222,7 +293,18 @@ def _prefix_cells(line: str, narrow: bool) -> Sequence[int]:
     """``prefix[i]``: the cells of ``line[:i]`` (a ``range`` when every character is one cell)."""
     if narrow:
         return range(len(line) + 1)
-    return list(accumulate(map(_WIDTHS.__getitem__, line), initial=0))
+    # Runs of one-cell characters are ranges; only the characters between them are looked up
+    # (a line of prose holds a few wide characters, if any).
+    prefix: list[int] = []
+    extend = prefix.extend
+    shift = at = 0
+    for match in _OTHER_THAN_SINGLE_CELL.finditer(line):
+        index = match.start()
+        extend(range(at + shift, index + 1 + shift))
+        shift += _WIDTHS[match.group()] - 1
+        at = index + 1
+    extend(range(at + shift, len(line) + 1 + shift))
+    return prefix
 
 
 def wrap_line(line: str, width: int) -> list[Slice]:
@@ -231,14 +313,19 @@ def wrap_line(line: str, width: int) -> list[Slice]:
     unless they go past the edge."""
     narrow = is_narrow(line)
     if narrow:  # the common case, where characters are cells
-        if len(line) <= width:
+        return wrap_narrow(line, width)
+    expanded = _expanded(line)
+    if expanded is not None:
+        if len(expanded) <= width:
             return [(0, len(line), "")]
-        breaks = _breaks(line, width, range(len(line) + 1))
-        # Each line's words fit, so cutting its trailing spaces at the width is rich's rstrip_end.
-        return [
-            (start, min(end, start + width), "")
-            for start, end in zip([0, *breaks], [*breaks, len(line)], strict=True)
-        ]
+        # Unless a word is folded (a fold could cut a character in half: the exact way then).
+        cell_breaks = _space_breaks(expanded, width)
+        if cell_breaks is not None:
+            count = expanded.count
+            return [
+                (start - count("\0", 0, start), end - count("\0", 0, end), "")
+                for start, end, _tail in _narrow_slices(cell_breaks, len(expanded), width)
+            ]
     # A line that fits is still trimmed of trailing whitespace beyond ``width`` characters.
     prefix: Sequence[int] | None
     if _GRAPHEME_MARKS.search(line):
@@ -263,6 +350,27 @@ def wrap_line(line: str, width: int) -> list[Slice]:
     return out
 
 
+def wrap_narrow(line: str, width: int) -> list[Slice]:
+    """:func:`wrap_line` for a line known to be all one-cell characters (:func:`is_narrow`)."""
+    if len(line) <= width:
+        return [(0, len(line), "")]
+    found = _space_breaks(line, width) if "\xa0" not in line else None
+    breaks = found if found is not None else _breaks(line, width, range(len(line) + 1))
+    return _narrow_slices(breaks, len(line), width)
+
+
+def _narrow_slices(breaks: list[int], length: int, width: int) -> list[Slice]:
+    """The lines between ``breaks`` of a line of one-cell characters ``length`` long. Each line's
+    words fit, so cutting its trailing spaces at the width is rich's ``rstrip_end``."""
+    slices: list[Slice] = []
+    start = 0
+    for end in breaks:
+        slices.append((start, min(end, start + width), ""))
+        start = end
+    slices.append((start, min(length, start + width), ""))
+    return slices
+
+
 def cut_line(line: str, width: int) -> Slice:
     """One line cut at ``width`` cells, ending in ``…`` when cut (rich's "ellipsis" overflow)."""
     # Only the head is measured: 2 × width + 2 characters are wider than the width unless most of
@@ -270,6 +378,15 @@ def cut_line(line: str, width: int) -> Slice:
     head = line[: 2 * width + 2]
     if is_narrow(head):
         prefix: Sequence[int] | None = range(len(head) + 1)
+    elif (expanded := _expanded(head)) is not None and not _GRAPHEME_MARKS.search(line):
+        if len(expanded) <= width and len(head) == len(line):
+            return 0, len(line), ""
+        room = width - 1
+        if room <= 0:
+            return 0, 0, "…"
+        if expanded[room] == "\0":  # a two-cell character across the edge: a space instead
+            return 0, room - 1 - expanded.count("\0", 0, room - 1), " …"
+        return 0, room - expanded.count("\0", 0, room), "…"
     elif _GRAPHEME_MARKS.search(line):
         head, prefix = line, None
     else:

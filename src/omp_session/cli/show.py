@@ -33,7 +33,7 @@ from omp_session.cli._lines import LineWriter, Piece
 from omp_session.tools.content import Execution, Part, ToolCall
 from omp_session.tools.entry_kinds import EntryKind
 from omp_session.tools.summary import display_time, usage_text
-from omp_session.tools.tool_display import ToolCallDisplay
+from omp_session.tools.tool_display import ToolCallDisplay, is_one_line_call
 from omp_session.tools.transcript import Branch, Transcript, TranscriptItem, load_transcript
 
 __all__ = ["ARGUMENT_CHARS", "PREVIEW_LINES", "render_transcript", "show"]
@@ -135,16 +135,19 @@ class _Renderer:
         """The readable form of a call (issue 13 #1): a diff, the written file, the command, or the
         arguments with real line breaks; a call whose arguments are all one-liners (a one-line
         command included) stays one JSON line."""
-        display = call.display()
         line: list[Piece] = [("→ ", "cyan"), (call.name, "bold cyan")]
-        if display.kind in ("edit", "write") and display.path:
+        display = None if is_one_line_call(call.arguments) else call.display()
+        if display is not None and display.kind in ("edit", "write") and display.path:
             line.append((f" {display.path}", "cyan bold"))
         if call.intent:
             line.append((f" ({call.intent})", "cyan italic"))
-        one_line = display.kind == "generic" or (
-            display.kind == "command" and "\n" not in (display.code or "")
-        )
-        if one_line and not display.multiline:  # short calls read best as they are: one JSON line
+        # Short calls read best as they are: one JSON line.
+        if display is None or (
+            not display.multiline
+            and (
+                display.kind == "generic" or (display.kind == "command" and "\n" not in (display.code or ""))
+            )
+        ):
             arguments = _ONE_LINE_JSON.encode(call.arguments) if call.arguments not in (None, {}) else ""
             if not self.full and len(arguments) > ARGUMENT_CHARS:
                 arguments = arguments[: ARGUMENT_CHARS - 1] + "…"

@@ -24,7 +24,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["DiffLine", "ToolCallDisplay", "diff_text", "language_for_path", "tool_call_display"]
+__all__ = [
+    "DiffLine",
+    "ToolCallDisplay",
+    "diff_text",
+    "is_one_line_call",
+    "language_for_path",
+    "tool_call_display",
+]
 
 _EDIT_PAIRS = (("oldText", "newText"), ("old_string", "new_string"), ("old_str", "new_str"))
 _PATH_KEYS = ("path", "file_path", "filePath", "filename")
@@ -229,6 +236,21 @@ def tool_call_display(name: str, arguments: Any, result_details: Any = None) -> 
                 "command", path, language, code=code, arguments=rest, shown=frozenset({key})
             )
     return _generic(path, arguments)
+
+
+def is_one_line_call(arguments: Any) -> bool:
+    """True when :func:`tool_call_display` would give a generic call whose every argument is one
+    line (which ``show`` prints as one JSON line), known without building the display: most calls
+    (read, grep, …) of a long session. ``False`` may still be such a call."""
+    if not isinstance(arguments, Mapping) or not arguments.keys().isdisjoint(_SHAPING_KEYS):
+        return False
+    for value in arguments.values():
+        if isinstance(value, str):
+            if "\n" in value:
+                return False
+        elif not (value is None or isinstance(value, (bool, int, float))):  # JSON of one line
+            return False
+    return True
 
 
 def _generic(path: str | None, arguments: Mapping[str, Any]) -> ToolCallDisplay:
