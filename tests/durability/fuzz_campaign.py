@@ -259,16 +259,24 @@ CLI_COMMANDS = [
     ["export", "-f", "md"],
     ["export", "-f", "html"],
 ]
+#: Commands over the whole store (the campaign's root holds the one mutated file).
+STORE_COMMANDS = [
+    ["list", "--all", "--json"],
+    ["search", "the", "--all"],
+    ["usage", "daily", "--all"],
+    ["usage", "model", "--all", "--json"],
+]
+_STORE_WIDE = {argv[0] for argv in STORE_COMMANDS}
 
 
 def _cli(path: Path, root: Path, figures: Figures, keep: Path, timeout: int) -> None:
     runner = CliRunner()
-    for argv in [*CLI_COMMANDS, ["list", "--all", "--json"], ["search", "the", "--all"]]:
+    for argv in [*CLI_COMMANDS, *STORE_COMMANDS]:
         args = [
             "--dir",
             str(root),
             *argv[:1],
-            *([str(path)] if argv[0] not in ("list", "search") else []),
+            *([str(path)] if argv[0] not in _STORE_WIDE else []),
             *argv[1:],
         ]
         figures.cli_runs += 1
