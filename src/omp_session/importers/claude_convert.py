@@ -114,6 +114,9 @@ class _Builder(LosslessParts):
 
     def resolve(self, parent_uuid: str | None, line: int) -> tuple[str | None, str | None]:
         """The nearest earlier kept ancestor's entry id, and a cursor when that is not known yet."""
+        tail = self.tails.get(parent_uuid) if parent_uuid else None
+        if tail is not None and tail[0] < line:  # the parent is a kept record: the usual case
+            return tail[1], None
         return self._walk(parent_uuid, line, final=False)
 
     def emit(self, entry: Entry, pending_cursor: str | None, line: int) -> None:
@@ -194,12 +197,7 @@ class _Builder(LosslessParts):
                 record, kept, key, line, converted
             ):
                 return
-        tail = self.tails.get(parent_uuid) if parent_uuid else None
-        parent: str | None
-        if tail is not None and tail[0] < line:  # the parent is a kept record: the usual case
-            parent, cursor = tail[1], None
-        else:
-            parent, cursor = self.resolve(parent_uuid, line)
+        parent, cursor = self.resolve(parent_uuid, line)
         free = float_free(converted, ts, record if lossless else None, kept, assistant)
         if lossless and assistant and self._merge_split_response(record, kept, key, line, parent, converted):
             if not free:

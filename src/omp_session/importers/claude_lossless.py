@@ -85,12 +85,7 @@ class LosslessParts:
         }
         if uuid:
             parent_uuid = js_string(record.get("parentUuid"))
-            tail = self.tails.get(parent_uuid) if parent_uuid else None
-            parent: str | None
-            if tail is not None and tail[0] < line:  # the parent is a kept record: the usual case
-                parent, cursor = tail[1], None
-            else:
-                parent, cursor = self.resolve(parent_uuid, line)
+            parent, cursor = self.resolve(parent_uuid, line)
             entry["parentId"] = parent
             self.emit(entry, cursor, line)
             self.tails[key] = (line, entry_id)
