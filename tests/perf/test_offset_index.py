@@ -383,6 +383,16 @@ def _full_usage(path: Path) -> dict[str, float | None]:
         return full.get_usage_statistics().to_dict()
 
 
+def _assert_edit_seen_then_index_trusted(path: Path) -> None:
+    """The next open reads the edited file as a full load does; the one after trusts the rebuilt index."""
+    with SessionManager.open(path, read_only=True) as manager:
+        assert manager.get_usage_statistics().to_dict() == _full_usage(path)
+        assert manager.get_usage_statistics().cost == 0.95
+        assert manager.get_entries() == load_session(path).entries
+    with SessionManager.open(path, read_only=True) as manager:  # the index rebuilt, then trusted
+        assert is_lazy(manager) and manager.get_usage_statistics().cost == 0.95
+
+
 def test_an_edit_in_place_that_keeps_ids_and_links_is_noticed_by_the_times(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -397,12 +407,7 @@ def test_an_edit_in_place_that_keeps_ids_and_links_is_noticed_by_the_times(
     _edit_usage_in_place(path)
     later = recorded.st_mtime_ns + 1_000_000_000  # another tick of the clock, whatever its granularity
     os.utime(path, ns=(later, later))
-    with SessionManager.open(path, read_only=True) as manager:
-        assert manager.get_usage_statistics().to_dict() == _full_usage(path)
-        assert manager.get_usage_statistics().cost == 0.95
-        assert manager.get_entries() == load_session(path).entries
-    with SessionManager.open(path, read_only=True) as manager:  # the index rebuilt, then trusted
-        assert is_lazy(manager) and manager.get_usage_statistics().cost == 0.95
+    _assert_edit_seen_then_index_trusted(path)
 
 
 def test_an_edit_in_place_right_after_indexing_is_noticed(tmp_path: Path) -> None:
@@ -444,12 +449,7 @@ def test_an_edit_in_place_and_an_append_by_another_process_are_noticed(
         assert is_lazy(manager) and manager.get_usage_statistics().cost == 0.75
     appended = encode_line(_entry(12000, "e11999"))[:-1].decode()
     subprocess.run([sys.executable, "-c", _EDIT_AND_APPEND, str(path), appended], check=True)
-    with SessionManager.open(path, read_only=True) as manager:
-        assert manager.get_usage_statistics().to_dict() == _full_usage(path)
-        assert manager.get_usage_statistics().cost == 0.95
-        assert manager.get_entries() == load_session(path).entries
-    with SessionManager.open(path, read_only=True) as manager:  # the index rebuilt, then trusted
-        assert is_lazy(manager) and manager.get_usage_statistics().cost == 0.95
+    _assert_edit_seen_then_index_trusted(path)
 
 
 def test_appends_alone_keep_the_index_and_carry_its_crc(tmp_path: Path) -> None:
