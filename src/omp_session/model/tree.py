@@ -116,7 +116,8 @@ class EntryIndex(Protocol):
     def on_reread(self, callback: RereadCallback) -> None:
         """Call ``callback(usage, has_assistant)`` with the new totals whenever the index has to read
         its file anew (a file changed in place under a stale offset index, issue 11 item 8), so
-        totals kept by the caller never go stale."""
+        totals kept by the caller never go stale. A bound method is held weakly (its object
+        usually holds the index: no reference cycle)."""
         ...
 
 
