@@ -1,6 +1,7 @@
-"""Check and repair damaged session files (docs/durability.md, "Check and repair").
+"""Repair damaged session files (docs/durability.md, "Check and repair"); ``check`` is in
+:mod:`omp_session.tools.check` and re-exported here, its documented home.
 
-``check(path)`` never writes. ``repair(path)`` takes the writer lock, keeps a backup of the file
+``repair(path)`` takes the writer lock, keeps a backup of the file
 it replaces (a hard link, ``<name>.repair.bak``), moves every line it drops to a sidecar
 ``<name>.rejected`` (byte for byte), and rewrites atomically. Lines it does not change are written
 back byte for byte. Running it twice changes nothing the second time.
@@ -9,7 +10,6 @@ back byte for byte. Running it twice changes nothing the second time.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,54 +18,27 @@ from omp_session.errors import CorruptSessionError, PersistenceError
 from omp_session.format.codec import (
     BLANK,
     BOM,
-    NOT_OBJECT,
-    TORN,
-    DecodedFile,
-    LineIssue,
     decode_lines,
     encode_line,
 )
 from omp_session.format.entries import CURRENT_VERSION
 from omp_session.format.ids import new_entry_id, new_session_id, now_iso
-from omp_session.format.migrate import header_version, migrate_records
+from omp_session.format.migrate import migrate_records
 from omp_session.format.title_slot import SLOT_BYTES, encode_slot
 from omp_session.model.tree import SessionIndex
 from omp_session.store.atomic_files import replace_file
-from omp_session.store.configured import configured_storage
 from omp_session.store.file import FileStorage
 from omp_session.store.loading import (
     header_problem_line,
     is_session_header,
     peel_title_slot,
-    read_session_bytes,
 )
-from omp_session.store.regular import open_regular, read_regular
-from omp_session.tools.check_stream import EntryCollector, ToolIssue
+from omp_session.store.regular import read_regular
+from omp_session.tools.check import Problem, check
 
-__all__ = ["Problem", "RepairReport", "check", "migrate_file", "repair"]
+__all__ = ["Problem", "RepairReport", "check", "migrate_file", "repair"]  # check, Problem: tools/check.py
 
 Entry = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One thing wrong with a session file."""
-
-    kind: str
-    line: int | None
-    entry_id: str | None
-    message: str
-    #: ``"problem"``, or ``"info"`` for what omp itself writes in normal use (an older version, the
-    #: tool calls of a turn that ended in an error): reported, never counted as damage (item 13).
-    severity: str = "problem"
-
-    @property
-    def is_problem(self) -> bool:
-        return self.severity == "problem"
-
-    def describe(self) -> str:
-        where = f"line {self.line}" if self.line is not None else "file"
-        return f"{where}: {self.kind}: {self.message}"
 
 
 @dataclass
@@ -76,215 +49,6 @@ class RepairReport:
     backup: Path | None = None
     sidecar: Path | None = None
     changes: list[str] = field(default_factory=list)
-
-
-# ------------------------------------------------------------------------------------ check
-
-
-def _line_problems(decoded: DecodedFile) -> list[Problem]:
-    problems = []
-    if decoded.has_bom:
-        problems.append(
-            Problem("bom", 1, None, "the file starts with a UTF-8 byte order mark, which omp cannot read")
-        )
-    for issue in decoded.issues:
-        if issue.reason == BLANK:
-            continue
-        kind = {TORN: "torn-tail", NOT_OBJECT: "not-object"}.get(issue.reason, "malformed-line")
-        if not issue.skipped:
-            kind = "invalid-utf8"
-        problems.append(Problem(kind, issue.line, None, f"{issue.reason}: {issue.preview!r}"))
-    return problems
-
-
-def _entry_problems(records: list[Entry], line_of: dict[int, int]) -> list[Problem]:
-    # One set of entry checks for a whole read and a streamed one (tools/check_stream.py).
-    collector = EntryCollector()
-    for position, entry in enumerate(records[1:], start=1):
-        collector.add(entry, line_of.get(position, 0))
-    return _collected_problems(collector)
-
-
-def _collected_problems(collector: EntryCollector) -> list[Problem]:
-    problems = [Problem(*found) for found in collector.id_problems]
-    roots = collector.cycle_roots()
-    problems += [Problem(*found) for found in collector.link_problems(roots)]
-    tool_problems = [
-        _tool_problem(issue, collector.line_of_id(issue.entry_id), issue.ended_in_error)
-        for issue in collector.tool_issues(roots)
-    ]
-    return problems + sorted(tool_problems, key=_tool_problem_order)
-
-
-def _tool_problem(unpaired: ToolIssue, line: int | None, errored: bool) -> Problem:
-    what = (
-        f"tool call {unpaired.tool_call_id} ({unpaired.tool_name}) has no result on a branch below it"
-        if unpaired.kind == "call-without-result"
-        else f"tool result for {unpaired.tool_call_id} has no matching call before it on its branch"
-    )
-    severity = "info" if errored else "problem"
-    return Problem(f"tool-{unpaired.kind}", line, unpaired.entry_id, what, severity)
-
-
-def _tool_problem_order(problem: Problem) -> tuple[int, str, str]:
-    # By line: the walk's order depends on sibling order, which a streamed check does not keep.
-    return (problem.line or 0, problem.kind, problem.message)
-
-
-#: Files above this size are checked in chunks (item 14): what stays in memory is each id once and
-#: a few integers per entry (tools/check_stream.py), not the entries.
-STREAM_ABOVE_BYTES = 32 * 1024 * 1024
-_CHUNK_BYTES = 2 * 1024 * 1024  # decoded, a chunk's entries are ~10× its size: kept small
-
-
-def check(path: Path | str, *, chunk_bytes: int | None = None) -> list[Problem]:
-    """Every problem found in ``path``; never writes. Unusable paths raise ``CorruptSessionError``.
-
-    A file over :data:`STREAM_ABOVE_BYTES` (or any file, with ``chunk_bytes``) is read in chunks
-    and keeps only what the checks need of each entry; the result is the same."""
-    path = Path(path)
-    store = configured_storage()  # a database store (the command line's --store), else the file
-    if store is not None:
-        return _from_bytes(store.read_session(path))
-    if chunk_bytes is None:
-        try:
-            large = os.stat(path).st_size > STREAM_ABOVE_BYTES
-        except OSError:
-            large = False
-        if large:
-            chunk_bytes = _CHUNK_BYTES
-    if chunk_bytes is not None:
-        streamed = _check_in_chunks(path, chunk_bytes)
-        if streamed is not None:
-            return streamed
-    return _from_bytes(read_session_bytes(path))
-
-
-def _from_bytes(data: bytes) -> list[Problem]:
-    decoded = decode_lines(data)
-    slot = peel_title_slot(decoded, data)  # omp 18's first line, folded into the header
-    slot_size = data.find(b"\n") + 1
-    slot_problem = _slot_problem(slot_size) if slot is not None and slot_size != SLOT_BYTES else None
-    return _problems_of(decoded, slot_problem)
-
-
-def _slot_problem(slot_size: int) -> Problem:
-    return Problem(
-        "title-slot",
-        1,
-        None,
-        f"title slot is {slot_size} bytes, not {SLOT_BYTES}: omp 18 would overwrite the header "
-        "line when it renames the session",
-    )
-
-
-def _problems_of(decoded: DecodedFile, slot_problem: Problem | None) -> list[Problem]:
-    problems = _line_problems(decoded)
-    if slot_problem is not None:
-        problems.insert(0, slot_problem)
-    bad_header = header_problem_line(decoded)
-    if bad_header is not None:  # the same rule as open(): it would refuse this file
-        problems.insert(0, Problem("header", bad_header, None, "the first line is not a session header"))
-        return problems
-    version = header_version(decoded.records[0])
-    if version < CURRENT_VERSION:
-        problems.append(
-            Problem(
-                "old-version",
-                decoded.line_numbers[0],
-                None,
-                f"version {version}; current is 3 (omp upgrades it on its next write; `migrate` does it now)",
-                "info",
-            )
-        )
-    records = decoded.records
-    migrate_records(records)  # in memory only; stable ids: the same ones every tool shows
-    line_of = {position: decoded.line_numbers[position] for position in range(1, len(records))}
-    return problems + _entry_problems(records, line_of)
-
-
-def _chunks(path: Path, chunk_bytes: int) -> Iterator[bytes]:
-    """The file in pieces that end after a newline (the last one may not)."""
-    try:
-        handle = os.fdopen(open_regular(path), "rb")
-    except FileNotFoundError:
-        raise
-    except OSError as exc:
-        raise CorruptSessionError(path, f"cannot be read: {exc.strerror or exc}") from exc
-    with handle:
-        pending = b""
-        while block := handle.read(chunk_bytes):
-            pending += block
-            cut = pending.rfind(b"\n") + 1
-            if cut:
-                yield pending[:cut]
-                pending = pending[cut:]
-        if pending:
-            yield pending
-
-
-def _check_in_chunks(path: Path, chunk_bytes: int) -> list[Problem] | None:
-    """:func:`check` reading ``chunk_bytes`` at a time, keeping of each entry only what the checks
-    need (tools/check_stream.py); ``None`` for a file older than version 3 (its migration needs
-    every record whole: checked the ordinary way)."""
-    whole = DecodedFile()  # the line issues, and the records up to the header
-    collector = EntryCollector()
-    lines = offset = 0
-    slot_problem: Problem | None = None
-    header_checked = bad_header = False
-    for chunk in _chunks(path, chunk_bytes):
-        # A leading newline keeps a BOM inside the file from being taken for the file's own.
-        part = decode_lines(chunk) if offset == 0 else decode_lines(b"\n" + chunk)
-        issues = part.issues if offset == 0 else part.issues[1:]
-        shift_line, shift_offset = (lines, offset) if offset == 0 else (lines - 1, offset - 1)
-        if offset == 0:
-            whole.has_bom = part.has_bom
-        whole.ends_with_newline = part.ends_with_newline
-        whole.issues += [
-            LineIssue(i.line + shift_line, i.offset + shift_offset, i.reason, i.skipped, i.preview)
-            for i in issues
-        ]
-        numbers = [number + shift_line for number in part.line_numbers]
-        records = part.records
-        if not header_checked:  # whole until the header is decided (title slot, header)
-            taken = 2 - len(whole.records) if offset == 0 else 1 - len(whole.records)
-            taken = max(taken, 0)
-            whole.records += records[:taken]
-            whole.line_numbers += numbers[:taken]
-            records, numbers = records[taken:], numbers[taken:]
-        if offset == 0:
-            slot = peel_title_slot(whole, chunk)
-            slot_size = chunk.find(b"\n") + 1
-            if slot is not None and slot_size != SLOT_BYTES:
-                slot_problem = _slot_problem(slot_size)
-            if slot is None and len(whole.records) > 1:  # the second record is an entry
-                records, numbers = [whole.records.pop(), *records], [whole.line_numbers.pop(), *numbers]
-        lines += chunk.count(b"\n")
-        offset += len(chunk)
-        if not header_checked and whole.records:  # the first record decides (as header_problem_line)
-            header_checked = True
-            bad_header = header_problem_line(whole) is not None  # then only line issues matter
-            if not bad_header and header_version(whole.records[0]) < CURRENT_VERSION:
-                return None
-        if not bad_header:
-            for record, number in zip(records, numbers, strict=True):
-                collector.add(record, number)
-    if bad_header or not header_checked:
-        return _problems_of(whole, slot_problem)
-    return _streamed_problems(whole, slot_problem, collector)
-
-
-def _streamed_problems(
-    whole: DecodedFile, slot_problem: Problem | None, collector: EntryCollector
-) -> list[Problem]:
-    """What :func:`_problems_of` reports, from the collected skeleton (the header is current)."""
-    problems = _line_problems(whole)
-    if slot_problem is not None:
-        problems.insert(0, slot_problem)
-    return problems + _collected_problems(collector)
-
-
-# ------------------------------------------------------------------------------------ repair
 
 
 @dataclass
