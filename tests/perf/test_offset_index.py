@@ -12,6 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from omp_session import Runtime, SessionManager
 from omp_session.errors import SessionError
@@ -20,7 +22,7 @@ from omp_session.store import offset_index
 from omp_session.store.loading import load_session
 from omp_session.store.offset_index import index_path, read_index
 
-from .sessions import HEADER, full_snapshot, is_lazy, opened_cold, snapshot
+from .sessions import HEADER, full_snapshot, is_lazy, opened_cold, session_lines, snapshot
 
 CORPUS = sorted((Path(__file__).parents[1] / "conformance" / "load").glob("*.jsonl"))
 #: omp 18's corpus: files with the title slot ahead of the header, and its new entry types.
@@ -530,3 +532,39 @@ def test_a_racy_index_is_checked_in_full_once_then_settled(
     with SessionManager.open(path, read_only=True) as manager:
         assert is_lazy(manager) and not opened_cold(manager)
         assert snapshot(manager) == full_snapshot(path, monkeypatch)
+
+
+_COMPARED_COLUMNS = ("offsets", "lengths", "parents", "state_ids", "defaults", "id_ends", "id_hashes")
+_VOLATILE_META = {"stat", "racy_crc", "fingerprint"}  # the file's times; recomputed either way
+
+
+def _comparable(index: offset_index.OffsetIndex) -> tuple[object, ...]:
+    meta = {key: value for key, value in index.meta.items() if key not in _VOLATILE_META}
+    columns = [list(getattr(index, name)) for name in _COMPARED_COLUMNS]
+    return (meta, columns, bytes(index.id_blob), bytes(index.state_blob))
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=session_lines(weird=False), data=st.data())
+def test_an_index_extended_by_appends_equals_one_built_from_scratch(
+    tmp_path_factory: pytest.TempPathFactory, lines: list[bytes], data: st.DataObject
+) -> None:
+    # Indexing the lines another writer appended extends the stored id column (no dict of every
+    # id, no hashing every id again): the result must be the index a full build gives.
+    path = tmp_path_factory.mktemp("extend") / "s.jsonl"
+    cut = data.draw(st.integers(1, len(lines)))
+    path.write_bytes(b"".join(lines[:cut]))
+    SessionManager.open(path, read_only=True).close()
+    first = read_index(path)
+    with path.open("ab") as handle:
+        handle.write(b"".join(lines[cut:]))
+    SessionManager.open(path, read_only=True).close()
+    extended = read_index(path)
+    index_path(path).unlink()
+    SessionManager.open(path, read_only=True).close()
+    rebuilt = read_index(path)
+    assert (extended is None) == (rebuilt is None)
+    if extended is not None and rebuilt is not None:
+        assert _comparable(extended) == _comparable(rebuilt)
+        if first is not None and not first.meta.get("complex") and cut < len(lines):
+            assert len(extended) >= len(first)

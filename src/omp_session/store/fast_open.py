@@ -43,6 +43,7 @@ from omp_session.store.line_table import LineTable
 from omp_session.store.loading import LoadedSession, is_session_header
 from omp_session.store.offset_index import (
     OffsetIndex,
+    StoredIdPositions,
     changed_in_place,
     file_state,
     fingerprint,
@@ -190,7 +191,8 @@ def open_cold(path: Path, data: bytes, storage: FileStorage) -> IndexedOpen | No
         return None
     markers = Markers(*meta["markers"]).merged(Markers.of(tail))
     every, some = (kept, None) if isinstance(kept, list) else (None, kept)
-    store = LazyStore(path, fd, index, storage.blobs, markers, every, builder.id_positions, cached=some)
+    positions = cast("dict[str, int]", builder.id_positions)  # a cold open's builder: a plain dict
+    store = LazyStore(path, fd, index, storage.blobs, markers, every, positions, cached=some)
     try:
         for position in store.marked:  # what parse_session's transforms change (lazy_store.py)
             entry = every[position] if every is not None else some.get(position) if some else None
@@ -385,16 +387,16 @@ def remember_index(path: Path, data: bytes, loaded: LoadedSession) -> None:
 
 
 def _builder_from(index: OffsetIndex) -> IndexBuilder:
+    """A builder that goes on after ``index``'s entries: their columns copied, their ids left in
+    the stored id column (``StoredIdPositions``, ``OffsetIndex.extended``)."""
     builder = IndexBuilder()
     builder.offsets, builder.lengths = list(index.offsets), list(index.lengths)
     builder.parents, builder.state_ids = list(index.parents), list(index.state_ids)
     builder.defaults = list(index.defaults)
-    builder.ids = index.all_ids()
+    builder.base = len(index)
     builder.states = [State.from_json(part) for part in index.state_blob.split(b"\n")]
     builder._state_numbers = {state: number for number, state in enumerate(builder.states)}
-    positions: dict[Any, int] = dict(zip(builder.ids, range(len(index)), strict=True))
-    positions.pop(None, None)
-    builder.id_positions = positions
+    builder.id_positions = StoredIdPositions(index)
     meta = index.meta
     builder.dangling, builder.labels = set(meta["dangling"]), list(meta["labels"])
     builder.kept = {int(c): int(k) for c, k in meta["kept"]}
@@ -448,6 +450,6 @@ def _extend(
         # The prefix CRC carried on over the appended lines (the covered part was just verified).
         **file_state(stat, zlib.crc32(chunk, index.meta["prefix_crc"])),
     }
-    extended = OffsetIndex.from_builder(builder, meta)
+    extended = OffsetIndex.extended(index, builder, meta)
     write_index(path, extended)
     return extended

@@ -15,7 +15,7 @@ Internal module (part of ``SessionManager.open``); not part of the public API.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, MutableMapping, Sequence
 from typing import Any, NamedTuple
 
 import orjson
@@ -112,11 +112,14 @@ class IndexBuilder:
         self.state_ids: list[int] = []
         self.defaults: list[int] = []
         self.ids: list[str | None] = []  # the id of each entry (None: none that is a string)
+        #: Entries indexed before this builder's ``ids`` (an extension of a stored index: its ids
+        #: stay in the stored id column, and ``id_positions`` looks them up there).
+        self.base = 0
         self.states: list[State] = [EMPTY_STATE]
         self._state_numbers: dict[State, int] = {EMPTY_STATE: 0}
         #: State numbers an assistant message leaves unchanged (their "default" slot exists).
         self._after_assistant: dict[int, int] = {}
-        self.id_positions: dict[str, int] = {}
+        self.id_positions: MutableMapping[str, int] = {}
         self.dangling: set[str] = set()  # parent ids named before any entry had them
         self.labels: list[int] = []
         self.kept: dict[int, int] = {}  # compaction position -> position of its first kept entry
@@ -158,7 +161,7 @@ class IndexBuilder:
             defaults.append,
         )
         has_assistant, add_stateful = self.has_assistant, self.stateful.append
-        position = len(ids)
+        position = self.base + len(ids)
         # The entry before, whose child most entries are (omp appends to the leaf): its id (None
         # if it cannot be a parent), state and default setter, without a lookup.
         previous = ids[-1] if ids and ids[-1] else None

@@ -37,7 +37,7 @@ import time
 import zlib
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, islice
 from pathlib import Path
@@ -254,14 +254,37 @@ class OffsetIndex:
     @classmethod
     def from_builder(cls, builder: IndexBuilder, meta: dict[str, Any]) -> OffsetIndex:
         """Freeze ``builder`` (plus file-level ``meta``) into an index."""
-        try:
-            id_blob = orjson.dumps(builder.ids)[1:-1]  # the ids as JSON, separated by commas
-        except TypeError:
-            raise ComplexSession("an id orjson cannot write (lone surrogate)") from None
-        ids = builder.ids
-        id_parts = id_blob.split(b",") if id_blob else []
-        if len(id_parts) != len(ids):  # an id holds a comma: encode them one by one
-            id_parts = [orjson.dumps(entry_id) for entry_id in ids]
+        id_blob, id_parts = _id_column(builder.ids)
+        return cls._frozen(builder, meta, id_blob, _ends(id_parts), sorted(map(zlib.crc32, id_parts)))
+
+    @classmethod
+    def extended(cls, stored: OffsetIndex, builder: IndexBuilder, meta: dict[str, Any]) -> OffsetIndex:
+        """The index of ``stored``'s entries plus those ``builder`` added after them (its ``ids``
+        are the new entries' alone, ``base`` the stored count): the id column is extended rather
+        than encoded and hashed again, so indexing an append costs what was appended, not the file."""
+        new_blob, new_parts = _id_column(builder.ids)
+        if not new_blob:
+            id_blob, id_ends = stored.id_blob, array("I", stored.id_ends)
+        elif not stored.id_blob:
+            id_blob, id_ends = new_blob, _ends(new_parts)
+        else:
+            shift = len(stored.id_blob) + 1
+            id_blob = stored.id_blob + b"," + new_blob
+            id_ends = array("I", stored.id_ends)
+            id_ends.extend(end + shift for end in _ends(new_parts))
+        # Two sorted runs: the sort merges them in one pass.
+        id_hashes = sorted([*stored.id_hashes, *sorted(map(zlib.crc32, new_parts))])
+        return cls._frozen(builder, meta, id_blob, id_ends, id_hashes)
+
+    @classmethod
+    def _frozen(
+        cls,
+        builder: IndexBuilder,
+        meta: dict[str, Any],
+        id_blob: bytes,
+        id_ends: Sequence[int],
+        id_hashes: list[int],
+    ) -> OffsetIndex:
         state_parts = [state.to_json() for state in builder.states]
         meta = {
             **meta,
@@ -279,11 +302,11 @@ class OffsetIndex:
             array("i", builder.parents),
             array("I", builder.state_ids),
             array("i", builder.defaults),
-            _ends(id_parts),
+            id_ends,
             id_blob,
             _ends(state_parts),
             b"\n".join(state_parts),
-            array("I", sorted(map(zlib.crc32, id_parts))),
+            array("I", id_hashes),
         )
 
     def to_bytes(self) -> bytes:
@@ -335,6 +358,60 @@ class OffsetIndex:
             state_blob,
             parts[9].cast("I"),
         )
+
+
+def _id_column(ids: list[str | None]) -> tuple[bytes, list[bytes]]:
+    """The ids as JSON separated by commas, and each id's JSON."""
+    try:
+        id_blob = orjson.dumps(ids)[1:-1]
+    except TypeError:
+        raise ComplexSession("an id orjson cannot write (lone surrogate)") from None
+    id_parts = id_blob.split(b",") if id_blob else []
+    if len(id_parts) != len(ids):  # an id holds a comma: encode them one by one
+        id_parts = [orjson.dumps(entry_id) for entry_id in ids]
+    return id_blob, id_parts
+
+
+class StoredIdPositions(MutableMapping[str, int]):
+    """``IndexBuilder.id_positions`` for an extension of ``stored``: the new ids in a dict, the
+    stored ones found in the stored id column (by hash, then a search: a fresh id costs a few
+    comparisons) instead of a dict of every id built for the few lines appended."""
+
+    def __init__(self, stored: OffsetIndex) -> None:
+        self._stored = stored
+        self._new: dict[str, int] = {}
+
+    def _find(self, key: object) -> int | None:
+        found = self._new.get(key) if isinstance(key, str) else None
+        if found is None and isinstance(key, str):
+            found = self._stored.find_id(key)
+        return found
+
+    def __getitem__(self, key: str) -> int:
+        found = self._find(key)
+        if found is None:
+            raise KeyError(key)
+        return found
+
+    def get(self, key: str, default: Any = None) -> Any:
+        found = self._find(key)
+        return default if found is None else found
+
+    def __contains__(self, key: object) -> bool:
+        return self._find(key) is not None
+
+    def __setitem__(self, key: str, value: int) -> None:
+        self._new[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self._new[key]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from (entry_id for entry_id in self._stored.all_ids() if entry_id is not None)
+        yield from self._new
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 def _ends(parts: Sequence[bytes]) -> array[int]:
