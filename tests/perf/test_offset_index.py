@@ -568,3 +568,25 @@ def test_an_index_extended_by_appends_equals_one_built_from_scratch(
         assert _comparable(extended) == _comparable(rebuilt)
         if first is not None and not first.meta.get("complex") and cut < len(lines):
             assert len(extended) >= len(first)
+
+
+def test_an_append_that_branches_off_many_stored_entries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every appended entry names a stored parent: past a few searches of the stored id column, the
+    # extension looks them up in one dict of the stored ids; the index is the same either way.
+    monkeypatch.setattr(offset_index.StoredIdPositions, "SEARCHES", 3)
+    path = _session(tmp_path / "s.jsonl", 40)
+    SessionManager.open(path, read_only=True).close()
+    with path.open("ab") as handle:
+        for number in range(40, 50):
+            handle.write(encode_line(_entry(number, f"e{number - 35}")))
+    expected = full_snapshot(path, monkeypatch)
+    with SessionManager.open(path, read_only=True) as manager:
+        assert is_lazy(manager) and snapshot(manager) == expected
+    extended = read_index(path)
+    index_path(path).unlink()
+    SessionManager.open(path, read_only=True).close()
+    rebuilt = read_index(path)
+    assert extended is not None and rebuilt is not None and len(extended) == 50
+    assert _comparable(extended) == _comparable(rebuilt)

@@ -377,15 +377,29 @@ class StoredIdPositions(MutableMapping[str, int]):
     stored ones found in the stored id column (by hash, then a search: a fresh id costs a few
     comparisons) instead of a dict of every id built for the few lines appended."""
 
+    #: Stored ids looked up by a search of the id column before a dict of them all is cheaper (each
+    #: search scans the column; appends name a stored id only where they branch off it).
+    SEARCHES = 64
+
     def __init__(self, stored: OffsetIndex) -> None:
         self._stored = stored
         self._new: dict[str, int] = {}
+        self._searches = 0
+        self._all: dict[str, int] | None = None
 
     def _find(self, key: object) -> int | None:
-        found = self._new.get(key) if isinstance(key, str) else None
-        if found is None and isinstance(key, str):
-            found = self._stored.find_id(key)
-        return found
+        if not isinstance(key, str):
+            return None
+        found = self._new.get(key)
+        if found is not None or not self._stored.may_hold_id(key):
+            return found
+        if self._all is None:
+            self._searches += 1
+            if self._searches <= self.SEARCHES:
+                return self._stored.find_id(key)
+            ids = self._stored.all_ids()
+            self._all = {entry_id: at for at, entry_id in enumerate(ids) if entry_id is not None}
+        return self._all.get(key)
 
     def __getitem__(self, key: str) -> int:
         found = self._find(key)
