@@ -391,15 +391,17 @@ class StoredIdPositions(MutableMapping[str, int]):
         if not isinstance(key, str):
             return None
         found = self._new.get(key)
-        if found is not None or not self._stored.may_hold_id(key):
+        if found is not None:
             return found
-        if self._all is None:
+        if self._all is not None:
+            return self._all.get(key)
+        found = self._stored.find_id(key)  # a fresh id: a hash and a bisection, no search
+        if found is not None:
             self._searches += 1
-            if self._searches <= self.SEARCHES:
-                return self._stored.find_id(key)
-            ids = self._stored.all_ids()
-            self._all = {entry_id: at for at, entry_id in enumerate(ids) if entry_id is not None}
-        return self._all.get(key)
+            if self._searches >= self.SEARCHES:
+                ids = self._stored.all_ids()
+                self._all = {entry_id: at for at, entry_id in enumerate(ids) if entry_id is not None}
+        return found
 
     def __getitem__(self, key: str) -> int:
         found = self._find(key)
