@@ -27,10 +27,10 @@ Internal module (``omp-session check``); not part of the public API.
 
 from __future__ import annotations
 
-from array import array
 from bisect import bisect_left
 from typing import Any, NamedTuple
 
+from omp_session.tools.columns import Column, ColumnStore
 from omp_session.tools.string_table import StringTable
 
 __all__ = ["EntryCollector", "ToolIssue"]
@@ -58,25 +58,27 @@ class EntryCollector:
     columns sorted by position (found by bisection). Only what few entries have (compaction and
     label targets, ids that are not strings) stays in dicts."""
 
-    def __init__(self, table_slots: int = 8) -> None:
-        self._table = StringTable(table_slots)  # id (of an entry or named as a parent) -> number
-        self._last: array[int] = array("i")  # number -> position of the last entry with it, or -1
-        self._order: array[int] = array("i")  # numbers of entry ids, in first-seen order (by_id's)
-        self.lines: array[int] = array("I")  # position -> line number
-        self._ids: array[int] = array("i")  # position -> number of its id, or -1
-        self._parents: array[int] = array("i")  # position -> number of its parent id, or -1
+    def __init__(self, table_slots: int = 8, store: ColumnStore | None = None) -> None:
+        # Every column comes from one store: in memory, or spilled to temporary files (columns.py).
+        self.store = store = store if store is not None else ColumnStore()
+        self._table = StringTable(table_slots, store)  # id (of an entry or named as a parent) -> number
+        self._last = store.column("i")  # number -> position of the last entry with it, or -1
+        self._order = store.column("i")  # numbers of entry ids, in first-seen order (by_id's)
+        self.lines = store.column("I")  # position -> line number
+        self._ids = store.column("i")  # position -> number of its id, or -1
+        self._parents = store.column("i")  # position -> number of its parent id, or -1
         self._odd_ids: dict[int, Any] = {}  # position -> an id that is not a string
-        self._call_table = StringTable(table_slots)  # tool call id -> number
+        self._call_table = StringTable(table_slots, store)  # tool call id -> number
         self._tool_names: list[Any] = []  # tool name number -> name (any JSON value)
         self._tool_name_numbers: dict[str, int] = {}
         # Tool calls (several per position possible) and results (one per position), by position.
-        self._call_positions: array[int] = array("i")
-        self._call_ids: array[int] = array("i")
-        self._call_names: array[int] = array("i")
-        self._result_positions: array[int] = array("i")
-        self._result_ids: array[int] = array("i")
-        self._result_names: array[int] = array("i")
-        self._errors: array[int] = array("i")  # positions of messages that ended in an error
+        self._call_positions = store.column("i")
+        self._call_ids = store.column("i")
+        self._call_names = store.column("i")
+        self._result_positions = store.column("i")
+        self._result_ids = store.column("i")
+        self._result_names = store.column("i")
+        self._errors = store.column("i")  # positions of messages that ended in an error
         self._kept: dict[int, Any] = {}  # compaction position -> firstKeptEntryId
         self._targets: dict[int, Any] = {}  # label position -> targetId
         #: ``(kind, line, entry id, message)`` of missing and duplicate ids, in file order.
@@ -93,24 +95,25 @@ class EntryCollector:
         return self._table.string(number)
 
     def add(self, entry: Entry, line: int) -> None:
+        self.store.step()
         position = len(self.lines)
         self.lines.append(line)
         entry_id = entry.get("id")
         if isinstance(entry_id, str):
             number = self._number_of(entry_id)
-            previous = self._last[number]
+            previous = self._last.cells[number]
             if previous >= 0:
                 self.id_problems.append(
                     (
                         "duplicate-id",
                         line,
                         entry_id,
-                        f"id {entry_id} was already used on line {self.lines[previous]}",
+                        f"id {entry_id} was already used on line {self.lines.cells[previous]}",
                     )
                 )
             else:
                 self._order.append(number)
-            self._last[number] = position
+            self._last.cells[number] = position
             self._ids.append(number)
         else:
             self.id_problems.append(
@@ -165,47 +168,67 @@ class EntryCollector:
         return number
 
     def _ended_in_error(self, position: int) -> bool:
-        place = bisect_left(self._errors, position)
-        return place < len(self._errors) and self._errors[place] == position
+        errors = self._errors
+        place = bisect_left(errors.cells, position, 0, len(errors))
+        return place < len(errors) and errors.cells[place] == position
 
     # -- after the last entry --------------------------------------------------------------------
+    # Every loop below counts its steps (``store.step()``): a spilled store drops the pages it
+    # touched every so many steps, so the resident set stays bounded (columns.py).
 
     def _indexed(self, value: Any) -> bool:
         number = self._table.find(value) if isinstance(value, str) else -1
-        return number >= 0 and self._last[number] >= 0
+        return number >= 0 and self._last.cells[number] >= 0
 
     def _entry_id(self, position: int) -> Any:
-        number = self._ids[position]
+        number = self._ids.cells[position]
         return self._table.string(number) if number >= 0 else self._odd_ids.get(position)
 
     def cycle_roots(self) -> set[int]:
         """Numbers of the ids whose parent link closes a cycle (``SessionIndex.cycle_roots``)."""
-        last, parents = self._last, self._parents
-        rank = array("i", bytes(4 * len(self._last)))  # number -> place in by_id's order
-        for place, number in enumerate(self._order):
+        store = self.store
+        last, parents = self._last.cells, self._parents.cells
+        rank_column = store.column("i", len(self._last))  # number -> place in by_id's order
+        state_column = store.column("i", len(self._last))  # walk number, 0: not seen
+        rank, state = rank_column.cells, state_column.cells
+        for place, number in enumerate(self._order.view()):
+            store.step()
             rank[number] = place
-        state = array("i", bytes(4 * len(self._last)))  # walk number, 0: not seen
         roots: set[int] = set()
-        for walk, start in enumerate(self._order, start=1):
+        for walk, start in enumerate(self._order.view(), start=1):
             if state[start]:
                 continue
-            trail: list[int] = []
             current = start
             while current >= 0 and last[current] >= 0 and not state[current]:
+                store.step()
                 state[current] = walk
-                trail.append(current)
                 current = parents[last[current]]
             if current >= 0 and state[current] == walk:
-                cycle = trail[trail.index(current) :]
-                roots.add(min(cycle, key=rank.__getitem__))
+                roots.add(self._cycle_root(current, rank))
+        store.free(rank_column)
+        store.free(state_column)
         return roots
+
+    def _cycle_root(self, member: int, rank: memoryview) -> int:
+        """The id of the cycle through ``member`` that comes first in by_id's order (the cycle is
+        followed again through the parent links rather than kept: a path can be the whole file)."""
+        last, parents = self._last.cells, self._parents.cells
+        root, current = member, parents[last[member]]
+        while current != member:
+            self.store.step()
+            if rank[current] < rank[root]:
+                root = current
+            current = parents[last[current]]
+        return root
 
     def link_problems(self, roots: set[int]) -> list[tuple[str, int, Any, str]]:
         """Self-parents, orphans, cycles, missing kept entries and label targets, in file order."""
         found: list[tuple[str, int, Any, str]] = []
-        last, ids, parents = self._last, self._ids, self._parents
-        for position, parent in enumerate(parents):
-            line = self.lines[position]
+        store = self.store
+        last, ids, lines = self._last.cells, self._ids.cells, self.lines.cells
+        for position, parent in enumerate(self._parents.view()):
+            store.step()
+            line = lines[position]
             number = ids[position]
             if parent >= 0:
                 entry_id = self._entry_id(position)
@@ -237,29 +260,38 @@ class EntryCollector:
                 )
         return found
 
-    def _children(self, roots: set[int]) -> tuple[array[int], array[int], array[int]]:
+    def _children(self, roots: set[int]) -> tuple[Column, Column, Column]:
         """Root positions in file order, and the child positions of each id number (compressed:
         those of number ``n`` are ``children[start[n]:start[n + 1]]``, in file order)."""
-        last, ids, parents = self._last, self._ids, self._parents
-        attached = array("i", [-1]) * len(parents)  # position -> the number it hangs under
-        counts = array("i", bytes(4 * (len(self._last) + 1)))
-        root_positions: array[int] = array("i")
-        for position, parent in enumerate(parents):
+        store = self.store
+        last, ids = self._last.cells, self._ids.cells
+        positions = len(self._parents)
+        attached_column = store.column("i", positions, -1)  # position -> the number it hangs under
+        start = store.column("i", len(self._last) + 1)  # counts first, then where each one starts
+        root_positions = store.column("i")
+        attached, counts = attached_column.cells, start.cells
+        for position, parent in enumerate(self._parents.view()):
+            store.step()
             number = ids[position]
             if parent < 0 or parent == number or (number >= 0 and number in roots) or last[parent] < 0:
                 root_positions.append(position)
             else:
                 attached[position] = parent
                 counts[parent + 1] += 1
-        start = counts
         for number in range(1, len(start)):
-            start[number] += start[number - 1]
-        fill = array("i", start)
-        children = array("i", bytes(4 * len(parents)))
-        for position, parent in enumerate(attached):
+            store.step()
+            counts[number] += counts[number - 1]
+        fill_column = store.copy(start)
+        children = store.column("i", positions)
+        fill, places = fill_column.cells, children.cells
+        for position in range(positions):
+            store.step()
+            parent = attached[position]
             if parent >= 0:
-                children[fill[parent]] = position
+                places[fill[parent]] = position
                 fill[parent] += 1
+        store.free(attached_column)
+        store.free(fill_column)
         return root_positions, start, children
 
     def tool_issues(self, roots: set[int]) -> list[ToolIssue]:
@@ -267,43 +299,47 @@ class EntryCollector:
         (roots and children in file order: see the module's docstring on duplicated ids)."""
         root_positions, start, children = self._children(roots)
         walk = _ToolWalk(self, start, children)
-        for root in root_positions:
-            walk.run(root)
+        for place in range(len(root_positions)):
+            walk.run(root_positions.cells[place])
+        walk.close()
+        for column in (root_positions, start, children):
+            self.store.free(column)
         return list(walk.found.values())
 
     def _node(self, position: int) -> tuple[int, int]:
         """``(node key, position of the entry it shows)``: an id's node shows its last entry."""
-        number = self._ids[position]
-        return (number, self._last[number]) if number >= 0 else (-2 - position, position)
+        number = self._ids.cells[position]
+        return (number, self._last.cells[number]) if number >= 0 else (-2 - position, position)
 
     def _call_places(self, position: int) -> range:
         """Places in the call columns of the tool calls of the entry at ``position``."""
-        positions = self._call_positions
-        first = stop = bisect_left(positions, position)
-        while stop < len(positions) and positions[stop] == position:
+        positions, count = self._call_positions.cells, len(self._call_positions)
+        first = stop = bisect_left(positions, position, 0, count)
+        while stop < count and positions[stop] == position:
             stop += 1
         return range(first, stop)
 
     def _result_place(self, position: int) -> int:
         """Place in the result columns of the tool result at ``position``, or ``-1``."""
-        positions = self._result_positions
-        place = bisect_left(positions, position)
-        return place if place < len(positions) and positions[place] == position else -1
+        positions, count = self._result_positions.cells, len(self._result_positions)
+        place = bisect_left(positions, position, 0, count)
+        return place if place < count and positions[place] == position else -1
 
     def line_of_id(self, entry_id: str | None) -> int | None:
         """The line of the entry the id index keeps for ``entry_id`` (its last one)."""
         number = self._table.find(entry_id) if entry_id is not None else -1
-        if number < 0 or self._last[number] < 0:
+        if number < 0 or self._last.cells[number] < 0:
             return None
-        return int(self.lines[self._last[number]])
+        return int(self.lines.cells[self._last.cells[number]])
 
 
 class _EnteredMarks:
     """Which nodes the walk has entered: one byte per id number (a set of ints would cost ~60 bytes
     a node), a set for the few nodes without an id."""
 
-    def __init__(self, numbers: int) -> None:
-        self._numbered = bytearray(numbers)
+    def __init__(self, marks: Column) -> None:
+        self.column = marks
+        self._numbered = marks.cells
         self._others: set[int] = set()
 
     def enter(self, key: int) -> bool:
@@ -323,26 +359,36 @@ class _ToolWalk:
     """The depth-first walk of :meth:`EntryCollector.tool_issues`, in memory that does not grow
     with the length of a path (a path can be the whole file): the state of the current path is
     kept per tool call id number in two ``int32`` columns, the place of the call that opened it and
-    how many results answered it, and the stack is an ``int32`` array holding ``position`` to enter
-    a node and ``-1 - position`` to leave it. Leaving a node undoes what entering it did, found
-    again from the node itself (a call is closed only if this node's call is the one that opened
-    it), so nothing is remembered per level."""
+    how many results answered it, and the stack is an ``int32`` column holding ``position`` to
+    enter a node and ``-1 - position`` to leave it (spilled with the rest: it is as deep as the
+    path). Leaving a node undoes what entering it did, found again from the node itself (a call is
+    closed only if this node's call is the one that opened it), so nothing is remembered per level."""
 
-    def __init__(self, entries: EntryCollector, start: array[int], children: array[int]) -> None:
+    def __init__(self, entries: EntryCollector, start: Column, children: Column) -> None:
         self._entries = entries
-        self._start = start
-        self._children = children
+        self._start = start.cells
+        self._children = children.cells
+        store = entries.store
         calls = len(entries._call_table)
-        self._opened_by: array[int] = array("i", [-1]) * calls  # call id -> call place, or -1
-        self._answered: array[int] = array("i", bytes(4 * calls))  # call id -> results on path
+        self._opened_column = store.column("i", calls, -1)  # call id -> call place, or -1
+        self._answered_column = store.column("i", calls)  # call id -> results on the path
+        self._opened_by, self._answered = self._opened_column.cells, self._answered_column.cells
+        self._stack = store.column("i")
         self._pending: dict[int, None] = {}  # open calls without a result on the path
-        self._entered = _EnteredMarks(len(entries._last))  # each node is walked once (see above)
+        self._entered = _EnteredMarks(store.column("B", len(entries._last)))  # each node once
         self.found: dict[tuple[Any, int, str], ToolIssue] = {}
+
+    def close(self) -> None:
+        store = self._entries.store
+        for column in (self._opened_column, self._answered_column, self._stack, self._entered.column):
+            store.free(column)
 
     def run(self, root: int) -> None:
         entries, start, children = self._entries, self._start, self._children
-        stack: array[int] = array("i", [root])
-        while stack:
+        stack, step = self._stack, entries.store.step
+        stack.append(root)
+        while len(stack):
+            step()
             occurrence = stack.pop()
             if occurrence < 0:
                 self._leave(entries._node(-1 - occurrence)[1])
@@ -355,37 +401,40 @@ class _ToolWalk:
             first, stop = (start[key], start[key + 1]) if key >= 0 else (0, 0)
             if first == stop:
                 self._leaf()
-            stack.extend(children[place] for place in range(stop - 1, first - 1, -1))
+            else:
+                stack.extend_from(children[first:stop][::-1])
 
     def _enter(self, shown: int) -> None:
         entries, opened_by, answered = self._entries, self._opened_by, self._answered
+        call_ids = entries._call_ids.cells
         for place in entries._call_places(shown):
-            call = entries._call_ids[place]
+            call = call_ids[place]
             if opened_by[call] < 0:
                 opened_by[call] = place
                 if not answered[call]:
                     self._pending[call] = None
         place = entries._result_place(shown)
         if place >= 0:
-            call = entries._result_ids[place]
+            call = entries._result_ids.cells[place]
             if opened_by[call] < 0:
-                entry_id = entries._entry_id(shown) if entries._ids[shown] >= 0 else None
+                entry_id = entries._entry_id(shown) if entries._ids.cells[shown] >= 0 else None
                 errored = entry_id is not None and entries._ended_in_error(shown)
-                name = entries._tool_names[entries._result_names[place]]
+                name = entries._tool_names[entries._result_names.cells[place]]
                 self._found(entry_id, call, name, "result-without-call", errored)
             answered[call] += 1
             self._pending.pop(call, None)
 
     def _leave(self, shown: int) -> None:
         entries, opened_by, answered = self._entries, self._opened_by, self._answered
+        call_ids = entries._call_ids.cells
         for place in entries._call_places(shown):
-            call = entries._call_ids[place]
+            call = call_ids[place]
             if opened_by[call] == place:
                 opened_by[call] = -1
                 self._pending.pop(call, None)
         place = entries._result_place(shown)
         if place >= 0:
-            call = entries._result_ids[place]
+            call = entries._result_ids.cells[place]
             answered[call] -= 1
             if not answered[call] and opened_by[call] >= 0:
                 self._pending[call] = None
@@ -394,10 +443,10 @@ class _ToolWalk:
         entries = self._entries
         for call in self._pending:
             place = self._opened_by[call]
-            position = entries._call_positions[place]
-            entry_id = entries._entry_id(position) if entries._ids[position] >= 0 else None
+            position = entries._call_positions.cells[place]
+            entry_id = entries._entry_id(position) if entries._ids.cells[position] >= 0 else None
             errored = entry_id is not None and entries._ended_in_error(position)
-            name = entries._tool_names[entries._call_names[place]]
+            name = entries._tool_names[entries._call_names.cells[place]]
             self._found(entry_id, call, name, "call-without-result", errored)
 
     def _found(self, entry_id: Any, call: int, name: Any, kind: str, errored: bool) -> None:

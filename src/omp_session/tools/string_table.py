@@ -10,12 +10,15 @@ most half full, probed the way CPython's dict probes, with Python's own randomis
 crafted ids cannot force long probe chains). Lookups compare the stored bytes, so two different
 strings are never taken for one: the numbering is exact, as a dict's.
 
+Its buffers are :class:`~omp_session.tools.columns.Column` objects of the caller's
+:class:`~omp_session.tools.columns.ColumnStore`: in memory, or in temporary files beyond a size.
+
 Internal module (``tools/check_stream.py``); not part of the public API.
 """
 
 from __future__ import annotations
 
-from array import array
+from omp_session.tools.columns import ColumnStore
 
 __all__ = ["StringTable"]
 
@@ -31,21 +34,23 @@ def _encoded(text: str) -> bytes:
 class StringTable:
     """Numbers ``0, 1, 2, ...`` for distinct strings, and the string of each number."""
 
-    def __init__(self, slots: int = 8) -> None:
+    def __init__(self, slots: int = 8, store: ColumnStore | None = None) -> None:
         if slots < 2 or slots & (slots - 1):
             raise ValueError("slots must be a power of two, at least 2")
-        self._text = bytearray()  # the UTF-8 of every string, one after the other
-        self._ends = array("q")  # number -> offset in _text just after its string
-        self._hashes = array("q")  # number -> hash(string) (rehashing needs no decoding)
-        self._slots = array("i", [_UNUSED]) * slots  # open addressing: slot -> number, or -1
+        self._store = store if store is not None else ColumnStore()
+        self._text = self._store.column("B")  # the UTF-8 of every string, one after the other
+        self._ends = self._store.column("q")  # number -> offset in _text just after its string
+        self._hashes = self._store.column("q")  # number -> hash(string) (rehashing needs no decoding)
+        self._slots = self._store.column("i", slots, _UNUSED)  # open addressing: slot -> number, or -1
 
     def __len__(self) -> int:
         return len(self._ends)
 
     def _probe(self, hashed: int, data: bytes) -> tuple[int, int]:
         """``(slot, number)`` of ``data``, or ``(free slot, -1)`` when it is not in the table."""
-        slots, ends, hashes, text = self._slots, self._ends, self._hashes, self._text
-        mask = len(slots) - 1
+        slots, ends = self._slots.cells, self._ends.cells
+        hashes, text = self._hashes.cells, self._text.cells
+        mask = len(self._slots) - 1
         perturb = hashed & _HASH_BITS
         slot = perturb & mask
         while True:
@@ -71,27 +76,30 @@ class StringTable:
         if number != _UNUSED:
             return number
         number = len(self._ends)
-        self._text += data
+        self._text.extend_from(data)
         self._ends.append(len(self._text))
         self._hashes.append(hashed)
-        self._slots[slot] = number
+        self._slots.cells[slot] = number
         if 2 * len(self._ends) > len(self._slots):
             self._grow()
         return number
 
     def _grow(self) -> None:
-        slots = array("i", [_UNUSED]) * (2 * len(self._slots))
-        mask = len(slots) - 1
-        for number, hashed in enumerate(self._hashes):
+        column = self._store.column("i", 2 * len(self._slots), _UNUSED)
+        slots, mask, step = column.cells, len(column) - 1, self._store.step
+        for number, hashed in enumerate(self._hashes.view()):
+            step()  # a spilled table is rehashed with a bounded resident set too
             perturb = hashed & _HASH_BITS
             slot = perturb & mask
             while slots[slot] != _UNUSED:
                 perturb >>= 5
                 slot = (slot * 5 + 1 + perturb) & mask
             slots[slot] = number
-        self._slots = slots
+        self._store.free(self._slots)
+        self._slots = column
 
     def string(self, number: int) -> str:
         """The string numbered ``number``."""
-        start = self._ends[number - 1] if number else 0
-        return self._text[start : self._ends[number]].decode("utf-8", "surrogatepass")
+        ends = self._ends.cells
+        start = ends[number - 1] if number else 0
+        return bytes(self._text.cells[start : ends[number]]).decode("utf-8", "surrogatepass")

@@ -1,0 +1,231 @@
+"""Growable columns of numbers for ``check``'s collector, in memory or spilled to disk (issue 11
+item 14).
+
+Everything :class:`~omp_session.tools.check_stream.EntryCollector` and its tool walk keep per entry,
+per id and per level of a path lives in :class:`Column` objects made by one :class:`ColumnStore`.
+A column is a buffer seen through ``memoryview.cast``: ``cells[i]`` reads and writes a number at C
+speed, whatever holds the buffer. The store decides what holds it, and that is the only
+difference between the two modes, so a small and a large file go through one algorithm:
+
+* in memory (``ColumnStore(spill=False)``), a ``bytearray``;
+* spilled (``ColumnStore(spill=True)``), a shared ``mmap`` of a temporary file of its own, made by
+  :func:`tempfile.TemporaryFile` in the default temporary directory (``TMPDIR``): the file has no
+  name from the start (``O_TMPFILE``, or unlinked at once), so nothing is left behind whatever
+  happens to the process, not even after ``kill -9``, and nothing is ever written next to the
+  session. :meth:`ColumnStore.close` (the store is a context manager) unmaps and closes them.
+
+A mapped page that was touched stays in the process's resident set (``RssFile``) until it is
+unmapped, so the spilled store drops them all from the process with ``madvise(MADV_DONTNEED)``
+every :data:`TRIM_EVERY` steps the collector reports (:meth:`ColumnStore.step`): the data stays
+in the file (and in the kernel's page cache, which the kernel can write back and reuse), and the
+resident set is bounded by the pages touched between two trims, whatever the size of the file.
+
+Internal module (``tools/check_stream.py``); not part of the public API.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import tempfile
+from collections.abc import Iterable
+from types import TracebackType
+from typing import Protocol
+
+__all__ = ["TRIM_EVERY", "Column", "ColumnStore"]
+
+#: Steps (entries added, nodes walked) between two trims of the mapped pages: each step touches a
+#: few pages at random (the id table's slot, hash, end and bytes, the entry's last position), so
+#: about 6,000 pages, 24 MB, at most stay resident between trims; a trim of all the columns costs
+#: tens of microseconds (docs/durability.md, item 14).
+TRIM_EVERY = 1024
+_FILL_BLOCK = 1 << 20  # bytes filled (and trimmed) at a time when a spilled column starts filled
+
+
+class _Buffer(Protocol):
+    data: bytearray | mmap.mmap
+
+    def resize(self, size: int) -> None: ...
+    def trim(self) -> None: ...
+    def close(self) -> None: ...
+
+
+class _MemoryBuffer:
+    def __init__(self, size: int) -> None:
+        self.data: bytearray | mmap.mmap = bytearray(size)
+
+    def resize(self, size: int) -> None:
+        assert isinstance(self.data, bytearray)
+        self.data.extend(bytes(size - len(self.data)))
+
+    def trim(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.data = bytearray()
+
+
+class _FileBuffer:
+    """A shared mapping of a nameless temporary file."""
+
+    def __init__(self, size: int) -> None:
+        self._file = tempfile.TemporaryFile(prefix="omp-session-check-")
+        try:
+            size = max(size, mmap.PAGESIZE)  # a mapping cannot be empty
+            os.ftruncate(self._file.fileno(), size)  # sparse: no disk used until written
+            self.data: bytearray | mmap.mmap = mmap.mmap(self._file.fileno(), size)
+        except BaseException:
+            self._file.close()
+            raise
+
+    def resize(self, size: int) -> None:
+        assert isinstance(self.data, mmap.mmap)
+        self.data.resize(size)  # the file grows with it
+
+    def trim(self) -> None:
+        assert isinstance(self.data, mmap.mmap)
+        self.data.madvise(mmap.MADV_DONTNEED)
+
+    def close(self) -> None:
+        try:
+            if isinstance(self.data, mmap.mmap):
+                self.data.close()
+        except BufferError:  # a view of it is still alive (a frame of a traceback): unmapped when freed
+            pass
+        finally:
+            self._file.close()
+
+
+class Column:
+    """A growable column of numbers of one ``array`` type code (``"i"``, ``"I"``, ``"q"``, ``"B"``).
+
+    ``cells`` is the whole buffer as a ``memoryview`` (its capacity, not its length): hot loops
+    index it directly. It changes when the column grows, so take it again after an append, and
+    hold no slice of it (``view()``) across an append: growing would then raise ``BufferError``."""
+
+    __slots__ = ("_buffer", "_length", "cells", "typecode")
+
+    def __init__(self, buffer: _Buffer, typecode: str, length: int) -> None:
+        self._buffer = buffer
+        self.typecode = typecode
+        self._length = length
+        self.cells = memoryview(buffer.data).cast(typecode)
+
+    def __len__(self) -> int:
+        return self._length
+
+    def _grow(self, needed: int) -> None:
+        capacity = max(len(self.cells), 8)
+        while capacity < needed:
+            capacity *= 2
+        itemsize = self.cells.itemsize
+        self.cells.release()
+        self._buffer.resize(capacity * itemsize)
+        self.cells = memoryview(self._buffer.data).cast(self.typecode)
+
+    def append(self, value: int) -> None:
+        length = self._length
+        if length == len(self.cells):
+            self._grow(length + 1)
+        self.cells[length] = value
+        self._length = length + 1
+
+    def extend(self, values: Iterable[int]) -> None:
+        for value in values:
+            self.append(value)
+
+    def extend_from(self, values: memoryview | bytes) -> None:
+        """Append a buffer of the same type code (``bytes`` for ``"B"``) in one copy."""
+        length = self._length
+        end = length + len(values)
+        if end > len(self.cells):
+            self._grow(end)
+        self.cells[length:end] = values
+        self._length = end
+
+    def pop(self) -> int:
+        self._length -= 1
+        return int(self.cells[self._length])
+
+    def view(self) -> memoryview:
+        """The numbers themselves (``cells`` up to the length), to iterate or bisect."""
+        return self.cells[: self._length]
+
+    def close(self) -> None:
+        try:
+            self.cells.release()
+        finally:
+            self._buffer.close()
+
+
+class ColumnStore:
+    """Makes the columns of one ``check``, in memory or spilled to temporary files (see above)."""
+
+    def __init__(self, *, spill: bool = False) -> None:
+        self.spill = spill
+        self._columns: list[Column] = []
+        self._steps = 0
+
+    def column(self, typecode: str, length: int = 0, fill: int = 0) -> Column:
+        """A new column of ``length`` numbers, each ``fill``."""
+        itemsize = memoryview(b"").cast(typecode).itemsize
+        buffer: _Buffer = _FileBuffer(length * itemsize) if self.spill else _MemoryBuffer(length * itemsize)
+        column = Column(buffer, typecode, length)
+        self._columns.append(column)
+        if fill:
+            self._fill(column, fill)
+        return column
+
+    def _fill(self, column: Column, value: int) -> None:
+        cells = column.cells
+        block = max(_FILL_BLOCK // cells.itemsize, 1)
+        pattern = memoryview(bytearray(block * cells.itemsize)).cast(column.typecode)
+        for place in range(block):
+            pattern[place] = value
+        for start in range(0, len(column), block):
+            stop = min(start + block, len(column))
+            cells[start:stop] = pattern[: stop - start]
+            column._buffer.trim()
+
+    def copy(self, column: Column) -> Column:
+        """A new column holding the same numbers (copied a block at a time, like a fill)."""
+        copied = self.column(column.typecode, len(column))
+        block = max(_FILL_BLOCK // column.cells.itemsize, 1)
+        for start in range(0, len(column), block):
+            stop = min(start + block, len(column))
+            copied.cells[start:stop] = column.cells[start:stop]
+            copied._buffer.trim()
+            column._buffer.trim()
+        return copied
+
+    def free(self, column: Column) -> None:
+        """Give a column's memory (or file) back before the end of the check."""
+        column.close()
+        self._columns = [kept for kept in self._columns if kept is not column]
+
+    def step(self) -> None:
+        """Count one step of the work; every :data:`TRIM_EVERY` steps a spilled store drops the
+        pages it touched from the process (see the module's docstring)."""
+        self._steps += 1
+        if self._steps >= TRIM_EVERY:
+            self.trim()
+
+    def trim(self) -> None:
+        self._steps = 0
+        if self.spill:
+            for column in self._columns:
+                column._buffer.trim()
+
+    def close(self) -> None:
+        """Unmap and close every column (their files have no name: closing frees their space)."""
+        columns, self._columns = self._columns, []
+        for column in columns:
+            column.close()
+
+    def __enter__(self) -> ColumnStore:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.close()
