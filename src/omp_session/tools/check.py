@@ -4,6 +4,8 @@
 lines that cannot be read, a damaged header or title slot, and the entry problems the collector of
 :mod:`omp_session.tools.check_stream` finds (duplicate and missing ids, orphans, cycles, tool calls
 and results that do not pair up). A file over ``STREAM_ABOVE_BYTES`` is decoded a chunk at a time.
+Beyond ``SPILL_ABOVE_BYTES`` the collector's columns live in temporary files instead of memory
+(:mod:`omp_session.tools.columns`), so the memory of ``check`` no longer grows with the file.
 What omp itself writes in normal use (an older version, the tool calls of a turn that ended in an
 error) is reported as information, never as damage, so ``check`` and ``repair`` agree.
 
@@ -38,8 +40,9 @@ from omp_session.store.loading import (
 )
 from omp_session.store.regular import open_regular
 from omp_session.tools.check_stream import EntryCollector, ToolIssue
+from omp_session.tools.columns import ColumnStore
 
-__all__ = ["STREAM_ABOVE_BYTES", "Problem", "check"]
+__all__ = ["SPILL_ABOVE_BYTES", "SPILL_ABOVE_VARIABLE", "STREAM_ABOVE_BYTES", "Problem", "check"]
 
 Entry = dict[str, Any]
 
@@ -81,9 +84,9 @@ def _line_problems(decoded: DecodedFile) -> list[Problem]:
     return problems
 
 
-def _entry_problems(records: list[Entry], line_of: dict[int, int]) -> list[Problem]:
+def _entry_problems(records: list[Entry], line_of: dict[int, int], store: ColumnStore) -> list[Problem]:
     # One set of entry checks for a whole read and a streamed one (tools/check_stream.py).
-    collector = EntryCollector()
+    collector = EntryCollector(store=store)
     for position, entry in enumerate(records[1:], start=1):
         collector.add(entry, line_of.get(position, 0))
     return _collected_problems(collector)
@@ -119,37 +122,60 @@ def _tool_problem_order(problem: Problem) -> tuple[int, str, str]:
 #: a few integers per entry (tools/check_stream.py), not the entries.
 STREAM_ABOVE_BYTES = 32 * 1024 * 1024
 _CHUNK_BYTES = 2 * 1024 * 1024  # decoded, a chunk's entries are ~10× its size: kept small
+# Spilled, the decoded chunk is most of what remains in memory: 2 MB chunks of small entries
+# peaked at 81 MB, 256 KiB ones at 41 MB, for a CPU cost within the noise (docs/durability.md).
+_SPILLED_CHUNK_BYTES = 256 * 1024
+#: Files above this size keep the collector's columns in temporary files (item 14): the memory of
+#: ``check`` then stays the same however large the file (docs/durability.md). Below it the columns
+#: (about 90 bytes an entry, 6 MB at this size) cost less than the trims of a spilled store.
+SPILL_ABOVE_BYTES = 64 * 1024 * 1024
+#: The environment variable that overrides :data:`SPILL_ABOVE_BYTES` (a number of bytes; ``0``
+#: spills every file): for tests, and for machines short of memory.
+SPILL_ABOVE_VARIABLE = "OMP_SESSION_CHECK_SPILL_ABOVE"
 
 
-def check(path: Path | str, *, chunk_bytes: int | None = None) -> list[Problem]:
+def _spill_above() -> int:
+    value = os.environ.get(SPILL_ABOVE_VARIABLE, "").strip()
+    try:
+        return int(value) if value else SPILL_ABOVE_BYTES
+    except ValueError:  # a setting that is not a number is ignored, as an unset one
+        return SPILL_ABOVE_BYTES
+
+
+def check(path: Path | str, *, chunk_bytes: int | None = None, spill: bool | None = None) -> list[Problem]:
     """Every problem found in ``path``; never writes. Unusable paths raise ``CorruptSessionError``.
 
     A file over :data:`STREAM_ABOVE_BYTES` (or any file, with ``chunk_bytes``) is read in chunks
-    and keeps only what the checks need of each entry; the result is the same."""
+    and keeps only what the checks need of each entry; one over :data:`SPILL_ABOVE_BYTES` (or
+    ``$OMP_SESSION_CHECK_SPILL_ABOVE``; or any file, with ``spill=True``) keeps that in temporary
+    files, deleted before this returns or raises. The result is the same either way."""
     path = Path(path)
-    store = configured_storage()  # a database store (the command line's --store), else the file
-    if store is not None:
-        return _from_bytes(store.read_session(path))
-    if chunk_bytes is None:
-        try:
-            large = os.stat(path).st_size > STREAM_ABOVE_BYTES
-        except OSError:
-            large = False
-        if large:
-            chunk_bytes = _CHUNK_BYTES
-    if chunk_bytes is not None:
-        streamed = _check_in_chunks(path, chunk_bytes)
-        if streamed is not None:
-            return streamed
-    return _from_bytes(read_session_bytes(path))
+    storage = configured_storage()  # a database store (the command line's --store), else the file
+    if storage is not None:
+        with ColumnStore(spill=bool(spill)) as store:
+            return _from_bytes(storage.read_session(path), store)
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        size = 0  # (opening it below raises the error this deserves)
+    if spill is None:
+        spill = size > _spill_above()
+    if chunk_bytes is None and size > STREAM_ABOVE_BYTES:
+        chunk_bytes = _SPILLED_CHUNK_BYTES if spill else _CHUNK_BYTES
+    with ColumnStore(spill=spill) as store:
+        if chunk_bytes is not None:
+            streamed = _check_in_chunks(path, chunk_bytes, store)
+            if streamed is not None:
+                return streamed
+        return _from_bytes(read_session_bytes(path), store)
 
 
-def _from_bytes(data: bytes) -> list[Problem]:
+def _from_bytes(data: bytes, store: ColumnStore) -> list[Problem]:
     decoded = decode_lines(data)
     slot = peel_title_slot(decoded, data)  # omp 18's first line, folded into the header
     slot_size = data.find(b"\n") + 1
     slot_problem = _slot_problem(slot_size) if slot is not None and slot_size != SLOT_BYTES else None
-    return _problems_of(decoded, slot_problem)
+    return _problems_of(decoded, slot_problem, store)
 
 
 def _slot_problem(slot_size: int) -> Problem:
@@ -162,7 +188,7 @@ def _slot_problem(slot_size: int) -> Problem:
     )
 
 
-def _problems_of(decoded: DecodedFile, slot_problem: Problem | None) -> list[Problem]:
+def _problems_of(decoded: DecodedFile, slot_problem: Problem | None, store: ColumnStore) -> list[Problem]:
     problems = _line_problems(decoded)
     if slot_problem is not None:
         problems.insert(0, slot_problem)
@@ -184,7 +210,7 @@ def _problems_of(decoded: DecodedFile, slot_problem: Problem | None) -> list[Pro
     records = decoded.records
     migrate_records(records)  # in memory only; stable ids: the same ones every tool shows
     line_of = {position: decoded.line_numbers[position] for position in range(1, len(records))}
-    return problems + _entry_problems(records, line_of)
+    return problems + _entry_problems(records, line_of, store)
 
 
 def _chunks(path: Path, chunk_bytes: int) -> Iterator[bytes]:
@@ -207,12 +233,12 @@ def _chunks(path: Path, chunk_bytes: int) -> Iterator[bytes]:
             yield pending
 
 
-def _check_in_chunks(path: Path, chunk_bytes: int) -> list[Problem] | None:
+def _check_in_chunks(path: Path, chunk_bytes: int, store: ColumnStore) -> list[Problem] | None:
     """:func:`check` reading ``chunk_bytes`` at a time, keeping of each entry only what the checks
     need (tools/check_stream.py); ``None`` for a file older than version 3 (its migration needs
     every record whole: checked the ordinary way)."""
     whole = DecodedFile()  # the line issues, and the records up to the header
-    collector = EntryCollector()
+    collector = EntryCollector(store=store)
     lines = offset = 0
     slot_problem: Problem | None = None
     header_checked = bad_header = False
@@ -254,7 +280,7 @@ def _check_in_chunks(path: Path, chunk_bytes: int) -> list[Problem] | None:
             for record, number in zip(records, numbers, strict=True):
                 collector.add(record, number)
     if bad_header or not header_checked:
-        return _problems_of(whole, slot_problem)
+        return _problems_of(whole, slot_problem, store)
     return _streamed_problems(whole, slot_problem, collector)
 
 

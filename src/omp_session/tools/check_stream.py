@@ -75,7 +75,10 @@ class EntryCollector:
         self._call_positions = store.column("i")
         self._call_ids = store.column("i")
         self._call_names = store.column("i")
-        self._result_positions = store.column("i")
+        # Per position, where its calls start and its result is: the tool walk finds them in
+        # O(1), touching two pages, instead of bisecting the columns above (~20 pages a lookup).
+        self._first_calls = store.column("i")  # position -> place of its first call
+        self._result_places = store.column("i")  # position -> place of its result, or -1
         self._result_ids = store.column("i")
         self._result_names = store.column("i")
         self._errors = store.column("i")  # positions of messages that ended in an error
@@ -98,6 +101,8 @@ class EntryCollector:
         self.store.step()
         position = len(self.lines)
         self.lines.append(line)
+        self._first_calls.append(len(self._call_ids))
+        results = len(self._result_ids)
         entry_id = entry.get("id")
         if isinstance(entry_id, str):
             number = self._number_of(entry_id)
@@ -131,6 +136,7 @@ class EntryCollector:
             self._kept[position] = entry.get("firstKeptEntryId")
         elif kind == "label":
             self._targets[position] = entry.get("targetId")
+        self._result_places.append(results if len(self._result_ids) > results else -1)
 
     def _add_message(self, message: Any, position: int) -> None:
         if not isinstance(message, dict):
@@ -153,7 +159,6 @@ class EntryCollector:
         elif role == "toolResult":
             call_id = message.get("toolCallId")
             if isinstance(call_id, str):
-                self._result_positions.append(position)
                 self._result_ids.append(self._call_table.add(call_id))
                 self._result_names.append(self._tool_name(message.get("toolName")))
 
@@ -313,17 +318,14 @@ class EntryCollector:
 
     def _call_places(self, position: int) -> range:
         """Places in the call columns of the tool calls of the entry at ``position``."""
-        positions, count = self._call_positions.cells, len(self._call_positions)
-        first = stop = bisect_left(positions, position, 0, count)
-        while stop < count and positions[stop] == position:
-            stop += 1
-        return range(first, stop)
+        first_calls = self._first_calls
+        following = position + 1
+        stop = first_calls.cells[following] if following < len(first_calls) else len(self._call_ids)
+        return range(first_calls.cells[position], stop)
 
     def _result_place(self, position: int) -> int:
         """Place in the result columns of the tool result at ``position``, or ``-1``."""
-        positions, count = self._result_positions.cells, len(self._result_positions)
-        place = bisect_left(positions, position, 0, count)
-        return place if place < count and positions[place] == position else -1
+        return int(self._result_places.cells[position])
 
     def line_of_id(self, entry_id: str | None) -> int | None:
         """The line of the entry the id index keeps for ``entry_id`` (its last one)."""

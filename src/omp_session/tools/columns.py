@@ -16,9 +16,13 @@ difference between the two modes, so a small and a large file go through one alg
 
 A mapped page that was touched stays in the process's resident set (``RssFile``) until it is
 unmapped, so the spilled store drops them all from the process with ``madvise(MADV_DONTNEED)``
-every :data:`TRIM_EVERY` steps the collector reports (:meth:`ColumnStore.step`): the data stays
-in the file (and in the kernel's page cache, which the kernel can write back and reuse), and the
-resident set is bounded by the pages touched between two trims, whatever the size of the file.
+when they grow past :data:`RESIDENT_BUDGET_BYTES`: every :data:`LOOK_EVERY` steps the collector
+reports (:meth:`ColumnStore.step`) it reads the process's file-backed resident pages
+(``/proc/self/statm``, a few microseconds) and trims when they exceed what they were after the
+last trim by the budget. The data stays in the file (and in the kernel's page cache, which the
+kernel can write back and reuse); the resident set is bounded by the budget plus the pages touched
+in :data:`LOOK_EVERY` steps, whatever the size of the file. Without ``/proc`` it trims every
+:data:`LOOK_EVERY` × 16 steps.
 
 Internal module (``tools/check_stream.py``); not part of the public API.
 """
@@ -28,17 +32,23 @@ from __future__ import annotations
 import mmap
 import os
 import tempfile
+from array import array
 from collections.abc import Iterable
 from types import TracebackType
 from typing import Protocol
 
-__all__ = ["TRIM_EVERY", "Column", "ColumnStore"]
+__all__ = ["LOOK_EVERY", "RESIDENT_BUDGET_BYTES", "Column", "ColumnStore"]
 
-#: Steps (entries added, nodes walked) between two trims of the mapped pages: each step touches a
-#: few pages at random (the id table's slot, hash, end and bytes, the entry's last position), so
-#: about 6,000 pages, 24 MB, at most stay resident between trims; a trim of all the columns costs
-#: tens of microseconds (docs/durability.md, item 14).
-TRIM_EVERY = 1024
+#: Mapped pages allowed to stay resident before a trim. Each trim makes every page touched after
+#: it fault in again (a minor fault: the page is still in the page cache), so a larger budget
+#: costs memory and a smaller one CPU (docs/durability.md, item 14).
+RESIDENT_BUDGET_BYTES = 8 * 1024 * 1024
+#: Steps (entries added, nodes walked) between two looks at the resident set: a step touches a
+#: handful of pages (an id's slot, hash, end and bytes, the entry's columns), and a fault maps the
+#: page cache's whole folio (64 KB here, measured), so 16 steps add a few MB at most past the
+#: budget; a look costs a few microseconds.
+LOOK_EVERY = 16
+_STATM = "/proc/self/statm"
 _FILL_BLOCK = 1 << 20  # bytes filled (and trimmed) at a time when a spilled column starts filled
 
 
@@ -74,6 +84,7 @@ class _FileBuffer:
             size = max(size, mmap.PAGESIZE)  # a mapping cannot be empty
             os.ftruncate(self._file.fileno(), size)  # sparse: no disk used until written
             self.data: bytearray | mmap.mmap = mmap.mmap(self._file.fileno(), size)
+            self._random()
         except BaseException:
             self._file.close()
             raise
@@ -81,6 +92,13 @@ class _FileBuffer:
     def resize(self, size: int) -> None:
         assert isinstance(self.data, mmap.mmap)
         self.data.resize(size)  # the file grows with it
+        self._random()
+
+    def _random(self) -> None:
+        # Without it a read fault maps the whole neighbourhood the page cache holds (fault-around
+        # and large folios: 36 MB resident for 64 pages read, measured), which no budget can bound.
+        assert isinstance(self.data, mmap.mmap)
+        self.data.madvise(mmap.MADV_RANDOM)
 
     def trim(self) -> None:
         assert isinstance(self.data, mmap.mmap)
@@ -165,6 +183,15 @@ class ColumnStore:
         self.spill = spill
         self._columns: list[Column] = []
         self._steps = 0
+        self._statm = -1  # a descriptor of /proc/self/statm, while spilled
+        self._budget = RESIDENT_BUDGET_BYTES // mmap.PAGESIZE
+        self._baseline = 0  # file-backed resident pages after the last trim
+        if spill:
+            try:
+                self._statm = os.open(_STATM, os.O_RDONLY)
+                self._baseline = self._file_pages()
+            except OSError:
+                self._statm = -1
 
     def column(self, typecode: str, length: int = 0, fill: int = 0) -> Column:
         """A new column of ``length`` numbers, each ``fill``."""
@@ -178,10 +205,8 @@ class ColumnStore:
 
     def _fill(self, column: Column, value: int) -> None:
         cells = column.cells
-        block = max(_FILL_BLOCK // cells.itemsize, 1)
-        pattern = memoryview(bytearray(block * cells.itemsize)).cast(column.typecode)
-        for place in range(block):
-            pattern[place] = value
+        block = max(min(_FILL_BLOCK // cells.itemsize, len(column)), 1)
+        pattern = memoryview(array(column.typecode, [value]).tobytes() * block).cast(column.typecode)
         for start in range(0, len(column), block):
             stop = min(start + block, len(column))
             cells[start:stop] = pattern[: stop - start]
@@ -203,14 +228,29 @@ class ColumnStore:
         column.close()
         self._columns = [kept for kept in self._columns if kept is not column]
 
+    def _file_pages(self) -> int:
+        """The process's resident file-backed (and shared) pages: the third number of statm."""
+        return int(os.pread(self._statm, 128, 0).split()[2])
+
     def step(self) -> None:
-        """Count one step of the work; every :data:`TRIM_EVERY` steps a spilled store drops the
-        pages it touched from the process (see the module's docstring)."""
+        """Count one step of the work; a spilled store looks at its resident pages every
+        :data:`LOOK_EVERY` steps and drops them past the budget (see the module's docstring)."""
         self._steps += 1
-        if self._steps >= TRIM_EVERY:
+        if self._steps < LOOK_EVERY or not self.spill:
+            return
+        if self._statm < 0:
+            if self._steps >= 16 * LOOK_EVERY:
+                self.trim()
+            return
+        self._steps = 0
+        if self._file_pages() - self._baseline > self._budget:
             self.trim()
+            # What stays is not ours (libraries, a lazily imported module): the next budget
+            # counts from here, so pages the store cannot drop never make it trim at every look.
+            self._baseline = self._file_pages()
 
     def trim(self) -> None:
+        """Drop every mapped page of a spilled store from the process (the data stays in the files)."""
         self._steps = 0
         if self.spill:
             for column in self._columns:
@@ -219,8 +259,13 @@ class ColumnStore:
     def close(self) -> None:
         """Unmap and close every column (their files have no name: closing frees their space)."""
         columns, self._columns = self._columns, []
-        for column in columns:
-            column.close()
+        try:
+            for column in columns:
+                column.close()
+        finally:
+            if self._statm >= 0:
+                os.close(self._statm)
+                self._statm = -1
 
     def __enter__(self) -> ColumnStore:
         return self
