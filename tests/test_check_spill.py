@@ -5,6 +5,7 @@ the file."""
 from __future__ import annotations
 
 import gc
+import json
 import os
 import random
 import signal
@@ -34,13 +35,18 @@ def _chain(path: Path, entries: int, tool_calls: bool = False) -> Path:
     lines = [HEADER]
     for number in range(entries):
         parent = "null" if number == 0 else f'"{number - 1:08x}"'
+        message: dict[str, object] = {"role": "user", "content": "x"}
         if tool_calls and number % 3 == 1:
-            body = f'"message":{{"role":"assistant","content":[{{"type":"toolCall","id":"c{number}","name":"bash"}}]}}'
+            message = {
+                "role": "assistant",
+                "content": [{"type": "toolCall", "id": f"c{number}", "name": "bash"}],
+            }
         elif tool_calls and number % 3 == 2 and number % 7:  # every 7th call goes unanswered
-            body = f'"message":{{"role":"toolResult","toolCallId":"c{number - 1}","toolName":"bash"}}'
-        else:
-            body = '"message":{"role":"user","content":"x"}'
-        lines.append(f'{{"type":"message","id":"{number:08x}","parentId":{parent},{body}}}\n'.encode())
+            message = {"role": "toolResult", "toolCallId": f"c{number - 1}", "toolName": "bash"}
+        body = json.dumps(message, separators=(",", ":"))
+        lines.append(
+            f'{{"type":"message","id":"{number:08x}","parentId":{parent},"message":{body}}}\n'.encode()
+        )
     path.write_bytes(b"".join(lines))
     return path
 
@@ -138,11 +144,14 @@ def test_an_exception_mid_check_leaves_no_temporary_file_open(
     assert _open_descriptors() == before
 
 
+_CHECK_ONE = "import sys; from omp_session.tools.repair import check; check(sys.argv[1])"
+
+
 def test_a_killed_check_leaves_no_temporary_file(tmp_path: Path, spill_dir: Path) -> None:
     # The spilled columns are nameless from the start: kill -9 cannot leave one behind.
     path = _chain(tmp_path / "chain.jsonl", 200_000)
     child = subprocess.Popen(
-        [sys.executable, "-c", "import sys; from omp_session.tools.repair import check; check(sys.argv[1])", path],
+        [sys.executable, "-c", _CHECK_ONE, path],
         env={**os.environ, "TMPDIR": str(spill_dir), check_module.SPILL_ABOVE_VARIABLE: "0"},
     )
     try:

@@ -8,12 +8,14 @@ import random
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from omp_session.format.codec import decode_lines
 from omp_session.model.tree import SessionIndex, SessionTreeNode
 from omp_session.tools.check_stream import EntryCollector
+from omp_session.tools.columns import ColumnStore
 
 from .durability.fuzz_campaign import mutate
 
@@ -22,8 +24,9 @@ CORPORA = [Path(__file__).resolve().parent / name / "load" for name in ("conform
 CALL_IDS = ["c0", "c1", "c2", "c3"]
 
 
-def _collected(entries: list[Entry]) -> EntryCollector:
-    collector = EntryCollector(table_slots=2)  # the id tables grow and probe past collisions
+def _collected(entries: list[Entry], spill: bool = False) -> EntryCollector:
+    # The id tables grow and probe past collisions; spilled, the columns are temporary files.
+    collector = EntryCollector(table_slots=2, store=ColumnStore(spill=spill))
     for line, entry in enumerate(entries, start=2):
         collector.add(entry, line)
     return collector
@@ -96,11 +99,13 @@ def _unpaired_by_paths(entries: list[Entry]) -> set[tuple[Any, str, str]]:
     return found
 
 
+@pytest.mark.parametrize("spill", [False, True])
 @settings(max_examples=300, deadline=None)
 @given(sessions())
-def test_tool_pairing_equals_walking_every_path(entries: list[Entry]) -> None:
-    collector = _collected(entries)
-    issues = collector.tool_issues(collector.cycle_roots())
+def test_tool_pairing_equals_walking_every_path(spill: bool, entries: list[Entry]) -> None:
+    collector = _collected(entries, spill)
+    with collector.store:
+        issues = collector.tool_issues(collector.cycle_roots())
     assert {(i.entry_id, i.tool_call_id, i.kind) for i in issues} == _unpaired_by_paths(entries)
 
 
@@ -118,18 +123,20 @@ def _reference_links(entries: list[Entry]) -> tuple[set[str], set[int]]:
     return index.cycle_roots(), orphans
 
 
-def _collected_links(entries: list[Entry]) -> tuple[set[str], set[int]]:
-    collector = _collected(entries)
-    roots = collector.cycle_roots()
-    names = {collector.id_of_number(number) for number in roots}
-    orphans = {line - 2 for kind, line, _id, _what in collector.link_problems(roots) if kind == "orphan"}
+def _collected_links(entries: list[Entry], spill: bool = False) -> tuple[set[str], set[int]]:
+    collector = _collected(entries, spill)
+    with collector.store:
+        roots = collector.cycle_roots()
+        names = {collector.id_of_number(number) for number in roots}
+        orphans = {line - 2 for kind, line, _id, _what in collector.link_problems(roots) if kind == "orphan"}
     return names, orphans
 
 
+@pytest.mark.parametrize("spill", [False, True])
 @given(sessions())
 @settings(max_examples=200, deadline=None)
-def test_cycles_and_orphans_follow_the_tree_index(entries: list[Entry]) -> None:
-    assert _collected_links(entries) == _reference_links(entries)
+def test_cycles_and_orphans_follow_the_tree_index(spill: bool, entries: list[Entry]) -> None:
+    assert _collected_links(entries, spill) == _reference_links(entries)
 
 
 def test_cycles_and_orphans_of_damaged_files_follow_the_tree_index() -> None:

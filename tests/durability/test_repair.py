@@ -265,6 +265,8 @@ def test_a_branched_session_with_tool_calls_checks_the_same_in_chunks(tmp_path: 
         assert any(problem.kind.replace("-", "").startswith(damage[:5]) for problem in expected)
     for chunk_bytes in (4096, 1 << 20):
         assert check(path, chunk_bytes=chunk_bytes) == expected
+        assert check(path, chunk_bytes=chunk_bytes, spill=True) == expected  # columns in files
+    assert check(path, spill=True) == expected
 
 
 def test_duplicated_ids_never_make_the_tool_walk_exponential(tmp_path: Path) -> None:
@@ -290,6 +292,7 @@ def test_duplicated_ids_never_make_the_tool_walk_exponential(tmp_path: Path) -> 
         "import sys; from pathlib import Path; from omp_session.tools.repair import check; "
         "p = Path(sys.argv[1]); whole = check(p); "
         "assert check(p, chunk_bytes=4096) == whole; "
+        "assert check(p, chunk_bytes=4096, spill=True) == whole; "
         "print(sum(x.kind == 'duplicate-id' for x in whole), "
         "sum(x.kind == 'tool-call-without-result' for x in whole))"
     )

@@ -6,7 +6,10 @@
 numbers of its id and parent id in arrays of 32-bit integers. Tool calls and results (their call
 id numbers and tool names), error stops, compaction and label targets are kept only for the
 entries that have them. No entry dict and no per-entry Python object survives its chunk (about 90
-bytes an entry in all on a generated session: docs/durability.md).
+bytes an entry in all on a generated session: docs/durability.md). The columns come from a
+:class:`~omp_session.tools.columns.ColumnStore`: in memory, or for a large file in temporary files
+with a bounded resident set, so the memory of ``check`` does not grow with the file; every loop
+below reports its steps to the store, which is how it knows when to drop resident pages.
 
 The collector then finds the entry problems: duplicate and missing ids, self-parents, orphans,
 cycles (the same rule as ``SessionIndex.cycle_roots``), missing kept entries and label targets,
@@ -52,11 +55,13 @@ class ToolIssue(NamedTuple):
 class EntryCollector:
     """What the entry checks need of each entry, collected in file order.
 
-    Memory (issue 11 item 14): about 60 bytes an entry and 50 a tool call, in flat columns. Ids and
-    tool call ids are numbered by :class:`StringTable` (their bytes, no string objects); per entry
-    its line and the numbers of its id and parent are ``int32`` columns; tool calls and results are
-    columns sorted by position (found by bisection). Only what few entries have (compaction and
-    label targets, ids that are not strings) stays in dicts."""
+    Memory (issue 11 item 14): about 70 bytes an entry and 50 a tool call, in flat columns of one
+    :class:`~omp_session.tools.columns.ColumnStore`, in memory or (a large file) in temporary
+    files. Ids and tool call ids are numbered by :class:`StringTable` (their bytes, no string
+    objects); per entry its line, the numbers of its id and parent and where its tool calls and
+    result are kept are ``int32`` columns; tool calls and results are columns in file order. Only
+    what few entries have (compaction and label targets, ids that are not strings, tool names)
+    stays in Python dicts and lists, in memory either way."""
 
     def __init__(self, table_slots: int = 8, store: ColumnStore | None = None) -> None:
         # Every column comes from one store: in memory, or spilled to temporary files (columns.py).
@@ -442,8 +447,9 @@ class _ToolWalk:
                 self._pending[call] = None
 
     def _leaf(self) -> None:
-        entries = self._entries
+        entries, step = self._entries, self._entries.store.step
         for call in self._pending:
+            step()  # many calls can be open on a path: each one touches pages of its own
             place = self._opened_by[call]
             position = entries._call_positions.cells[place]
             entry_id = entries._entry_id(position) if entries._ids.cells[position] >= 0 else None

@@ -35,9 +35,12 @@ import tempfile
 from array import array
 from collections.abc import Iterable
 from types import TracebackType
-from typing import Protocol
+from typing import Literal, Protocol
 
-__all__ = ["LOOK_EVERY", "RESIDENT_BUDGET_BYTES", "Column", "ColumnStore"]
+__all__ = ["LOOK_EVERY", "RESIDENT_BUDGET_BYTES", "Column", "ColumnStore", "TypeCode"]
+
+#: The ``array`` type codes of the columns: 32-bit signed and unsigned, 64-bit, bytes.
+TypeCode = Literal["i", "I", "q", "B"]
 
 #: Mapped pages allowed to stay resident before a trim. Each trim makes every page touched after
 #: it fault in again (a minor fault: the page is still in the page cache), so a larger budget
@@ -79,7 +82,8 @@ class _FileBuffer:
     """A shared mapping of a nameless temporary file."""
 
     def __init__(self, size: int) -> None:
-        self._file = tempfile.TemporaryFile(prefix="omp-session-check-")
+        # Closed by close() (the store is the context manager), or at once if mapping fails.
+        self._file = tempfile.TemporaryFile(prefix="omp-session-check-")  # noqa: SIM115
         try:
             size = max(size, mmap.PAGESIZE)  # a mapping cannot be empty
             os.ftruncate(self._file.fileno(), size)  # sparse: no disk used until written
@@ -123,7 +127,7 @@ class Column:
 
     __slots__ = ("_buffer", "_length", "cells", "typecode")
 
-    def __init__(self, buffer: _Buffer, typecode: str, length: int) -> None:
+    def __init__(self, buffer: _Buffer, typecode: TypeCode, length: int) -> None:
         self._buffer = buffer
         self.typecode = typecode
         self._length = length
@@ -193,7 +197,7 @@ class ColumnStore:
             except OSError:
                 self._statm = -1
 
-    def column(self, typecode: str, length: int = 0, fill: int = 0) -> Column:
+    def column(self, typecode: TypeCode, length: int = 0, fill: int = 0) -> Column:
         """A new column of ``length`` numbers, each ``fill``."""
         itemsize = memoryview(b"").cast(typecode).itemsize
         buffer: _Buffer = _FileBuffer(length * itemsize) if self.spill else _MemoryBuffer(length * itemsize)
