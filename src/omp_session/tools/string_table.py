@@ -48,6 +48,7 @@ class StringTable:
 
     def _probe(self, hashed: int, data: bytes) -> tuple[int, int]:
         """``(slot, number)`` of ``data``, or ``(free slot, -1)`` when it is not in the table."""
+        self._store.step()  # a lookup reads a few pages at random: counted for a spilled store
         slots, ends = self._slots.cells, self._ends.cells
         hashes, text = self._hashes.cells, self._text.cells
         mask = len(self._slots) - 1
@@ -100,6 +101,7 @@ class StringTable:
 
     def string(self, number: int) -> str:
         """The string numbered ``number``."""
+        self._store.step()
         ends = self._ends.cells
         start = ends[number - 1] if number else 0
         return bytes(self._text.cells[start : ends[number]]).decode("utf-8", "surrogatepass")
