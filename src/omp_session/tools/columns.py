@@ -45,7 +45,7 @@ TypeCode = Literal["i", "I", "q", "B"]
 #: Mapped pages allowed to stay resident before a trim. Each trim makes every page touched after
 #: it fault in again (a minor fault: the page is still in the page cache), so a larger budget
 #: costs memory and a smaller one CPU (docs/durability.md, item 14).
-RESIDENT_BUDGET_BYTES = 8 * 1024 * 1024
+RESIDENT_BUDGET_BYTES = 16 * 1024 * 1024
 #: Steps (entries added, nodes walked) between two looks at the resident set: a step touches a
 #: handful of pages (an id's slot, hash, end and bytes, the entry's columns), and a fault maps the
 #: page cache's whole folio (64 KB here, measured), so 16 steps add a few MB at most past the
