@@ -16,14 +16,14 @@ cycles (the same rule as ``SessionIndex.cycle_roots``), missing kept entries and
 and tool calls and results that do not pair up on a branch. A whole read (a small file, or a v1/v2
 file after its migration) feeds its entries to the same collector, so both reads report alike.
 
-The tool walk is one iterative depth-first walk over the tree that keeps the calls seen on the
-current path: linear in the number of entries, however many branches. Duplicated ids make the tree
-a graph: omp attaches the one node of an id under its parent once per occurrence, so a chain of n
-duplicated ids has 2^n paths (20 in a 400 KB file made ``check`` run for minutes). The walk
-therefore enters each node once; a node met again (through a duplicate or a cycle) is not walked a
-second time. Without duplicated ids that is exactly the walk of every path; with them, ``check``
-reports the duplicates as errors, and the pairing below a duplicated id is judged on the path (in
-file order) that reached it first.
+The tool walk (tools/tool_walk.py) is one iterative depth-first walk over the tree that keeps the
+calls seen on the current path: linear in the number of entries, however many branches. Duplicated
+ids make the tree a graph: omp attaches the one node of an id under its parent once per
+occurrence, so a chain of n duplicated ids has 2^n paths (20 in a 400 KB file made ``check`` run
+for minutes). The walk therefore enters each node once; a node met again (through a duplicate or a
+cycle) is not walked a second time. Without duplicated ids that is exactly the walk of every path;
+with them, ``check`` reports the duplicates as errors, and the pairing below a duplicated id is
+judged on the path (in file order) that reached it first.
 
 Internal module (``omp-session check``); not part of the public API.
 """
@@ -31,25 +31,16 @@ Internal module (``omp-session check``); not part of the public API.
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import Any, NamedTuple
+from typing import Any
 
 from omp_session.tools.columns import Column, ColumnStore
 from omp_session.tools.string_table import StringTable
+from omp_session.tools.tool_walk import ToolIssue, ToolWalk
 
 __all__ = ["EntryCollector", "ToolIssue"]
 
 Entry = dict[str, Any]
 _ERROR_STOPS = ("error", "aborted")
-
-
-class ToolIssue(NamedTuple):
-    """A tool call or result that does not pair up on a branch."""
-
-    entry_id: str | None
-    tool_call_id: str
-    tool_name: str | None
-    kind: str
-    ended_in_error: bool
 
 
 class EntryCollector:
@@ -60,7 +51,7 @@ class EntryCollector:
     files. Ids and tool call ids are numbered by :class:`StringTable` (their bytes, no string
     objects); per entry its line, the numbers of its id and parent and where its tool calls and
     result are kept are ``int32`` columns; tool calls and results are columns in file order. Only
-    what few entries have (compaction and label targets, ids that are not strings, tool names)
+    what few entries have (ids, kept ids, label targets and tool names that are not strings)
     stays in Python dicts and lists, in memory either way."""
 
     def __init__(self, table_slots: int = 8, store: ColumnStore | None = None) -> None:
@@ -74,8 +65,10 @@ class EntryCollector:
         self._parents = store.column("i")  # position -> number of its parent id, or -1
         self._odd_ids: dict[int, Any] = {}  # position -> an id that is not a string
         self._call_table = StringTable(table_slots, store)  # tool call id -> number
-        self._tool_names: list[Any] = []  # tool name number -> name (any JSON value)
-        self._tool_name_numbers: dict[str, int] = {}
+        # Tool names: a string's number in its own table, or -1 - its place among the few that
+        # are not strings (any JSON value, kept as it is for the message).
+        self._name_table = StringTable(table_slots, store)
+        self._odd_names: list[Any] = []
         # Tool calls (several per position possible) and results (one per position), by position.
         self._call_positions = store.column("i")
         self._call_ids = store.column("i")
@@ -87,8 +80,12 @@ class EntryCollector:
         self._result_ids = store.column("i")
         self._result_names = store.column("i")
         self._errors = store.column("i")  # positions of messages that ended in an error
-        self._kept: dict[int, Any] = {}  # compaction position -> firstKeptEntryId
-        self._targets: dict[int, Any] = {}  # label position -> targetId
+        # The ids compactions keep from and labels point at, in file order: the position, whether
+        # it is a label, and the id's number in the id table (-1: not a string, see _odd_links).
+        self._link_positions = store.column("i")
+        self._link_is_label = store.column("B")
+        self._link_ids = store.column("i")
+        self._odd_links: dict[int, Any] = {}  # position -> a kept id or target that is not a string
         #: ``(kind, line, entry id, message)`` of missing and duplicate ids, in file order.
         self.id_problems: list[tuple[str, int, str | None, str]] = []
 
@@ -138,9 +135,9 @@ class EntryCollector:
         if kind == "message":
             self._add_message(entry.get("message"), position)
         elif kind == "compaction":
-            self._kept[position] = entry.get("firstKeptEntryId")
+            self._add_link(position, entry.get("firstKeptEntryId"), False)
         elif kind == "label":
-            self._targets[position] = entry.get("targetId")
+            self._add_link(position, entry.get("targetId"), True)
         self._result_places.append(results if len(self._result_ids) > results else -1)
 
     def _add_message(self, message: Any, position: int) -> None:
@@ -167,15 +164,24 @@ class EntryCollector:
                 self._result_ids.append(self._call_table.add(call_id))
                 self._result_names.append(self._tool_name(message.get("toolName")))
 
+    def _add_link(self, position: int, target: Any, is_label: bool) -> None:
+        self._link_positions.append(position)
+        self._link_is_label.append(int(is_label))
+        if isinstance(target, str):  # numbered like a parent: an id that may never exist
+            self._link_ids.append(self._number_of(target))
+        else:
+            self._link_ids.append(-1)
+            self._odd_links[position] = target
+
     def _tool_name(self, name: Any) -> int:
         """A number for a tool name (a session names a handful of tools thousands of times)."""
-        number = self._tool_name_numbers.get(name) if type(name) is str else None
-        if number is None:
-            number = len(self._tool_names)
-            self._tool_names.append(name)
-            if type(name) is str:
-                self._tool_name_numbers[name] = number
-        return number
+        if isinstance(name, str):
+            return self._name_table.add(name)
+        self._odd_names.append(name)
+        return -len(self._odd_names)
+
+    def _tool_name_of(self, number: int) -> Any:
+        return self._name_table.string(number) if number >= 0 else self._odd_names[-1 - number]
 
     def _ended_in_error(self, position: int) -> bool:
         errors = self._errors
@@ -185,10 +191,6 @@ class EntryCollector:
     # -- after the last entry --------------------------------------------------------------------
     # Every loop below counts its steps (``store.step()``): a spilled store drops the pages it
     # touched every so many steps, so the resident set stays bounded (columns.py).
-
-    def _indexed(self, value: Any) -> bool:
-        number = self._table.find(value) if isinstance(value, str) else -1
-        return number >= 0 and self._last.cells[number] >= 0
 
     def _entry_id(self, position: int) -> Any:
         number = self._ids.cells[position]
@@ -236,6 +238,7 @@ class EntryCollector:
         found: list[tuple[str, int, Any, str]] = []
         store = self.store
         last, ids, lines = self._last.cells, self._ids.cells, self.lines.cells
+        link_positions, links, link = self._link_positions.cells, len(self._link_positions), 0
         for position, parent in enumerate(self._parents.view()):
             store.step()
             line = lines[position]
@@ -250,25 +253,32 @@ class EntryCollector:
                     )
                 elif number >= 0 and number in roots and last[number] == position:
                     found.append(("cycle", line, entry_id, f"parent links from {entry_id} loop back to it"))
-            if position in self._kept and not self._indexed(self._kept[position]):
-                found.append(
-                    (
-                        "missing-kept-entry",
-                        line,
-                        self._entry_id(position),
-                        f"firstKeptEntryId {self._kept[position]} does not exist",
-                    )
-                )
-            if position in self._targets and not self._indexed(self._targets[position]):
-                found.append(
-                    (
-                        "label-target-missing",
-                        line,
-                        self._entry_id(position),
-                        f"label target {self._targets[position]} does not exist",
-                    )
-                )
+            if link < links and link_positions[link] == position:
+                problem = self._link_problem(link, line)
+                if problem is not None:
+                    found.append(problem)
+                link += 1
         return found
+
+    def _link_problem(self, link: int, line: int) -> tuple[str, int, Any, str] | None:
+        """A compaction's kept entry or a label's target that does not exist."""
+        position, number = self._link_positions.cells[link], self._link_ids.cells[link]
+        if number >= 0 and self._last.cells[number] >= 0:
+            return None
+        target = self._table.string(number) if number >= 0 else self._odd_links[position]
+        if self._link_is_label.cells[link]:
+            return (
+                "label-target-missing",
+                line,
+                self._entry_id(position),
+                f"label target {target} does not exist",
+            )
+        return (
+            "missing-kept-entry",
+            line,
+            self._entry_id(position),
+            f"firstKeptEntryId {target} does not exist",
+        )
 
     def _children(self, roots: set[int]) -> tuple[Column, Column, Column]:
         """Root positions in file order, and the child positions of each id number (compressed:
@@ -308,7 +318,7 @@ class EntryCollector:
         """Calls without a result on some branch below them, results without a call before them
         (roots and children in file order: see the module's docstring on duplicated ids)."""
         root_positions, start, children = self._children(roots)
-        walk = _ToolWalk(self, start, children)
+        walk = ToolWalk(self, start, children)
         for place in range(len(root_positions)):
             walk.run(root_positions.cells[place])
         walk.close()
@@ -338,125 +348,3 @@ class EntryCollector:
         if number < 0 or self._last.cells[number] < 0:
             return None
         return int(self.lines.cells[self._last.cells[number]])
-
-
-class _EnteredMarks:
-    """Which nodes the walk has entered: one byte per id number (a set of ints would cost ~60 bytes
-    a node), a set for the few nodes without an id."""
-
-    def __init__(self, marks: Column) -> None:
-        self.column = marks
-        self._numbered = marks.cells
-        self._others: set[int] = set()
-
-    def enter(self, key: int) -> bool:
-        """Mark ``key``; ``False`` if it was entered before (through a duplicate or a cycle)."""
-        if key >= 0:
-            if self._numbered[key]:
-                return False
-            self._numbered[key] = 1
-            return True
-        if key in self._others:
-            return False
-        self._others.add(key)
-        return True
-
-
-class _ToolWalk:
-    """The depth-first walk of :meth:`EntryCollector.tool_issues`, in memory that does not grow
-    with the length of a path (a path can be the whole file): the state of the current path is
-    kept per tool call id number in two ``int32`` columns, the place of the call that opened it and
-    how many results answered it, and the stack is an ``int32`` column holding ``position`` to
-    enter a node and ``-1 - position`` to leave it (spilled with the rest: it is as deep as the
-    path). Leaving a node undoes what entering it did, found again from the node itself (a call is
-    closed only if this node's call is the one that opened it), so nothing is remembered per level."""
-
-    def __init__(self, entries: EntryCollector, start: Column, children: Column) -> None:
-        self._entries = entries
-        self._start = start.cells
-        self._children = children.cells
-        store = entries.store
-        calls = len(entries._call_table)
-        self._opened_column = store.column("i", calls, -1)  # call id -> call place, or -1
-        self._answered_column = store.column("i", calls)  # call id -> results on the path
-        self._opened_by, self._answered = self._opened_column.cells, self._answered_column.cells
-        self._stack = store.column("i")
-        self._pending: dict[int, None] = {}  # open calls without a result on the path
-        self._entered = _EnteredMarks(store.column("B", len(entries._last)))  # each node once
-        self.found: dict[tuple[Any, int, str], ToolIssue] = {}
-
-    def close(self) -> None:
-        store = self._entries.store
-        for column in (self._opened_column, self._answered_column, self._stack, self._entered.column):
-            store.free(column)
-
-    def run(self, root: int) -> None:
-        entries, start, children = self._entries, self._start, self._children
-        stack, step = self._stack, entries.store.step
-        stack.append(root)
-        while len(stack):
-            step()
-            occurrence = stack.pop()
-            if occurrence < 0:
-                self._leave(entries._node(-1 - occurrence)[1])
-                continue
-            key, shown = entries._node(occurrence)
-            if not self._entered.enter(key):
-                continue
-            self._enter(shown)
-            stack.append(-1 - occurrence)
-            first, stop = (start[key], start[key + 1]) if key >= 0 else (0, 0)
-            if first == stop:
-                self._leaf()
-            else:
-                stack.extend_from(children[first:stop][::-1])
-
-    def _enter(self, shown: int) -> None:
-        entries, opened_by, answered = self._entries, self._opened_by, self._answered
-        call_ids = entries._call_ids.cells
-        for place in entries._call_places(shown):
-            call = call_ids[place]
-            if opened_by[call] < 0:
-                opened_by[call] = place
-                if not answered[call]:
-                    self._pending[call] = None
-        place = entries._result_place(shown)
-        if place >= 0:
-            call = entries._result_ids.cells[place]
-            if opened_by[call] < 0:
-                entry_id = entries._entry_id(shown) if entries._ids.cells[shown] >= 0 else None
-                errored = entry_id is not None and entries._ended_in_error(shown)
-                name = entries._tool_names[entries._result_names.cells[place]]
-                self._found(entry_id, call, name, "result-without-call", errored)
-            answered[call] += 1
-            self._pending.pop(call, None)
-
-    def _leave(self, shown: int) -> None:
-        entries, opened_by, answered = self._entries, self._opened_by, self._answered
-        call_ids = entries._call_ids.cells
-        for place in entries._call_places(shown):
-            call = call_ids[place]
-            if opened_by[call] == place:
-                opened_by[call] = -1
-                self._pending.pop(call, None)
-        place = entries._result_place(shown)
-        if place >= 0:
-            call = entries._result_ids.cells[place]
-            answered[call] -= 1
-            if not answered[call] and opened_by[call] >= 0:
-                self._pending[call] = None
-
-    def _leaf(self) -> None:
-        entries, step = self._entries, self._entries.store.step
-        for call in self._pending:
-            step()  # many calls can be open on a path: each one touches pages of its own
-            place = self._opened_by[call]
-            position = entries._call_positions.cells[place]
-            entry_id = entries._entry_id(position) if entries._ids.cells[position] >= 0 else None
-            errored = entry_id is not None and entries._ended_in_error(position)
-            name = entries._tool_names[entries._call_names.cells[place]]
-            self._found(entry_id, call, name, "call-without-result", errored)
-
-    def _found(self, entry_id: Any, call: int, name: Any, kind: str, errored: bool) -> None:
-        call_id = self._entries._call_table.string(call)
-        self.found[(entry_id, call, kind)] = ToolIssue(entry_id, call_id, name, kind, errored)
