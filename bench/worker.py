@@ -11,6 +11,7 @@ import resource
 import shutil
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -202,6 +203,7 @@ def rss(path: str, mode: str) -> dict[str, Any]:
     # For "entries" and "context" the caller has made sure the index exists (another process built
     # it: building it here would raise this process's peak).
     baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    kept: Sequence[Any]
     if mode == "floor":
         kept = _parse_paused(path)
     elif mode in ("context", "cold-context"):
@@ -216,6 +218,10 @@ def rss(path: str, mode: str) -> dict[str, Any]:
             offset_index.MIN_INDEXED_BYTES = 1 << 62
         manager = SessionManager.open(path, read_only=True)
         kept = manager.get_entries()
+        if mode == "entries":  # the caller walks every entry, keeping none (issue 12 item 5)
+            assert sum(1 for _ in kept) == len(kept)
+        elif mode == "list":  # ... or keeps every one of them
+            kept = list(kept)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     return {"peak": peak, "baseline": baseline, "kept": len(kept), "size": os.path.getsize(path)}
 

@@ -146,7 +146,7 @@ class _Read(NamedTuple):
 
     path: Path
     header: Entry
-    entries: list[Entry]
+    entries: Sequence[Entry]
     stats: SessionStats
 
 
@@ -207,7 +207,7 @@ class ReadSession(Protocol):
     @property
     def header(self) -> Entry: ...
     @property
-    def entries(self) -> list[Entry]: ...
+    def entries(self) -> Sequence[Entry]: ...
 
 
 def counted_once(loaded: Sequence[ReadSession]) -> Iterator[tuple[int, Entry | None]]:

@@ -125,7 +125,7 @@ def _number(value: Any) -> str:
 class _Read(NamedTuple):
     path: Path
     header: Entry
-    entries: list[Entry]
+    entries: Sequence[Entry]
 
 
 def _model_of(entry: Entry) -> str | None:
