@@ -27,7 +27,7 @@ from omp_session.format.codec import _decode_slow
 from omp_session.format.transform import resolve_blob_refs, sanitize_openai_replay
 from omp_session.gcpause import gc_paused
 from omp_session.store.blobs import BlobSink
-from omp_session.store.entry_cache import DEFAULT_BUDGET, EntryCache
+from omp_session.store.entry_cache import EntryCache
 from omp_session.store.loading import parse_session
 from omp_session.store.offset_index import OffsetIndex, drop_index
 
@@ -456,7 +456,7 @@ class LazyStore:
         offsets = self.index.offsets
         return range(bisect_left(offsets, offsets[stop - 1] - _ITER_CHUNK, lo=start, hi=stop - 1), stop)
 
-    def bound_cache(self, budget: int | None = DEFAULT_BUDGET) -> None:
+    def bound_cache(self, budget: int | None) -> None:
         """Keep at most ``budget`` bytes of lines decoded (``None``: every entry decoded)."""
         self._cache.bound(budget)
 
