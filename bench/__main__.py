@@ -34,8 +34,10 @@ switched off. Every timed library call includes the garbage-collector passes its
 (`gc.collect(1)` inside the timer); the floors do not. All timings are medians of separate runs, each
 case in a fresh interpreter, and peak RSS is measured in a fresh interpreter per case. *one dict per
 entry*: the floor of `get_tree` on a loaded session, a comprehension building `{"entry": e}` for every
-entry with the garbage collector paused (any tree of those entries builds at least that). omp itself is
-not run here: targets quoting omp use the issue's figures."""
+entry with the garbage collector paused (any tree of those entries builds at least that). *walk through
+get_entries()*: a loop over every entry of `get_entries()` keeping none (after a lazy open it is a view
+decoding entries on access, with a bounded cache in a read-only session; a second walk decodes them
+again). omp itself is not run here: targets quoting omp use the issue's figures."""
 
 
 def _log(text: str) -> None:
@@ -83,7 +85,8 @@ def open_rows(sessions: dict[str, Path], runs: int, big_runs: int) -> list[Row]:
 
 
 def lazy_rows(path: Path, label: str, runs: int) -> list[Row]:
-    """The first get_entries()/get_tree() after an open, against the warm parse floor."""
+    """The first walk through get_entries() and get_tree() after an open, and a second walk,
+    against the warm parse floor."""
     _log(f"lazy to full: {label}")
     rows = []
     for state in ("warm", "cold"):
