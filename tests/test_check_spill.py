@@ -177,6 +177,31 @@ def test_a_killed_check_leaves_no_temporary_file(tmp_path: Path, spill_dir: Path
 
 # VmHWM, the peak RSS of this process's own memory: ru_maxrss of a child of a large process
 # starts at the parent's size (Linux keeps the high-water mark of the memory before exec).
+_LIMITED = """
+import resource, sys
+from omp_session import PersistenceError
+from omp_session.tools.repair import check
+resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))  # no file may pass 1 MB
+try:
+    check(sys.argv[1], spill=True)
+except PersistenceError as exc:
+    print("PersistenceError", exc)
+"""
+
+
+def test_a_spill_that_cannot_grow_raises_the_librarys_own_error(tmp_path: Path, spill_dir: Path) -> None:
+    # A full temporary directory (here a 1 MB file size limit): an error naming it, never SIGBUS
+    # from a write through the mapping nor a raw OSError; the command line says it in one line.
+    path = _chain(tmp_path / "chain.jsonl", 200_000)
+    env = {**os.environ, "TMPDIR": str(spill_dir)}
+    result = subprocess.run(
+        [sys.executable, "-c", _LIMITED, str(path)], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"PersistenceError {spill_dir}: write failed:"), result.stdout
+    assert list(spill_dir.iterdir()) == []
+
+
 _MEASURE = """
 import sys
 from omp_session.tools.repair import check

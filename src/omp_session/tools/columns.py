@@ -13,6 +13,8 @@ difference between the two modes, so a small and a large file go through one alg
   name from the start (``O_TMPFILE``, or unlinked at once), so nothing is left behind whatever
   happens to the process, not even after ``kill -9``, and nothing is ever written next to the
   session. :meth:`ColumnStore.close` (the store is a context manager) unmaps and closes them.
+  Their blocks are reserved before use (``posix_fallocate``): a full disk raises
+  :class:`~omp_session.errors.PersistenceError` naming the temporary directory, never ``SIGBUS``.
 
 A mapped page that was touched stays in the process's resident set (``RssFile``) until it is
 unmapped, so the spilled store drops them all from the process with ``madvise(MADV_DONTNEED)``
@@ -34,8 +36,11 @@ import os
 import tempfile
 from array import array
 from collections.abc import Iterable
+from pathlib import Path
 from types import TracebackType
 from typing import Literal, Protocol
+
+from omp_session.errors import PersistenceError
 
 __all__ = ["LOOK_EVERY", "RESIDENT_BUDGET_BYTES", "Column", "ColumnStore", "TypeCode"]
 
@@ -78,24 +83,40 @@ class _MemoryBuffer:
         self.data = bytearray()
 
 
+def _spill_failed(exc: OSError) -> PersistenceError:
+    return PersistenceError(Path(tempfile.gettempdir()), exc)
+
+
 class _FileBuffer:
     """A shared mapping of a nameless temporary file."""
 
     def __init__(self, size: int) -> None:
-        # Closed by close() (the store is the context manager), or at once if mapping fails.
-        self._file = tempfile.TemporaryFile(prefix="omp-session-check-")  # noqa: SIM115
+        try:
+            # Closed by close() (the store is the context manager), or at once if mapping fails.
+            self._file = tempfile.TemporaryFile(prefix="omp-session-check-")  # noqa: SIM115
+        except OSError as exc:
+            raise _spill_failed(exc) from exc
         try:
             size = max(size, mmap.PAGESIZE)  # a mapping cannot be empty
-            os.ftruncate(self._file.fileno(), size)  # sparse: no disk used until written
+            self._allocate(size)
             self.data: bytearray | mmap.mmap = mmap.mmap(self._file.fileno(), size)
             self._random()
         except BaseException:
             self._file.close()
             raise
 
+    def _allocate(self, size: int) -> None:
+        # The disk blocks are reserved before the mapping reaches them: a full disk (or a file
+        # size limit) is then an error here, where a write through the mapping would be SIGBUS.
+        try:
+            os.posix_fallocate(self._file.fileno(), 0, size)
+        except OSError as exc:
+            raise _spill_failed(exc) from exc
+
     def resize(self, size: int) -> None:
         assert isinstance(self.data, mmap.mmap)
-        self.data.resize(size)  # the file grows with it
+        self._allocate(size)
+        self.data.resize(size)  # (the file has that size already)
         self._random()
 
     def _random(self) -> None:
