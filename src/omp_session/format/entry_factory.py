@@ -59,7 +59,10 @@ def typed(entry_id: str, parent_id: str | None, timestamp: str, entry_type: str,
 
 
 def message(entry_id: str, parent_id: str | None, timestamp: str, message: dict[str, Any]) -> Entry:
-    return typed(entry_id, parent_id, timestamp, "message", message=message)
+    # The literal of ``typed(..., "message", message=message)``: this is every append_message.
+    entry: Entry = {"type": "message", "id": entry_id, "parentId": parent_id, "timestamp": timestamp}
+    entry["message"] = message
+    return entry
 
 
 def custom(entry_id: str, parent_id: str | None, timestamp: str, custom_type: str, data: Any) -> Entry:

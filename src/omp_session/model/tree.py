@@ -179,8 +179,8 @@ class SessionIndex:
     def add(self, entry: Entry) -> None:
         """Index one entry appended at the end of the file."""
         self.entries.append(entry)
-        entry_id = entry_id_of(entry)
-        if entry_id is not None:
+        entry_id = entry.get("id")  # entry_id_of() and parent_id_of() inlined: every append
+        if isinstance(entry_id, str):
             if entry_id in self.by_id:
                 self._has_duplicates = True
                 self._cycle_roots = None  # a replaced parent link may close a cycle
@@ -190,7 +190,9 @@ class SessionIndex:
                 self._cycle_roots = None  # an earlier entry's forward parent link may close a cycle
                 self._parent_positions = None  # ... and now names this entry
             self.by_id[entry_id] = entry
-            parent = parent_id_of(entry)
+            parent = entry.get("parentId")
+            if not isinstance(parent, str) or not parent:
+                parent = None
             if parent is not None and parent not in self.by_id:
                 self._awaited.add(parent)
             if parent is not None and not self._has_duplicates:

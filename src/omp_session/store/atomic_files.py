@@ -30,8 +30,7 @@ class FileState(NamedTuple):
     """What identifies the content of a file without reading it (issue 11 item 3: a same-size
     in-place edit changes the mtime, and even one that restores the mtime changes the ctime)."""
 
-    # In this order so that an append compares a stat with it as one tuple (the device last: it
-    # differs least often).
+    # An append compares a stat with it field by field, the size first: it differs most often.
     inode: int
     size: int
     mtime_ns: int

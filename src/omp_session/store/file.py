@@ -270,14 +270,11 @@ class FileStorage:
         known = self._known
         if (
             known is None
-            or (
-                before.st_ino,
-                before.st_size,
-                before.st_mtime_ns,
-                before.st_ctime_ns,
-                before.st_dev,
-            )
-            != known
+            or before.st_size != known.size
+            or before.st_mtime_ns != known.mtime_ns
+            or before.st_ctime_ns != known.ctime_ns
+            or before.st_ino != known.inode
+            or before.st_dev != known.device
         ):
             # Someone else wrote to the file since our last read or write: appends stay safe
             # (line granularity), a full rewrite would lose their change.
