@@ -99,12 +99,12 @@ def skim_lines(
         return None  # no compaction indexed: the context needs every entry in full
     latest = max(builder.kept)
     floor = builder.kept[latest] if builder.kept[latest] >= 0 else latest
-    stateful = builder.stateful  # (states also holds the other entries decoded in full)
-    kept = {position: states[position] for position in stateful[: bisect_left(stateful, floor)]}
+    stateful = builder.stateful
     tail = data[builder.offsets[floor] : end - 1].split(b"\n")
     try:
+        kept = {position: states[position] for position in stateful[: bisect_left(stateful, floor)]}
         kept.update(zip(range(floor, len(builder)), map(orjson.loads, tail), strict=True))
-    except orjson.JSONDecodeError:
+    except (KeyError, orjson.JSONDecodeError):  # (KeyError: a state entry orjson typed otherwise)
         return None
     return kept
 
@@ -131,7 +131,8 @@ def _skim_chunk(data: bytes, begin: int, stop: int, builder: IndexBuilder, state
         entry = skims[index] = orjson.loads(lines[index])
         if type(entry) is not dict:
             raise _NotSkimmable
-        states[first + index] = entry
+        if entry.get("type") in STATEFUL_TYPES:  # (kept until the end: the others are not needed)
+            states[first + index] = entry
     for message in compress(messages, map(dict.__contains__, messages, repeat("usage"))):
         if type(message["usage"]) is msgspec.Raw:  # (not a message decoded in full above)
             message["usage"] = orjson.loads(memoryview(message["usage"]))
