@@ -37,8 +37,8 @@ _OPENAI = b"openaiResponsesHistory"
 _ESCAPE = b"\\u"  # a \\u escape can spell either marker, so such lines are always transformed
 #: The \\u escapes of a whole file, found by ``re``'s literal search: 2.5-3x faster than a loop
 #: of ``bytes.find`` with this two-byte pattern in CPython 3.11, whose skip search gains little on
-#: so short a needle (issue 12; 50 MB with 146k backslashes and no escape: 35-43 ms against
-#: 94-120 ms, side by side on a loaded machine). Only a file with a transform marker and a
+#: so short a needle (issue 12; 50 MB with 146k backslashes and no escape: 22 ms against 57 ms of
+#: CPU, 35-43 against 94-120 ms on a loaded machine). Only a file with a transform marker and a
 #: backslash (any \\n in a message's text) pays this scan; ``bytes.find`` stays faster for the
 #: longer markers (``image_url``: 58 against 85 ms).
 _ESCAPE_SEARCH = re.compile(re.escape(_ESCAPE))
