@@ -34,8 +34,10 @@ switched off. Every timed library call includes the garbage-collector passes its
 (`gc.collect(1)` inside the timer); the floors do not. All timings are medians of separate runs, each
 case in a fresh interpreter, and peak RSS is measured in a fresh interpreter per case. *one dict per
 entry*: the floor of `get_tree` on a loaded session, a comprehension building `{"entry": e}` for every
-entry with the garbage collector paused (any tree of those entries builds at least that). omp itself is
-not run here: targets quoting omp use the issue's figures."""
+entry with the garbage collector paused (any tree of those entries builds at least that). *walk through
+get_entries()*: a loop over every entry of `get_entries()` keeping none (after a lazy open it is a view
+decoding entries on access, with a bounded cache in a read-only session; a second walk decodes them
+again). omp itself is not run here: targets quoting omp use the issue's figures."""
 
 
 def _log(text: str) -> None:
@@ -83,13 +85,14 @@ def open_rows(sessions: dict[str, Path], runs: int, big_runs: int) -> list[Row]:
 
 
 def lazy_rows(path: Path, label: str, runs: int) -> list[Row]:
-    """The first get_entries()/get_tree() after an open, against the warm parse floor."""
+    """The first walk through get_entries() and get_tree() after an open, and a second walk,
+    against the warm parse floor."""
     _log(f"lazy to full: {label}")
     rows = []
     for state in ("warm", "cold"):
         result = in_subprocess("lazy_to_full", str(path), runs, state)
         parse = [("parse", result["floor"])]  # measured between the runs (bench/worker.py)
-        for key, call in (("entries", "get_entries()"), ("tree", "get_tree()")):
+        for key, call in (("entries", "walk through get_entries()"), ("tree", "get_tree()")):
             rows.append(
                 Row.timing(
                     f"first {call} after a {state} open, {label}",
@@ -99,6 +102,14 @@ def lazy_rows(path: Path, label: str, runs: int) -> list[Row]:
                     limit_floor=1.3,
                 )
             )
+        rows.append(  # a bounded cache keeps only the last few MB decoded: the entries again
+            Row.timing(
+                f"second walk through get_entries() after a {state} open, {label}",
+                result["again"],
+                floors=parse,
+                target="report",
+            )
+        )
     return rows
 
 
@@ -191,29 +202,29 @@ def rss_rows(path: Path) -> list[Row]:
     _log("peak RSS")
     rows = []
     size = path.stat().st_size
-    cases = (
-        ("floor: every line parsed and kept", "floor", ""),
-        ("cold open (one pass, no index), then get_entries()", "cold", "≤ 2.5× file"),
-        ("full load (index off), then get_entries()", "full", "≤ 2.5× file"),
-        ("lazy open, then get_entries()", "entries", "≤ 2.5× file"),
-        ("cold open + context", "cold-context", ""),
-        ("lazy open + context", "context", ""),
+    # Issue 12 item 5: a full load within 2.5× the file. A lazily opened file's entries are decoded
+    # on access (a bounded cache), so a walk through them all keeps few; a caller that keeps them
+    # all (``list(...)``) or a cold open that decoded them all holds what the floor holds.
+    cases: tuple[tuple[str, str, float | None], ...] = (
+        ("floor: every line parsed and kept", "floor", None),
+        ("cold open (one pass, no index), then get_entries()", "cold", 2.5),
+        ("full load (index off), then get_entries()", "full", 2.5),
+        ("lazy open, then a walk through get_entries()", "entries", 2.5),
+        ("lazy open, then list(get_entries()) kept", "list", None),
+        ("cold open + context", "cold-context", None),
+        ("lazy open + context", "context", 2.5),
     )
-    for label, mode, target in cases:
-        if mode in ("entries", "context"):
+    for label, mode, limit in cases:
+        if mode in ("entries", "list", "context"):
             in_subprocess("open_context", str(path), 1, "warm")  # the index, built in another process
         result = in_subprocess("rss", str(path), mode)  # a fresh interpreter for each case
-        peak, baseline = result["peak"], result["baseline"]
-        verdict = ("met" if peak <= 2.5 * size else "NOT met") if target else ""
         rows.append(
-            Row(
+            Row.memory(
                 f"peak RSS, {megabytes(size)}: {label}",
-                megabytes(peak),
-                f"interpreter before: {megabytes(baseline)}",
-                "",
-                f"{peak / size:.2f}× file, {(peak - baseline) / size:.2f}× without interpreter",
-                target,
-                verdict,
+                result["peak"],
+                result["baseline"],
+                size,
+                limit_file=limit,
             )
         )
     return rows

@@ -65,6 +65,22 @@ class Row:
             verdict,
         )
 
+    @classmethod
+    def memory(
+        cls, case: str, peak: int, baseline: int, size: int, *, limit_file: float | None = None
+    ) -> Row:
+        """A peak RSS of a fresh process; ``limit_file`` (× the file's ``size``) decides the verdict."""
+        verdict = "" if limit_file is None else "met" if peak <= limit_file * size else "NOT met"
+        return cls(
+            case,
+            megabytes(peak),
+            f"interpreter before: {megabytes(baseline)}",
+            "",
+            f"{peak / size:.2f}× file, {(peak - baseline) / size:.2f}× without interpreter",
+            f"≤ {limit_file:g}× file" if limit_file is not None else "",
+            verdict,
+        )
+
 
 HEADER = ("Case", "Median", "Min – max (runs)", "Floors (median, same run)", "Ratio", "Target", "Result")
 

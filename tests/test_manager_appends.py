@@ -57,6 +57,7 @@ def test_message_is_stored_by_reference(session: SessionManager) -> None:
 def test_get_entries_returns_a_new_list_of_live_entries(session: SessionManager) -> None:
     session.append_message(user())
     first = session.get_entries()
+    assert isinstance(first, list)  # a session in memory: a list of its own
     first.clear()
     assert len(session.get_entries()) == 1
     assert session.get_entries()[0] is session.get_entries()[0]

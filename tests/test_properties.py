@@ -242,11 +242,11 @@ def test_manager_trees_match_the_reference(ops: list[tuple[Any, ...]], probes: l
     session = SessionManager.in_memory("/p")
     for op in ops:
         apply(session, op)
-        entries = session.get_entries()
+        entries = list(session.get_entries())
         leaf = session.get_leaf_id()
         assert session.build_session_context().to_dict() == ref_context(entries, leaf)
         assert session.get_branch() == (ref_path(entries, leaf) if leaf else [])
-    entries = session.get_entries()
+    entries = list(session.get_entries())
     check_tree(session, entries)
     assert session.get_labels() == ref_labels(entries)
     for probe in probes if entries else ():

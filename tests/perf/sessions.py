@@ -145,6 +145,27 @@ def tree_shape(roots: list[SessionTreeNode]) -> list[tuple[Any, int, str | None,
     ]
 
 
+def entry_reads(manager: SessionManager) -> dict[str, Any]:
+    """Every way of reading ``get_entries()`` (a lazily opened file's is a view decoding on access),
+    each as a plain list, plus what each entry's id finds (before anything loads every entry)."""
+    entries = manager.get_entries()
+    count = len(entries)
+    walked = list(entries)
+    ids = [entry.get("id") for entry in walked]
+    return {
+        "walked": walked,
+        "indexed": [entries[position] for position in range(count)],
+        "negative": [entries[position - count] for position in range(count)],
+        "backwards": list(reversed(entries)),
+        "sliced": [entries[1:-1], entries[::2], entries[-2:]],
+        "found": [entries.index(entry) for entry in walked[:5]],
+        "by_id": [manager.get_entry(entry_id) if isinstance(entry_id, str) else None for entry_id in ids],
+        "parents": [manager.get_parent(entry) for entry in walked],
+        "children": [manager.get_children(entry_id) for entry_id in ids[:20] if isinstance(entry_id, str)],
+        "length": count,
+    }
+
+
 def snapshot(manager: SessionManager) -> dict[str, Any]:
     """Everything a caller can read from a manager (the leaf's context first: it must not need
     the rest)."""
@@ -161,6 +182,7 @@ def snapshot(manager: SessionManager) -> dict[str, Any]:
         "issues": manager.get_load_issues(),
         "header": manager.get_header(),
         "entries": manager.get_entries(),
+        **entry_reads(manager),
         "tree": tree_shape(manager.get_tree()),
         "children_of_leaf": manager.get_children(leaf) if leaf else None,
         "name": manager.get_session_name(),

@@ -7,6 +7,7 @@ Internal module (part of :class:`~omp_session.SessionManager`, which is the API)
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
 from omp_session.errors import EntryNotFoundError
@@ -20,7 +21,9 @@ from omp_session.model.usage import UsageStatistics
 __all__ = ["EntryList", "IssueList", "Navigation", "NodeList", "RuleList"]
 
 Entry = dict[str, Any]
-EntryList = list[Entry]
+#: What entry reads return: a list, or for a lazily opened file a view that decodes entries on
+#: access (``LazyEntries``: indexing, slicing to a list, ``len``, iteration, ``==`` a list).
+EntryList = Sequence[Entry]
 NodeList = list[SessionTreeNode]
 IssueList = list[LineIssue]
 RuleList = list[str]
@@ -44,7 +47,9 @@ class Navigation:
         return self._state.index.get(entry_id)
 
     def get_entries(self) -> EntryList:
-        return [*self._state.index.entries]
+        entries = self._state.index.entries
+        # A list is the index's own (copied: the caller may change it); a view is made per call.
+        return entries.copy() if isinstance(entries, list) else entries
 
     def get_header(self) -> Entry:
         return self._state.header

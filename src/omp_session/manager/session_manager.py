@@ -22,7 +22,7 @@ from omp_session.format.codec import LineIssue
 from omp_session.format.title_slot import TitleSlot
 from omp_session.manager import factories, omp18_api
 from omp_session.manager.appends import Appends
-from omp_session.manager.navigation import Navigation
+from omp_session.manager.navigation import EntryList, Navigation
 from omp_session.manager.omp18_api import CURRENT_LEAF, Omp18Operations
 from omp_session.manager.persistence import Persistence
 from omp_session.manager.runtime import Runtime
@@ -41,7 +41,6 @@ from omp_session.tools import listing
 
 Entry = dict[str, Any]
 # Aliases: inside the class body ``list`` names the ``SessionManager.list`` factory.
-EntryList = list[Entry]
 InfoList = list[listing.SessionInfo]
 NodeList = list[SessionTreeNode]
 IssueList = list[LineIssue]
@@ -332,7 +331,12 @@ class SessionManager:
         return self._navigation.get_entry(entry_id)
 
     def get_entries(self) -> EntryList:
-        """Every entry in file order (a new list; the entries themselves are live)."""
+        """Every entry in file order: a new list, or, for a file opened through its offset index,
+        a view of the entries there are now that decodes them from the file on access (a slice
+        of it is a list; copy it with ``list(...)`` to change it). The entries themselves are
+        live; in a read-only session an entry may be decoded anew (an equal dict) once the
+        bounded cache dropped it, so a change made to it in place may not last
+        (docs/performance.md, "Memory")."""
         return self._navigation.get_entries()
 
     def get_header(self) -> Entry:

@@ -152,6 +152,8 @@ class SessionState:
             with gc_paused():  # right after a load: the collector would walk every new entry
                 index = SessionIndex(entries)
         self.index = index  # lazy for a file opened through its offset index
+        if self.read_only:
+            index.allow_forgetting()  # nothing is written: entries may be decoded again (issue 12)
         self.leaf = index.last_id()
         self.usage = index.usage()
         self.has_assistant = index.has_assistant()

@@ -64,8 +64,8 @@ class EntryIndex(Protocol):
     """
 
     @property
-    def entries(self) -> list[Entry]:
-        """Every entry in file order (the lazy index reads them all first)."""
+    def entries(self) -> Sequence[Entry]:
+        """Every entry in file order (the lazy index: a view that decodes them on access)."""
         ...
 
     @property
@@ -107,6 +107,12 @@ class EntryIndex(Protocol):
 
     def usage(self) -> UsageStatistics:
         """Usage totals over every entry (a new object the caller may keep adding to)."""
+        ...
+
+    def allow_forgetting(self) -> None:
+        """The session will never be written: the index may drop entries from memory and read
+        them again when asked for (a read-only session; an entry changed in place by a caller is
+        then not kept, as nothing could write it)."""
         ...
 
     def has_assistant(self) -> bool:
@@ -283,6 +289,9 @@ class SessionIndex:
 
     def on_reread(self, callback: RereadCallback) -> None:
         return None  # every entry is in memory: nothing is ever read again
+
+    def allow_forgetting(self) -> None:
+        return None  # the entries are the index: none can be dropped
 
     def children(self, parent_id: str) -> list[Entry]:
         """Entries whose ``parentId`` is ``parent_id``, in file order of first appearance."""

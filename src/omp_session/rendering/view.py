@@ -10,7 +10,7 @@ Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not p
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,7 +80,7 @@ def script_json(value: Any) -> Markup:
     return Markup(text)
 
 
-def _keys(session: SessionManager, entries: list[Entry]) -> dict[int, str]:
+def _keys(session: SessionManager, entries: Sequence[Entry]) -> dict[int, str]:
     """DOM key per entry object: its id when it is the indexed one, else ``~<file position>``."""
     keys: dict[int, str] = {}
     for position, entry in enumerate(entries):
@@ -178,7 +178,7 @@ def tree_rows(
 
 def _client_data(
     session: SessionManager,
-    entries: list[Entry],
+    entries: Sequence[Entry],
     keys: dict[int, str],
     views: list[EntryView],
     leaf: str | None,
@@ -224,7 +224,7 @@ def _text(header: Entry, key: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _result_details(entries: list[Entry]) -> dict[str, Any]:
+def _result_details(entries: Sequence[Entry]) -> dict[str, Any]:
     """``details`` of every tool result by its call id (for drawing calls with their results' diffs)."""
     details: dict[str, Any] = {}
     for entry in entries:
@@ -244,14 +244,15 @@ def session_view(
 ) -> SessionView:
     """Build the :class:`SessionView` of an open session (``selected``: the node shown first; the
     leaf when absent or unknown)."""
-    entries = session.get_entries()
+    tree = session.get_tree()  # first: it loads every entry, so that the entries below are those
+    entries = session.get_entries()  # of the tree (a list, with the identities the keys need)
     keys = _keys(session, entries)
     calls = ToolCalls(_result_details(entries))
     views = [entry_view(keys[id(entry)], entry, images, calls) for entry in entries]
     by_key = {view.key: view for view in views}
     leaf_entry = entries[-1] if entries else None
     leaf = keys[id(leaf_entry)] if leaf_entry is not None else None
-    rows = _tree_rows(session.get_tree(), by_key, keys, _branch_keys(session, keys, leaf_entry), leaf)
+    rows = _tree_rows(tree, by_key, keys, _branch_keys(session, keys, leaf_entry), leaf)
     chosen = selected if selected in by_key else leaf
     header = session.get_header()
     first_user = first_prompt(

@@ -62,7 +62,8 @@ def open_windowed(path: Path, images: ImageSource) -> WindowedSession:
 def _index(session: SessionManager, path: Path, images: ImageSource) -> WindowedSession:
     """What the first window needs (entries, keys, parents); the tree rows are built later, after
     the first screen has been sent (see :mod:`omp_session.rendering.windowed_tree`)."""
-    entries = session.get_entries()
+    roots = session.get_tree()  # first: it loads every entry, so that the entries below are those
+    entries = list(session.get_entries())  # of the tree (with the identities the keys need)
     by_object = _keys(session, entries)
     keys = [by_object[id(entry)] for entry in entries]
     position = {key: index for index, key in enumerate(keys)}
@@ -71,7 +72,6 @@ def _index(session: SessionManager, path: Path, images: ImageSource) -> Windowed
         parent = session.get_parent(entry)
         parents.append(position.get(by_object.get(id(parent), "")) if parent is not None else None)
     leaf_key = keys[-1] if keys else None
-    roots = session.get_tree()
 
     def build_tree() -> WindowedTree:
         branch = {keys[p] for p in _walk(parents, len(keys) - 1)} if keys else set()

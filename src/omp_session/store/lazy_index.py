@@ -2,9 +2,16 @@
 
 Positions ``0 … n-1`` are the entries of the offset index (read through a
 :class:`~omp_session.store.lazy_store.LazyStore`); entries added afterwards (a complete last line that
-lacks its newline, appends, refreshes) get the positions after them. Reads that need every entry
-(``entries``, ``get_tree``, ``children``) first *materialize* a plain ``SessionIndex`` over all of
-them, reusing the entry objects already handed out, and delegate to it from then on.
+lacks its newline, appends, refreshes) get the positions after them.
+
+Reads decode entries on access (issue 12 item 5): ``entries`` is a view (:class:`LazyEntries`)
+that decodes a chunk of lines at a time, and ``get``, ``branch``, ``children``, ``parent_of``,
+``labels`` and the context read only the lines they need. A read-only session keeps a bounded
+cache of decoded entries (store/entry_cache.py), a writable one every entry it decoded.
+Reads that need every entry at once *materialize* a plain ``SessionIndex`` over all of them
+(reusing the cached entry objects) and delegate to it from then on: ``get_tree``, iterating
+``by_id``, ``cycle_roots``, ``children`` of an id no entry has, an append whose id an earlier entry
+already has or names as its parent, and the fallback when the file changed in place.
 
 Internal module (part of ``SessionManager.open``); not part of the public API.
 """
@@ -13,10 +20,13 @@ from __future__ import annotations
 
 import functools
 import inspect
+import operator
+import struct
 import weakref
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from itertools import islice
 from typing import Any, TypeVar, cast, overload
 
 from omp_session.dialects import ContextRules
@@ -25,7 +35,9 @@ from omp_session.format.entries import is_assistant_entry
 from omp_session.gcpause import gc_paused
 from omp_session.model.context import SessionContext, context_from_path
 from omp_session.model.tree import RereadCallback, SessionIndex, SessionTreeNode, apply_label
+from omp_session.model.tree_nodes import entry_id_of, parent_id_of
 from omp_session.model.usage import UsageStatistics
+from omp_session.store import entry_cache
 from omp_session.store.lazy_store import LazyStore
 
 __all__ = ["LazyEntries", "LazySessionIndex"]
@@ -116,9 +128,15 @@ class LazySessionIndex:
     # -- the SessionIndex surface -----------------------------------------------------------
 
     @property
-    @_falls_back
-    def entries(self) -> list[Entry]:
-        return self._materialize().entries
+    def entries(self) -> Sequence[Entry]:
+        """Every entry in file order: the full index's list once there is one, else a view of the
+        entries there are now that decodes them on access (``LazyEntries``)."""
+        return self._full.entries if self._full is not None else LazyEntries(self)
+
+    def allow_forgetting(self) -> None:
+        """The session is never written: decoded entries may be dropped from memory (a bounded
+        cache, issue 12 item 5) and decoded again when asked for."""
+        self._store.bound_cache(entry_cache.DEFAULT_BUDGET)
 
     @property
     def by_id(self) -> Mapping[str, Entry]:
@@ -204,15 +222,37 @@ class LazySessionIndex:
 
     @_falls_back
     def children(self, parent_id: str) -> list[Entry]:
-        return self._materialize().children(parent_id)
+        """Entries whose ``parentId`` is ``parent_id``, in file order: found in the parent column
+        (indexed ids are unique, and every indexed link names an earlier entry); a parent id no
+        entry has loads every entry (a rare, dangling link)."""
+        if self._full is not None:
+            return self._full.children(parent_id)
+        parent = self._find(parent_id)
+        if parent is None:
+            return self._materialize().children(parent_id)
+        size = self._size
+        found: list[int] = []
+        if parent < size:
+            parents = self._store.index.parents
+            if parents[parent] < 0 and self._entry_at(parent).get("parentId") == parent_id:
+                found.append(parent)  # its own parent: a root, and its own child (as SessionIndex)
+            found += _positions_of(parents, parent, parent + 1)
+        found += [size + n for n, added in enumerate(self._extra) if added.get("parentId") == parent_id]
+        return self._entries_at(found)
+
+    def parent_of(self, entry: Entry) -> Entry | None:
+        """The parent as the tree sees it: in an indexed file (and the entries added to it without
+        loading it all) the only cycles are self-parents."""
+        if self._full is not None:
+            return self._full.parent_of(entry)
+        parent = parent_id_of(entry)
+        if parent is None or parent == entry_id_of(entry):
+            return None
+        return self.get(parent)
 
     @_falls_back
     def get_tree(self) -> list[SessionTreeNode]:
         return self._materialize().get_tree()
-
-    @_falls_back
-    def parent_of(self, entry: Entry) -> Entry | None:
-        return self._materialize().parent_of(entry)
 
     @_falls_back
     def cycle_roots(self) -> set[str]:
@@ -232,10 +272,59 @@ class LazySessionIndex:
             return entry_id in self._full.by_id
         return self._find(entry_id) is not None
 
-    def _entry_at(self, position: int) -> Entry:
+    @_falls_back
+    def _entry_at(self, position: int, ahead: bool = False) -> Entry:
+        if self._full is not None:
+            return self._full.entries[position]
         if position >= self._size:
             return self._extra[position - self._size]
-        return self._store.entry(position)
+        return self._store.entry(position, ahead=ahead)
+
+    def _length(self) -> int:
+        return len(self._full.entries) if self._full is not None else self._size + len(self._extra)
+
+    def _iterate(self, start: int, stop: int) -> Iterator[Entry]:
+        """The entries at ``start`` .. ``stop - 1``, decoded a chunk at a time (only the cache's
+        budget of them stays in memory when it is bounded)."""
+        position = start
+        while position < stop:
+            full = self._full
+            if full is not None:
+                yield from islice(full.entries, position, stop)
+                return
+            if position >= self._size:
+                yield self._extra[position - self._size]
+                position += 1
+                continue
+            chunk = self._store.chunk_after(position, min(stop, self._size))
+            try:
+                found = self._store.entries(chunk)
+            except SessionChangedError:
+                self._materialize_from_file()  # the file changed in place: read it in full
+                continue
+            yield from found
+            position = chunk.stop
+
+    def _iterate_backwards(self, start: int, stop: int) -> Iterator[Entry]:
+        """``reversed`` of ``_iterate(start, stop)``, a chunk at a time."""
+        position = stop
+        while position > start:
+            full = self._full
+            if full is not None:
+                yield from reversed(full.entries[start:position])
+                return
+            if position > self._size:
+                position -= 1
+                yield self._extra[position - self._size]
+                continue
+            chunk = self._store.chunk_before(start, position)
+            try:
+                found = self._store.entries(chunk)
+            except SessionChangedError:
+                self._materialize_from_file()
+                continue
+            yield from reversed(found)
+            position = chunk.start
 
     def _entries_at(self, positions: Sequence[int]) -> list[Entry]:
         # ``positions`` ascending: the indexed ones are read together, then the added ones.
@@ -281,7 +370,7 @@ class LazySessionIndex:
         with gc_paused():  # until the context is built: its objects are all acyclic
             state, path = self._context_positions(position)
             path_entries = self._entries_at(path)
-            state_entries = [self._entry_at(p) for p in self._read(state)]
+            state_entries = self._state_entries(state, path, path_entries)
             if rules is None:
                 return context_from_path(path_entries, state_entries)
             return context_from_path(path_entries, state_entries, rules=rules)
@@ -308,10 +397,33 @@ class LazySessionIndex:
         walk = self._walk(file_leaf, lower) if file_leaf >= 0 and lower <= file_leaf else []
         return sorted(state), walk + added
 
-    def _read(self, positions: list[int]) -> list[int]:
-        # Read the indexed positions not decoded yet in one go; return ``positions``.
-        self._store.entries([p for p in positions if p < self._size])
-        return positions
+    def _state_entries(self, state: list[int], path: list[int], path_entries: list[Entry]) -> list[Entry]:
+        """The entries at ``state`` (ascending): those on the path are taken from ``path_entries``
+        (``context_from_path`` finds the compaction on the path by identity, and a bounded cache
+        may have dropped the path's first entries by now); the others are read in one go."""
+        found: dict[int, Entry] = {}
+        for position in state:
+            at = bisect_left(path, position)
+            if at < len(path) and path[at] == position:
+                found[position] = path_entries[at]
+        rest = [position for position in state if position not in found]
+        found.update(zip(rest, self._entries_at(rest), strict=True))
+        return [found[position] for position in state]
+
+
+def _positions_of(column: Sequence[int], value: int, start: int) -> list[int]:
+    """The positions from ``start`` on where the integer ``column`` (an array or a memoryview of
+    one) holds ``value``, searched in its bytes (in C: a scan of 4 bytes per entry)."""
+    view = memoryview(column)  # type: ignore[arg-type]
+    data, size = view.cast("B").tobytes(), view.itemsize
+    wanted = struct.pack(view.format, value)
+    found: list[int] = []
+    at = data.find(wanted, start * size)
+    while at >= 0:
+        if at % size == 0:  # not the bytes of two neighbours run together
+            found.append(at // size)
+        at = data.find(wanted, at + 1)
+    return found
 
 
 class _LazyIds(Mapping[str, Entry]):
@@ -340,30 +452,64 @@ class _LazyIds(Mapping[str, Entry]):
 
 
 class LazyEntries(Sequence[Entry]):
-    """What ``LoadedSession.entries`` holds for a lazily opened file: a view of the lazy index
-    that reads no entry until one is asked for (indexing reads one line)."""
+    """What ``get_entries()`` returns for a lazily opened file: the entries there were when it was
+    made, decoded from the file on access (issue 12 item 5). Iterating decodes a chunk of lines at
+    a time; indexing reads one line (and the lines after it when the previous index was the one
+    before). A slice is a list. It equals any sequence of equal entries (a list, as a full load
+    gives). It stays usable after the session is closed (it holds the file's descriptor)."""
 
-    def __init__(self, index: LazySessionIndex) -> None:
+    def __init__(self, index: LazySessionIndex, stop: int | None = None) -> None:
         self.lazy_index = index
+        self._stop = index._length() if stop is None else stop
+        self._last = -2  # the position indexed last: the next one reads ahead
 
     def __len__(self) -> int:
-        owner = self.lazy_index
-        return len(owner.entries) if owner.materialized else owner._size + len(owner._extra)
+        return self._stop
 
     @overload
     def __getitem__(self, item: int) -> Entry: ...
 
     @overload
-    def __getitem__(self, item: slice) -> Sequence[Entry]: ...
+    def __getitem__(self, item: slice) -> list[Entry]: ...
 
-    def __getitem__(self, item: int | slice) -> Entry | Sequence[Entry]:
-        owner = self.lazy_index
-        if isinstance(item, slice) or owner.materialized:
-            return owner.entries[item]
-        position = item + len(self) if item < 0 else item
-        if not 0 <= position < len(self):
+    def __getitem__(self, item: int | slice) -> Entry | list[Entry]:
+        if isinstance(item, slice):
+            start, stop, step = item.indices(self._stop)
+            if step == 1:
+                return list(self.lazy_index._iterate(start, stop)) if start < stop else []
+            return [self[position] for position in range(start, stop, step)]
+        position = operator.index(item)
+        if position < 0:
+            position += self._stop
+        if not 0 <= position < self._stop:
             raise IndexError(item)
-        return owner._entry_at(position)
+        ahead, self._last = position == self._last + 1, position
+        return self.lazy_index._entry_at(position, ahead)
 
     def __iter__(self) -> Iterator[Entry]:
-        return iter(self.lazy_index.entries)
+        return self.lazy_index._iterate(0, self._stop)
+
+    def __reversed__(self) -> Iterator[Entry]:
+        return self.lazy_index._iterate_backwards(0, self._stop)
+
+    def __eq__(self, other: object) -> bool:
+        if other is self:
+            return True
+        if not isinstance(other, Sequence) or isinstance(other, str | bytes | bytearray | memoryview):
+            return NotImplemented
+        return len(other) == self._stop and all(map(operator.eq, self, other))
+
+    __hash__ = None  # type: ignore[assignment]  # equal to a list, which is unhashable too
+
+    def index(self, value: Any, start: int = 0, stop: int | None = None) -> int:
+        begin, end, _ = slice(start, stop).indices(self._stop)
+        for position, entry in enumerate(self.lazy_index._iterate(begin, end), start=begin):
+            if entry is value or entry == value:
+                return position
+        raise ValueError("entry not in the session's entries")
+
+    def count(self, value: Any) -> int:
+        return sum(1 for entry in self if entry is value or entry == value)
+
+    def __repr__(self) -> str:
+        return f"<LazyEntries of {self._stop} entries>"

@@ -3,7 +3,9 @@
 A :class:`LazyStore` keeps a descriptor of the session file open (so a rename over the path, as a
 rewrite does, never changes what it reads) and decodes an entry the first time it is asked for,
 exactly as :func:`omp_session.store.loading.parse_session` would have: same decoder, same blob
-resolution and OpenAI-replay sanitising, same objects handed out on every later request.
+resolution and OpenAI-replay sanitising. Decoded entries are cached (:mod:`.entry_cache`): the same
+object is handed out again while it is cached, an equal one decoded anew after a bounded cache
+dropped it.
 
 Internal module (part of ``SessionManager.open``); not part of the public API.
 """
@@ -13,11 +15,11 @@ from __future__ import annotations
 import os
 import re
 import weakref
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Collection, Iterator, Sequence
 from itertools import repeat
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, NoReturn, cast
 
 import orjson
 
@@ -26,6 +28,7 @@ from omp_session.format.codec import _decode_slow
 from omp_session.format.transform import resolve_blob_refs, sanitize_openai_replay
 from omp_session.gcpause import gc_paused
 from omp_session.store.blobs import BlobSink
+from omp_session.store.entry_cache import EntryCache
 from omp_session.store.loading import parse_session
 from omp_session.store.offset_index import OffsetIndex, drop_index
 
@@ -45,6 +48,12 @@ _ESCAPE_SEARCH = re.compile(re.escape(_ESCAPE))
 #: Gaps up to this size between wanted lines are read rather than skipped with another pread.
 _READ_THROUGH = 256 * 1024
 _CHUNK = 2 << 20
+#: Bytes of lines an iteration decodes at a time (below the cache's budget: see entry_cache.py).
+_ITER_CHUNK = 1 << 20
+#: Bytes of lines read ahead by ``entry(position, ahead=True)`` on a miss.
+_AHEAD = 64 << 10
+#: Lines decoded at once from which the bulk check against the id column pays.
+_BULK_LINES = 256
 #: Id lookups answered by scanning the id column before the map of every id is built instead.
 _SCANS_BEFORE_MAP = 128
 
@@ -147,11 +156,14 @@ class LazyStore:
         self.index = index
         self.blobs = blobs
         self.markers = markers
-        self._cache: dict[int, Entry] = cached if cached is not None else {}
+        self._cache = EntryCache(index.lengths)
+        if cached:
+            self._cache.put_many(cached, cached.values())
         self._decoded = decoded
         self.opened_cold = decoded is not None or cached is not None
         self._positions: dict[str, int] | None = positions
         self._ids: list[str | None] | None = None
+        self._ids_padded: list[Any] | None = None
         self._absent: set[str] = set()  # ids known not to be in the indexed part
         self._scans = 0
         self._known: dict[str, int] = {}  # ids of the entries decoded so far
@@ -322,8 +334,9 @@ class LazyStore:
             raise StaleIndex(f"entry {position} is not an object")
         return value
 
-    def _read_few(self, group: Sequence[int], out: dict[int, Entry], ordered: list[Entry] | None) -> None:
-        """Decode the lines of ``group`` into ``out`` (and ``ordered``), checking each one's links."""
+    def _read_few(self, group: Sequence[int]) -> list[Entry]:
+        """Decode the lines of ``group``, checking each one's links."""
+        found = []
         for position, line in zip(group, self._lines(group), strict=True):
             value = self._decode(line, position)
             self._check_links(value, position)
@@ -331,13 +344,10 @@ class LazyStore:
                 self._known[entry_id] = position
             if self._transform_all or position in self._marked:
                 self.transform(value, line)
-            out[position] = value
-            if ordered is not None:
-                ordered.append(value)
+            found.append(value)
+        return found
 
-    def _read_many(
-        self, group: Sequence[int], out: dict[int, Entry] | None, ids: list[Any], ordered: list[Entry] | None
-    ) -> None:
+    def _read_many(self, group: Sequence[int], ids: list[Any]) -> list[Any]:
         """``_read_few`` for many lines, in bulk: the lines are decoded by one ``map`` (the loop in
         C, as the cold open does) and their links compared with the decoded id column as whole
         lists; only a group whose lists differ (a root with an odd parent, an id that is not a
@@ -366,10 +376,7 @@ class LazyStore:
             for position, value, line in zip(group, values, lines, strict=True):
                 if every or position in marked:
                     self.transform(value, line)
-        if out is not None:
-            out.update(zip(group, values, strict=True))
-        if ordered is not None:
-            ordered.extend(values)
+        return values
 
     def _check_each(
         self,
@@ -392,44 +399,88 @@ class LazyStore:
                 raise StaleIndex(f"entry {position} has another parent")
 
     def entries(self, positions: Sequence[int], *, keep: bool = True) -> list[Entry]:
-        """The entries at ``positions`` (ascending), decoding those not seen before; ``keep``:
-        remember the decoded ones (``all_entries`` hands them over instead)."""
+        """The entries at ``positions`` (ascending), decoding those not cached; ``keep``: cache
+        the decoded ones (``all_entries`` hands them over instead)."""
         if self._decoded is not None:
             decoded = self._decoded
             if positions and positions[-1] - positions[0] + 1 == len(positions):
                 return decoded[positions[0] : positions[-1] + 1]  # a run (a linear path): one slice
             return [decoded[position] for position in positions]
         cache = self._cache
-        missing = [position for position in positions if position not in cache] if cache else positions
-        ordered: list[Entry] | None = [] if missing is positions else None  # nothing cached yet
-        if missing:
-            try:
-                # Many lines: compare with the decoded id column rather than line by line.
-                ids = [*self.ids(), None] if len(missing) * 16 > len(self.index) else None
-                out = cache if keep or ordered is None else None
-                with gc_paused():
-                    for group in self._spans(missing):
-                        if ids is None:
-                            self._read_few(group, cache, ordered)
-                        else:
-                            self._read_many(group, out, ids, ordered)
-            except (StaleIndex, OSError) as exc:
-                self._give_up(exc)
-        return ordered if ordered is not None else [cache[position] for position in positions]
+        if not cache:
+            found = self._decode_lines(positions)
+            if keep:
+                cache.put_many(positions, found)
+            return found
+        cached = list(map(cache.get, positions))
+        missing = [position for position, entry in zip(positions, cached, strict=True) if entry is None]
+        if not missing:
+            return cast("list[Entry]", cached)
+        decoded = self._decode_lines(missing)
+        if keep:
+            cache.put_many(missing, decoded)
+        fresh = iter(decoded)
+        return [entry if entry is not None else next(fresh) for entry in cached]
 
-    def entry(self, position: int) -> Entry:
+    def _decode_lines(self, positions: Sequence[int]) -> list[Entry]:
+        """The entries at ``positions`` (ascending) decoded from the file, nothing cached."""
+        try:
+            # Many lines: compare with the decoded id column rather than line by line.
+            bulk = len(positions) >= _BULK_LINES or len(positions) * 16 > len(self.index)
+            ids = self._padded_ids() if bulk else None
+            found: list[Entry] = []
+            with gc_paused():
+                for group in self._spans(positions):
+                    found += self._read_few(group) if ids is None else self._read_many(group, ids)
+            return found
+        except (StaleIndex, OSError) as exc:
+            self._give_up(exc)
+
+    def _padded_ids(self) -> list[Any]:
+        # ``ids()`` plus a ``None`` that the parent position ``-1`` (a root) names.
+        if self._ids_padded is None:
+            self._ids_padded = [*self.ids(), None]
+        return self._ids_padded
+
+    def entry(self, position: int, *, ahead: bool = False) -> Entry:
+        """The entry at ``position``; ``ahead``: on a miss, decode the lines after it up to
+        ``_AHEAD`` bytes too (a caller reading position after position)."""
         if self._decoded is not None:
             return self._decoded[position]
         found = self._cache.get(position)
-        return found if found is not None else self.entries([position])[0]
+        if found is not None:
+            return found
+        if not ahead:
+            return self.entries([position])[0]
+        offsets = self.index.offsets
+        stop = bisect_right(offsets, offsets[position] + _AHEAD, lo=position + 1)
+        return self.entries(range(position, stop))[0]
+
+    def chunk_after(self, start: int, stop: int) -> range:
+        """The positions from ``start`` (before ``stop``) whose lines fill about ``_ITER_CHUNK`` bytes."""
+        offsets = self.index.offsets
+        return range(start, bisect_right(offsets, offsets[start] + _ITER_CHUNK, lo=start + 1, hi=stop))
+
+    def chunk_before(self, start: int, stop: int) -> range:
+        """The positions before ``stop`` (from ``start``) whose lines fill about ``_ITER_CHUNK`` bytes."""
+        offsets = self.index.offsets
+        return range(bisect_left(offsets, offsets[stop - 1] - _ITER_CHUNK, lo=start, hi=stop - 1), stop)
+
+    def bound_cache(self, budget: int | None) -> None:
+        """Keep at most ``budget`` bytes of lines decoded (``None``: every entry decoded)."""
+        self._cache.bound(budget)
+
+    @property
+    def cache(self) -> EntryCache:
+        return self._cache
 
     def all_entries(self) -> list[Entry]:
-        """Every indexed entry in file order (the cache is handed over and emptied)."""
+        """Every indexed entry in file order (the cached ones among them, then the cache emptied)."""
         if self._decoded is not None:
             entries, self._decoded = self._decoded, None
             return entries
         entries = self.entries(range(len(self.index)), keep=False)
-        self._cache = {}
+        self._cache.clear()
         return entries
 
     def read_anew(self) -> list[Entry]:
@@ -441,7 +492,7 @@ class LazyStore:
             raise SessionChangedError(self.path, f"cannot be read again ({exc})") from exc
         return list(parse_session(self.path, data, self.blobs).entries)
 
-    def _give_up(self, exc: BaseException) -> None:
+    def _give_up(self, exc: BaseException) -> NoReturn:
         # The file changed under us in place (appends never do this): the index is useless now.
         drop_index(self.path)
         raise SessionChangedError(self.path, f"changed while being read ({exc})") from exc

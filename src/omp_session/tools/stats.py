@@ -146,7 +146,7 @@ class _Read(NamedTuple):
 
     path: Path
     header: Entry
-    entries: list[Entry]
+    entries: Sequence[Entry]
     stats: SessionStats
 
 
@@ -207,7 +207,7 @@ class ReadSession(Protocol):
     @property
     def header(self) -> Entry: ...
     @property
-    def entries(self) -> list[Entry]: ...
+    def entries(self) -> Sequence[Entry]: ...
 
 
 def counted_once(loaded: Sequence[ReadSession]) -> Iterator[tuple[int, Entry | None]]:
@@ -250,9 +250,10 @@ def collect_stats(paths: Iterable[Path | str]) -> StatsReport:
         path = Path(raw)
         try:
             with read_session(path) as session:
-                loaded.append(
-                    _Read(path, session.get_header(), session.get_entries(), _stats_of(session, path))
-                )
+                # A list: kept after the session is closed, and a lazy view would keep its file
+                # open (one descriptor per session of the report).
+                entries = list(session.get_entries())
+                loaded.append(_Read(path, session.get_header(), entries, _stats_of(session, path)))
         except (SessionError, OSError) as exc:
             skipped.append((os.fspath(path), str(exc)))
     # Oldest first, so an entry a fork copied is attributed to the session that made it.

@@ -69,7 +69,9 @@ def render_tree_line(line: TreeLine, text: str | None = None) -> str:
 
 
 class _Builder:
-    def __init__(self, current: list[Entry], leaf_id: str | None, full: bool, text_limit: int | None) -> None:
+    def __init__(
+        self, current: Sequence[Entry], leaf_id: str | None, full: bool, text_limit: int | None
+    ) -> None:
         self.leaf_id = leaf_id
         self.full = full
         self.text_limit = text_limit

@@ -125,7 +125,7 @@ def _number(value: Any) -> str:
 class _Read(NamedTuple):
     path: Path
     header: Entry
-    entries: list[Entry]
+    entries: Sequence[Entry]
 
 
 def _model_of(entry: Entry) -> str | None:
@@ -169,7 +169,8 @@ def _read(paths: Iterable[Path | str], skipped: list[tuple[str, str]]) -> list[_
         path = Path(raw)
         try:
             with read_session(path) as session:
-                loaded.append(_Read(path, session.get_header(), session.get_entries()))
+                # A list: a lazy view would keep each session's file open until the report ends.
+                loaded.append(_Read(path, session.get_header(), list(session.get_entries())))
         except (SessionError, OSError) as exc:
             skipped.append((os.fspath(path), str(exc)))
     loaded.sort(key=lambda item: str(item.header.get("timestamp") or ""))  # the oldest made a copy

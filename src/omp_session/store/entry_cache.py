@@ -1,0 +1,97 @@
+"""The decoded entries a :class:`~omp_session.store.lazy_store.LazyStore` keeps, by position.
+
+Two policies (issue 12 item 5, docs/performance.md "Memory"):
+
+* **bounded** (a read-only session): the most recently used entries, up to a budget counted in
+  bytes of their lines (a decoded entry takes about five times its line); older ones are dropped
+  and decoded again from the file when asked for. An entry is handed out as the same dict for as
+  long as it stays cached, and as an equal dict after that.
+* **unbounded** (a writable session): every entry decoded is kept, so that an entry a caller changed
+  in place is the one a later ``rewrite_entries`` writes (omp's contract for ``rewriteEntries``).
+
+Internal module (part of ``SessionManager.open``); not part of the public API.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+__all__ = ["DEFAULT_BUDGET", "EntryCache"]
+
+Entry = dict[str, Any]
+
+#: Bytes of lines a bounded cache keeps decoded: about 20 MB of dicts, whatever the file's size.
+#: Larger than one chunk of an iteration (``LazyStore`` reads 1 MiB at a time), so a chunk just
+#: read is still cached while the caller walks through it.
+DEFAULT_BUDGET = 4 << 20
+
+
+class EntryCache:
+    """Decoded entries by position: least recently used first when bounded."""
+
+    __slots__ = ("_budget", "_entries", "_lengths", "_used")
+
+    def __init__(self, lengths: Sequence[int], budget: int | None = None) -> None:
+        """``lengths``: the line length of each position (what an entry costs the budget);
+        ``budget``: bytes of lines kept, ``None`` for every entry."""
+        self._lengths = lengths
+        self._budget = budget
+        self._entries: OrderedDict[int, Entry] = OrderedDict()
+        self._used = 0
+
+    @property
+    def budget(self) -> int | None:
+        return self._budget
+
+    def bound(self, budget: int | None) -> None:
+        """Change the budget (``None``: keep everything from now on); drops what no longer fits."""
+        self._budget = budget
+        self._evict()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __bool__(self) -> bool:
+        return bool(self._entries)
+
+    def __contains__(self, position: object) -> bool:
+        return position in self._entries
+
+    def get(self, position: int) -> Entry | None:
+        """The cached entry at ``position`` (now the most recently used), or ``None``."""
+        found = self._entries.get(position)
+        if found is not None and self._budget is not None:
+            self._entries.move_to_end(position)
+        return found
+
+    def peek(self, position: int) -> Entry | None:
+        """The cached entry at ``position``, leaving the order of use alone."""
+        return self._entries.get(position)
+
+    def put_many(self, positions: Iterable[int], entries: Iterable[Entry]) -> None:
+        """Cache ``entries`` (just decoded) at ``positions``, then drop the oldest beyond the budget."""
+        cached, lengths = self._entries, self._lengths
+        used = self._used
+        for position, entry in zip(positions, entries, strict=True):
+            if position not in cached:
+                used += lengths[position]
+            cached[position] = entry
+        self._used = used
+        self._evict()
+
+    def clear(self) -> None:
+        self._entries.clear()
+        self._used = 0
+
+    def _evict(self) -> None:
+        budget = self._budget
+        if budget is None or self._used <= budget:
+            return
+        cached, lengths = self._entries, self._lengths
+        used = self._used
+        while used > budget and cached:
+            position, _ = cached.popitem(last=False)
+            used -= lengths[position]
+        self._used = used
