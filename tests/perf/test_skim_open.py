@@ -207,3 +207,16 @@ def test_a_line_nested_deeper_than_orjson_reads_is_never_skimmed(
     finally:
         sys.setrecursionlimit(limit)
     assert served == [False]
+
+
+def test_an_entry_without_a_string_id_is_nobodys_child_after_a_lazy_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Found by the property test above: the parent column named it, SessionIndex does not.
+    path = _plain(tmp_path, b"1", "id")  # entry 3: "id":1, its parent e2
+    expected = full_snapshot(path, monkeypatch)
+    assert expected["children"][2] == []
+    for opening in ("cold", "through the index"):
+        with SessionManager.open(path, read_only=True) as manager:
+            assert opened_cold(manager) == (opening == "cold")
+            assert manager.get_children("e2") == [] and snapshot(manager) == expected
