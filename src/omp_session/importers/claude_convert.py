@@ -16,7 +16,7 @@ parent that appears *later* in the file at the end (the rare "child before paren
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping, MutableSet
 from typing import Any
 
 import orjson
@@ -49,7 +49,7 @@ _DRAIN_EVERY = 256
 class _Builder(LosslessParts):
     def __init__(
         self,
-        mtime_ms: float,
+        mtime_ms: int | float,
         lossless: bool,
         converted: ConvertedSession,
         raw_records: bool = False,
@@ -66,8 +66,8 @@ class _Builder(LosslessParts):
         self.tails: dict[str, tuple[int, str]] = {}
         #: The earlier import an update continues (lookups into what it already wrote).
         self.session = session
-        self.used_ids: set[str] = UsedIds(session) if session is not None else set()
-        self.tool_names: dict[str, str] = ToolNames(session) if session is not None else {}
+        self.used_ids: MutableSet[str] = UsedIds(session) if session is not None else set()
+        self.tool_names: MutableMapping[str, str] = ToolNames(session) if session is not None else {}
         #: Per sub-agent file: how far it was read ({bytes, line, tail}), for a later update.
         self.subagent_progress: dict[str, dict[str, Any]] = {}
         self.last_model: str | None = None
@@ -157,7 +157,7 @@ class _Builder(LosslessParts):
             return  # omp drops it (spec §1.2): nothing of it is written
         raw_ts = get("timestamp")
         fast = canonical_iso_ms(raw_ts) if type(raw_ts) is str else None
-        ts: float
+        ts: int | float
         if fast is not None:
             ts, iso = fast, raw_ts
         else:
@@ -183,7 +183,7 @@ class _Builder(LosslessParts):
         kept: Any,
         key: str,
         parent_uuid: str | None,
-        ts: float,
+        ts: int | float,
         iso: str,
     ) -> None:
         """The entries of a record omp converts: a model change when the model changed, then one
@@ -321,7 +321,7 @@ class _Builder(LosslessParts):
 def convert_claude(
     info: ForeignSessionInfo,
     *,
-    mtime_ms: float,
+    mtime_ms: int | float,
     lossless: bool = True,
     sink: Sink | None = None,
     drain_every: int = _DRAIN_EVERY,

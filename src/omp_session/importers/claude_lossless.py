@@ -48,7 +48,7 @@ class LosslessParts:
 
     out: ConvertedSession
     raw_records: bool
-    mtime_ms: float
+    mtime_ms: int | float
     tails: dict[str, tuple[int, str]]
     meta_tail: str | None
     compactions: dict[str, tuple[int, Entry]]

@@ -6,6 +6,7 @@ records; it is filled by assistant records and read by later tool results.
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from typing import Any
 
 import orjson
@@ -23,7 +24,7 @@ Message = dict[str, Any]
 Converted = tuple[Message, str]
 
 
-def claude_timestamp_ms(value: object, fallback: float) -> float:
+def claude_timestamp_ms(value: object, fallback: int | float) -> int | float:
     """A number is epoch ms as is; a string goes through ``Date.parse``; else the fallback.
 
     A number outside JavaScript's time range (±8.64e15 ms) also takes the fallback: omp's
@@ -49,7 +50,7 @@ def zero_usage() -> dict[str, Any]:
     }
 
 
-def _finite(value: Any) -> float:
+def _finite(value: Any) -> int | float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return 0
     return value if value == value and abs(value) != float("inf") else 0
@@ -129,7 +130,7 @@ def _tool_result_content(value: Any) -> list[Message]:
     return content
 
 
-def _assistant_content(value: Any, tool_names: dict[str, str]) -> list[Message]:
+def _assistant_content(value: Any, tool_names: MutableMapping[str, str]) -> list[Message]:
     if type(value) is not list:
         return []
     content: list[Message] = []
@@ -162,7 +163,7 @@ def _assistant_content(value: Any, tool_names: dict[str, str]) -> list[Message]:
 
 
 def _assistant(
-    record: dict[str, Any], message: dict[str, Any], ts: float, tool_names: dict[str, str]
+    record: dict[str, Any], message: dict[str, Any], ts: int | float, tool_names: MutableMapping[str, str]
 ) -> list[Converted]:
     content = _assistant_content(message.get("content"), tool_names)
     error_message = record.get("error")
@@ -200,7 +201,7 @@ def _assistant(
     return [(out, "message")]
 
 
-def _user_blocks(blocks: list[Any], ts: float, tool_names: dict[str, str]) -> list[Converted]:
+def _user_blocks(blocks: list[Any], ts: int | float, tool_names: MutableMapping[str, str]) -> list[Converted]:
     results: list[Converted] = []
     pending: list[Message] = []
     start = 0
@@ -235,7 +236,9 @@ def _user_blocks(blocks: list[Any], ts: float, tool_names: dict[str, str]) -> li
     return results
 
 
-def convert_record(record: dict[str, Any], ts: float, tool_names: dict[str, str]) -> list[Converted]:
+def convert_record(
+    record: dict[str, Any], ts: int | float, tool_names: MutableMapping[str, str]
+) -> list[Converted]:
     """omp's ``convertRecord``: the messages of one record, or ``[]`` when omp drops it."""
     kind = record.get("type")
     if kind not in ("user", "assistant") or record.get("isSidechain") is True or record.get("isMeta") is True:
@@ -247,7 +250,11 @@ def convert_record(record: dict[str, Any], ts: float, tool_names: dict[str, str]
 
 
 def convert_message(
-    kind: str, record: dict[str, Any], message: dict[str, Any], ts: float, tool_names: dict[str, str]
+    kind: str,
+    record: dict[str, Any],
+    message: dict[str, Any],
+    ts: int | float,
+    tool_names: MutableMapping[str, str],
 ) -> list[Converted]:
     """:func:`convert_record` of a record already known to be one omp converts (a user or
     assistant record, not sidechain or meta, with a ``message`` object)."""
@@ -334,7 +341,11 @@ def source_record(record: Any, line: int) -> dict[str, Any]:
 
 
 def float_free(
-    converted: list[Converted], ts: float, lossless_record: dict[str, Any] | None, kept: Any, assistant: bool
+    converted: list[Converted],
+    ts: int | float,
+    lossless_record: dict[str, Any] | None,
+    kept: Any,
+    assistant: bool,
 ) -> bool:
     """Whether the message entries of a record certainly hold no float (then they are written
     without the float walk): the number fields come from the record, so only those are looked at.

@@ -51,6 +51,7 @@ from omp_session.store.offset_index import (
     write_index,
 )
 from omp_session.store.regular import open_regular
+from omp_session.store.skim_open import COMPACTION_MARK, skim_lines
 
 __all__ = ["IndexedOpen", "open_cold", "open_indexed", "remember_index"]
 
@@ -177,7 +178,10 @@ def open_cold(path: Path, data: bytes, storage: FileStorage) -> IndexedOpen | No
             fold_into_header(header, slot)
         builder = IndexBuilder()
         with gc_paused():  # the entries are acyclic: see gcpause.py
-            kept = _index_lines(data, header_end + 1, covered, builder)
+            kept: list[Entry] | dict[int, Entry] | None = _skimmed(data, header_end + 1, covered, builder)
+            if kept is None:
+                builder = IndexBuilder()
+                kept = _index_lines(data, header_end + 1, covered, builder)
         line_count = len(builder) + (2 if slot is not None else 1)
         meta = _meta(data, covered, header_span, builder, [], stat, lines=line_count)
         index = OffsetIndex.from_builder(builder, meta)
@@ -241,10 +245,29 @@ def _index_lines(data: bytes, start: int, end: int, builder: IndexBuilder) -> li
     return states
 
 
+def _skimmed(data: bytes, start: int, end: int, builder: IndexBuilder) -> dict[int, Entry] | None:
+    """``_index_lines`` for a file whose last quarter has a compaction line: index a skim of each
+    line and decode only what is kept (skim_open.py); ``None`` if the file has none there or
+    the skim cannot serve it exactly (then ``builder`` is half-filled: the caller starts again).
+    Only the last quarter is searched: a file without compaction pays a quarter of a scan, and
+    one whose latest compaction is earlier keeps most of its entries anyway."""
+    if data.rfind(COMPACTION_MARK, max(start, end - (end - start) // 4), end) < 0:
+        return None
+    return skim_lines(data, start, end, builder, _chunk_ranges(data, start, end))
+
+
 def _line_chunks(data: bytes, start: int, end: int) -> Iterator[tuple[list[Entry], list[int]]]:
     """The values of the lines of ``data[start:end]`` (which ends with a newline) and their
     lengths, a chunk of about ``_DECODE_CHUNK`` bytes at a time: split and decoded with the
     per-line loops in C (``map``)."""
+    for begin, stop in _chunk_ranges(data, start, end):
+        lines = data[begin : stop - 1].split(b"\n")
+        yield list(map(orjson.loads, lines)), list(map(len, lines))
+
+
+def _chunk_ranges(data: bytes, start: int, end: int) -> Iterator[tuple[int, int]]:
+    """``(start, stop)`` of each run of whole lines of about ``_DECODE_CHUNK`` bytes (newline
+    included) in ``data[start:end]``."""
     while start < end:
         stop = (
             data.rfind(b"\n", start, min(start + _DECODE_CHUNK, end)) + 1
@@ -253,8 +276,7 @@ def _line_chunks(data: bytes, start: int, end: int) -> Iterator[tuple[list[Entry
         )
         if stop <= start:  # one line longer than a chunk
             stop = data.find(b"\n", start, end) + 1
-        lines = data[start : stop - 1].split(b"\n")
-        yield list(map(orjson.loads, lines)), list(map(len, lines))
+        yield start, stop
         start = stop
 
 

@@ -23,7 +23,15 @@ import orjson
 from omp_session.model.context import CONTEXT_STATE_ENTRY_TYPES
 from omp_session.model.usage import UsageStatistics
 
-__all__ = ["EMPTY_STATE", "ComplexSession", "IndexBuilder", "ModelSlot", "State", "line_spans"]
+__all__ = [
+    "EMPTY_STATE",
+    "STATEFUL_TYPES",
+    "ComplexSession",
+    "IndexBuilder",
+    "ModelSlot",
+    "State",
+    "line_spans",
+]
 
 Entry = dict[str, Any]
 ModelSlot = tuple[Any, int, int]  # (role key, first setter, last setter; -1 for "default")
@@ -263,6 +271,8 @@ class IndexBuilder:
 #: Entry types ``_apply`` handles: the state types but ``message`` (inlined in ``add_all``), and
 #: labels (recorded for the file-wide label table).
 _STATEFUL = (CONTEXT_STATE_ENTRY_TYPES - {"message"}) | {"label"}
+#: (Public for the skim of a cold open: the entry types it decodes in full, store/skim_open.py.)
+STATEFUL_TYPES = _STATEFUL
 
 
 def line_spans(data: bytes, line_numbers: Sequence[int], start_line: int = 1) -> Iterator[tuple[int, int]]:

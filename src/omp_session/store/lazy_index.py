@@ -237,7 +237,15 @@ class LazySessionIndex:
             if parents[parent] < 0 and self._entry_at(parent).get("parentId") == parent_id:
                 found.append(parent)  # its own parent: a root, and its own child (as SessionIndex)
             found += _positions_of(parents, parent, parent + 1)
-        found += [size + n for n, added in enumerate(self._extra) if added.get("parentId") == parent_id]
+            # An entry whose id is not a string is nobody's child in SessionIndex (it has no key in
+            # by_id); the index stores that id as null.
+            id_bytes = self._store.index.id_bytes
+            found = [position for position in found if id_bytes(position) != b"null"]
+        found += [
+            size + n
+            for n, added in enumerate(self._extra)
+            if added.get("parentId") == parent_id and entry_id_of(added) is not None
+        ]
         return self._entries_at(found)
 
     def parent_of(self, entry: Entry) -> Entry | None:

@@ -13,6 +13,7 @@ Internal module (part of ``SessionManager.open``); not part of the public API.
 from __future__ import annotations
 
 import os
+import re
 import weakref
 from bisect import bisect_left, bisect_right
 from collections.abc import Collection, Iterator, Sequence
@@ -37,6 +38,13 @@ Entry = dict[str, Any]
 _BLOB = b"blob:sha256:"
 _OPENAI = b"openaiResponsesHistory"
 _ESCAPE = b"\\u"  # a \\u escape can spell either marker, so such lines are always transformed
+#: The \\u escapes of a whole file, found by ``re``'s literal search: 2.5-3x faster than a loop
+#: of ``bytes.find`` with this two-byte pattern in CPython 3.11, whose skip search gains little on
+#: so short a needle (issue 12; 50 MB with 146k backslashes and no escape: 22 ms against 57 ms of
+#: CPU, 35-43 against 94-120 ms on a loaded machine). Only a file with a transform marker and a
+#: backslash (any \\n in a message's text) pays this scan; ``bytes.find`` stays faster for the
+#: longer markers (``image_url``: 58 against 85 ms).
+_ESCAPE_SEARCH = re.compile(re.escape(_ESCAPE))
 #: Gaps up to this size between wanted lines are read rather than skipped with another pread.
 _READ_THROUGH = 256 * 1024
 _CHUNK = 2 << 20
@@ -110,11 +118,13 @@ def marked_lines(
         )
         if present
     ]
-    for marker in (*wanted, _ESCAPE) if escapes else wanted:
+    for marker in wanted:
         at = data.find(marker, begin, end)
         while at >= 0:
             hits.append(at + shift)
             at = data.find(marker, at + 1, end)
+    if escapes:  # (the same positions as a find loop: two distinct bytes cannot overlap)
+        hits.extend(match.start() + shift for match in _ESCAPE_SEARCH.finditer(data, begin, end))
     found = set()
     for hit in hits:
         position = bisect_right(offsets, hit) - 1
