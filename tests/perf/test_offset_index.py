@@ -21,6 +21,7 @@ from omp_session.format.codec import encode_line
 from omp_session.store import offset_index
 from omp_session.store.loading import load_session
 from omp_session.store.offset_index import index_path, read_index
+from omp_session.store.stored_ids import StoredIdPositions
 
 from .sessions import HEADER, full_snapshot, is_lazy, opened_cold, session_lines, snapshot
 
@@ -575,7 +576,7 @@ def test_an_append_that_branches_off_many_stored_entries(
 ) -> None:
     # Every appended entry names a stored parent: past a few searches of the stored id column, the
     # extension looks them up in one dict of the stored ids; the index is the same either way.
-    monkeypatch.setattr(offset_index.StoredIdPositions, "SEARCHES", 3)
+    monkeypatch.setattr(StoredIdPositions, "SEARCHES", 3)
     path = _session(tmp_path / "s.jsonl", 40)
     SessionManager.open(path, read_only=True).close()
     with path.open("ab") as handle:

@@ -9,7 +9,7 @@ tries them (docs/performance.md, "How open reads a file"):
 
 Both fast paths return ``None`` whenever they cannot serve the file exactly (a stale or damaged
 index, a file that needs migration or has a shape the index does not model). The building
-helpers (``_build``, ``_extend``) come last.
+helper ``_build`` comes last; extending a stored index over appended lines is ``index_extension.py``.
 
 Internal module (part of ``SessionManager.open``); not part of the public API.
 """
@@ -28,7 +28,7 @@ from typing import Any, NamedTuple, cast
 import orjson
 
 from omp_session.errors import CorruptSessionError, SessionChangedError
-from omp_session.format.codec import DecodedFile, LineIssue, decode_lines
+from omp_session.format.codec import DecodedFile, LineIssue
 from omp_session.format.entries import CURRENT_VERSION
 from omp_session.format.migrate import header_version
 from omp_session.format.title_slot import TitleSlot, fold_into_header, split_slot
@@ -36,14 +36,15 @@ from omp_session.gcpause import gc_paused
 from omp_session.model.usage import UsageStatistics
 from omp_session.store import offset_index
 from omp_session.store.file import FileStorage
-from omp_session.store.index_builder import ComplexSession, IndexBuilder, State, line_spans
+from omp_session.store.index_builder import ComplexSession, IndexBuilder, line_spans
+from omp_session.store.index_extension import decode_after, extend_index, issue_row
 from omp_session.store.lazy_index import LazyEntries, LazySessionIndex
-from omp_session.store.lazy_store import LazyStore, Markers, StaleIndex, marked_lines
+from omp_session.store.lazy_store import LazyStore, StaleIndex
 from omp_session.store.line_table import LineTable
 from omp_session.store.loading import LoadedSession, is_session_header
+from omp_session.store.markers import Markers, marked_lines
 from omp_session.store.offset_index import (
     OffsetIndex,
-    StoredIdPositions,
     changed_in_place,
     file_state,
     fingerprint,
@@ -135,7 +136,7 @@ def _open_with(
     rest = os.pread(fd, stat.st_size - covered, covered) if stat.st_size > covered else b""
     cut = rest.rfind(b"\n") + 1
     if cut:
-        index = _extend(path, index, rest[:cut], fd, header_line, stat)
+        index = extend_index(path, index, rest[:cut], fd, header_line, stat)
     tail = rest[cut:]
     store = LazyStore(
         path, fd, index, storage.blobs, Markers(*index.meta["markers"]).merged(Markers.of(tail))
@@ -303,9 +304,9 @@ def _opened(
     lazy = LazySessionIndex(store, usage, has_assistant)
     issues = index.issues()
     if tail:
-        decoded = _decode_after(tail)
+        decoded = decode_after(tail)
         shift = index.covered - 1
-        issues += [LineIssue(*_issue_row(i, index.lines - 1, shift)) for i in decoded.issues[1:]]
+        issues += [LineIssue(*issue_row(i, index.lines - 1, shift)) for i in decoded.issues[1:]]
         for record in decoded.records:
             store.transform(record, tail)
             lazy.add(record)
@@ -316,10 +317,6 @@ def _opened(
 
 
 # -- building ------------------------------------------------------------------------------------
-
-
-def _issue_row(issue: LineIssue, line_shift: int = 0, offset_shift: int = 0) -> list[Any]:
-    return [issue.line + line_shift, issue.offset + offset_shift, issue.reason, issue.skipped, issue.preview]
 
 
 def _build(
@@ -346,7 +343,7 @@ def _build(
                 header = (offset + skip, length - skip)
             else:
                 builder.add(record, offset, length)
-    issues = [_issue_row(issue) for issue in decoded.issues if issue.offset < covered]
+    issues = [issue_row(issue) for issue in decoded.issues if issue.offset < covered]
     return OffsetIndex.from_builder(builder, _meta(data, covered, header, builder, issues, stat, version))
 
 
@@ -406,72 +403,3 @@ def remember_index(path: Path, data: bytes, loaded: LoadedSession) -> None:
     except (OverflowError, ValueError):
         return  # beyond the format (a line over 4 GB): such a file is simply loaded in full
     write_index(path, index)
-
-
-def _builder_from(index: OffsetIndex) -> IndexBuilder:
-    """A builder that goes on after ``index``'s entries: their columns copied, their ids left in
-    the stored id column (``StoredIdPositions``, ``OffsetIndex.extended``)."""
-    builder = IndexBuilder()
-    builder.offsets, builder.lengths = list(index.offsets), list(index.lengths)
-    builder.parents, builder.state_ids = list(index.parents), list(index.state_ids)
-    builder.defaults = list(index.defaults)
-    builder.base = len(index)
-    builder.states = [State.from_json(part) for part in index.state_blob.split(b"\n")]
-    builder._state_numbers = {state: number for number, state in enumerate(builder.states)}
-    builder.id_positions = StoredIdPositions(index)
-    meta = index.meta
-    builder.dangling, builder.labels = set(meta["dangling"]), list(meta["labels"])
-    builder.kept = {int(c): int(k) for c, k in meta["kept"]}
-    builder.usage = UsageStatistics.from_state(json.loads(meta["usage"]))
-    builder.has_assistant = bool(meta["has_assistant"])
-    return builder
-
-
-def _decode_after(data: bytes) -> DecodedFile:
-    # A leading blank line keeps decode_lines from taking a BOM in ``data`` as the file's own BOM;
-    # its BLANK issue (always the first) is dropped by the callers.
-    return decode_lines(b"\n" + data)
-
-
-def _marked_after(
-    marked: list[int] | None, chunk: bytes, builder: IndexBuilder, base: int
-) -> list[int] | None:
-    # The marked lines of the index extended by ``chunk``; ``None`` stays ``None`` (see LazyStore).
-    if marked is None:
-        return None
-    return marked + marked_lines(b"\n" + chunk, 1, len(chunk) + 1, builder.offsets, builder.lengths, base)
-
-
-def _extend(
-    path: Path, index: OffsetIndex, chunk: bytes, fd: int, header_line: bytes, stat: os.stat_result
-) -> OffsetIndex:
-    """Index the complete lines appended since ``index`` was written; store and return it."""
-    decoded = _decode_after(chunk)
-    base = index.covered - 1
-    builder = _builder_from(index)
-    try:
-        with gc_paused():
-            spans = line_spans(b"\n" + chunk, decoded.line_numbers)
-            for record, (offset, length) in zip(decoded.records, spans, strict=True):
-                builder.add(record, base + offset, length)
-    except ComplexSession as exc:
-        write_index(path, OffsetIndex.from_builder(IndexBuilder(), {"covered": 0, "complex": str(exc)}))
-        raise
-    covered = index.covered + len(chunk)
-    issues = index.meta["issues"] + [_issue_row(i, index.lines - 1, base) for i in decoded.issues[1:]]
-    markers = Markers(*index.meta["markers"]).merged(Markers.of(chunk))
-    meta = {
-        **{key: index.meta[key] for key in ("header", "version", "file")},
-        "covered": covered,
-        "lines": index.lines + chunk.count(b"\n"),
-        "fingerprint": fingerprint(lambda n, at: os.pread(fd, n, at), covered, header_line),
-        "markers": markers.to_list(),
-        "marked": _marked_after(index.meta["marked"], chunk, builder, base),
-        "issues": issues,
-        "complex": None,
-        # The prefix CRC carried on over the appended lines (the covered part was just verified).
-        **file_state(stat, zlib.crc32(chunk, index.meta["prefix_crc"])),
-    }
-    extended = OffsetIndex.extended(index, builder, meta)
-    write_index(path, extended)
-    return extended

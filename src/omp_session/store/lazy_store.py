@@ -13,7 +13,6 @@ Internal module (part of ``SessionManager.open``); not part of the public API.
 from __future__ import annotations
 
 import os
-import re
 import weakref
 from bisect import bisect_left, bisect_right
 from collections.abc import Collection, Iterator, Sequence
@@ -30,21 +29,12 @@ from omp_session.gcpause import gc_paused
 from omp_session.store.blobs import BlobSink
 from omp_session.store.entry_cache import EntryCache
 from omp_session.store.loading import parse_session
+from omp_session.store.markers import BLOB_MARKER, ESCAPE_MARKER, OPENAI_MARKER, Markers, marked_lines
 from omp_session.store.offset_index import OffsetIndex, drop_index
 
 __all__ = ["LazyStore", "Markers", "StaleIndex", "marked_lines"]
 
 Entry = dict[str, Any]
-_BLOB = b"blob:sha256:"
-_OPENAI = b"openaiResponsesHistory"
-_ESCAPE = b"\\u"  # a \\u escape can spell either marker, so such lines are always transformed
-#: The \\u escapes of a whole file, found by ``re``'s literal search: 2.5-3x faster than a loop
-#: of ``bytes.find`` with this two-byte pattern in CPython 3.11, whose skip search gains little on
-#: so short a needle (issue 12; 50 MB with 146k backslashes and no escape: 22 ms against 57 ms of
-#: CPU, 35-43 against 94-120 ms on a loaded machine). Only a file with a transform marker and a
-#: backslash (any \\n in a message's text) pays this scan; ``bytes.find`` stays faster for the
-#: longer markers (``image_url``: 58 against 85 ms).
-_ESCAPE_SEARCH = re.compile(re.escape(_ESCAPE))
 #: Gaps up to this size between wanted lines are read rather than skipped with another pread.
 _READ_THROUGH = 256 * 1024
 _CHUNK = 2 << 20
@@ -63,74 +53,6 @@ class StaleIndex(Exception):
 
     Caught where the index is used (the file is then read in full); never reaches a caller.
     """
-
-
-class Markers:
-    """Which load-side transforms the file needs (the same whole-file tests as parse_session)."""
-
-    def __init__(self, blob: bool, image_url: bool, openai: bool) -> None:
-        self.blob, self.image_url, self.openai = blob, image_url, openai
-
-    @classmethod
-    def of(cls, data: bytes, end: int | None = None) -> Markers:
-        """The markers found in ``data[:end]`` (without copying it)."""
-        stop = len(data) if end is None else end
-        return cls(
-            data.find(_BLOB, 0, stop) >= 0,
-            data.find(b"image_url", 0, stop) >= 0,  # kept even without blobs: a later tail may add one
-            data.find(_OPENAI, 0, stop) >= 0,
-        )
-
-    @property
-    def any(self) -> bool:
-        return self.blob or self.openai
-
-    def merged(self, other: Markers) -> Markers:
-        return Markers(
-            self.blob or other.blob, self.image_url or other.image_url, self.openai or other.openai
-        )
-
-    def to_list(self) -> list[bool]:
-        return [self.blob, self.image_url, self.openai]
-
-
-def marked_lines(
-    data: bytes,
-    begin: int,
-    end: int,
-    offsets: Sequence[int],
-    lengths: Sequence[int],
-    shift: int,
-    markers: Markers | None = None,
-) -> list[int]:
-    """Positions of the lines in ``data[begin:end]`` that hold a transform marker or a ``\\u``
-    escape (only those can need ``LazyStore.transform``); line ``p`` starts at byte
-    ``offsets[p] - shift`` of ``data``. ``markers``: those of that same range when the caller
-    has them (a marker it lacks needs no second scan of the whole range)."""
-    hits: list[int] = []
-    # A \\u escape needs a backslash: one byte, found far faster than the two-byte pattern.
-    escapes = data.find(b"\\", begin, end) >= 0
-    wanted = [
-        marker
-        for marker, present in (
-            (_BLOB, markers is None or markers.blob),
-            (_OPENAI, markers is None or markers.openai),
-        )
-        if present
-    ]
-    for marker in wanted:
-        at = data.find(marker, begin, end)
-        while at >= 0:
-            hits.append(at + shift)
-            at = data.find(marker, at + 1, end)
-    if escapes:  # (the same positions as a find loop: two distinct bytes cannot overlap)
-        hits.extend(match.start() + shift for match in _ESCAPE_SEARCH.finditer(data, begin, end))
-    found = set()
-    for hit in hits:
-        position = bisect_right(offsets, hit) - 1
-        if position >= 0 and hit < offsets[position] + lengths[position]:
-            found.add(position)
-    return sorted(found)
 
 
 class LazyStore:
@@ -253,9 +175,9 @@ class LazyStore:
         ``\\u`` escape that could spell it) has nothing the transform would change.
         """
         markers = self.markers
-        if markers.blob and self.blobs is not None and (_BLOB in line or _ESCAPE in line):
+        if markers.blob and self.blobs is not None and (BLOB_MARKER in line or ESCAPE_MARKER in line):
             resolve_blob_refs(entry, self.blobs, image_urls=markers.image_url)
-        if markers.openai and (_OPENAI in line or _ESCAPE in line):
+        if markers.openai and (OPENAI_MARKER in line or ESCAPE_MARKER in line):
             sanitize_openai_replay(entry)
 
     def _check_links(self, value: Entry, position: int) -> None:
