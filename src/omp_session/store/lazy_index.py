@@ -294,6 +294,7 @@ class LazySessionIndex:
         """The entries at ``start`` .. ``stop - 1``, decoded a chunk at a time (only the cache's
         budget of them stays in memory when it is bounded)."""
         position = start
+        walk = (stop - start) * 16 > self._size  # a share of the file that pays the id column
         while position < stop:
             full = self._full
             if full is not None:
@@ -305,7 +306,7 @@ class LazySessionIndex:
                 continue
             chunk = self._store.chunk_after(position, min(stop, self._size))
             try:
-                found = self._store.entries(chunk)
+                found = self._store.entries(chunk, walk=walk)
             except SessionChangedError:
                 self._materialize_from_file()  # the file changed in place: read it in full
                 continue
@@ -315,6 +316,7 @@ class LazySessionIndex:
     def _iterate_backwards(self, start: int, stop: int) -> Iterator[Entry]:
         """``reversed`` of ``_iterate(start, stop)``, a chunk at a time."""
         position = stop
+        walk = (stop - start) * 16 > self._size
         while position > start:
             full = self._full
             if full is not None:
@@ -326,7 +328,7 @@ class LazySessionIndex:
                 continue
             chunk = self._store.chunk_before(start, position)
             try:
-                found = self._store.entries(chunk)
+                found = self._store.entries(chunk, walk=walk)
             except SessionChangedError:
                 self._materialize_from_file()
                 continue

@@ -320,9 +320,11 @@ class LazyStore:
             if got_parent != want_parent and parents[position] >= 0:
                 raise StaleIndex(f"entry {position} has another parent")
 
-    def entries(self, positions: Sequence[int], *, keep: bool = True) -> list[Entry]:
+    def entries(self, positions: Sequence[int], *, keep: bool = True, walk: bool = False) -> list[Entry]:
         """The entries at ``positions`` (ascending), decoding those not cached; ``keep``: cache
-        the decoded ones (``all_entries`` hands them over instead)."""
+        the decoded ones (``all_entries`` hands them over instead); ``walk``: a chunk of a walk
+        through most of the file (its links are checked against the whole id column, decoded
+        once for the walk)."""
         if self._decoded is not None:
             decoded = self._decoded
             if positions and positions[-1] - positions[0] + 1 == len(positions):
@@ -330,7 +332,7 @@ class LazyStore:
             return [decoded[position] for position in positions]
         cache = self._cache
         if not cache:
-            found = self._decode_lines(positions)
+            found = self._decode_lines(positions, walk)
             if keep:
                 cache.put_many(positions, found)
             return found
@@ -338,17 +340,20 @@ class LazyStore:
         missing = [position for position, entry in zip(positions, cached, strict=True) if entry is None]
         if not missing:
             return cast("list[Entry]", cached)
-        decoded = self._decode_lines(missing)
+        decoded = self._decode_lines(missing, walk)
         if keep:
             cache.put_many(missing, decoded)
         fresh = iter(decoded)
         return [entry if entry is not None else next(fresh) for entry in cached]
 
-    def _decode_lines(self, positions: Sequence[int]) -> list[Entry]:
+    def _decode_lines(self, positions: Sequence[int], walk: bool = False) -> list[Entry]:
         """The entries at ``positions`` (ascending) decoded from the file, nothing cached."""
         try:
-            # Many lines: compare with the decoded id column rather than line by line.
-            bulk = len(positions) >= _BULK_LINES or len(positions) * 16 > len(self.index)
+            # Many lines: compare with the decoded id column rather than line by line. Decoding
+            # that column costs about 70 ns an entry of the whole file: paid for a walk or a large
+            # share of the file, never for a context of a few thousand lines of a large file.
+            many = len(positions) >= _BULK_LINES and (walk or self._ids_padded is not None)
+            bulk = many or len(positions) * 16 > len(self.index)
             ids = self._padded_ids() if bulk else None
             found: list[Entry] = []
             with gc_paused():
