@@ -53,6 +53,13 @@ def _small_cache(monkeypatch: pytest.MonkeyPatch, budget: int, chunk: int) -> No
     monkeypatch.setattr(lazy_store, "_AHEAD", chunk)
 
 
+@pytest.fixture
+def small_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A 400-entry linear session, read with a 2,000-byte cache and 500-byte chunks."""
+    _small_cache(monkeypatch, 2000, 500)
+    return _session(tmp_path / "s.jsonl", 400)
+
+
 def _lazy(path: Path, *, read_only: bool = True) -> SessionManager:
     SessionManager.open(path, read_only=True).close()  # writes the index
     manager = SessionManager.open(path, read_only=read_only)
@@ -77,11 +84,8 @@ def test_every_read_with_a_small_cache_equals_a_full_load(
                 assert snapshot(manager) == expected
 
 
-def test_a_walk_through_the_entries_loads_none_of_them_for_good(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    path = _session(tmp_path / "s.jsonl", 400)
-    _small_cache(monkeypatch, 2000, 500)
+def test_a_walk_through_the_entries_loads_none_of_them_for_good(small_cached: Path) -> None:
+    path = small_cached
     with _lazy(path) as manager:
         entries = manager.get_entries()
         assert isinstance(entries, LazyEntries) and len(entries) == 400
@@ -96,11 +100,8 @@ def test_a_walk_through_the_entries_loads_none_of_them_for_good(
         assert entries.index(entries[7]) == 7 and entries.count(entries[7]) == 1
 
 
-def test_a_cached_entry_is_the_same_dict_and_a_dropped_one_an_equal_dict(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    path = _session(tmp_path / "s.jsonl", 400)
-    _small_cache(monkeypatch, 2000, 500)
+def test_a_cached_entry_is_the_same_dict_and_a_dropped_one_an_equal_dict(small_cached: Path) -> None:
+    path = small_cached
     with _lazy(path) as manager:
         fifth = manager.get_entries()[5]
         assert manager.get_entries()[5] is fifth and manager.get_entry("e5") is fifth
@@ -112,13 +113,10 @@ def test_a_cached_entry_is_the_same_dict_and_a_dropped_one_an_equal_dict(
         assert manager.get_entry("e5") is again  # cached again
 
 
-def test_an_entry_changed_in_place_lasts_while_cached_in_a_read_only_session(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_an_entry_changed_in_place_lasts_while_cached_in_a_read_only_session(small_cached: Path) -> None:
     # Documented (docs/performance.md, "Memory"): nothing can write a read-only session, so its
     # entries may be decoded again from the file, which drops a change made to the old dict.
-    path = _session(tmp_path / "s.jsonl", 400)
-    _small_cache(monkeypatch, 2000, 500)
+    path = small_cached
     with _lazy(path) as manager:
         entry = manager.get_entry("e5")
         assert entry is not None
@@ -129,12 +127,9 @@ def test_an_entry_changed_in_place_lasts_while_cached_in_a_read_only_session(
         assert "mark" not in (manager.get_entry("e5") or {})  # decoded again from the file
 
 
-def test_a_writable_session_keeps_the_entries_it_handed_out(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_writable_session_keeps_the_entries_it_handed_out(small_cached: Path) -> None:
     # omp's rewriteEntries contract: the caller changes entries in place, then asks for a rewrite.
-    path = _session(tmp_path / "s.jsonl", 400)
-    _small_cache(monkeypatch, 2000, 500)
+    path = small_cached
     with _lazy(path, read_only=False) as manager:
         walked = list(manager.get_entries())
         for entry in walked:
@@ -145,11 +140,8 @@ def test_a_writable_session_keeps_the_entries_it_handed_out(
     assert {entry["message"]["content"] for entry in load_session(path).entries} == {"pruned"}
 
 
-def test_the_view_holds_the_entries_there_were_and_appends_need_no_load(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    path = _session(tmp_path / "s.jsonl", 400)
-    _small_cache(monkeypatch, 2000, 500)
+def test_the_view_holds_the_entries_there_were_and_appends_need_no_load(small_cached: Path) -> None:
+    path = small_cached
     with _lazy(path, read_only=False) as manager:
         before = manager.get_entries()
         manager.append_message({"role": "user", "content": "more", "timestamp": 1})
@@ -162,13 +154,10 @@ def test_the_view_holds_the_entries_there_were_and_appends_need_no_load(
         assert list(after) == load_session(path).entries and len(before) == 400
 
 
-def test_a_file_changed_in_place_under_a_walk_is_read_again_in_full(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_file_changed_in_place_under_a_walk_is_read_again_in_full(small_cached: Path) -> None:
     # Issue 11 item 8: the stale index is noticed by the chunk that reads the changed line; the
     # walk then goes on from the file as it is now.
-    path = _session(tmp_path / "s.jsonl", 400)
-    _small_cache(monkeypatch, 2000, 500)
+    path = small_cached
     with _lazy(path) as manager:
         entries = manager.get_entries()
         walked = [entries[0]]
