@@ -38,8 +38,11 @@ class EntryCache:
         ``budget``: bytes of lines kept, ``None`` for every entry."""
         self._lengths = lengths
         self._budget = budget
-        self._entries: OrderedDict[int, Entry] = OrderedDict()
-        self._used = 0
+        # A plain dict while unbounded (inserting into it is several times cheaper), an
+        # OrderedDict (least recently used first) once there is a budget.
+        self._entries: dict[int, Entry] = {} if budget is None else OrderedDict()
+        #: Bytes of lines cached; ``None`` while unbounded and not counted (see ``put_many``).
+        self._used: int | None = 0
 
     @property
     def budget(self) -> int | None:
@@ -48,6 +51,11 @@ class EntryCache:
     def bound(self, budget: int | None) -> None:
         """Change the budget (``None``: keep everything from now on); drops what no longer fits."""
         self._budget = budget
+        if budget is not None:
+            if not isinstance(self._entries, OrderedDict):
+                self._entries = OrderedDict(self._entries)
+            if self._used is None:
+                self._used = sum(map(self._lengths.__getitem__, self._entries))
         self._evict()
 
     def __len__(self) -> int:
@@ -61,9 +69,10 @@ class EntryCache:
 
     def get(self, position: int) -> Entry | None:
         """The cached entry at ``position`` (now the most recently used), or ``None``."""
-        found = self._entries.get(position)
-        if found is not None and self._budget is not None:
-            self._entries.move_to_end(position)
+        entries = self._entries
+        found = entries.get(position)
+        if found is not None and isinstance(entries, OrderedDict):
+            entries.move_to_end(position)
         return found
 
     def peek(self, position: int) -> Entry | None:
@@ -74,6 +83,17 @@ class EntryCache:
         """Cache ``entries`` (just decoded) at ``positions``, then drop the oldest beyond the budget."""
         cached, lengths = self._entries, self._lengths
         used = self._used
+        if self._budget is None:
+            # Unbounded (a writable session keeps everything): one update in C, and the bytes are
+            # counted only if a budget is ever set. A per-entry loop was 0.1× the parse floor of
+            # a warm open + context of 100k entries.
+            count = len(cached)
+            cached.update(zip(positions, entries, strict=True))
+            if len(cached) != count:
+                self._used = None
+            return
+        if used is None:
+            used = sum(map(lengths.__getitem__, cached))
         for position, entry in zip(positions, entries, strict=True):
             if position not in cached:
                 used += lengths[position]
@@ -86,11 +106,11 @@ class EntryCache:
         self._used = 0
 
     def _evict(self) -> None:
-        budget = self._budget
-        if budget is None or self._used <= budget:
+        budget, used = self._budget, self._used
+        if budget is None or used is None or used <= budget:
             return
         cached, lengths = self._entries, self._lengths
-        used = self._used
+        assert isinstance(cached, OrderedDict)  # bound() made it one
         while used > budget and cached:
             position, _ = cached.popitem(last=False)
             used -= lengths[position]

@@ -1,0 +1,45 @@
+"""omp_session.store.entry_cache: the decoded entries a lazily opened session keeps."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from omp_session.store.entry_cache import EntryCache
+
+
+@given(
+    lengths=st.lists(st.integers(1, 50), min_size=1, max_size=40),
+    batches=st.lists(st.tuples(st.integers(0, 39), st.integers(1, 10)), max_size=8),
+    budget=st.integers(0, 400),
+)
+def test_a_budget_set_after_unbounded_puts_drops_the_oldest_first(
+    lengths: list[int], batches: list[tuple[int, int]], budget: int
+) -> None:
+    # A writable session keeps everything (nothing counted); bounding it later must count what
+    # it holds and drop the earliest put first until the rest fits.
+    cache = EntryCache(lengths)
+    order: list[int] = []  # positions in the order they were first put
+    for start, size in batches:
+        positions = range(min(start, len(lengths) - 1), min(start + size, len(lengths)))
+        cache.put_many(positions, [{"at": position} for position in positions])
+        order += [position for position in positions if position not in order]
+    assert len(cache) == len(order)
+    cache.bound(budget)
+    expected = list(order)
+    while sum(lengths[position] for position in expected) > budget:
+        del expected[0]
+    assert [position for position in order if position in cache] == expected
+    assert all(cache.peek(position) == {"at": position} for position in expected)
+
+
+def test_an_unbounded_cache_hands_out_what_it_was_given() -> None:
+    cache = EntryCache([10, 10, 10])
+    first = {"id": "a"}
+    cache.put_many([0, 2], [first, {"id": "c"}])
+    assert cache.get(0) is first and cache.get(1) is None and len(cache) == 2
+    cache.bound(10)  # room for one line: the oldest goes
+    assert 0 not in cache and cache.get(2) == {"id": "c"}
+    cache.bound(None)
+    cache.put_many([1], [{"id": "b"}])
+    assert len(cache) == 2
