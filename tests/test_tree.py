@@ -433,3 +433,46 @@ def test_fast_tree_build_equals_the_general_one(links: list[tuple[Any, Any, int]
     assert _shape(fast) == _shape(
         build_tree_with_duplicates(index.entries, index.by_id, index.labels, index.cycle_roots())
     )
+
+
+# -- bulk builds (the index of a session read through its offset index) -----------------------
+
+
+@given(st.lists(st.one_of(st.just(-1), st.integers(0, 2**31 - 1), st.sampled_from([255, 0xFFFF, 0xFFFFFF]))))
+def test_roots_of_a_parent_column_are_its_minus_ones(parents: list[int]) -> None:
+    # The column of an offset index is searched as bytes; any other sequence element by element.
+    from array import array
+
+    from omp_session.model.tree import _roots
+
+    expected = [position for position, parent in enumerate(parents) if parent == -1]
+    assert _roots(memoryview(array("i", parents))) == expected
+    assert _roots(parents) == expected
+
+
+def test_bulk_built_index_equals_entry_by_entry() -> None:
+    entries = [
+        entry("a", None, timestamp=t(1)),
+        entry("b", "a", timestamp=t(2)),
+        entry("c", "a", timestamp=t(3)),
+        {"type": "custom", "id": 7, "parentId": "c"},  # an id that is not a string
+        entry("d", "d", timestamp=t(4)),  # its own parent: a root
+        label("b", "here", "e", "d"),
+    ]
+    ids = ["a", "b", "c", None, "d", "e"]
+    bulk = SessionIndex.of_unique(list(entries), ids, [-1, 0, 0, 2, -1, 4], [], [entries[5]])
+    one_by_one = SessionIndex(entries)
+    assert flat(bulk.get_tree()) == flat(one_by_one.get_tree())
+    assert bulk.labels == one_by_one.labels == {"b": "here"}
+    # ``by_id`` is built when first asked for, and an entry added after the bulk build joins it.
+    later = entry("f", "b", timestamp=t(5))
+    bulk.add(later)
+    one_by_one.add(later)
+    assert list(bulk.by_id) == list(one_by_one.by_id) == ["a", "b", "c", "d", "e", "f"]
+    assert flat(bulk.get_tree()) == flat(one_by_one.get_tree())
+    assert bulk.branch("f") == one_by_one.branch("f")
+
+
+def test_bulk_build_needs_one_id_per_entry() -> None:
+    with pytest.raises(ValueError):
+        SessionIndex.of_unique([entry("a", None)], ["a", "b"], [-1], [], [])

@@ -132,7 +132,11 @@ class SessionIndex:
 
     def __init__(self, entries: Iterable[Entry] = ()) -> None:
         self.entries: list[Entry] = []
-        self.by_id: dict[str, Entry] = {}
+        #: ``by_id``'s dict; ``None`` after a bulk build until first asked for (``_bulk_ids``).
+        self._by_id: dict[str, Entry] | None = {}
+        #: Each entry's id (``None`` where it has no string id) after a bulk build, all unique:
+        #: what ``by_id`` is built from, and all a tree of the bulk-built entries needs.
+        self._bulk_ids: list[str | None] | None = None
         self.labels: dict[str, str] = {}
         #: Child ids by parent id; ``None`` until first needed after a bulk build (``of_unique``).
         self._children: dict[str, list[str]] | None = {}
@@ -165,9 +169,11 @@ class SessionIndex:
         ``labels``: the label entries in file order.
         """
         index = cls()
-        by_id: dict[str | None, Entry] = dict(zip(ids, entries, strict=True))
-        by_id.pop(None, None)
-        index.entries, index.by_id, index._children = entries, cast("dict[str, Entry]", by_id), None
+        if len(ids) != len(entries):
+            raise ValueError("one id per entry")
+        # The dict of 100k ids costs 0.3 µs an entry (their strings are new: hashed for the first
+        # time, scattered in memory); a tree or a context never needs it, so it waits for a caller.
+        index.entries, index._by_id, index._bulk_ids, index._children = entries, None, ids, None
         index._awaited = set(awaited)
         index._parent_positions = parents
         # No link names a later entry, so the only cycles are self-parents (roots, as in ``add``).
@@ -180,14 +186,27 @@ class SessionIndex:
             apply_label(index.labels, label)
         return index
 
+    @property
+    def by_id(self) -> dict[str, Entry]:
+        """Entries by id (the last one for a duplicated id)."""
+        by_id = self._by_id
+        if by_id is None:
+            assert self._bulk_ids is not None
+            with_none: dict[str | None, Entry] = dict(zip(self._bulk_ids, self.entries, strict=True))
+            with_none.pop(None, None)
+            by_id = self._by_id = cast("dict[str, Entry]", with_none)
+            self._bulk_ids = None
+        return by_id
+
     # -- building ------------------------------------------------------------------------------
 
     def add(self, entry: Entry) -> None:
         """Index one entry appended at the end of the file."""
+        by_id = self._by_id if self._by_id is not None else self.by_id
         self.entries.append(entry)
         entry_id = entry.get("id")  # entry_id_of() and parent_id_of() inlined: every append
         if isinstance(entry_id, str):
-            if entry_id in self.by_id:
+            if entry_id in by_id:
                 self._has_duplicates = True
                 self._cycle_roots = None  # a replaced parent link may close a cycle
             elif self._children is not None and entry_id in self._children:
@@ -195,11 +214,11 @@ class SessionIndex:
             elif entry_id in self._awaited:
                 self._cycle_roots = None  # an earlier entry's forward parent link may close a cycle
                 self._parent_positions = None  # ... and now names this entry
-            self.by_id[entry_id] = entry
+            by_id[entry_id] = entry
             parent = entry.get("parentId")
             if not isinstance(parent, str) or not parent:
                 parent = None
-            if parent is not None and parent not in self.by_id:
+            if parent is not None and parent not in by_id:
                 self._awaited.add(parent)
             if parent is not None and not self._has_duplicates:
                 if self._children is not None:
@@ -304,15 +323,41 @@ class SessionIndex:
     def get_tree(self) -> list[SessionTreeNode]:
         """Roots (null, self, unknown or cycle-closing parent) in file order; children by time."""
         with gc_paused():  # one node per entry, no cycles: see gcpause.py
-            if self._has_duplicates:
-                return build_tree_with_duplicates(self.entries, self.by_id, self.labels, self.cycle_roots())
-            return build_tree(self.entries, self.by_id, self.labels, self._parent_positions, self.cycle_roots)
+            if not self._has_duplicates:
+                ids = self._tree_ids()
+                roots = build_tree(self.entries, ids, self.labels, self._parent_positions, self.cycle_roots)
+                if roots is not None:
+                    return roots
+            return build_tree_with_duplicates(self.entries, self.by_id, self.labels, self.cycle_roots())
+
+    def _tree_ids(self) -> list[Any] | None:
+        # Each entry's id when known to be unique strings or None (see ``build_tree``).
+        if self._bulk_ids is not None:
+            return self._bulk_ids
+        by_id = self.by_id
+        return list(by_id) if len(by_id) == len(self.entries) else None
+
+
+_NO_PARENT = (-1).to_bytes(4, "little", signed=True)  # the same four bytes in either byte order
 
 
 def _roots(parents: Sequence[int]) -> list[int]:
-    """The positions whose parent position is -1, found in C: the root of a session and the rare
-    entry without a known parent are few among many."""
-    return list(compress(range(len(parents)), map((0).__gt__, parents)))
+    """The positions whose parent position is -1 (no other value is negative), found in C: the
+    root of a session and the rare entry without a known parent are few among many."""
+    if not (isinstance(parents, memoryview) and parents.format == "i" and parents.itemsize == 4):
+        return list(compress(range(len(parents)), map((0).__gt__, parents)))
+    # An offset index's column: search its bytes (a pass over 100k Python ints was 10 ms).
+    # Positions are below 2**31, so no other value has a 0xff high byte and four 0xff bytes at
+    # a multiple of four are exactly a -1; one starting elsewhere is skipped.
+    data, found = parents.tobytes(), []
+    at = data.find(_NO_PARENT)
+    while at >= 0:
+        if at % 4:
+            at = data.find(_NO_PARENT, at + 1)
+        else:
+            found.append(at // 4)
+            at = data.find(_NO_PARENT, at + 4)
+    return found
 
 
 def _children_of(entries: Iterable[Entry]) -> dict[str, list[str]]:

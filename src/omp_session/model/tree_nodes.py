@@ -64,27 +64,29 @@ def parent_id_of(entry: Entry) -> str | None:
 
 def build_tree(
     entries: list[Entry],
-    by_id: dict[str, Entry],
+    unique_ids: list[Any] | None,
     labels: dict[str, str],
     parent_positions: Sequence[int] | None,
     cycle_roots: Callable[[], set[str]],
-) -> list[SessionTreeNode]:
-    """The roots of the tree of ``entries`` (``by_id``: the last entry of each id; ``labels``:
-    target id -> label; ``parent_positions``: each first entry's parent position, when a bulk build
-    knew them; ``cycle_roots``: the ids whose parent link is ignored, asked for only when needed).
+) -> list[SessionTreeNode] | None:
+    """The roots of the tree of ``entries``, whose string ids are unique (``unique_ids``: each
+    entry's id when known to be a string or ``None``, else ``None``; ``labels``: target id ->
+    label; ``parent_positions``: each first entry's parent position, when a bulk build knew them;
+    ``cycle_roots``: the ids whose parent link is ignored, asked for only when needed);
+    ``None`` when an id or a parent id is neither a string nor ``None`` (a damaged file: the
+    caller builds node by node, ``build_tree_with_duplicates``).
 
     One node per entry, with C-speed passes and one Python loop that attaches each node to its
     parent's. The parent of each node comes from ``parent_positions`` when known, else from
     comparing the list of parent ids with the list of ids shifted by one (a session grows one entry
     after the other); only the other entries (roots, the first entry of a branch, entries added
     since) look their parent up by id."""
-    # Unique string ids: ``by_id``'s keys are the ids in file order already.
-    ids: list[Any] = list(by_id) if len(by_id) == len(entries) else [e.get("id") for e in entries]
+    ids: list[Any] = unique_ids if unique_ids is not None else list(map(dict.get, entries, repeat("id")))
     known = parent_positions
     start = 0 if known is None else len(known)  # parent ids needed from here on
     parents: list[Any] = list(map(dict.get, entries[start:] if start else entries, repeat("parentId")))
-    if not (len(by_id) == len(entries) or _only_strings(ids)) or not _only_strings(parents):
-        return build_tree_with_duplicates(entries, by_id, labels, cycle_roots())  # odd ids: node by node
+    if not (unique_ids is not None or _only_strings(ids)) or not _only_strings(parents):
+        return None  # odd ids or parents: the caller builds node by node
     if "" in parents:  # an empty parent id means "no parent" (``parent_id_of``)
         parents = [parent or None for parent in parents]
     roots = cycle_roots()
