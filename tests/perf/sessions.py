@@ -103,10 +103,10 @@ def session_lines(draw: st.DrawFn, *, weird: bool = True) -> list[bytes]:
     """Lines (with newlines) of a v3 session: a tree with every entry type; with ``weird`` also
     orphans, self parents, blank/malformed/non-object lines, duplicate and forward ids."""
     count = draw(st.integers(0, 40))
-    ids: list[str] = []
+    ids: list[Any] = []
     lines = [json.dumps(HEADER).encode() + b"\n"]
     for number in range(count):
-        entry_id = f"e{number}"
+        entry_id: Any = f"e{number}"
         choice = draw(st.integers(0, 19))
         parent: Any = ids[-1] if ids else None
         if choice < 4 and ids:
@@ -115,6 +115,8 @@ def session_lines(draw: st.DrawFn, *, weird: bool = True) -> list[bytes]:
             parent = draw(st.sampled_from(["missing", entry_id, "", None, f"e{number + 2}"]))
         if weird and choice == 5 and ids:
             entry_id = draw(st.sampled_from(ids))  # a duplicate id
+        elif weird and choice == 6:
+            entry_id = draw(st.sampled_from([7, None, "", ["e0"]]))  # no id a parent can name
         kind = draw(st.sampled_from(_KINDS))
         entry = {
             "type": kind,

@@ -7,12 +7,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from omp_session import Runtime, SessionManager
-from omp_session.store import offset_index
+from omp_session.store import lazy_store, offset_index
 from omp_session.store.offset_index import index_path
 
 from .sessions import full_snapshot, is_lazy, jump_back_lines, opened_cold, ordered, session_lines, snapshot
@@ -29,10 +30,11 @@ def _write(directory: str, lines: list[bytes]) -> Path:
 
 
 @SETTINGS
-@given(lines=session_lines())
+@given(lines=session_lines(), run=st.sampled_from([1, 3, 16]))
 def test_any_session_reads_the_same_through_the_index(
-    lines: list[bytes], monkeypatch: pytest.MonkeyPatch
+    lines: list[bytes], run: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(lazy_store, "_RUN_LINES", run)  # consecutive lines read as one run
     with tempfile.TemporaryDirectory() as directory:
         path = _write(directory, lines)
         expected = full_snapshot(path, monkeypatch)
@@ -180,9 +182,14 @@ def test_appends_and_branches_after_a_lazy_open(
 
 
 @SETTINGS
-@given(lines=session_lines(), where=st.integers(0, 1 << 20), byte=st.sampled_from([b"b", b"1", b" ", b"}"]))
+@given(
+    lines=session_lines(),
+    where=st.integers(0, 1 << 20),
+    byte=st.sampled_from([b"b", b"1", b" ", b"}"]),
+    run=st.sampled_from([1, 3, 16]),
+)
 def test_an_edit_in_place_after_indexing_reads_like_a_full_load(
-    lines: list[bytes], where: int, byte: bytes, monkeypatch: pytest.MonkeyPatch
+    lines: list[bytes], where: int, byte: bytes, run: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Issue 11 item 8: one byte after the header changed in place (same size: a letter of a text,
     # a key, a keyword; the line may turn malformed), right after the index was written. Whatever
@@ -190,6 +197,7 @@ def test_an_edit_in_place_after_indexing_reads_like_a_full_load(
     # sampled blocks shrunk to a byte each: these small files would otherwise be sampled whole.
     monkeypatch.setattr(offset_index, "_SAMPLE", 1)
     monkeypatch.setattr(offset_index, "_TAIL_SAMPLE", 1)
+    monkeypatch.setattr(lazy_store, "_RUN_LINES", run)  # the edit found in a run of lines too
     with tempfile.TemporaryDirectory() as directory:
         path = _write(directory, lines)
         SessionManager.open(path, read_only=True).close()  # a load that writes the index
@@ -233,3 +241,30 @@ def test_cold_opens_that_keep_only_the_tail_read_like_a_full_load(
                     manager.branch(leaf_id)
                     context = manager.build_session_context().to_dict()
                     assert ordered(context) == ordered(_full_context_at(path, leaf_id, monkeypatch))
+
+
+def test_entries_read_ahead_in_a_run_include_those_without_a_string_id(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Reading position after position decodes the lines ahead as one run (their links checked
+    # as lists): an entry whose id is no string is read too, and names nothing.
+    header = {"type": "session", "version": 3, "id": "s", "timestamp": "2025-06-02T14:00:00.000Z", "cwd": "/"}
+    lines = [orjson.dumps(header)]
+    odd = {700: 7, 701: None, 702: ["e0"]}
+    for number in range(10_000):  # enough that a read ahead is a small share of the file
+        entry_id = odd.get(number, f"e{number}")
+        parent = None if number == 0 else f"e{number - 1}" if number - 1 not in odd else "e699"
+        message = {"role": "user", "content": f"message {number}", "timestamp": 1}
+        record = {"type": "message", "id": entry_id, "parentId": parent, "timestamp": "2025-06-02T14:00:01Z"}
+        lines.append(orjson.dumps({**record, "message": message}))
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    expected = full_snapshot(path, monkeypatch)["entries"]
+    SessionManager.open(path, read_only=True).close()  # writes the index
+    with SessionManager.open(path, read_only=True) as manager:
+        assert is_lazy(manager)
+        entries = manager.get_entries()
+        read = [entries[position] for position in range(690, 720)]  # one after the other: ahead
+        assert read == expected[690:720]
+        assert manager.get_entry("e703") == expected[703]
+        assert [entry["id"] for entry in manager.get_branch("e703")[-3:]] == ["e698", "e699", "e703"]

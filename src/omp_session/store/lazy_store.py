@@ -44,6 +44,9 @@ _ITER_CHUNK = 1 << 20
 _AHEAD = 64 << 10
 #: Lines decoded at once from which the bulk check against the id column pays.
 _BULK_LINES = 256
+# Consecutive lines read as one run, their links checked as lists (``_read_run``): a few
+# comparisons per line instead of two encodings of ids.
+_RUN_LINES = 16
 #: Id lookups answered by scanning the id column before the map of every id is built instead.
 _SCANS_BEFORE_MAP = 128
 
@@ -275,13 +278,6 @@ class LazyStore:
         lists; only a group whose lists differ (a root with an odd parent, an id that is not a
         string, a changed file) is looked at line by line. ``ids`` ends with an extra ``None``,
         so that the parent position ``-1`` (a root) names it."""
-        lines = self._lines(group)
-        try:
-            values: list[Any] = list(map(orjson.loads, lines))
-        except orjson.JSONDecodeError:  # a lone surrogate and the like: the lenient decoder
-            values = [self._decode(line, position) for line, position in zip(lines, group, strict=True)]
-        if len(set(map(type, values))) != 1 or type(values[0]) is not dict:
-            raise StaleIndex("an entry is not an object")
         parents = self.index.parents
         if group[-1] - group[0] + 1 == len(group):
             expected_ids = ids[group[0] : group[-1] + 1]
@@ -289,6 +285,37 @@ class LazyStore:
         else:
             expected_ids = list(map(ids.__getitem__, group))
             expected_parents = [ids[parents[position]] for position in group]
+        return self._decode_checked(group, expected_ids, expected_parents)
+
+    def _read_run(self, group: Sequence[int]) -> list[Any]:
+        """``_read_many`` for a run of consecutive lines (a stretch of a path) without the id
+        column of the whole file: the run's own ids are decoded from one slice of the column, and
+        the few parents before the run one by one."""
+        first, stop = group[0], group[-1] + 1
+        index = self.index
+        run_ids = index.ids_between(first, stop)
+        expected_parents = [
+            run_ids[parent - first] if parent >= first else None if parent < 0 else index.id_at(parent)
+            for parent in index.parents[first:stop]
+        ]
+        values = self._decode_checked(group, run_ids, expected_parents)
+        if None in run_ids:
+            self._known.update((i, p) for i, p in zip(run_ids, group, strict=True) if i is not None)
+        else:
+            self._known.update(zip(cast("list[str]", run_ids), group, strict=True))
+        return values
+
+    def _decode_checked(
+        self, group: Sequence[int], expected_ids: list[Any], expected_parents: list[Any]
+    ) -> list[Any]:
+        # The lines of ``group`` decoded by one ``map`` and their links compared as whole lists.
+        lines = self._lines(group)
+        try:
+            values: list[Any] = list(map(orjson.loads, lines))
+        except orjson.JSONDecodeError:  # a lone surrogate and the like: the lenient decoder
+            values = [self._decode(line, position) for line, position in zip(lines, group, strict=True)]
+        if len(set(map(type, values))) != 1 or type(values[0]) is not dict:
+            raise StaleIndex("an entry is not an object")
         got_ids = list(map(dict.get, values, repeat("id")))
         got_parents = list(map(dict.get, values, repeat("parentId")))
         if got_ids != expected_ids or got_parents != expected_parents:
@@ -358,7 +385,12 @@ class LazyStore:
             found: list[Entry] = []
             with gc_paused():
                 for group in self._spans(positions):
-                    found += self._read_few(group) if ids is None else self._read_many(group, ids)
+                    if ids is not None:
+                        found += self._read_many(group, ids)
+                    elif len(group) >= _RUN_LINES and group[-1] - group[0] + 1 == len(group):
+                        found += self._read_run(group)
+                    else:
+                        found += self._read_few(group)
             return found
         except (StaleIndex, OSError) as exc:
             self._give_up(exc)

@@ -196,6 +196,18 @@ class OffsetIndex:
         start = self.id_ends[position - 1] + 1 if position else 0
         return self.id_blob[start : self.id_ends[position]]
 
+    def id_at(self, position: int) -> str | None:
+        """The id of the entry at ``position`` (``None``: it has no string id)."""
+        return orjson.loads(self.id_bytes(position))  # type: ignore[no-any-return]
+
+    def ids_between(self, start: int, stop: int) -> list[str | None]:
+        """The ids of the entries from ``start`` to before ``stop`` (one decode of their slice of
+        the id column)."""
+        if start >= stop:
+            return []
+        begin = self.id_ends[start - 1] + 1 if start else 0
+        return orjson.loads(b"[" + self.id_blob[begin : self.id_ends[stop - 1]] + b"]")  # type: ignore[no-any-return]
+
     def state(self, position: int) -> State:
         number = self.state_ids[position]
         state = self._states.get(number)
