@@ -49,7 +49,7 @@ def test_no_public_exception_class_is_defined_outside_errors() -> None:
     assert sorted(outside) == [
         "cli/_common.py:CliError",
         "store/index_builder.py:ComplexSession",
-        "store/lazy_store.py:StaleIndex",
+        "store/line_reads.py:StaleIndex",
     ]
 
 
