@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from omp_session import Runtime, SessionManager
-from omp_session.store import lazy_store, offset_index
+from omp_session.store import index_trust, lazy_store, offset_index
 from omp_session.store.offset_index import index_path
 
 from .sessions import full_snapshot, is_lazy, jump_back_lines, opened_cold, ordered, session_lines, snapshot
@@ -195,8 +195,8 @@ def test_an_edit_in_place_after_indexing_reads_like_a_full_load(
     # a key, a keyword; the line may turn malformed), right after the index was written. Whatever
     # it hits, the next open reads what a full load of the edited file reads. The fingerprint's
     # sampled blocks shrunk to a byte each: these small files would otherwise be sampled whole.
-    monkeypatch.setattr(offset_index, "_SAMPLE", 1)
-    monkeypatch.setattr(offset_index, "_TAIL_SAMPLE", 1)
+    monkeypatch.setattr(index_trust, "_SAMPLE", 1)
+    monkeypatch.setattr(index_trust, "_TAIL_SAMPLE", 1)
     monkeypatch.setattr(lazy_store, "_RUN_LINES", run)  # the edit found in a run of lines too
     with tempfile.TemporaryDirectory() as directory:
         path = _write(directory, lines)

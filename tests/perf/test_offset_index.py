@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from omp_session import Runtime, SessionManager
 from omp_session.errors import SessionError
 from omp_session.format.codec import encode_line
-from omp_session.store import offset_index
+from omp_session.store import index_trust, offset_index
 from omp_session.store.loading import load_session
 from omp_session.store.offset_index import index_path, read_index
 from omp_session.store.stored_ids import StoredIdPositions
@@ -401,7 +401,7 @@ def test_an_edit_in_place_that_keeps_ids_and_links_is_noticed_by_the_times(
 ) -> None:
     # Issue 11 item 8, the stale usage totals: the edit is far from the sampled blocks and changes
     # no id or link, so only the file's recorded times (size equal, mtime not) tell.
-    monkeypatch.setattr(offset_index, "RACY_NS", 0)  # never racy: the times alone decide
+    monkeypatch.setattr(index_trust, "RACY_NS", 0)  # never racy: the times alone decide
     path = _with_answers(tmp_path / "s.jsonl", 12000)
     SessionManager.open(path, read_only=True).close()  # writes the index
     with SessionManager.open(path, read_only=True) as manager:
@@ -445,7 +445,7 @@ def test_an_edit_in_place_and_an_append_by_another_process_are_noticed(
     # Issue 11 item 8's last hole: another program edits a line in place (far from the sampled
     # blocks, ids and links kept) and appends, so the file grows as by an append alone. The usage
     # totals after the next open must be those of a full load, not the index's.
-    monkeypatch.setattr(offset_index, "RACY_NS", 0)  # never racy: no CRC from the racy rule
+    monkeypatch.setattr(index_trust, "RACY_NS", 0)  # never racy: no CRC from the racy rule
     path = _with_answers(tmp_path / "s.jsonl", 12000)
     SessionManager.open(path, read_only=True).close()  # writes the index
     with SessionManager.open(path, read_only=True) as manager:
@@ -523,7 +523,7 @@ def test_a_racy_index_is_checked_in_full_once_then_settled(
     SessionManager.open(path, read_only=True).close()
     index = read_index(path)
     assert index is not None and index.meta["racy_crc"] is not None
-    monkeypatch.setattr(offset_index, "RACY_NS", 0)  # as if 2 s had passed
+    monkeypatch.setattr(index_trust, "RACY_NS", 0)  # as if 2 s had passed
     with SessionManager.open(path, read_only=True) as manager:
         assert is_lazy(manager) and not opened_cold(manager)
         assert manager.get_usage_statistics().cost == 0.75
