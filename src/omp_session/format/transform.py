@@ -44,9 +44,6 @@ _IMAGE_EXTENSIONS = {
 }
 #: What an encoded line holds when the transform may change it (one search per append).
 _MARKERS = re.compile(rb'"(?:image|image_url|partialJson|jsonlEvents)"')
-#: The keys of ``_MARKERS``: outside a content list (where images are), the transform acts on
-#: nothing else but over-long strings (every dialect drops a subset of the scratch keys).
-_TRANSFORMED_KEYS = frozenset({"image_url", "partialJson", "jsonlEvents"})
 _SCALAR_TYPES = frozenset({str, int, bool, type(None)})
 
 
@@ -170,7 +167,9 @@ def _is_plain(mapping: dict[str, Any], depth: int) -> bool:
     """Whether ``mapping`` holds only strings, integers, booleans and nulls (and, ``depth`` levels
     down, mappings of them) under no key the transform acts on: then there is no float for the
     number scan to find and nothing but an over-long string for the transform to change."""
-    if not _TRANSFORMED_KEYS.isdisjoint(mapping):
+    # The keys of ``_MARKERS``: outside a content list (where images are), the transform acts on
+    # nothing else but over-long strings (every dialect drops a subset of the scratch keys).
+    if "image_url" in mapping or "partialJson" in mapping or "jsonlEvents" in mapping:
         return False
     for value in mapping.values():
         kind = type(value)

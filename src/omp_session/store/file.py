@@ -26,6 +26,7 @@ from omp_session.store.atomic_files import (
     create_from,
     describe_change,
     fsync_directory,
+    state_fields,
     unique_path,
     write_all,
 )
@@ -268,7 +269,7 @@ class FileStorage:
         elif policy == "batch":
             self._schedule_sync()
         known = self._known
-        if known is None or FileState.of(before) != known:
+        if known is None or state_fields(before) != known:  # field by field, as one tuple
             # Someone else wrote to the file since our last read or write: appends stay safe
             # (line granularity), a full rewrite would lose their change.
             if known is not None and self._changed_by_others is None:
