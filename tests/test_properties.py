@@ -13,10 +13,13 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from omp_session import SessionManager
+from omp_session.dialects import OMP_13_19, OMP_18_2
 from omp_session.format.codec import decode_line, encode_json, js_number
 from omp_session.format.ids import iso_to_ms
+from omp_session.format.transform import _Transformer, prepare_for_disk
 from omp_session.model.context import build_session_context
 from omp_session.model.tree import SessionIndex
+from omp_session.store.blobs import MemoryBlobStore
 from tests.helpers import within
 
 Entry = dict[str, Any]
@@ -430,6 +433,45 @@ def test_encode_json_equals_json_dumps_and_round_trips(value: Any) -> None:
     encoded = encode_json(value)
     assert encoded == json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     assert decode_line(encoded) == value
+
+
+def _entry_values() -> st.SearchStrategy[Any]:
+    # What reaches the persistence transform: plain values (its fast path) and every kind of
+    # value that sends a line down its full path (floats, lists, deep dicts, lone surrogates,
+    # image data URLs, scratch keys, integers beyond 64 bits).
+    scalars = st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(min_value=-(2**65), max_value=2**65),
+        st.text(),
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.sampled_from(["data:image/png;base64,QUJD", "image", 'x".0', "1e+5"]),
+    )
+    keys = st.one_of(
+        st.text(max_size=6), st.sampled_from(["image_url", "partialJson", "jsonlEvents", "type"])
+    )
+    return st.recursive(
+        scalars,
+        lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(keys, inner, max_size=4)),
+        max_leaves=12,
+    )
+
+
+@settings(max_examples=500, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.dictionaries(
+        st.sampled_from(["type", "id", "message", "image_url", "data"]), _entry_values(), max_size=4
+    )
+)
+@example({"type": "message", "message": {"role": "user", "content": "text", "timestamp": 1}})
+@example({"type": "message", "message": {"image_url": "data:image/png;base64,QUJD"}})
+@example({"type": "custom", "data": {"partialJson": "{", "jsonlEvents": "e"}})
+@example({"type": "message", "message": {"v": 1.0, "w": 1e-6}})
+@example({"type": "message", "message": {"text": "\ud83d", "n": 2**64}})
+def test_prepare_for_disk_equals_the_full_transform(entry: dict[str, Any]) -> None:
+    for rules in (OMP_13_19.persist, OMP_18_2.persist):
+        full, _changed = _Transformer(MemoryBlobStore(), rules).value(entry, None, False)
+        assert prepare_for_disk(entry, MemoryBlobStore(), rules) == encode_json(full) + b"\n"
 
 
 @settings(max_examples=300)

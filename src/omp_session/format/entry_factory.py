@@ -60,9 +60,13 @@ def typed(entry_id: str, parent_id: str | None, timestamp: str, entry_type: str,
 
 def message(entry_id: str, parent_id: str | None, timestamp: str, message: dict[str, Any]) -> Entry:
     # The literal of ``typed(..., "message", message=message)``: this is every append_message.
-    entry: Entry = {"type": "message", "id": entry_id, "parentId": parent_id, "timestamp": timestamp}
-    entry["message"] = message
-    return entry
+    return {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent_id,
+        "timestamp": timestamp,
+        "message": message,
+    }
 
 
 def custom(entry_id: str, parent_id: str | None, timestamp: str, custom_type: str, data: Any) -> Entry:

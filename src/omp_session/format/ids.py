@@ -140,7 +140,10 @@ def new_entry_id(existing: Container[str], *, generator: SnowflakeGenerator | No
     directly) and retries up to 100 times
     against the id index; after 100 collisions it falls back to a full 16-hex Snowflake (unchecked).
     """
-    for _ in range(_ENTRY_ID_ATTEMPTS):
+    candidate = random_entry_suffix()
+    if candidate not in existing:
+        return candidate  # the first draw, outside the retry loop: every append draws one
+    for _ in range(_ENTRY_ID_ATTEMPTS - 1):
         candidate = random_entry_suffix()
         if candidate not in existing:
             return candidate
@@ -217,20 +220,26 @@ def iso_from_ms(ms: int) -> str:
 
 
 _second_cache: tuple[int, str] = (-1, "")
+_last_stamp: tuple[int, str] = (-1, "")
 
 
 def now_iso(ms: int | None = None) -> str:
     """Current time (or the given Unix ms) as ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (§1.3, 24 chars)."""
-    global _second_cache
+    global _second_cache, _last_stamp
     if ms is None:
         ms = time.time_ns() // 1_000_000  # now_ms() inlined: every append stamps its entry
+    last_ms, stamp = _last_stamp
+    if ms == last_ms:
+        return stamp  # appends take microseconds: most share their millisecond with the one before
     second, millis = divmod(ms, 1000)
     cached_second, prefix = _second_cache
     if second != cached_second:
         # Every append stamps its entry: format the date part once per second, not per call.
         prefix = iso_from_ms(second * 1000)[:-4]
         _second_cache = (second, prefix)
-    return f"{prefix}{millis:03d}Z"
+    stamp = f"{prefix}{millis:03d}Z"
+    _last_stamp = (ms, stamp)
+    return stamp
 
 
 def file_timestamp(iso: str) -> str:

@@ -118,14 +118,16 @@ class Persistence:
     def append(self, entry: Entry) -> str:
         """Write ``entry``, then add it to the tree and move the leaf to it; returns its id."""
         state = self._state
+        entry_id = entry["id"]
         if state.sealed:
-            return str(entry["id"])  # omp 18: appends after seal() are dropped
+            return str(entry_id)  # omp 18: appends after seal() are dropped
         self.persist(entry)
         state.index.add(entry)
-        state.leaf = entry["id"]
+        state.leaf = entry_id
         state.usage.add_entry(entry)
-        state.has_assistant = state.has_assistant or is_assistant_entry(entry)
-        return str(entry["id"])
+        if not state.has_assistant:
+            state.has_assistant = is_assistant_entry(entry)
+        return str(entry_id)
 
     def flush(self) -> None:
         self._state.storage.flush()

@@ -26,6 +26,7 @@ from omp_session.store.atomic_files import (
     create_from,
     describe_change,
     fsync_directory,
+    state_fields,
     unique_path,
     write_all,
 )
@@ -268,23 +269,14 @@ class FileStorage:
         elif policy == "batch":
             self._schedule_sync()
         known = self._known
-        if (
-            known is None
-            or before.st_size != known.size
-            or before.st_mtime_ns != known.mtime_ns
-            or before.st_ctime_ns != known.ctime_ns
-            or before.st_ino != known.inode
-            or before.st_dev != known.device
-        ):
+        if known is None or state_fields(before) != known:  # field by field, as one tuple
             # Someone else wrote to the file since our last read or write: appends stay safe
             # (line granularity), a full rewrite would lose their change.
             if known is not None and self._changed_by_others is None:
                 self._changed_by_others = describe_change(known, before)
         elif after.st_size != before.st_size + written and self._changed_by_others is None:
             self._changed_by_others = "another writer appended at the same time"
-        self._known = FileState(
-            after.st_ino, after.st_size, after.st_mtime_ns, after.st_ctime_ns, after.st_dev
-        )
+        self._known = FileState.of(after)
 
     def _schedule_sync(self) -> None:
         with self._sync_lock:

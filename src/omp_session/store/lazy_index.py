@@ -273,8 +273,9 @@ class LazySessionIndex:
         found = self._extra_ids.get(entry_id)
         return found if found is not None else self._store.position_of(entry_id)
 
-    @_falls_back
     def has_id(self, entry_id: object) -> bool:
+        # Not ``_falls_back``: ids are answered from the offset index in memory, never from the
+        # file, and every append asks (a fresh id is checked against them).
         if self._full is not None:
             return entry_id in self._full.by_id
         return self._find(entry_id) is not None
