@@ -32,9 +32,12 @@ from omp_session.cli._wrap import (
     cut_line,
     expand_tabs,
     is_narrow,
+    search_not_single_cell,
+    spaced_lines,
     tab_widths,
     wrap_line,
     wrap_narrow,
+    wrapped_lines,
 )
 
 __all__ = ["LineWriter", "Piece"]
@@ -109,6 +112,7 @@ class LineWriter:
         self.styled = console.color_system is not None
         self._dashes = "─" * self.width
         self._codes: dict[str, tuple[str, str]] = {}
+        self._lines_codes: dict[str, tuple[str, str, str]] = {}
         self._chunk: list[str] = []
 
     def _style_codes(self, style: str) -> tuple[str, str]:
@@ -144,49 +148,79 @@ class LineWriter:
         else:
             self._write("".join(text for text, _ in pieces) + "\n")
 
+    def _line_codes(self, style: str) -> tuple[str, str, str] | None:
+        """The codes that style whole lines in ``style``: before the first, after the last (with
+        its newline) and between two; ``None`` when nothing is styled."""
+        if not (style and self.styled):
+            return None
+        codes = self._lines_codes.get(style)
+        if codes is None:
+            before, after = self._style_codes(style)
+            codes = self._lines_codes[style] = (before, after + "\n", after + "\n" + before)
+        return codes
+
+    def _add_lines(self, lines: list[str], codes: tuple[str, str, str] | None) -> None:
+        """Wrapped lines, each in the codes of its style: one string for them all."""
+        if codes is None or not lines[0]:  # an empty line (never more than one) is left unstyled
+            self._chunk.append("\n".join(lines) + "\n")
+        else:
+            before, after, between = codes
+            self._chunk.append(before + between.join(lines) + after)
+
     def text(self, text: str, style: str = "", *, cut: bool = False) -> None:
         """``text`` in one style: each of its lines word-wrapped to the width (``cut``: cut at the
         edge with ``…`` instead), as rich prints ``Text(text, style=style)``."""
         width = self.width
         chunk = self._chunk
+        codes = (self._lines_codes.get(style) or self._line_codes(style)) if style and self.styled else None
         # Nearly every text is one line of one-cell characters (so no newline, tab or control
         # code in it either): characters are cells, nothing needs measuring or cleaning.
-        if is_narrow(text):
-            if len(text) <= width:
-                chunk.append(self._styled(text, style) + "\n" if style else text + "\n")
-            elif cut:  # rich's "ellipsis" overflow
-                chunk.append(self._styled(text[: width - 1] + "…" if width > 1 else "…", style) + "\n")
-            elif style and self.styled:
-                before, after = self._style_codes(style)
-                chunk.extend([f"{before}{text[s:e]}{after}\n" for s, e, _tail in wrap_narrow(text, width)])
+        if (text.isascii() and text.isprintable()) or search_not_single_cell(text) is None:
+            if len(text) <= width or cut:
+                if len(text) > width:  # rich's "ellipsis" overflow
+                    text = text[: width - 1] + "…" if width > 1 else "…"
+                chunk.append(text + "\n" if codes is None or not text else codes[0] + text + codes[1])
             else:
-                chunk.extend([text[s:e] + "\n" for s, e, _tail in wrap_narrow(text, width)])
+                lines = spaced_lines(text, width) if "\xa0" not in text else None
+                if lines is None:  # a word wider than a line, or a no-break space
+                    lines = [text[s:e] for s, e, _tail in wrap_narrow(text, width)]
+                self._add_lines(lines, codes)
         else:
-            styled = self._styled if self.styled and style else None
-            for line in clean(text).split("\n"):
-                if "\t" in line:
-                    line = expand_tabs(line)
-                if len(line) <= width and is_narrow(line):
-                    slices = [(0, len(line), "")]
-                elif cut:
-                    slices = [cut_line(line, width)]
-                else:
-                    slices = wrap_line(line, width)
-                if styled is None:
-                    chunk.extend([line[s:e] + tail + "\n" for s, e, tail in slices])
-                elif all(e + len(tail) <= len(line) for _s, e, tail in slices):
-                    # One style over the whole line: each cut line is simply wrapped in its codes.
-                    chunk.extend([styled(line[s:e] + tail, style) + "\n" for s, e, tail in slices])
-                else:  # a tail past the line's end is unstyled in rich: the general way
-                    self.pieces([(line, style)], cut=cut)
+            self._other_text(text, style, codes, cut)
         if len(chunk) >= _CHUNK_PIECES:
             self.flush()
+
+    def _other_text(self, text: str, style: str, codes: tuple[str, str, str] | None, cut: bool) -> None:
+        """:meth:`text` for a text that holds more than one line or characters not one cell wide."""
+        width = self.width
+        chunk = self._chunk
+        for line in clean(text).split("\n"):
+            if "\t" in line:
+                line = expand_tabs(line)
+            if not cut:
+                lines = wrapped_lines(line, width)
+                if lines is not None:
+                    self._add_lines(lines, codes)
+                    continue
+            if len(line) <= width and is_narrow(line):
+                slices = [(0, len(line), "")]
+            elif cut:
+                slices = [cut_line(line, width)]
+            else:
+                slices = wrap_line(line, width)
+            if codes is None:
+                chunk.extend([line[s:e] + tail + "\n" for s, e, tail in slices])
+            elif all(e + len(tail) <= len(line) for _s, e, tail in slices):
+                # One style over the whole line: each cut line is simply wrapped in its codes.
+                chunk.extend([self._styled(line[s:e] + tail, style) + "\n" for s, e, tail in slices])
+            else:  # a tail past the line's end is unstyled in rich: the general way
+                self.pieces([(line, style)], cut=cut)
 
     def pieces(self, pieces: Sequence[Piece], *, cut: bool = False) -> None:
         """Pieces in their styles, together one text (it may hold newlines), wrapped or cut as by
         :meth:`text`."""
         if not self.styled:
-            self.text("".join(text for text, _ in pieces), cut=cut)
+            self.text("".join([text for text, _ in pieces]), cut=cut)
             return
         width = self.width
         plain = "".join([text for text, _ in pieces])
@@ -202,6 +236,10 @@ class LineWriter:
             else:
                 for start, end, tail in wrap_line(plain, width):
                     self._emit(_slice_pieces(line, start, end, tail))
+
+    def blank(self) -> None:
+        """An empty line (``text("")``)."""
+        self._chunk.append("\n")
 
     def line(self, pieces: Iterable[Piece]) -> None:
         """One line as it is: no wrapping, cutting or cleaning (the caller fitted it)."""

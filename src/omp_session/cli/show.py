@@ -72,7 +72,7 @@ class _Renderer:
         of it, wrapped)."""
         lines = text.rstrip("\n").split("\n") if text else []
         shown = lines if self.full or len(lines) <= PREVIEW_LINES else lines[:PREVIEW_LINES]
-        self.out.text("\n".join(indent + line for line in shown), "dim", cut=not self.full)
+        self.out.text(indent + f"\n{indent}".join(shown) if shown else "", "dim", cut=not self.full)
         if len(shown) < len(lines):
             self.out.text(f"{indent}… {len(lines) - len(shown)} more lines (--full shows all)", "dim italic")
 
@@ -235,7 +235,7 @@ class _Renderer:
                 out.text(f"· {item.title} ({item.entry_id})", "dim")
             return
         if kind == "reset":  # omp 18's /clear: everything above is out of the model's context
-            out.text("")
+            out.blank()
             out.renderable(Rule(Text(f"{item.title} · {item.entry_id}", style="yellow"), style="yellow"))
             return
         if kind == "title":
@@ -246,7 +246,7 @@ class _Renderer:
             cost = usage_text(item.meta.get("usage"))
             out.text(f"$ model usage · {item.title}" + (f" · {cost}" if cost else ""), "dim")
             return
-        out.text("")
+        out.blank()
         if kind in (EntryKind.COMPACTION, EntryKind.BRANCH_SUMMARY):
             self.summary_panel(item)
             return
