@@ -173,12 +173,16 @@ class LineWriter:
         width = self.width
         chunk = self._chunk
         codes = (self._lines_codes.get(style) or self._line_codes(style)) if style and self.styled else None
+        if len(text) > width and cut:
+            if "\n" in text or not is_narrow(text[: width + 1]):
+                self._other_text(text, style, codes, cut)
+            else:  # rich's "ellipsis" overflow; what follows the head is never measured
+                text = text[: width - 1] + "…" if width > 1 else "…"
+                chunk.append(text + "\n" if codes is None else codes[0] + text + codes[1])
         # Nearly every text is one line of one-cell characters (so no newline, tab or control
         # code in it either): characters are cells, nothing needs measuring or cleaning.
-        if (text.isascii() and text.isprintable()) or search_not_single_cell(text) is None:
-            if len(text) <= width or cut:
-                if len(text) > width:  # rich's "ellipsis" overflow
-                    text = text[: width - 1] + "…" if width > 1 else "…"
+        elif (text.isascii() and text.isprintable()) or search_not_single_cell(text) is None:
+            if len(text) <= width:
                 chunk.append(text + "\n" if codes is None or not text else codes[0] + text + codes[1])
             else:
                 lines = spaced_lines(text, width) if "\xa0" not in text else None

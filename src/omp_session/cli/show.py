@@ -49,6 +49,11 @@ DIFF_LINES = 40
 _ONE_LINE_JSON = json.JSONEncoder(ensure_ascii=False)
 _ROLE_STYLES = {"user": "bold green", "assistant": "bold blue", "developer": "bold yellow"}
 _ITEM_NAMES = {"tool_result": "tool result", "file_mention": "files", "other": "message"}
+#: Items whose header names their title (an assistant's model, a custom message's type, a tool).
+_TITLED_KINDS = frozenset({"assistant", "custom", "tool_result"})
+#: Items shown as one line without a header, and items shown as a panel.
+_ONE_LINE_KINDS = frozenset({"event", "reset", "title", "model_usage"})
+_PANEL_KINDS = frozenset({EntryKind.COMPACTION.value, EntryKind.BRANCH_SUMMARY.value})
 
 
 @dataclass
@@ -76,20 +81,21 @@ class _Renderer:
         if len(shown) < len(lines):
             self.out.text(f"{indent}… {len(lines) - len(shown)} more lines (--full shows all)", "dim italic")
 
-    def header(self, item: TranscriptItem, name: str, style: str) -> None:
-        facts = [name]
-        if item.title and item.kind in ("assistant", "custom", "tool_result"):
-            facts.append(item.title)
+    def header(self, item: TranscriptItem, kind: str) -> None:
+        """The rule above an item: what it is, when, its id and label."""
+        heading = _ITEM_NAMES.get(kind, kind)
+        if item.title and kind in _TITLED_KINDS:
+            heading += " · " + item.title
         if item.timestamp:
             when = display_time(item.timestamp)
             day = when[:10]
-            facts.append(when[11:19] if self.day == day else when.removesuffix(" UTC"))
+            heading += " · " + (when[11:19] if self.day == day else when.removesuffix(" UTC"))
             self.day = day
         if item.entry_id:
-            facts.append(item.entry_id)
+            heading += " · " + item.entry_id
         if item.label:
-            facts.append(f"[{item.label}]")
-        self.out.rule((" · ".join(facts), style), "dim")
+            heading += f" · [{item.label}]"
+        self.out.rule((heading, _ROLE_STYLES.get(kind, "bold")), "dim")
 
     def image(self, part: Part) -> None:
         facts = [part.mime_type or "image"]
@@ -227,30 +233,33 @@ class _Renderer:
         )
         self.out.renderable(panel)
 
-    def item(self, item: TranscriptItem) -> None:
+    def one_line_item(self, item: TranscriptItem, kind: str) -> None:
+        """An item shown as one line, with no header: a state change, a /clear, a rename, a spend."""
         out = self.out
-        kind = item.kind
         if kind == "event":
             if self.options.events:
                 out.text(f"· {item.title} ({item.entry_id})", "dim")
-            return
-        if kind == "reset":  # omp 18's /clear: everything above is out of the model's context
+        elif kind == "reset":  # omp 18's /clear: everything above is out of the model's context
             out.blank()
             out.renderable(Rule(Text(f"{item.title} · {item.entry_id}", style="yellow"), style="yellow"))
-            return
-        if kind == "title":
+        elif kind == "title":
             source = item.meta.get("source")
             out.text(f"✎ {item.title}" + (f" ({source})" if source else "") + f" ({item.entry_id})", "cyan")
-            return
-        if kind == "model_usage":
+        else:
             cost = usage_text(item.meta.get("usage"))
             out.text(f"$ model usage · {item.title}" + (f" · {cost}" if cost else ""), "dim")
+
+    def item(self, item: TranscriptItem) -> None:
+        kind = item.kind
+        if kind in _ONE_LINE_KINDS:
+            self.one_line_item(item, kind)
             return
+        out = self.out
         out.blank()
-        if kind in (EntryKind.COMPACTION, EntryKind.BRANCH_SUMMARY):
+        if kind in _PANEL_KINDS:
             self.summary_panel(item)
             return
-        self.header(item, _ITEM_NAMES.get(kind, kind), _ROLE_STYLES.get(kind, "bold"))
+        self.header(item, kind)
         if item.execution is not None:
             self.execution(item.execution)
         for mentioned in item.files:
