@@ -32,12 +32,13 @@ from omp_session.cli._wrap import (
     cut_line,
     expand_tabs,
     is_narrow,
-    search_not_single_cell,
     spaced_lines,
+    split_at_others,
     tab_widths,
     wrap_line,
     wrap_narrow,
     wrapped_lines,
+    wrapped_wide_lines,
 )
 
 __all__ = ["LineWriter", "Piece"]
@@ -111,7 +112,7 @@ class LineWriter:
         self.width = console.width
         self.styled = console.color_system is not None
         self._dashes = "─" * self.width
-        self._codes: dict[str, tuple[str, str]] = {}
+        self._codes: dict[str, tuple[str, str]] = {"": ("", "")}  # no style: no codes
         self._lines_codes: dict[str, tuple[str, str, str]] = {}
         self._chunk: list[str] = []
 
@@ -144,9 +145,18 @@ class LineWriter:
 
     def _emit(self, pieces: Iterable[Piece]) -> None:
         if self.styled:
-            self._write("".join(self._styled(text, style) for text, style in pieces) + "\n")
+            codes = self._codes
+            line: list[str] = []
+            for text, style in pieces:
+                if style and text:
+                    before, after = codes.get(style) or self._style_codes(style)
+                    line += (before, text, after)
+                else:
+                    line.append(text)
+            line.append("\n")
+            self._write("".join(line))
         else:
-            self._write("".join(text for text, _ in pieces) + "\n")
+            self._write("".join([text for text, _ in pieces]) + "\n")
 
     def _line_codes(self, style: str) -> tuple[str, str, str] | None:
         """The codes that style whole lines in ``style``: before the first, after the last (with
@@ -180,8 +190,9 @@ class LineWriter:
                 text = text[: width - 1] + "…" if width > 1 else "…"
                 chunk.append(text + "\n" if codes is None else codes[0] + text + codes[1])
         # Nearly every text is one line of one-cell characters (so no newline, tab or control
-        # code in it either): characters are cells, nothing needs measuring or cleaning.
-        elif (text.isascii() and text.isprintable()) or search_not_single_cell(text) is None:
+        # code in it either): characters are cells, nothing needs measuring or cleaning. (``parts``
+        # is bound below whenever the ASCII test fails.)
+        elif (text.isascii() and text.isprintable()) or len(parts := split_at_others(text)) == 1:
             if len(text) <= width:
                 chunk.append(text + "\n" if codes is None or not text else codes[0] + text + codes[1])
             else:
@@ -189,8 +200,12 @@ class LineWriter:
                 if lines is None:  # a word wider than a line, or a no-break space
                     lines = [text[s:e] for s, e, _tail in wrap_narrow(text, width)]
                 self._add_lines(lines, codes)
-        else:
-            self._other_text(text, style, codes, cut)
+        else:  # the scan above found the characters that are not one cell: wrapped from its parts
+            lines = None if cut else wrapped_wide_lines(text, parts, width)
+            if lines is None:  # several lines, tabs, control codes, words wider than a line, …
+                self._other_text(text, style, codes, cut)
+            else:
+                self._add_lines(lines, codes)
         if len(chunk) >= _CHUNK_PIECES:
             self.flush()
 
@@ -261,8 +276,11 @@ class LineWriter:
         room = self.width - 2
         if 0 < len(text) <= room and is_narrow(text):  # the usual header: no cutting, no measuring
             dashes = self._dashes[: room + 1 - len(text)]
-            if self.styled:
-                self._write(f"{self._styled(text, title_style)} {self._styled(dashes, style)}\n")
+            if self.styled:  # neither the title nor the dashes is empty
+                codes = self._codes
+                title_before, title_after = codes.get(title_style) or self._style_codes(title_style)
+                before, after = codes.get(style) or self._style_codes(style)
+                self._write(f"{title_before}{text}{title_after} {before}{dashes}{after}\n")
             else:
                 self._write(f"{text} {dashes}\n")
             return

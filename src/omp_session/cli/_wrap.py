@@ -28,12 +28,13 @@ __all__ = [
     "cut_line",
     "expand_tabs",
     "is_narrow",
-    "search_not_single_cell",
     "spaced_lines",
+    "split_at_others",
     "tab_widths",
     "wrap_line",
     "wrap_narrow",
     "wrapped_lines",
+    "wrapped_wide_lines",
 ]
 
 #: A wrapped line as a slice of its source line plus a tail: ``line[start:end] + tail``; the tail
@@ -74,9 +75,6 @@ _OTHER_THAN_SINGLE_CELL = re.compile(
     + "]"
 )
 _find_other = _OTHER_THAN_SINGLE_CELL.search
-#: The first character not in :data:`SINGLE_CELL` (a match) or ``None``: :func:`is_narrow`'s
-#: second test, for callers that inline the first one in their hottest line.
-search_not_single_cell = _find_other
 _SPLIT_AT_OTHERS = re.compile(f"({_OTHER_THAN_SINGLE_CELL.pattern})").split
 
 
@@ -124,14 +122,22 @@ class _Expansions(dict[str, str]):
 _EXPANSIONS = _Expansions()
 
 
-def _expanded(line: str) -> str | None:
+def split_at_others(text: str) -> list[str]:
+    """``text`` split around each character not in :data:`SINGLE_CELL` (those at the odd
+    indexes): one scan, one part for a text of one-cell characters."""
+    return _SPLIT_AT_OTHERS(text)
+
+
+def _expanded(line: str, parts: list[str] | None = None) -> str | None:
     """``line`` with a NUL after each two-cell character, so that an index is a cell (the NULs
     mark the second halves), or ``None`` when the line holds anything but one- and two-cell
     characters and plain spaces. Wrapping the expanded line as one of one-cell characters gives
-    rich's breaks, for a line of CJK text, without measuring it character by character."""
+    rich's breaks, for a line of CJK text, without measuring it character by character.
+    ``parts``: the line's :func:`split_at_others` when the caller has it (it is reused)."""
     if "\xa0" in line:
         return None
-    parts = _SPLIT_AT_OTHERS(line)  # one scan: the runs of one-cell characters and those between
+    if parts is None:
+        parts = _SPLIT_AT_OTHERS(line)  # one scan: the runs of one-cell characters and those between
     expansions = [_EXPANSIONS[char] for char in parts[1::2]]
     if "" in expansions:
         return None
@@ -407,15 +413,11 @@ def spaced_lines(line: str, width: int) -> list[str] | None:
     return [piece[:width] for piece in pieces]  # trailing spaces past the edge are cut (rstrip_end)
 
 
-def wrapped_lines(line: str, width: int) -> list[str] | None:
-    """:func:`wrap_line` as the wrapped lines themselves, for the common shapes only: prose of
-    one-cell characters, or of one- and two-cell ones, between plain spaces, no word wider than a
-    line (no line then needs a tail). ``None`` for any other line: :func:`wrap_line` wraps it."""
-    if is_narrow(line):
-        if len(line) <= width:
-            return [line]
-        return spaced_lines(line, width) if "\xa0" not in line else None
-    expanded = _expanded(line)  # None for a line holding a no-break space
+def wrapped_wide_lines(line: str, parts: list[str], width: int) -> list[str] | None:
+    """:func:`wrapped_lines` for a line known to hold a character that is not one cell, split by
+    :func:`split_at_others` already (``parts``, reused). Text with a newline, tab or control
+    code gives ``None`` too (none of them expands)."""
+    expanded = _expanded(line, parts)  # None for a line holding a no-break space
     if expanded is None:
         return None
     if len(expanded) <= width:
@@ -424,6 +426,17 @@ def wrapped_lines(line: str, width: int) -> list[str] | None:
     if lines is None:
         return None
     return [wrapped.replace("\0", "") for wrapped in lines]  # the second halves of wide characters
+
+
+def wrapped_lines(line: str, width: int) -> list[str] | None:
+    """:func:`wrap_line` as the wrapped lines themselves, for the common shapes only: prose of
+    one-cell characters, or of one- and two-cell ones, between plain spaces, no word wider than a
+    line (no line then needs a tail). ``None`` for any other line: :func:`wrap_line` wraps it."""
+    if is_narrow(line):
+        if len(line) <= width:
+            return [line]
+        return spaced_lines(line, width) if "\xa0" not in line else None
+    return wrapped_wide_lines(line, _SPLIT_AT_OTHERS(line), width)
 
 
 def cut_line(line: str, width: int) -> Slice:

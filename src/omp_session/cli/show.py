@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import json
 from dataclasses import dataclass
+from typing import Any
 
 import click
 from rich.panel import Panel
@@ -47,6 +48,8 @@ DIFF_LINES = 40
 
 #: ``json.dumps(value, ensure_ascii=False)``, without building an encoder for every call.
 _ONE_LINE_JSON = json.JSONEncoder(ensure_ascii=False)
+#: A string as JSON (``ensure_ascii=False``), as that encoder quotes every key and string value.
+_quote = json.encoder.encode_basestring
 _ROLE_STYLES = {"user": "bold green", "assistant": "bold blue", "developer": "bold yellow"}
 _ITEM_NAMES = {"tool_result": "tool result", "file_mention": "files", "other": "message"}
 #: Items whose header names their title (an assistant's model, a custom message's type, a tool).
@@ -54,6 +57,20 @@ _TITLED_KINDS = frozenset({"assistant", "custom", "tool_result"})
 #: Items shown as one line without a header, and items shown as a panel.
 _ONE_LINE_KINDS = frozenset({"event", "reset", "title", "model_usage"})
 _PANEL_KINDS = frozenset({EntryKind.COMPACTION.value, EntryKind.BRANCH_SUMMARY.value})
+
+
+def _one_line_json(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False)``; an object of strings (most calls' arguments)
+    quoted key by key, without setting up an encoder for each call."""
+    if type(value) is dict:
+        members = []
+        for key, text in value.items():
+            if type(key) is not str or type(text) is not str:
+                break
+            members.append(f"{_quote(key)}: {_quote(text)}")
+        else:
+            return "{" + ", ".join(members) + "}"
+    return _ONE_LINE_JSON.encode(value)
 
 
 @dataclass
@@ -154,7 +171,7 @@ class _Renderer:
                 display.kind == "generic" or (display.kind == "command" and "\n" not in (display.code or ""))
             )
         ):
-            arguments = _ONE_LINE_JSON.encode(call.arguments) if call.arguments not in (None, {}) else ""
+            arguments = _one_line_json(call.arguments) if call.arguments not in (None, {}) else ""
             if not self.full and len(arguments) > ARGUMENT_CHARS:
                 arguments = arguments[: ARGUMENT_CHARS - 1] + "…"
             if arguments:
