@@ -235,15 +235,18 @@ class LineWriter:
             else:  # a tail past the line's end is unstyled in rich: the general way
                 self.pieces([(line, style)], cut=cut)
 
-    def pieces(self, pieces: Sequence[Piece], *, cut: bool = False) -> None:
+    def pieces(self, pieces: Sequence[Piece], *, cut: bool = False, narrow: bool = False) -> None:
         """Pieces in their styles, together one text (it may hold newlines), wrapped or cut as by
-        :meth:`text`."""
-        if not self.styled:
-            self.text("".join([text for text, _ in pieces]), cut=cut)
-            return
+        :meth:`text`. ``narrow``: the caller knows them to be one line of one-cell characters."""
         width = self.width
         plain = "".join([text for text, _ in pieces])
-        if len(plain) <= width and is_narrow(plain):  # one line that fits, nothing to clean
+        if not self.styled:
+            if narrow and len(plain) <= width:
+                self._write(plain + "\n")
+            else:
+                self.text(plain, cut=cut)
+            return
+        if len(plain) <= width and (narrow or is_narrow(plain)):  # one line that fits, nothing to clean
             self._emit(pieces)
             return
         for line in _lines_of(pieces):
@@ -269,12 +272,13 @@ class LineWriter:
         for line in clean(text).split("\n"):
             self._write(self._styled(expand_tabs(line), style) + "\n")
 
-    def rule(self, title: Piece, style: str) -> None:
+    def rule(self, title: Piece, style: str, *, narrow: bool = False) -> None:
         """A left-aligned rule across the width: the title, then ``─`` in ``style`` (rich's
-        ``Rule(title, align="left")``; a title too long is cut with ``…``)."""
+        ``Rule(title, align="left")``; a title too long is cut with ``…``). ``narrow``: the
+        caller knows the title to be one-cell characters."""
         text, title_style = title
         room = self.width - 2
-        if 0 < len(text) <= room and is_narrow(text):  # the usual header: no cutting, no measuring
+        if 0 < len(text) <= room and (narrow or is_narrow(text)):  # the usual header: no measuring
             dashes = self._dashes[: room + 1 - len(text)]
             if self.styled:  # neither the title nor the dashes is empty
                 codes = self._codes

@@ -100,19 +100,22 @@ class _Renderer:
 
     def header(self, item: TranscriptItem, kind: str) -> None:
         """The rule above an item: what it is, when, its id and label."""
-        heading = _ITEM_NAMES.get(kind, kind)
+        facts = [_ITEM_NAMES.get(kind, kind)]
         if item.title and kind in _TITLED_KINDS:
-            heading += " · " + item.title
+            facts.append(item.title)
         if item.timestamp:
             when = display_time(item.timestamp)
             day = when[:10]
-            heading += " · " + (when[11:19] if self.day == day else when.removesuffix(" UTC"))
+            facts.append(when[11:19] if self.day == day else when.removesuffix(" UTC"))
             self.day = day
         if item.entry_id:
-            heading += " · " + item.entry_id
+            facts.append(item.entry_id)
         if item.label:
-            heading += f" · [{item.label}]"
-        self.out.rule((heading, _ROLE_STYLES.get(kind, "bold")), "dim")
+            facts.append(f"[{item.label}]")
+        # Facts of printable ASCII (nearly all) need no measuring: the separators are one cell.
+        letters = "".join(facts)
+        narrow = letters.isascii() and letters.isprintable()
+        self.out.rule((" · ".join(facts), _ROLE_STYLES.get(kind, "bold")), "dim", narrow=narrow)
 
     def image(self, part: Part) -> None:
         facts = [part.mime_type or "image"]
@@ -154,6 +157,12 @@ class _Renderer:
             else:
                 self.out.text(f"  {name}: {text}", "dim")
 
+    def call_line(self, line: list[Piece]) -> None:
+        """The line naming a call: after the arrow, names and JSON of printable ASCII (nearly
+        all) need no measuring."""
+        letters = "".join([text for text, _ in line[1:]])
+        self.out.pieces(line, narrow=letters.isascii() and letters.isprintable())
+
     def call_body(self, call: ToolCall) -> None:
         """The readable form of a call (issue 13 #1): a diff, the written file, the command, or the
         arguments with real line breaks; a call whose arguments are all one-liners (a one-line
@@ -176,9 +185,9 @@ class _Renderer:
                 arguments = arguments[: ARGUMENT_CHARS - 1] + "…"
             if arguments:
                 line.append((f" {arguments}", "cyan"))
-            self.out.pieces(line)
+            self.call_line(line)
             return
-        self.out.pieces(line)
+        self.call_line(line)
         if display.kind == "edit":
             self.diff(display)
         elif display.kind == "write":
