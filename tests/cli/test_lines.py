@@ -18,7 +18,7 @@ from rich.rule import Rule
 from rich.text import Text
 
 from omp_session.cli._lines import LineWriter
-from omp_session.cli._wrap import SINGLE_CELL
+from omp_session.cli._wrap import SINGLE_CELL, wrap_line, wrapped_lines
 
 # Narrow, accented, wide (CJK, emoji), zero-width, joining and space-like characters, tabs,
 # control codes rich strips and one it keeps (ESC), newlines.
@@ -166,3 +166,12 @@ def test_prose_takes_the_fast_ways_and_matches_rich(text: str, width: int, cut: 
     assert _ours(width, False, "text", text, cut=cut) == _rich(width, False, Text(text), cut=cut)
     expected = _rich(width, True, Text(text, style=style), cut=cut)
     assert _same_look(_ours(width, True, "text", text, style, cut=cut)) == _same_look(expected)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=prose | words | st.text(alphabet="ab数 \xa0", max_size=60), width=st.integers(1, 40))
+def test_wrapped_lines_are_the_slices_of_wrap_line(text: str, width: int) -> None:
+    """The one-scan wrap of prose gives the lines :func:`wrap_line` slices out (or declines)."""
+    lines = wrapped_lines(text, width)
+    if lines is not None:
+        assert lines == [text[start:end] + tail for start, end, tail in wrap_line(text, width)]

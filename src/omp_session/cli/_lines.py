@@ -32,9 +32,13 @@ from omp_session.cli._wrap import (
     cut_line,
     expand_tabs,
     is_narrow,
+    spaced_lines,
+    split_at_others,
     tab_widths,
     wrap_line,
     wrap_narrow,
+    wrapped_lines,
+    wrapped_wide_lines,
 )
 
 __all__ = ["LineWriter", "Piece"]
@@ -108,7 +112,8 @@ class LineWriter:
         self.width = console.width
         self.styled = console.color_system is not None
         self._dashes = "─" * self.width
-        self._codes: dict[str, tuple[str, str]] = {}
+        self._codes: dict[str, tuple[str, str]] = {"": ("", "")}  # no style: no codes
+        self._lines_codes: dict[str, tuple[str, str, str]] = {}
         self._chunk: list[str] = []
 
     def _style_codes(self, style: str) -> tuple[str, str]:
@@ -140,57 +145,108 @@ class LineWriter:
 
     def _emit(self, pieces: Iterable[Piece]) -> None:
         if self.styled:
-            self._write("".join(self._styled(text, style) for text, style in pieces) + "\n")
+            codes = self._codes
+            line: list[str] = []
+            for text, style in pieces:
+                if style and text:
+                    before, after = codes.get(style) or self._style_codes(style)
+                    line += (before, text, after)
+                else:
+                    line.append(text)
+            line.append("\n")
+            self._write("".join(line))
         else:
-            self._write("".join(text for text, _ in pieces) + "\n")
+            self._write("".join([text for text, _ in pieces]) + "\n")
+
+    def _line_codes(self, style: str) -> tuple[str, str, str] | None:
+        """The codes that style whole lines in ``style``: before the first, after the last (with
+        its newline) and between two; ``None`` when nothing is styled."""
+        if not (style and self.styled):
+            return None
+        codes = self._lines_codes.get(style)
+        if codes is None:
+            before, after = self._style_codes(style)
+            codes = self._lines_codes[style] = (before, after + "\n", after + "\n" + before)
+        return codes
+
+    def _add_lines(self, lines: list[str], codes: tuple[str, str, str] | None) -> None:
+        """Wrapped lines, each in the codes of its style: one string for them all."""
+        if codes is None or not lines[0]:  # an empty line (never more than one) is left unstyled
+            self._chunk.append("\n".join(lines) + "\n")
+        else:
+            before, after, between = codes
+            self._chunk.append(before + between.join(lines) + after)
 
     def text(self, text: str, style: str = "", *, cut: bool = False) -> None:
         """``text`` in one style: each of its lines word-wrapped to the width (``cut``: cut at the
         edge with ``…`` instead), as rich prints ``Text(text, style=style)``."""
         width = self.width
         chunk = self._chunk
+        codes = (self._lines_codes.get(style) or self._line_codes(style)) if style and self.styled else None
+        if len(text) > width and cut:
+            if "\n" in text or not is_narrow(text[: width + 1]):
+                self._other_text(text, style, codes, cut)
+            else:  # rich's "ellipsis" overflow; what follows the head is never measured
+                text = text[: width - 1] + "…" if width > 1 else "…"
+                chunk.append(text + "\n" if codes is None else codes[0] + text + codes[1])
         # Nearly every text is one line of one-cell characters (so no newline, tab or control
-        # code in it either): characters are cells, nothing needs measuring or cleaning.
-        if is_narrow(text):
+        # code in it either): characters are cells, nothing needs measuring or cleaning. (``parts``
+        # is bound below whenever the ASCII test fails.)
+        elif (text.isascii() and text.isprintable()) or len(parts := split_at_others(text)) == 1:
             if len(text) <= width:
-                chunk.append(self._styled(text, style) + "\n" if style else text + "\n")
-            elif cut:  # rich's "ellipsis" overflow
-                chunk.append(self._styled(text[: width - 1] + "…" if width > 1 else "…", style) + "\n")
-            elif style and self.styled:
-                before, after = self._style_codes(style)
-                chunk.extend([f"{before}{text[s:e]}{after}\n" for s, e, _tail in wrap_narrow(text, width)])
+                chunk.append(text + "\n" if codes is None or not text else codes[0] + text + codes[1])
             else:
-                chunk.extend([text[s:e] + "\n" for s, e, _tail in wrap_narrow(text, width)])
-        else:
-            styled = self._styled if self.styled and style else None
-            for line in clean(text).split("\n"):
-                if "\t" in line:
-                    line = expand_tabs(line)
-                if len(line) <= width and is_narrow(line):
-                    slices = [(0, len(line), "")]
-                elif cut:
-                    slices = [cut_line(line, width)]
-                else:
-                    slices = wrap_line(line, width)
-                if styled is None:
-                    chunk.extend([line[s:e] + tail + "\n" for s, e, tail in slices])
-                elif all(e + len(tail) <= len(line) for _s, e, tail in slices):
-                    # One style over the whole line: each cut line is simply wrapped in its codes.
-                    chunk.extend([styled(line[s:e] + tail, style) + "\n" for s, e, tail in slices])
-                else:  # a tail past the line's end is unstyled in rich: the general way
-                    self.pieces([(line, style)], cut=cut)
+                lines = spaced_lines(text, width) if "\xa0" not in text else None
+                if lines is None:  # a word wider than a line, or a no-break space
+                    lines = [text[s:e] for s, e, _tail in wrap_narrow(text, width)]
+                self._add_lines(lines, codes)
+        else:  # the scan above found the characters that are not one cell: wrapped from its parts
+            lines = None if cut else wrapped_wide_lines(text, parts, width)
+            if lines is None:  # several lines, tabs, control codes, words wider than a line, …
+                self._other_text(text, style, codes, cut)
+            else:
+                self._add_lines(lines, codes)
         if len(chunk) >= _CHUNK_PIECES:
             self.flush()
 
-    def pieces(self, pieces: Sequence[Piece], *, cut: bool = False) -> None:
+    def _other_text(self, text: str, style: str, codes: tuple[str, str, str] | None, cut: bool) -> None:
+        """:meth:`text` for a text that holds more than one line or characters not one cell wide."""
+        width = self.width
+        chunk = self._chunk
+        for line in clean(text).split("\n"):
+            if "\t" in line:
+                line = expand_tabs(line)
+            if not cut:
+                lines = wrapped_lines(line, width)
+                if lines is not None:
+                    self._add_lines(lines, codes)
+                    continue
+            if len(line) <= width and is_narrow(line):
+                slices = [(0, len(line), "")]
+            elif cut:
+                slices = [cut_line(line, width)]
+            else:
+                slices = wrap_line(line, width)
+            if codes is None:
+                chunk.extend([line[s:e] + tail + "\n" for s, e, tail in slices])
+            elif all(e + len(tail) <= len(line) for _s, e, tail in slices):
+                # One style over the whole line: each cut line is simply wrapped in its codes.
+                chunk.extend([self._styled(line[s:e] + tail, style) + "\n" for s, e, tail in slices])
+            else:  # a tail past the line's end is unstyled in rich: the general way
+                self.pieces([(line, style)], cut=cut)
+
+    def pieces(self, pieces: Sequence[Piece], *, cut: bool = False, narrow: bool = False) -> None:
         """Pieces in their styles, together one text (it may hold newlines), wrapped or cut as by
-        :meth:`text`."""
-        if not self.styled:
-            self.text("".join(text for text, _ in pieces), cut=cut)
-            return
+        :meth:`text`. ``narrow``: the caller knows them to be one line of one-cell characters."""
         width = self.width
         plain = "".join([text for text, _ in pieces])
-        if len(plain) <= width and is_narrow(plain):  # one line that fits, nothing to clean
+        if not self.styled:
+            if narrow and len(plain) <= width:
+                self._write(plain + "\n")
+            else:
+                self.text(plain, cut=cut)
+            return
+        if len(plain) <= width and (narrow or is_narrow(plain)):  # one line that fits, nothing to clean
             self._emit(pieces)
             return
         for line in _lines_of(pieces):
@@ -203,6 +259,10 @@ class LineWriter:
                 for start, end, tail in wrap_line(plain, width):
                     self._emit(_slice_pieces(line, start, end, tail))
 
+    def blank(self) -> None:
+        """An empty line (``text("")``)."""
+        self._chunk.append("\n")
+
     def line(self, pieces: Iterable[Piece]) -> None:
         """One line as it is: no wrapping, cutting or cleaning (the caller fitted it)."""
         self._emit(pieces)
@@ -212,15 +272,19 @@ class LineWriter:
         for line in clean(text).split("\n"):
             self._write(self._styled(expand_tabs(line), style) + "\n")
 
-    def rule(self, title: Piece, style: str) -> None:
+    def rule(self, title: Piece, style: str, *, narrow: bool = False) -> None:
         """A left-aligned rule across the width: the title, then ``─`` in ``style`` (rich's
-        ``Rule(title, align="left")``; a title too long is cut with ``…``)."""
+        ``Rule(title, align="left")``; a title too long is cut with ``…``). ``narrow``: the
+        caller knows the title to be one-cell characters."""
         text, title_style = title
         room = self.width - 2
-        if 0 < len(text) <= room and is_narrow(text):  # the usual header: no cutting, no measuring
+        if 0 < len(text) <= room and (narrow or is_narrow(text)):  # the usual header: no measuring
             dashes = self._dashes[: room + 1 - len(text)]
-            if self.styled:
-                self._write(f"{self._styled(text, title_style)} {self._styled(dashes, style)}\n")
+            if self.styled:  # neither the title nor the dashes is empty
+                codes = self._codes
+                title_before, title_after = codes.get(title_style) or self._style_codes(title_style)
+                before, after = codes.get(style) or self._style_codes(style)
+                self._write(f"{title_before}{text}{title_after} {before}{dashes}{after}\n")
             else:
                 self._write(f"{text} {dashes}\n")
             return

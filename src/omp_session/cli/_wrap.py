@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import accumulate, pairwise
 
 from rich.cells import cell_len, chop_cells, get_character_cell_size, set_cell_size
@@ -28,9 +28,13 @@ __all__ = [
     "cut_line",
     "expand_tabs",
     "is_narrow",
+    "spaced_lines",
+    "split_at_others",
     "tab_widths",
     "wrap_line",
     "wrap_narrow",
+    "wrapped_lines",
+    "wrapped_wide_lines",
 ]
 
 #: A wrapped line as a slice of its source line plus a tail: ``line[start:end] + tail``; the tail
@@ -91,7 +95,7 @@ _WIDTHS = _CharWidths()
 #: Characters that join or widen graphemes: text holding them is measured by rich itself.
 _GRAPHEME_MARKS = re.compile("[\u200d\ufe0f]")
 #: The control codes rich strips from text (``rich.control.strip_control_codes``).
-_CONTROL_CODES = re.compile("[" + "".join(re.escape(chr(code)) for code in STRIP_CONTROL_CODES) + "]")
+_CONTROL_CODES = tuple(chr(code) for code in STRIP_CONTROL_CODES)
 
 
 def cells(text: str) -> int:
@@ -118,14 +122,22 @@ class _Expansions(dict[str, str]):
 _EXPANSIONS = _Expansions()
 
 
-def _expanded(line: str) -> str | None:
+def split_at_others(text: str) -> list[str]:
+    """``text`` split around each character not in :data:`SINGLE_CELL` (those at the odd
+    indexes): one scan, one part for a text of one-cell characters."""
+    return _SPLIT_AT_OTHERS(text)
+
+
+def _expanded(line: str, parts: list[str] | None = None) -> str | None:
     """``line`` with a NUL after each two-cell character, so that an index is a cell (the NULs
     mark the second halves), or ``None`` when the line holds anything but one- and two-cell
     characters and plain spaces. Wrapping the expanded line as one of one-cell characters gives
-    rich's breaks, for a line of CJK text, without measuring it character by character."""
+    rich's breaks, for a line of CJK text, without measuring it character by character.
+    ``parts``: the line's :func:`split_at_others` when the caller has it (it is reused)."""
     if "\xa0" in line:
         return None
-    parts = _SPLIT_AT_OTHERS(line)  # one scan: the runs of one-cell characters and those between
+    if parts is None:
+        parts = _SPLIT_AT_OTHERS(line)  # one scan: the runs of one-cell characters and those between
     expansions = [_EXPANSIONS[char] for char in parts[1::2]]
     if "" in expansions:
         return None
@@ -135,7 +147,12 @@ def _expanded(line: str) -> str | None:
 
 def clean(text: str) -> str:
     """``text`` without the control codes rich strips (a search first: most text has none)."""
-    return strip_control_codes(text) if _CONTROL_CODES.search(text) else text
+    # A substring test per code: each is a memchr-like scan, several times faster than one
+    # regular-expression scan for any of them (which tests each character against a set).
+    for code in _CONTROL_CODES:
+        if code in text:
+            return strip_control_codes(text)
+    return text
 
 
 def tab_widths(text: str, column: int = 0) -> list[int]:
@@ -369,6 +386,57 @@ def _narrow_slices(breaks: list[int], length: int, width: int) -> list[Slice]:
         start = end
     slices.append((start, min(length, start + width), ""))
     return slices
+
+
+class _SpacedWordFinders(dict[int, Callable[[str], list[str]]]):
+    """Per width, the ``findall`` that splits a line of one-cell characters whose only whitespace
+    is " " into rich's wrapped lines in one C scan: from each line's start, the longest run of at
+    most ``width`` characters that ends a word (a non-space before a space or the end), then the
+    spaces after it (which rich keeps on the line, up to the edge)."""
+
+    def __missing__(self, width: int) -> Callable[[str], list[str]]:
+        finder = self[width] = re.compile(rf".{{0,{width - 1}}}[^ ](?= |\Z) *").findall
+        return finder
+
+
+_SPACED_WORDS = _SpacedWordFinders()
+
+
+def spaced_lines(line: str, width: int) -> list[str] | None:
+    """:func:`_space_breaks` and :func:`_narrow_slices` in one, for a line of one-cell
+    characters whose only whitespace is " ": the wrapped lines themselves, or ``None`` when a word
+    is wider than a line (the scan then skips part of the line: folding is left to
+    :func:`_breaks`)."""
+    pieces = _SPACED_WORDS[width](line)
+    if sum(map(len, pieces)) != len(line):
+        return None
+    return [piece[:width] for piece in pieces]  # trailing spaces past the edge are cut (rstrip_end)
+
+
+def wrapped_wide_lines(line: str, parts: list[str], width: int) -> list[str] | None:
+    """:func:`wrapped_lines` for a line known to hold a character that is not one cell, split by
+    :func:`split_at_others` already (``parts``, reused). Text with a newline, tab or control
+    code gives ``None`` too (none of them expands)."""
+    expanded = _expanded(line, parts)  # None for a line holding a no-break space
+    if expanded is None:
+        return None
+    if len(expanded) <= width:
+        return [line]
+    lines = spaced_lines(expanded, width)
+    if lines is None:
+        return None
+    return [wrapped.replace("\0", "") for wrapped in lines]  # the second halves of wide characters
+
+
+def wrapped_lines(line: str, width: int) -> list[str] | None:
+    """:func:`wrap_line` as the wrapped lines themselves, for the common shapes only: prose of
+    one-cell characters, or of one- and two-cell ones, between plain spaces, no word wider than a
+    line (no line then needs a tail). ``None`` for any other line: :func:`wrap_line` wraps it."""
+    if is_narrow(line):
+        if len(line) <= width:
+            return [line]
+        return spaced_lines(line, width) if "\xa0" not in line else None
+    return wrapped_wide_lines(line, _SPLIT_AT_OTHERS(line), width)
 
 
 def cut_line(line: str, width: int) -> Slice:

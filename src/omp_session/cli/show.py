@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import json
 from dataclasses import dataclass
+from typing import Any
 
 import click
 from rich.panel import Panel
@@ -47,8 +48,29 @@ DIFF_LINES = 40
 
 #: ``json.dumps(value, ensure_ascii=False)``, without building an encoder for every call.
 _ONE_LINE_JSON = json.JSONEncoder(ensure_ascii=False)
+#: A string as JSON (``ensure_ascii=False``), as that encoder quotes every key and string value.
+_quote = json.encoder.encode_basestring
 _ROLE_STYLES = {"user": "bold green", "assistant": "bold blue", "developer": "bold yellow"}
 _ITEM_NAMES = {"tool_result": "tool result", "file_mention": "files", "other": "message"}
+#: Items whose header names their title (an assistant's model, a custom message's type, a tool).
+_TITLED_KINDS = frozenset({"assistant", "custom", "tool_result"})
+#: Items shown as one line without a header, and items shown as a panel.
+_ONE_LINE_KINDS = frozenset({"event", "reset", "title", "model_usage"})
+_PANEL_KINDS = frozenset({EntryKind.COMPACTION.value, EntryKind.BRANCH_SUMMARY.value})
+
+
+def _one_line_json(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False)``; an object of strings (most calls' arguments)
+    quoted key by key, without setting up an encoder for each call."""
+    if type(value) is dict:
+        members = []
+        for key, text in value.items():
+            if type(key) is not str or type(text) is not str:
+                break
+            members.append(f"{_quote(key)}: {_quote(text)}")
+        else:
+            return "{" + ", ".join(members) + "}"
+    return _ONE_LINE_JSON.encode(value)
 
 
 @dataclass
@@ -72,13 +94,14 @@ class _Renderer:
         of it, wrapped)."""
         lines = text.rstrip("\n").split("\n") if text else []
         shown = lines if self.full or len(lines) <= PREVIEW_LINES else lines[:PREVIEW_LINES]
-        self.out.text("\n".join(indent + line for line in shown), "dim", cut=not self.full)
+        self.out.text(indent + f"\n{indent}".join(shown) if shown else "", "dim", cut=not self.full)
         if len(shown) < len(lines):
             self.out.text(f"{indent}… {len(lines) - len(shown)} more lines (--full shows all)", "dim italic")
 
-    def header(self, item: TranscriptItem, name: str, style: str) -> None:
-        facts = [name]
-        if item.title and item.kind in ("assistant", "custom", "tool_result"):
+    def header(self, item: TranscriptItem, kind: str) -> None:
+        """The rule above an item: what it is, when, its id and label."""
+        facts = [_ITEM_NAMES.get(kind, kind)]
+        if item.title and kind in _TITLED_KINDS:
             facts.append(item.title)
         if item.timestamp:
             when = display_time(item.timestamp)
@@ -89,7 +112,10 @@ class _Renderer:
             facts.append(item.entry_id)
         if item.label:
             facts.append(f"[{item.label}]")
-        self.out.rule((" · ".join(facts), style), "dim")
+        # Facts of printable ASCII (nearly all) need no measuring: the separators are one cell.
+        letters = "".join(facts)
+        narrow = letters.isascii() and letters.isprintable()
+        self.out.rule((" · ".join(facts), _ROLE_STYLES.get(kind, "bold")), "dim", narrow=narrow)
 
     def image(self, part: Part) -> None:
         facts = [part.mime_type or "image"]
@@ -131,6 +157,12 @@ class _Renderer:
             else:
                 self.out.text(f"  {name}: {text}", "dim")
 
+    def call_line(self, line: list[Piece]) -> None:
+        """The line naming a call: after the arrow, names and JSON of printable ASCII (nearly
+        all) need no measuring."""
+        letters = "".join([text for text, _ in line[1:]])
+        self.out.pieces(line, narrow=letters.isascii() and letters.isprintable())
+
     def call_body(self, call: ToolCall) -> None:
         """The readable form of a call (issue 13 #1): a diff, the written file, the command, or the
         arguments with real line breaks; a call whose arguments are all one-liners (a one-line
@@ -148,14 +180,14 @@ class _Renderer:
                 display.kind == "generic" or (display.kind == "command" and "\n" not in (display.code or ""))
             )
         ):
-            arguments = _ONE_LINE_JSON.encode(call.arguments) if call.arguments not in (None, {}) else ""
+            arguments = _one_line_json(call.arguments) if call.arguments not in (None, {}) else ""
             if not self.full and len(arguments) > ARGUMENT_CHARS:
                 arguments = arguments[: ARGUMENT_CHARS - 1] + "…"
             if arguments:
                 line.append((f" {arguments}", "cyan"))
-            self.out.pieces(line)
+            self.call_line(line)
             return
-        self.out.pieces(line)
+        self.call_line(line)
         if display.kind == "edit":
             self.diff(display)
         elif display.kind == "write":
@@ -227,30 +259,33 @@ class _Renderer:
         )
         self.out.renderable(panel)
 
-    def item(self, item: TranscriptItem) -> None:
+    def one_line_item(self, item: TranscriptItem, kind: str) -> None:
+        """An item shown as one line, with no header: a state change, a /clear, a rename, a spend."""
         out = self.out
-        kind = item.kind
         if kind == "event":
             if self.options.events:
                 out.text(f"· {item.title} ({item.entry_id})", "dim")
-            return
-        if kind == "reset":  # omp 18's /clear: everything above is out of the model's context
-            out.text("")
+        elif kind == "reset":  # omp 18's /clear: everything above is out of the model's context
+            out.blank()
             out.renderable(Rule(Text(f"{item.title} · {item.entry_id}", style="yellow"), style="yellow"))
-            return
-        if kind == "title":
+        elif kind == "title":
             source = item.meta.get("source")
             out.text(f"✎ {item.title}" + (f" ({source})" if source else "") + f" ({item.entry_id})", "cyan")
-            return
-        if kind == "model_usage":
+        else:
             cost = usage_text(item.meta.get("usage"))
             out.text(f"$ model usage · {item.title}" + (f" · {cost}" if cost else ""), "dim")
+
+    def item(self, item: TranscriptItem) -> None:
+        kind = item.kind
+        if kind in _ONE_LINE_KINDS:
+            self.one_line_item(item, kind)
             return
-        out.text("")
-        if kind in (EntryKind.COMPACTION, EntryKind.BRANCH_SUMMARY):
+        out = self.out
+        out.blank()
+        if kind in _PANEL_KINDS:
             self.summary_panel(item)
             return
-        self.header(item, _ITEM_NAMES.get(kind, kind), _ROLE_STYLES.get(kind, "bold"))
+        self.header(item, kind)
         if item.execution is not None:
             self.execution(item.execution)
         for mentioned in item.files:

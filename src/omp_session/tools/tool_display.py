@@ -242,7 +242,8 @@ def is_one_line_call(arguments: Any) -> bool:
     """True when :func:`tool_call_display` would give a generic call whose every argument is one
     line (which ``show`` prints as one JSON line), known without building the display: most calls
     (read, grep, …) of a long session. ``False`` may still be such a call."""
-    if not isinstance(arguments, Mapping) or not arguments.keys().isdisjoint(_SHAPING_KEYS):
+    # ``dict`` first: the ABC check alone costs more than the rest for the usual small call.
+    if not isinstance(arguments, (dict, Mapping)) or not arguments.keys().isdisjoint(_SHAPING_KEYS):
         return False
     for value in arguments.values():
         if isinstance(value, str):
