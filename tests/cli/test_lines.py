@@ -17,8 +17,9 @@ from rich.console import Console
 from rich.rule import Rule
 from rich.text import Text
 
+from omp_session.cli._cells import SINGLE_CELL
 from omp_session.cli._lines import LineWriter
-from omp_session.cli._wrap import SINGLE_CELL, wrap_line, wrapped_lines
+from omp_session.cli._wrap import wrap_line, wrapped_lines
 
 # Narrow, accented, wide (CJK, emoji), zero-width, joining and space-like characters, tabs,
 # control codes rich strips and one it keeps (ESC), newlines.

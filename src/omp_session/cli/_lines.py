@@ -26,15 +26,10 @@ from typing import IO
 from rich.console import Console, RenderableType
 from rich.text import Text
 
+from omp_session.cli._cells import cells, clean, expand_tabs, is_narrow, split_at_others, tab_widths
 from omp_session.cli._wrap import (
-    cells,
-    clean,
     cut_line,
-    expand_tabs,
-    is_narrow,
     spaced_lines,
-    split_at_others,
-    tab_widths,
     wrap_line,
     wrap_narrow,
     wrapped_lines,

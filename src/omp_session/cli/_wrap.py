@@ -17,20 +17,21 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from itertools import accumulate, pairwise
 
-from rich.cells import cell_len, chop_cells, get_character_cell_size, set_cell_size
-from rich.control import STRIP_CONTROL_CODES, strip_control_codes
+from rich.cells import cell_len, chop_cells, set_cell_size
+
+from omp_session.cli._cells import (
+    CHAR_WIDTHS,
+    GRAPHEME_MARKS,
+    OTHER_THAN_SINGLE_CELL,
+    SPLIT_AT_OTHERS,
+    cell_expanded,
+    is_narrow,
+)
 
 __all__ = [
-    "SINGLE_CELL",
     "Slice",
-    "cells",
-    "clean",
     "cut_line",
-    "expand_tabs",
-    "is_narrow",
     "spaced_lines",
-    "split_at_others",
-    "tab_widths",
     "wrap_line",
     "wrap_narrow",
     "wrapped_lines",
@@ -41,141 +42,11 @@ __all__ = [
 #: is ``"…"`` where a line was cut, or a space where a wide character straddled the edge.
 Slice = tuple[int, int, str]
 
-#: rich's tab size (``Console.tab_size``).
-TAB_SIZE = 8
-
 _WORD = re.compile(r"\s*\S+\s*")  # a word and the whitespace around it, as rich's wrapper splits
 _TRAILING_SPACE = re.compile(r"\s+$")
 _SPACE = re.compile(r"\s")
 _NON_SPACE = re.compile(r"\S")
 _UP_TO_LAST_SPACE = re.compile(r"(?s:.*)\s")
-
-
-#: Characters one cell wide, known without rich's width table (loading it takes 70 ms): the ranges
-#: rich itself treats so (``rich.cells._SINGLE_CELL_UNICODE_RANGES``), and punctuation and marks
-#: common in sessions and in our own output. A test checks each against rich's table.
-_SINGLE_CELL_RANGES = (
-    (0x20, 0x7E),
-    (0xA0, 0xAC),
-    (0xAE, 0x2FF),
-    (0x370, 0x482),
-    (0x2500, 0x25FC),
-    (0x2800, 0x28FF),
-)
-_SINGLE_CELL_EXTRA = "‘’“”–—•…→⎿✗✎"
-SINGLE_CELL = frozenset(
-    chr(code) for first, last in _SINGLE_CELL_RANGES for code in range(first, last + 1)
-) | frozenset(_SINGLE_CELL_EXTRA)
-#: Any character not in :data:`SINGLE_CELL` (control codes, tabs and newlines included): one C
-#: scan tells a line of one-cell characters from the rest, and finds the few that are not.
-_OTHER_THAN_SINGLE_CELL = re.compile(
-    "[^"
-    + "".join(f"{re.escape(chr(first))}-{re.escape(chr(last))}" for first, last in _SINGLE_CELL_RANGES)
-    + re.escape(_SINGLE_CELL_EXTRA)
-    + "]"
-)
-_find_other = _OTHER_THAN_SINGLE_CELL.search
-_SPLIT_AT_OTHERS = re.compile(f"({_OTHER_THAN_SINGLE_CELL.pattern})").split
-
-
-def is_narrow(text: str) -> bool:
-    """True when every character is one cell wide: then cells == ``len``."""
-    return (text.isascii() and text.isprintable()) or _find_other(text) is None
-
-
-class _CharWidths(dict[str, int]):
-    """Cells of each character seen (rich's ``get_character_cell_size``), looked up once each."""
-
-    def __missing__(self, char: str) -> int:
-        width = self[char] = get_character_cell_size(char)
-        return width
-
-
-_WIDTHS = _CharWidths()
-#: Characters that join or widen graphemes: text holding them is measured by rich itself.
-_GRAPHEME_MARKS = re.compile("[\u200d\ufe0f]")
-#: The control codes rich strips from text (``rich.control.strip_control_codes``).
-_CONTROL_CODES = tuple(chr(code) for code in STRIP_CONTROL_CODES)
-
-
-def cells(text: str) -> int:
-    """Terminal cells ``text`` takes, as rich measures them (``len`` for printable ASCII)."""
-    if text.isascii() and text.isprintable():
-        return len(text)
-    if _GRAPHEME_MARKS.search(text):
-        return cell_len(text)
-    # Only the characters that are not one cell wide change the count.
-    return len(text) + sum([_WIDTHS[char] - 1 for char in _OTHER_THAN_SINGLE_CELL.findall(text)])
-
-
-class _Expansions(dict[str, str]):
-    """What a character that is not one known cell becomes in an expanded line (see
-    :func:`_expanded`): itself and a NUL when two cells wide, itself when one, ``""`` (no fast
-    way) for zero-width characters, joiners, control codes and spaces."""
-
-    def __missing__(self, char: str) -> str:
-        width = _WIDTHS[char]
-        expansion = self[char] = "" if char.isspace() or width == 0 else char + "\0" * (width - 1)
-        return expansion
-
-
-_EXPANSIONS = _Expansions()
-
-
-def split_at_others(text: str) -> list[str]:
-    """``text`` split around each character not in :data:`SINGLE_CELL` (those at the odd
-    indexes): one scan, one part for a text of one-cell characters."""
-    return _SPLIT_AT_OTHERS(text)
-
-
-def _expanded(line: str, parts: list[str] | None = None) -> str | None:
-    """``line`` with a NUL after each two-cell character, so that an index is a cell (the NULs
-    mark the second halves), or ``None`` when the line holds anything but one- and two-cell
-    characters and plain spaces. Wrapping the expanded line as one of one-cell characters gives
-    rich's breaks, for a line of CJK text, without measuring it character by character.
-    ``parts``: the line's :func:`split_at_others` when the caller has it (it is reused)."""
-    if "\xa0" in line:
-        return None
-    if parts is None:
-        parts = _SPLIT_AT_OTHERS(line)  # one scan: the runs of one-cell characters and those between
-    expansions = [_EXPANSIONS[char] for char in parts[1::2]]
-    if "" in expansions:
-        return None
-    parts[1::2] = expansions
-    return "".join(parts)
-
-
-def clean(text: str) -> str:
-    """``text`` without the control codes rich strips (a search first: most text has none)."""
-    # A substring test per code: each is a memchr-like scan, several times faster than one
-    # regular-expression scan for any of them (which tests each character against a set).
-    for code in _CONTROL_CODES:
-        if code in text:
-            return strip_control_codes(text)
-    return text
-
-
-def tab_widths(text: str, column: int = 0) -> list[int]:
-    """The spaces each tab of ``text`` becomes, as rich expands tabs: the tab turns into one space,
-    then spaces up to the next multiple of 8 (measured with that space, as rich does: a joiner
-    before it swallows it)."""
-    widths = []
-    for part in text.split("\t")[:-1]:
-        column += cells(part + " ")
-        pad = -column % TAB_SIZE
-        column += pad
-        widths.append(1 + pad)
-    return widths
-
-
-def expand_tabs(text: str) -> str:
-    """Tabs to spaces as rich does (see :func:`tab_widths`)."""
-    if "\t" not in text:
-        return text
-    parts = text.split("\t")
-    return (
-        "".join(part + " " * width for part, width in zip(parts, tab_widths(text), strict=False)) + parts[-1]
-    )
 
 
 def _breaks_by_word(line: str, width: int) -> list[int]:
@@ -315,10 +186,10 @@ def _prefix_cells(line: str, narrow: bool) -> Sequence[int]:
     prefix: list[int] = []
     extend = prefix.extend
     shift = at = 0
-    for match in _OTHER_THAN_SINGLE_CELL.finditer(line):
+    for match in OTHER_THAN_SINGLE_CELL.finditer(line):
         index = match.start()
         extend(range(at + shift, index + 1 + shift))
-        shift += _WIDTHS[match.group()] - 1
+        shift += CHAR_WIDTHS[match.group()] - 1
         at = index + 1
     extend(range(at + shift, len(line) + 1 + shift))
     return prefix
@@ -331,7 +202,7 @@ def wrap_line(line: str, width: int) -> list[Slice]:
     narrow = is_narrow(line)
     if narrow:  # the common case, where characters are cells
         return wrap_narrow(line, width)
-    expanded = _expanded(line)
+    expanded = cell_expanded(line)
     if expanded is not None:
         if len(expanded) <= width:
             return [(0, len(line), "")]
@@ -345,7 +216,7 @@ def wrap_line(line: str, width: int) -> list[Slice]:
             ]
     # A line that fits is still trimmed of trailing whitespace beyond ``width`` characters.
     prefix: Sequence[int] | None
-    if _GRAPHEME_MARKS.search(line):
+    if GRAPHEME_MARKS.search(line):
         prefix = None
         fits = cell_len(line) <= width
         breaks = [] if fits else _breaks_by_word(line, width)
@@ -417,7 +288,7 @@ def wrapped_wide_lines(line: str, parts: list[str], width: int) -> list[str] | N
     """:func:`wrapped_lines` for a line known to hold a character that is not one cell, split by
     :func:`split_at_others` already (``parts``, reused). Text with a newline, tab or control
     code gives ``None`` too (none of them expands)."""
-    expanded = _expanded(line, parts)  # None for a line holding a no-break space
+    expanded = cell_expanded(line, parts)  # None for a line holding a no-break space
     if expanded is None:
         return None
     if len(expanded) <= width:
@@ -436,7 +307,7 @@ def wrapped_lines(line: str, width: int) -> list[str] | None:
         if len(line) <= width:
             return [line]
         return spaced_lines(line, width) if "\xa0" not in line else None
-    return wrapped_wide_lines(line, _SPLIT_AT_OTHERS(line), width)
+    return wrapped_wide_lines(line, SPLIT_AT_OTHERS(line), width)
 
 
 def cut_line(line: str, width: int) -> Slice:
@@ -446,7 +317,7 @@ def cut_line(line: str, width: int) -> Slice:
     head = line[: 2 * width + 2]
     if is_narrow(head):
         prefix: Sequence[int] | None = range(len(head) + 1)
-    elif (expanded := _expanded(head)) is not None and not _GRAPHEME_MARKS.search(line):
+    elif (expanded := cell_expanded(head)) is not None and not GRAPHEME_MARKS.search(line):
         if len(expanded) <= width and len(head) == len(line):
             return 0, len(line), ""
         room = width - 1
@@ -455,7 +326,7 @@ def cut_line(line: str, width: int) -> Slice:
         if expanded[room] == "\0":  # a two-cell character across the edge: a space instead
             return 0, room - 1 - expanded.count("\0", 0, room - 1), " …"
         return 0, room - expanded.count("\0", 0, room), "…"
-    elif _GRAPHEME_MARKS.search(line):
+    elif GRAPHEME_MARKS.search(line):
         head, prefix = line, None
     else:
         prefix = _prefix_cells(head, False)

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import click
 
+from omp_session.cli._cells import cells, clean
 from omp_session.cli._common import console, emit_json, json_option, session_argument, state
 from omp_session.cli._lines import LineWriter, Piece
-from omp_session.cli._wrap import cells, clean, cut_line
+from omp_session.cli._wrap import cut_line
 from omp_session.tools.entry_kinds import EntryKind
 from omp_session.tools.reading import read_session
 from omp_session.tools.summary import TREE_KINDS
