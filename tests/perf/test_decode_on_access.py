@@ -154,6 +154,17 @@ def test_the_view_holds_the_entries_there_were_and_appends_need_no_load(small_ca
         assert list(after) == load_session(path).entries and len(before) == 400
 
 
+def test_appends_after_a_lazy_open_remember_nothing_per_fresh_id(small_cached: Path) -> None:
+    # Every append checks a fresh id against the indexed ids (a hash lookup in the index): an
+    # agent appending for hours must not grow a set of every id it ever drew.
+    with _lazy(small_cached, read_only=False) as manager:
+        store = manager._state.index._store  # type: ignore[attr-defined]
+        for number in range(200):
+            manager.append_message({"role": "user", "content": f"more {number}", "timestamp": 1})
+        assert not store._absent and not manager._state.index.materialized  # type: ignore[attr-defined]
+        assert len(manager.get_entries()) == 600
+
+
 def test_a_file_changed_in_place_under_a_walk_is_read_again_in_full(small_cached: Path) -> None:
     # Issue 11 item 8: the stale index is noticed by the chunk that reads the changed line; the
     # walk then goes on from the file as it is now.

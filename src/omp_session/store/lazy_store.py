@@ -77,7 +77,7 @@ class LazyStore:
         self._positions: dict[str, int] | None = positions
         self._ids: list[str | None] | None = None
         self._ids_padded: list[Any] | None = None
-        self._absent: set[str] = set()  # ids known not to be in the indexed part
+        self._absent: set[str] = set()  # ids a scan of the id column did not find
         self._scans = 0
         self.lines = IndexedLines(fd, index, blobs, markers)
         self._known = self.lines.known  # ids of the entries decoded so far
@@ -133,8 +133,7 @@ class LazyStore:
         if known is not None or entry_id in self._absent:
             return known
         if not self.index.may_hold_id(entry_id):  # a fresh id (every append draws one)
-            self._absent.add(entry_id)
-            return None
+            return None  # (not remembered: asking again costs as little, and appends never stop)
         self._scans += 1
         if self._scans > _SCANS_BEFORE_MAP:
             return self._position_map().get(entry_id)
