@@ -163,17 +163,17 @@ class _Transformer:
         return (out, True) if changed else (mapping, False)
 
 
-def _is_plain(mapping: dict[str, Any], depth: int) -> bool:
+def _is_plain(mapping: dict[str, Any], depth: int, dropped: frozenset[str]) -> bool:
     """Whether ``mapping`` holds only strings, integers, booleans and nulls (and, ``depth`` levels
     down, mappings of them) under no key the transform acts on: then there is no float for the
     number scan to find and nothing but an over-long string for the transform to change."""
-    # The keys of ``_MARKERS``: outside a content list (where images are), the transform acts on
-    # nothing else but over-long strings (every dialect drops a subset of the scratch keys).
-    if "image_url" in mapping or "partialJson" in mapping or "jsonlEvents" in mapping:
+    # Outside a content list (where images are), the transform acts only on ``image_url``, the
+    # keys the dialect drops (``dropped``) and over-long strings.
+    if "image_url" in mapping or not dropped.isdisjoint(mapping):
         return False
     for value in mapping.values():
         kind = type(value)
-        if kind in _SCALAR_TYPES or (kind is dict and depth > 0 and _is_plain(value, depth - 1)):
+        if kind in _SCALAR_TYPES or (kind is dict and depth > 0 and _is_plain(value, depth - 1, dropped)):
             continue
         return False
     return True
@@ -181,7 +181,7 @@ def _is_plain(mapping: dict[str, Any], depth: int) -> bool:
 
 def prepare_for_disk(entry: dict[str, Any], sink: BlobSink, rules: PersistRules = OMP_13_19.persist) -> bytes:
     """The exact line (with ``\\n``) that is written for ``entry``; ``entry`` is not modified."""
-    if _is_plain(entry, 1):
+    if _is_plain(entry, 1, rules.dropped_keys):
         # Most appends (a user message with text content, a model or label change): looking at
         # a few values costs less than the scans of the line this skips (three substring
         # searches and a regex, a fifth of an append).
