@@ -92,8 +92,7 @@ class EntryCache:
             if len(cached) != count:
                 self._used = None
             return
-        if used is None:
-            used = sum(map(lengths.__getitem__, cached))
+        assert used is not None  # counted from the start, or by ``bound``
         for position, entry in zip(positions, entries, strict=True):
             if position not in cached:
                 used += lengths[position]

@@ -19,8 +19,6 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, cast
 
-import orjson
-
 from omp_session.errors import SessionChangedError
 from omp_session.gcpause import gc_paused
 from omp_session.store.blobs import BlobSink
@@ -84,7 +82,7 @@ class LazyStore:
         self._closer = weakref.finalize(self, os.close, fd)
         self._last_id: str | None = None
         if len(index):
-            last_id = orjson.loads(index.id_bytes(len(index) - 1))
+            last_id = index.id_at(len(index) - 1)
             if isinstance(last_id, str):
                 self._last_id = last_id
                 self._known[last_id] = len(index) - 1  # the leaf after a load: found without the id map

@@ -175,9 +175,7 @@ class OffsetIndex:
 
     def all_ids(self) -> list[Any]:
         """Every entry's id in position order (``None`` where an entry has no string id)."""
-        if not self.id_blob:
-            return []
-        return list(orjson.loads(b"[" + self.id_blob + b"]"))
+        return self.ids_between(0, len(self))
 
     # -- (de)serialisation -----------------------------------------------------------------------
 
