@@ -20,8 +20,8 @@ import orjson
 from bench.measure import drop_from_page_cache, settle, timed
 from omp_session import SessionManager
 from omp_session.dialects import OMP_18_2
-from omp_session.store import offset_index
-from omp_session.store.offset_index import drop_index
+from omp_session.store._indexed import offsets as offset_index
+from omp_session.store._indexed.offsets import drop_index
 from omp_session.tools.listing import list_sessions
 from omp_session.tools.listing_cache import cache_path
 

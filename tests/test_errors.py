@@ -48,8 +48,8 @@ def test_no_public_exception_class_is_defined_outside_errors() -> None:
     # omp_session.__all__ and in the tree of docs/api.md.
     assert sorted(outside) == [
         "cli/_common.py:CliError",
-        "store/index_builder.py:ComplexSession",
-        "store/line_reads.py:StaleIndex",
+        "store/_indexed/builder.py:ComplexSession",
+        "store/_indexed/lines.py:StaleIndex",
     ]
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from omp_session import SessionManager
-from omp_session.store import offset_index
-from omp_session.store.lazy_index import LazySessionIndex
+from omp_session.store._indexed import offsets as offset_index
+from omp_session.store._indexed.lazy_index import LazySessionIndex
 from tests.helpers import HEADER, assistant, user
 
 # Lines our encoder writes differently: a space after the colons, a float written as ``1.0``,

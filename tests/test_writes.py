@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from omp_session import SessionManager
-from omp_session.store.offset_index import MIN_INDEXED_BYTES
+from omp_session.store._indexed.offsets import MIN_INDEXED_BYTES
 from omp_session.tools.listing import list_sessions
 
 ASSISTANT = {

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from omp_session.store import offset_index
+from omp_session.store._indexed import offsets as offset_index
 
 
 @pytest.fixture(autouse=True)

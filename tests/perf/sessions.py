@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from omp_session import SessionManager
 from omp_session.model.tree import SessionTreeNode
-from omp_session.store import offset_index
+from omp_session.store._indexed import offsets as offset_index
 
 Entry = dict[str, Any]
 HEADER = {
@@ -208,7 +208,7 @@ def open_lazily(path: Path, *, read_only: bool = True) -> SessionManager:
 
 def is_lazy(manager: SessionManager) -> bool:
     """Opened lazily: through a stored offset index or by the one-pass cold open."""
-    from omp_session.store.lazy_index import LazySessionIndex
+    from omp_session.store._indexed.lazy_index import LazySessionIndex
 
     return isinstance(manager._state.index, LazySessionIndex)
 

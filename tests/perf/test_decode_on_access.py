@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 
 from omp_session import SessionManager
 from omp_session.format.codec import encode_line
-from omp_session.store import entry_cache, lazy_store, offset_index
-from omp_session.store.lazy_index import LazyEntries
+from omp_session.store._indexed import entry_cache, lazy_store
+from omp_session.store._indexed import offsets as offset_index
+from omp_session.store._indexed.lazy_index import LazyEntries
 from omp_session.store.loading import load_session
 
 from .sessions import HEADER, full_snapshot, is_lazy, opened_cold, session_lines, snapshot
@@ -185,7 +186,7 @@ def test_a_file_changed_in_place_under_a_walk_is_read_again_in_full(small_cached
 _MEASURE = """
 import json, re, sys
 from omp_session import SessionManager
-from omp_session.store import entry_cache
+from omp_session.store._indexed import entry_cache
 entry_cache.DEFAULT_BUDGET = 1 << 20  # a small cache: what stays is then clearly not every entry
 def status(key):
     text = open("/proc/self/status").read()
@@ -218,7 +219,7 @@ def test_a_walk_through_a_large_session_stays_within_the_memory_budget(tmp_path:
     path = _session(tmp_path / "big.jsonl", 40_000, text="some words of a message " * 16)
     size = path.stat().st_size
     # An index written within RACY_NS of the file's last change makes the open check the file's
-    # CRC in 8 MB blocks (a peak of its own, store/offset_index.py): index a settled file.
+    # CRC in 8 MB blocks (a peak of its own, store/_indexed/offsets.py): index a settled file.
     time.sleep(offset_index.RACY_NS / 1e9 + 0.1)
     agent = tmp_path / "agent"
     env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent)}

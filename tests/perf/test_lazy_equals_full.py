@@ -13,8 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from omp_session import Runtime, SessionManager
-from omp_session.store import index_trust, lazy_store, offset_index
-from omp_session.store.offset_index import index_path
+from omp_session.store._indexed import lazy_store
+from omp_session.store._indexed import offsets as offset_index
+from omp_session.store._indexed import trust as index_trust
+from omp_session.store._indexed.offsets import index_path
 
 from .sessions import full_snapshot, is_lazy, jump_back_lines, opened_cold, ordered, session_lines, snapshot
 
@@ -224,7 +226,7 @@ def test_cold_opens_that_keep_only_the_tail_read_like_a_full_load(
     # Issue 12 item 5: once a compaction is indexed, the cold open keeps only the entries from its
     # first kept entry on (and the state entries and labels before it), chunk by chunk; the rest
     # is read through the index when asked for, including on a branch that jumps back before it.
-    from omp_session.store import fast_open
+    from omp_session.store._indexed import fast_open
 
     with tempfile.TemporaryDirectory() as directory:
         path = _write(directory, lines)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from omp_session import SessionManager
-from omp_session.store import offset_index
+from omp_session.store._indexed import offsets as offset_index
 from tests.perf.sessions import is_lazy, opened_cold
 
 

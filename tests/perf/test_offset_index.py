@@ -18,10 +18,11 @@ from hypothesis import strategies as st
 from omp_session import Runtime, SessionManager
 from omp_session.errors import SessionError
 from omp_session.format.codec import encode_line
-from omp_session.store import index_trust, offset_index
+from omp_session.store._indexed import offsets as offset_index
+from omp_session.store._indexed import trust as index_trust
+from omp_session.store._indexed.offsets import index_path, read_index
+from omp_session.store._indexed.stored_ids import StoredIdPositions
 from omp_session.store.loading import load_session
-from omp_session.store.offset_index import index_path, read_index
-from omp_session.store.stored_ids import StoredIdPositions
 
 from .sessions import HEADER, full_snapshot, is_lazy, opened_cold, session_lines, snapshot
 
@@ -340,7 +341,7 @@ def test_the_id_column_finds_every_id_and_only_those(tmp_path: Path, odd_id: str
 def test_the_cold_open_decodes_in_chunks_of_any_size(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
 ) -> None:
-    from omp_session.store import fast_open
+    from omp_session.store._indexed import fast_open
 
     path = _session(tmp_path / "s.jsonl", 40, compaction_at=30)
     with path.open("ab") as handle:
@@ -502,7 +503,7 @@ def test_a_cold_open_drops_entries_of_any_shape_before_a_compaction(
 ) -> None:
     # The cold open keeps the state entries before the latest compaction by their type, which may
     # be any JSON value in a damaged (but valid) file: a list is dropped like any other entry.
-    from omp_session.store import fast_open
+    from omp_session.store._indexed import fast_open
 
     path = _session(tmp_path / "s.jsonl", 40, compaction_at=30)
     data = path.read_bytes().replace(b'"type":"message","id":"e5"', b'"type":["message"],"id":"e5"')

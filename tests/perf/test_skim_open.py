@@ -1,4 +1,4 @@
-"""The skim of a cold open (store/skim_open.py): a session with compactions indexed from skims
+"""The skim of a cold open (store/_indexed/skim_open.py): a session with compactions indexed from skims
 reads exactly like a full load, whatever odd value its lines hold, and the skim gives up (the
 one-pass open then serves the file) wherever msgspec and orjson would read a line differently."""
 
@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from omp_session import SessionManager
 from omp_session.format.codec import encode_line
-from omp_session.store import fast_open, skim_open
+from omp_session.store._indexed import fast_open, skim_open
 
 from .sessions import HEADER, full_snapshot, jump_back_lines, opened_cold, snapshot
 

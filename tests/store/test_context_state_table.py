@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from omp_session.model.context import CONTEXT_STATE_ENTRY_TYPES, SessionContext, _scan_state
-from omp_session.store.index_builder import IndexBuilder
+from omp_session.store._indexed.builder import IndexBuilder
 
 # One entry of every type omp writes, with fields that would change the context if the type did.
 _SAMPLES: dict[str, dict[str, Any]] = {

@@ -1,11 +1,11 @@
-"""omp_session.store.entry_cache: the decoded entries a lazily opened session keeps."""
+"""omp_session.store._indexed.entry_cache: the decoded entries a lazily opened session keeps."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from omp_session.store.entry_cache import EntryCache
+from omp_session.store._indexed.entry_cache import EntryCache
 
 
 @given(

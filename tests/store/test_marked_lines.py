@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from omp_session.store.markers import Markers, marked_lines
+from omp_session.store._indexed.markers import Markers, marked_lines
 
 _BLOB, _OPENAI, _ESCAPE = b"blob:sha256:", b"openaiResponsesHistory", b"\\u"
 _PIECES = st.sampled_from(

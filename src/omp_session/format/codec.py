@@ -75,7 +75,7 @@ class DecodedFile:
     records: list[dict[str, Any]] = field(default_factory=list)
     line_numbers: list[int] = field(default_factory=list)
     #: Byte offset and length (newline excluded, BOM excluded) of each record's line: a rewrite
-    #: copies the lines of unchanged entries from there (store/line_table.py).
+    #: copies the lines of unchanged entries from there (store/_indexed/line_table.py).
     offsets: list[int] = field(default_factory=list)
     lengths: list[int] = field(default_factory=list)
     issues: list[LineIssue] = field(default_factory=list)

@@ -17,11 +17,11 @@ from omp_session.format.codec import decode_lines
 from omp_session.format.entries import is_assistant_entry
 from omp_session.format.title_slot import SLOT_BYTES, TitleSlot, encode_slot, fold_into_header, split_slot
 from omp_session.format.transform import prepare_for_disk
-from omp_session.manager.line_copy import LineCopier
 from omp_session.manager.state import SessionState
 from omp_session.store import Storage
+from omp_session.store._indexed.lazy_index import LazyEntries, LazySessionIndex
+from omp_session.store._indexed.rewrite import LineCopier
 from omp_session.store.file import FileStorage
-from omp_session.store.lazy_index import LazyEntries, LazySessionIndex
 from omp_session.store.loading import parse_session
 
 __all__ = ["Persistence"]
@@ -85,7 +85,7 @@ class Persistence:
 
     def entry_view(self) -> Sequence[Entry]:
         """The session's entries for a full write: a lazy index is not loaded for it (its lines
-        are copied from the file, manager/line_copy.py), unless its table is gone."""
+        are copied from the file, store/_indexed/rewrite.py), unless its table is gone."""
         index = self._state.index
         if isinstance(index, LazySessionIndex) and not index.materialized and self._state.lines is not None:
             return LazyEntries(index)
@@ -93,7 +93,7 @@ class Persistence:
 
     def copier(self, source: Storage) -> LineCopier:
         """The lines of a full write, copying unchanged entries' lines from ``source``'s file
-        (manager/line_copy.py, issue 11 item 6)."""
+        (store/_indexed/rewrite.py, issue 11 item 6)."""
         file = source if isinstance(source, FileStorage) else None
         return LineCopier(file, self._state.lines, self.disk_line)
 

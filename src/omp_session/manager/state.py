@@ -24,7 +24,7 @@ from omp_session.manager.runtime import Runtime
 from omp_session.model.tree import EntryIndex, SessionIndex
 from omp_session.model.usage import UsageStatistics
 from omp_session.store import Storage
-from omp_session.store.line_table import LineTable
+from omp_session.store._indexed.line_table import LineTable
 
 __all__ = ["SessionState"]
 
@@ -72,7 +72,7 @@ class SessionState:
     #: Inside ``append_entries_atomically``: appends stay in memory until its one rewrite.
     hold_writes: bool = False
     #: Where each entry's line is in the session file (a writable file session only): rewrites
-    #: copy unchanged lines from there (store/line_table.py). Dropped whenever the entries are
+    #: copy unchanged lines from there (store/_indexed/line_table.py). Dropped whenever the entries are
     #: replaced in memory (``reset``).
     lines: LineTable | None = None
 

@@ -18,12 +18,12 @@ from omp_session.dialects import Dialect
 from omp_session.errors import EntryNotFoundError
 from omp_session.format import entry_factory as make
 from omp_session.format.entries import CURRENT_VERSION
-from omp_session.manager.line_copy import LineCopier
 from omp_session.manager.persistence import Persistence
 from omp_session.manager.runtime import Runtime
 from omp_session.manager.state import SessionState
 from omp_session.manager.workspace import normalize_directories
 from omp_session.store import Storage
+from omp_session.store._indexed.rewrite import LineCopier
 from omp_session.store.file import FileStorage
 from omp_session.store.moves import begin_move, finish_move
 from omp_session.store.paths import default_session_dir, session_file_path
@@ -85,7 +85,7 @@ class WholeSession:
         """New storage at ``path`` holding ``header`` + ``entries``, written atomically *before* the
         manager switches to it: if the write fails, this session is left exactly as it was.
         ``same_entries``: ``entries`` are this session's, so their unchanged lines are copied from
-        its file (manager/line_copy.py); otherwise every line is encoded."""
+        its file (store/_indexed/rewrite.py); otherwise every line is encoded."""
         old = self._state.storage
         storage = old.sibling(path if self._state.persistent else None)
         copier = self._persistence.copier(old)

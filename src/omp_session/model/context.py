@@ -105,7 +105,7 @@ def service_tier_by_family(value: Any) -> Any:
 
 
 #: The entry types whose effect on the context is a state change replayed along the path (§5 step 4):
-#: the one list of them. The offset index (``store/index_builder.py``) records, for every entry,
+#: the one list of them. The offset index (``store/_indexed/builder.py``) records, for every entry,
 #: the last entry of each of these kinds on its path, and a test checks it handles exactly these.
 CONTEXT_STATE_ENTRY_TYPES = frozenset(
     {
@@ -306,7 +306,7 @@ def context_from_path(
 
     ``state_path`` (default: ``path``) is what the state scan replays: any part of the path that
     keeps, for every kind of state, the entries that decide it gives the same state (the offset
-    index knows them; see :mod:`omp_session.store.index_builder`). ``path`` may then also start late:
+    index knows them; see :mod:`omp_session.store._indexed.builder`). ``path`` may then also start late:
     at the first kept entry of the last compaction. (Only used under 13.19 rules.)
     """
     context = SessionContext(rules=rules)

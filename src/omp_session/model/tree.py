@@ -59,7 +59,7 @@ class EntryIndex(Protocol):
     """What a manager reads a session through, whoever holds the entries.
 
     Two implementations: :class:`SessionIndex` (every entry in memory) and the lazy index of a file
-    opened through its offset index (:class:`omp_session.store.lazy_index.LazySessionIndex`), which
+    opened through its offset index (:class:`omp_session.store._indexed.lazy_index.LazySessionIndex`), which
     reads lines only when asked. Callers use this protocol and never ask which one they have.
     """
 
@@ -160,7 +160,7 @@ class SessionIndex:
     ) -> SessionIndex:
         """The index of ``entries`` built in bulk, for entries known to have unique ids and parent
         links that all name earlier entries (what an offset index guarantees, see
-        :mod:`omp_session.store.index_builder`): the same index as ``SessionIndex(entries)``
+        :mod:`omp_session.store._indexed.builder`): the same index as ``SessionIndex(entries)``
         without the per-entry work, so that loading every entry costs little more than decoding.
 
         ``ids``: each entry's id (``None`` where it has no string id); ``parents``: each entry's

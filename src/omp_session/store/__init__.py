@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
 from omp_session.store.blobs import BlobSink
 
 if TYPE_CHECKING:
-    from omp_session.store.opening import OpenedFile
+    from omp_session.store._indexed.opening import OpenedFile
 
 DurabilityPolicy = Literal["os", "fsync", "batch"]
 

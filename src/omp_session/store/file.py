@@ -135,7 +135,7 @@ class FileStorage:
 
     def read_range(self, offset: int, size: int) -> bytes:
         """``size`` bytes of the file from ``offset`` (fewer at its end): a rewrite copies the lines
-        of unchanged entries from here (store/line_table.py)."""
+        of unchanged entries from here (store/_indexed/line_table.py)."""
         if self._lock is not None:
             return os.pread(self._lock.fd, size, offset)
         fd = open_regular(self._path)

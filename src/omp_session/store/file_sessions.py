@@ -7,10 +7,10 @@ from pathlib import Path
 
 from omp_session.errors import SessionNotFoundError
 from omp_session.store import DurabilityPolicy, StoredSession
+from omp_session.store._indexed.opening import OpenedFile, open_file
 from omp_session.store.blobs import BlobSink
 from omp_session.store.file import FileStorage
 from omp_session.store.loading import read_session_bytes
-from omp_session.store.opening import OpenedFile, open_file
 
 
 class FileSessionStorage:

@@ -15,8 +15,8 @@ from omp_session.format.title_slot import TitleSlot, fold_into_header, parse_slo
 from omp_session.format.transform import resolve_blob_refs, sanitize_openai_replay
 from omp_session.gcpause import gc_paused
 from omp_session.model.tree import EntryIndex, SessionIndex
+from omp_session.store._indexed.line_table import LineTable
 from omp_session.store.blobs import BlobSink
-from omp_session.store.line_table import LineTable
 from omp_session.store.regular import open_regular, read_regular
 
 __all__ = [
@@ -48,7 +48,7 @@ class LoadedSession:
     #: indexed file), else built on the first ``entry_index()``.
     index: EntryIndex | None = None
     #: Where each entry's line is in the file (``None`` after a migration): rewrites copy the
-    #: lines of unchanged entries from there (store/line_table.py, issue 11 item 6).
+    #: lines of unchanged entries from there (store/_indexed/line_table.py, issue 11 item 6).
     lines: LineTable | None = None
 
     def entry_index(self) -> EntryIndex:

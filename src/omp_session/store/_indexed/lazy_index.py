@@ -1,13 +1,13 @@
 """A :class:`~omp_session.model.tree.SessionIndex` look-alike over an indexed file, loading lazily.
 
 Positions ``0 … n-1`` are the entries of the offset index (read through a
-:class:`~omp_session.store.lazy_store.LazyStore`); entries added afterwards (a complete last line that
-lacks its newline, appends, refreshes) get the positions after them.
+:class:`~omp_session.store._indexed.lazy_store.LazyStore`); entries added afterwards (a complete
+last line that lacks its newline, appends, refreshes) get the positions after them.
 
 Reads decode entries on access (issue 12 item 5): ``entries`` is a view (:class:`LazyEntries`)
 that decodes a chunk of lines at a time, and ``get``, ``branch``, ``children``, ``parent_of``,
 ``labels`` and the context read only the lines they need. A read-only session keeps a bounded
-cache of decoded entries (store/entry_cache.py), a writable one every entry it decoded.
+cache of decoded entries (store/_indexed/entry_cache.py), a writable one every entry it decoded.
 Reads that need every entry at once *materialize* a plain ``SessionIndex`` over all of them
 (reusing the cached entry objects) and delegate to it from then on: ``get_tree``, iterating
 ``by_id``, ``cycle_roots``, ``children`` of an id no entry has, an append whose id an earlier entry
@@ -35,9 +35,9 @@ from omp_session.model.context import SessionContext, context_from_path
 from omp_session.model.tree import RereadCallback, SessionIndex, SessionTreeNode, apply_label
 from omp_session.model.tree_nodes import entry_id_of, parent_id_of
 from omp_session.model.usage import UsageStatistics
-from omp_session.store import entry_cache
-from omp_session.store.lazy_store import LazyStore
-from omp_session.store.lazy_views import LazyEntries, LazyIds, positions_of
+from omp_session.store._indexed import entry_cache
+from omp_session.store._indexed.lazy_store import LazyStore
+from omp_session.store._indexed.lazy_views import LazyEntries, LazyIds, positions_of
 
 __all__ = ["LazyEntries", "LazySessionIndex"]
 
@@ -365,7 +365,7 @@ class LazySessionIndex:
         """``context_from_path(branch(leaf_id))``, reading only the lines it depends on.
 
         The state is replayed over the entries the index names for the path's state (see
-        :mod:`omp_session.store.index_builder`) and the messages come from the path between the first
+        :mod:`omp_session.store._indexed.builder`) and the messages come from the path between the first
         kept entry of the last compaction and the leaf; entries added since the index was written
         are part of both. ``context_from_path`` gives the same result for these as for the path.
         """

@@ -34,16 +34,14 @@ from omp_session.format.migrate import header_version
 from omp_session.format.title_slot import TitleSlot, fold_into_header, split_slot
 from omp_session.gcpause import gc_paused
 from omp_session.model.usage import UsageStatistics
-from omp_session.store import offset_index
-from omp_session.store.file import FileStorage
-from omp_session.store.index_builder import ComplexSession, IndexBuilder, line_spans
-from omp_session.store.index_extension import decode_after, extend_index, issue_row
-from omp_session.store.lazy_index import LazyEntries, LazySessionIndex
-from omp_session.store.lazy_store import LazyStore, StaleIndex
-from omp_session.store.line_table import LineTable
-from omp_session.store.loading import LoadedSession, is_session_header
-from omp_session.store.markers import Markers, marked_lines
-from omp_session.store.offset_index import (
+from omp_session.store._indexed import offsets as offset_index
+from omp_session.store._indexed.builder import ComplexSession, IndexBuilder, line_spans
+from omp_session.store._indexed.extension import decode_after, extend_index, issue_row
+from omp_session.store._indexed.lazy_index import LazyEntries, LazySessionIndex
+from omp_session.store._indexed.lazy_store import LazyStore, StaleIndex
+from omp_session.store._indexed.line_table import LineTable
+from omp_session.store._indexed.markers import Markers, marked_lines
+from omp_session.store._indexed.offsets import (
     OffsetIndex,
     changed_in_place,
     file_state,
@@ -51,8 +49,10 @@ from omp_session.store.offset_index import (
     read_index,
     write_index,
 )
+from omp_session.store._indexed.skim_open import COMPACTION_MARK, skim_lines
+from omp_session.store.file import FileStorage
+from omp_session.store.loading import LoadedSession, is_session_header
 from omp_session.store.regular import open_regular
-from omp_session.store.skim_open import COMPACTION_MARK, skim_lines
 
 __all__ = ["IndexedOpen", "open_cold", "open_indexed", "remember_index"]
 

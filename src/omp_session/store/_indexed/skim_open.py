@@ -43,7 +43,7 @@ from typing import Any, TypedDict, cast
 import msgspec
 import orjson
 
-from omp_session.store.index_builder import STATEFUL_TYPES, IndexBuilder
+from omp_session.store._indexed.builder import STATEFUL_TYPES, IndexBuilder
 
 __all__ = ["COMPACTION_MARK", "skim_lines"]
 

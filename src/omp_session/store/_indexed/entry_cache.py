@@ -1,4 +1,4 @@
-"""The decoded entries a :class:`~omp_session.store.lazy_store.LazyStore` keeps, by position.
+"""The decoded entries a :class:`~omp_session.store._indexed.lazy_store.LazyStore` keeps, by position.
 
 Two policies (issue 12 item 5, docs/performance.md "Memory"):
 

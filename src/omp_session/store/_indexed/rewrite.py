@@ -4,7 +4,7 @@ changed or new ones encoded (issue 11 item 6, docs/durability.md "Full rewrites"
 A rewrite (a migration's first write, ``set_session_name``, ``move_to``, a fork...) used to encode
 every entry again: slow for a large session, and not always the same bytes (a line another writer
 formatted its own way, invalid UTF-8 read with replacement characters). Now each entry whose line
-the :class:`~omp_session.store.line_table.LineTable` knows is copied from the current file, in runs
+the :class:`~omp_session.store._indexed.line_table.LineTable` knows is copied from the current file, in runs
 of adjacent lines read with one ``pread`` each.
 
 A line is encoded again anyway when a transform may touch it: the persistence transform (images,
@@ -24,8 +24,8 @@ from typing import Any, cast, overload
 
 from omp_session.errors import SessionChangedError
 from omp_session.format.transform import MAX_STRING_UNITS
+from omp_session.store._indexed.line_table import LineTable
 from omp_session.store.file import FileStorage
-from omp_session.store.line_table import LineTable
 
 __all__ = ["LineCopier"]
 

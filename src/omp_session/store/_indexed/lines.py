@@ -1,6 +1,6 @@
 """The lines of an indexed session file, read by position and checked against the index.
 
-:class:`IndexedLines` reads the lines a :class:`~omp_session.store.lazy_store.LazyStore` asks for
+:class:`IndexedLines` reads the lines a :class:`~omp_session.store._indexed.lazy_store.LazyStore` asks for
 with as few ``pread`` calls as their layout allows, decodes them exactly as
 :func:`omp_session.store.loading.parse_session` would (same decoder, same blob resolution and
 OpenAI-replay sanitising), and checks that each has the id and parent the index recorded: a file
@@ -21,9 +21,9 @@ import orjson
 
 from omp_session.format.codec import _decode_slow
 from omp_session.format.transform import resolve_blob_refs, sanitize_openai_replay
+from omp_session.store._indexed.markers import BLOB_MARKER, ESCAPE_MARKER, OPENAI_MARKER, Markers
+from omp_session.store._indexed.offsets import OffsetIndex
 from omp_session.store.blobs import BlobSink
-from omp_session.store.markers import BLOB_MARKER, ESCAPE_MARKER, OPENAI_MARKER, Markers
-from omp_session.store.offset_index import OffsetIndex
 
 __all__ = ["IndexedLines", "StaleIndex"]
 

@@ -21,12 +21,12 @@ from typing import Any, NoReturn, cast
 
 from omp_session.errors import SessionChangedError
 from omp_session.gcpause import gc_paused
+from omp_session.store._indexed.entry_cache import EntryCache
+from omp_session.store._indexed.lines import IndexedLines, StaleIndex
+from omp_session.store._indexed.markers import Markers, marked_lines
+from omp_session.store._indexed.offsets import OffsetIndex, drop_index
 from omp_session.store.blobs import BlobSink
-from omp_session.store.entry_cache import EntryCache
-from omp_session.store.line_reads import IndexedLines, StaleIndex
 from omp_session.store.loading import parse_session
-from omp_session.store.markers import Markers, marked_lines
-from omp_session.store.offset_index import OffsetIndex, drop_index
 
 __all__ = ["LazyStore", "Markers", "StaleIndex", "marked_lines"]
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
 if TYPE_CHECKING:
-    from omp_session.store.lazy_index import LazySessionIndex
+    from omp_session.store._indexed.lazy_index import LazySessionIndex
 
 __all__ = ["LazyEntries", "LazyIds", "positions_of"]
 

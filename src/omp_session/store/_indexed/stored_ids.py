@@ -9,7 +9,7 @@ from collections.abc import Iterator, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from omp_session.store.offset_index import OffsetIndex
+    from omp_session.store._indexed.offsets import OffsetIndex
 
 __all__ = ["StoredIdPositions"]
 

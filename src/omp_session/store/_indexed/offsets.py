@@ -3,7 +3,7 @@
 **What it is.** A cache file, one per session, in ``<agent dir>/cache/offsets/`` (named by a hash
 of the session's absolute path, so session directories hold only what omp writes and listings never
 see it). For every entry it records the byte offset and length of its line, its id, its parent's
-position and its *context state* (see :mod:`omp_session.store.index_builder`), plus the load issues, the
+position and its *context state* (see :mod:`omp_session.store._indexed.builder`), plus the load issues, the
 usage totals, the label entries and the header's place. With it, ``SessionManager.open`` builds the
 context of the leaf from the few lines it needs instead of parsing the whole file.
 
@@ -36,8 +36,8 @@ from typing import Any
 import orjson
 
 from omp_session.format.codec import LineIssue
-from omp_session.store.index_builder import ComplexSession, IndexBuilder, State
-from omp_session.store.index_trust import RACY_NS, changed_in_place, file_state, fingerprint
+from omp_session.store._indexed.builder import ComplexSession, IndexBuilder, State
+from omp_session.store._indexed.trust import RACY_NS, changed_in_place, file_state, fingerprint
 from omp_session.store.paths import agent_dir
 
 __all__ = [

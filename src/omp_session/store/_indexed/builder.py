@@ -1,4 +1,4 @@
-"""Building the offset index (see :mod:`omp_session.store.offset_index`) from decoded records.
+"""Building the offset index (see :mod:`omp_session.store._indexed.offsets`) from decoded records.
 
 For every entry the builder records where its line is, its parent's *position* and the
 "context state" of the path that ends at it: which entries a replay of ``_scan_state``
@@ -271,7 +271,7 @@ class IndexBuilder:
 #: Entry types ``_apply`` handles: the state types but ``message`` (inlined in ``add_all``), and
 #: labels (recorded for the file-wide label table).
 _STATEFUL = (CONTEXT_STATE_ENTRY_TYPES - {"message"}) | {"label"}
-#: (Public for the skim of a cold open: the entry types it decodes in full, store/skim_open.py.)
+#: (Public for the skim of a cold open: the entry types it decodes in full, store/_indexed/skim_open.py.)
 STATEFUL_TYPES = _STATEFUL
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from omp_session.errors import CorruptSessionError, SessionError, SessionNotFoundError
 from omp_session.store import DurabilityPolicy, Storage
+from omp_session.store._indexed.fast_open import IndexedOpen, open_cold, open_indexed, remember_index
 from omp_session.store.blobs import BlobSink
-from omp_session.store.fast_open import IndexedOpen, open_cold, open_indexed, remember_index
 from omp_session.store.file import FileStorage
 from omp_session.store.loading import LoadedSession, is_blank, is_slot_only, parse_session
 from omp_session.store.moves import recover_move
@@ -80,7 +80,7 @@ def open_file(
 def _lock_and_read(storage: FileStorage, path: Path, read_only: bool, use_index: bool) -> bytes | IndexedOpen:
     """Take the writer lock, then read: nobody can append in between.
 
-    The order of the open path (store/fast_open.py): a large file with a valid offset index is
+    The order of the open path (store/_indexed/fast_open.py): a large file with a valid offset index is
     opened through it; else it is read, and ``open_file`` gives a large plain file the one-pass
     cold open (which writes the index) and anything else a full ``parse_session``.
     """

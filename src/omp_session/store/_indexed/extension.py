@@ -16,10 +16,10 @@ from typing import Any
 from omp_session.format.codec import DecodedFile, LineIssue, decode_lines
 from omp_session.gcpause import gc_paused
 from omp_session.model.usage import UsageStatistics
-from omp_session.store.index_builder import ComplexSession, IndexBuilder, State, line_spans
-from omp_session.store.markers import Markers, marked_lines
-from omp_session.store.offset_index import OffsetIndex, file_state, fingerprint, write_index
-from omp_session.store.stored_ids import StoredIdPositions
+from omp_session.store._indexed.builder import ComplexSession, IndexBuilder, State, line_spans
+from omp_session.store._indexed.markers import Markers, marked_lines
+from omp_session.store._indexed.offsets import OffsetIndex, file_state, fingerprint, write_index
+from omp_session.store._indexed.stored_ids import StoredIdPositions
 
 __all__ = ["decode_after", "extend_index", "issue_row"]
 
