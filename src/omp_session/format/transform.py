@@ -16,8 +16,8 @@ import re
 from typing import Any
 
 from omp_session.dialects import OMP_13_19, PersistRules
+from omp_session.format.blob_refs import BLOB_PREFIX, BlobSink, blob_ref, parse_blob_ref
 from omp_session.format.codec import encode_json
-from omp_session.store.blobs import BLOB_PREFIX, BlobSink, blob_ref, parse_blob_ref
 
 __all__ = [
     "MAX_STRING_UNITS",

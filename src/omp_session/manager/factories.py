@@ -24,14 +24,12 @@ from omp_session.manager.persistence import Persistence
 from omp_session.manager.runtime import Runtime
 from omp_session.manager.state import SessionState
 from omp_session.manager.whole_session import new_header_and_path
-from omp_session.store import DurabilityPolicy, SessionStorage, Storage
-from omp_session.store._indexed.opening import OpenedFile, absolute
+from omp_session.store import DurabilityPolicy, OpenedFile, SessionStorage, Storage
 from omp_session.store.blobs import BlobSink
 from omp_session.store.configured import configured_storage, session_storage
-from omp_session.store.file import FileStorage
 from omp_session.store.loading import parse_session
 from omp_session.store.memory import MemoryStorage
-from omp_session.store.paths import default_session_dir, session_file_path
+from omp_session.store.paths import absolute, default_session_dir, session_file_path
 from omp_session.tools import listing
 
 __all__ = [
@@ -168,8 +166,6 @@ def open_session(
             runtime=runtime,
         )
         state.read_offset = opened.read_offset
-        if not read_only and isinstance(opened.storage, FileStorage):
-            state.lines = loaded.lines  # rewrites copy unchanged lines (store/_indexed/line_table.py)
         if not read_only:  # a reader is not "using" the session in this terminal
             runtime.remember_terminal_session(cwd, os.fspath(file_path))
     except BaseException:

@@ -9,7 +9,6 @@ Internal module (part of :class:`~omp_session.SessionManager`, which is the API)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +17,6 @@ from omp_session.format.entries import is_assistant_entry
 from omp_session.format.title_slot import SLOT_BYTES, TitleSlot, encode_slot, fold_into_header, split_slot
 from omp_session.format.transform import prepare_for_disk
 from omp_session.manager.state import SessionState
-from omp_session.store import Storage
-from omp_session.store._indexed.lazy_index import LazyEntries, LazySessionIndex
-from omp_session.store._indexed.rewrite import LineCopier
-from omp_session.store.file import FileStorage
 from omp_session.store.loading import parse_session
 
 __all__ = ["Persistence"]
@@ -64,13 +59,7 @@ class Persistence:
             self.rewrite_all(extra=entry)
             return
         storage = state.storage  # the disk line inlined: this is every append's path
-        line = prepare_for_disk(entry, storage.blobs, state.dialect.persist)
-        storage.append(line)
-        lines = state.lines
-        if lines is not None:  # a file session: note where the line went, for rewrites
-            end = storage.size if isinstance(storage, FileStorage) else None
-            if end is not None:
-                lines.note_append(entry, end - len(line), len(line) - 1)
+        storage.append_entry(entry, prepare_for_disk(entry, storage.blobs, state.dialect.persist))
 
     def disk_line(self, entry: Entry) -> bytes:
         """The line written for ``entry`` (the dialect's persistence transform)."""
@@ -83,20 +72,6 @@ class Persistence:
             head.insert(0, self.slot_line())
         return head
 
-    def entry_view(self) -> Sequence[Entry]:
-        """The session's entries for a full write: a lazy index is not loaded for it (its lines
-        are copied from the file, store/_indexed/rewrite.py), unless its table is gone."""
-        index = self._state.index
-        if isinstance(index, LazySessionIndex) and not index.materialized and self._state.lines is not None:
-            return LazyEntries(index)
-        return index.entries
-
-    def copier(self, source: Storage) -> LineCopier:
-        """The lines of a full write, copying unchanged entries' lines from ``source``'s file
-        (store/_indexed/rewrite.py, issue 11 item 6)."""
-        file = source if isinstance(source, FileStorage) else None
-        return LineCopier(file, self._state.lines, self.disk_line)
-
     def rewrite_all(self, extra: Entry | None = None) -> None:
         """Atomically replace the file with header + every entry (+ ``extra``); the lines of
         entries that did not change are copied from the file as they are."""
@@ -106,10 +81,15 @@ class Persistence:
         if backup is None and state.rewrite_pending:
             backup = ".malformed.bak"  # omp 18 drops malformed lines; we keep the old file beside
         with_slot = self.writes_slot()
-        copier = self.copier(state.storage)
-        lines = copier.lines(self.head_lines(state.header), self.entry_view(), extra)
-        state.storage.rewrite(lines, backup_suffix=backup)
-        state.lines = copier.new_table() if isinstance(state.storage, FileStorage) else None
+        # The entries as the index holds them (a lazy index: a view decoding only the lines the
+        # storage encodes again; it copies the others from its file).
+        state.storage.write_entries(
+            self.head_lines(state.header),
+            state.index.entries,
+            self.disk_line,
+            extra=extra,
+            backup_suffix=backup,
+        )
         state.has_slot = with_slot
         state.flushed = True
         state.migrated_from = None

@@ -19,6 +19,7 @@ from typing import Any
 
 from omp_session.dialects import Dialect, DialectChoice, explicit_dialect
 from omp_session.format.codec import LineIssue
+from omp_session.format.header import is_session_header
 from omp_session.format.title_slot import TitleSlot
 from omp_session.manager import factories, omp18_api
 from omp_session.manager.appends import Appends
@@ -36,7 +37,6 @@ from omp_session.model.usage import UsageStatistics
 from omp_session.store import DurabilityPolicy, SessionStorage, Storage
 from omp_session.store.artifacts import Artifacts, ArtifactSlot, BlobInfo
 from omp_session.store.blobs import BlobSink
-from omp_session.store.loading import is_session_header
 from omp_session.tools import listing
 
 Entry = dict[str, Any]

@@ -24,7 +24,6 @@ from omp_session.manager.runtime import Runtime
 from omp_session.model.tree import EntryIndex, SessionIndex
 from omp_session.model.usage import UsageStatistics
 from omp_session.store import Storage
-from omp_session.store._indexed.line_table import LineTable
 
 __all__ = ["SessionState"]
 
@@ -71,10 +70,6 @@ class SessionState:
     sealed: bool = False
     #: Inside ``append_entries_atomically``: appends stay in memory until its one rewrite.
     hold_writes: bool = False
-    #: Where each entry's line is in the session file (a writable file session only): rewrites
-    #: copy unchanged lines from there (store/_indexed/line_table.py). Dropped whenever the entries are
-    #: replaced in memory (``reset``).
-    lines: LineTable | None = None
 
     # -- the title (header fields and omp 18's title slot) ---------------------------------------
     session_name: str | None = None
@@ -118,7 +113,7 @@ class SessionState:
             layout_locked=layout_locked,
             issues=list(issues),
         )
-        state.reset(header, entries, title_slot, index=index)
+        state._take(header, entries, title_slot, index)
         state.ensured = ensured_on_disk
         state.flushed = flushed
         state.migrated_from = migrated_from
@@ -135,9 +130,15 @@ class SessionState:
         *,
         index: EntryIndex | None = None,
     ) -> None:
-        """Take ``header`` and ``entries`` as the whole session (a load, a new file, a rollback)."""
+        """Take ``header`` and ``entries`` as the whole session (a reload, a new file, a rollback):
+        the storage's stored lines no longer are these entries' (``Storage.forget_lines``)."""
+        self.storage.forget_lines()
+        self._take(header, entries, title_slot, index)
+
+    def _take(
+        self, header: Entry, entries: Sequence[Entry], title_slot: TitleSlot | None, index: EntryIndex | None
+    ) -> None:
         self.header = header
-        self.lines = None  # other entries than the file's lines: a load sets it again
         title = header.get("title")
         self.session_name = title if isinstance(title, str) else None
         source = header.get("titleSource")

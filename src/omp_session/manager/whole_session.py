@@ -23,8 +23,6 @@ from omp_session.manager.runtime import Runtime
 from omp_session.manager.state import SessionState
 from omp_session.manager.workspace import normalize_directories
 from omp_session.store import Storage
-from omp_session.store._indexed.rewrite import LineCopier
-from omp_session.store.file import FileStorage
 from omp_session.store.moves import begin_move, finish_move
 from omp_session.store.paths import default_session_dir, session_file_path
 
@@ -84,23 +82,20 @@ class WholeSession:
     ) -> Storage:
         """New storage at ``path`` holding ``header`` + ``entries``, written atomically *before* the
         manager switches to it: if the write fails, this session is left exactly as it was.
-        ``same_entries``: ``entries`` are this session's, so their unchanged lines are copied from
-        its file (store/_indexed/rewrite.py); otherwise every line is encoded."""
+        ``same_entries``: ``entries`` are this session's, so the storage may copy their unchanged
+        lines from the old one's (``Storage.write_entries``); otherwise every line is encoded."""
         old = self._state.storage
         storage = old.sibling(path if self._state.persistent else None)
-        copier = self._persistence.copier(old)
-        if not same_entries:
-            copier = LineCopier(None, None, self._persistence.disk_line)
-        lines = copier.lines(self._persistence.head_lines(header), entries)
+        head = self._persistence.head_lines(header)
         try:
-            storage.rewrite(lines)
+            storage.write_entries(
+                head, entries, self._persistence.disk_line, source=old if same_entries else None
+            )
         except BaseException:
             storage.close()
             raise
         old.close()
         self._state.storage = storage
-        if same_entries:
-            self._state.lines = copier.new_table() if isinstance(storage, FileStorage) else None
         return storage
 
     def create_branched_session(self, leaf_id: str) -> str | None:
@@ -170,7 +165,7 @@ class WholeSession:
         before = (self._state.session_name, self._state.title_source, self._state.title_updated_at)
         self._adopt_title(header)
         try:
-            self._written_copy(new_path, header, self._persistence.entry_view(), same_entries=True)
+            self._written_copy(new_path, header, self._state.index.entries, same_entries=True)
         except BaseException:
             self._state.session_name, self._state.title_source, self._state.title_updated_at = before
             raise
@@ -266,7 +261,7 @@ class WholeSession:
         self._state.require_writable()
         # The caller changed entries in place (omp's contract for ``rewriteEntries``): none of
         # the file's lines can be trusted to match memory, so every entry is encoded.
-        self._state.lines = None
+        self._state.storage.forget_lines()
         if self._state.storage.exists():
             self._persistence.rewrite_all()
 

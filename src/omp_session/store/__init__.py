@@ -11,16 +11,18 @@ implementation.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
-from omp_session.store.blobs import BlobSink
-
-if TYPE_CHECKING:
-    from omp_session.store._indexed.opening import OpenedFile
+from omp_session.format.blob_refs import BlobSink
+from omp_session.store.loading import LoadedSession
 
 DurabilityPolicy = Literal["os", "fsync", "batch"]
+Entry = dict[str, Any]
+#: The line (with its newline) written for an entry: the dialect's persistence transform.
+Encode = Callable[[Entry], bytes]
 
 
 class Storage(Protocol):
@@ -41,8 +43,35 @@ class Storage(Protocol):
     def append(self, data: bytes) -> None:
         """Append complete lines; returns once they are handed to the OS (or memory, or committed)."""
 
+    def append_entry(self, entry: Entry, line: bytes) -> None:
+        """``append(line)``, where ``line`` is the line of ``entry`` (the entry after every other
+        one): a backend that copies unchanged lines in ``write_entries`` notes where it went."""
+
     def rewrite(self, chunks: Iterable[bytes], *, backup_suffix: str | None = None) -> None:
-        """Replace the whole content atomically; with ``backup_suffix`` keep the old content."""
+        """Replace the whole content atomically with ``chunks`` (bytes as they are: a repair, an
+        import); with ``backup_suffix`` keep the old content."""
+
+    def write_entries(
+        self,
+        head: Iterable[bytes],
+        entries: Sequence[Entry],
+        encode: Encode,
+        *,
+        extra: Entry | None = None,
+        source: Storage | None = None,
+        backup_suffix: str | None = None,
+    ) -> None:
+        """Replace the whole content atomically with ``head`` (title slot, header), one line per
+        entry of ``entries`` and one for ``extra``; with ``backup_suffix`` keep the old content.
+
+        A line is ``encode(entry)``, except that a backend may copy the stored line of an entry
+        unchanged since ``source`` (default: this storage) read or wrote it, byte for byte (the file
+        backend does, issue 11 item 6, as ``mailbox`` copies unchanged messages); ``entries`` is
+        then read only where a line is encoded. Afterwards this storage knows where each line is."""
+
+    def forget_lines(self) -> None:
+        """The entries in memory are no longer those of the stored lines (replaced, or changed in
+        place by a caller): the next ``write_entries`` encodes every entry."""
 
     def flush(self) -> None:
         """Make everything appended so far durable."""
@@ -68,6 +97,18 @@ class Storage(Protocol):
         """Replace omp 18's 256-byte title slot at the start of the stored session in place
         (its length never changes). Raises unless the stored session starts with a slot of the
         same size."""
+
+
+@dataclass
+class OpenedFile:
+    """What :meth:`SessionStorage.open_session` found. ``loaded is None`` means: nothing to lose,
+    start a new session there."""
+
+    path: Path
+    storage: Storage
+    loaded: LoadedSession | None = None
+    #: Offset after the last complete line (where ``refresh`` continues).
+    read_offset: int = 0
 
 
 class StoredSession(NamedTuple):
@@ -116,4 +157,22 @@ class SessionStorage(Protocol):
         """The directories directly under ``root`` that hold sessions (the projects)."""
 
 
-__all__ = ["DurabilityPolicy", "SessionStorage", "Storage", "StoredSession"]
+def encoded_lines(
+    head: Iterable[bytes], entries: Iterable[Entry], encode: Encode, extra: Entry | None = None
+) -> Iterator[bytes]:
+    """The lines of ``write_entries`` for a backend that encodes every entry."""
+    yield from head
+    yield from map(encode, entries)
+    if extra is not None:
+        yield encode(extra)
+
+
+__all__ = [
+    "DurabilityPolicy",
+    "Encode",
+    "OpenedFile",
+    "SessionStorage",
+    "Storage",
+    "StoredSession",
+    "encoded_lines",
+]

@@ -2,17 +2,19 @@
 
 Unlike omp (§9 #5) a blob is written atomically (temp file, fsync, rename) and never rewritten
 when it already exists.
+
+The reference format (``blob:sha256:<hex>``) and the ``BlobSink`` protocol the persistence
+transform writes through live in :mod:`omp_session.format.blob_refs`; they are re-exported here.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import re
 from pathlib import Path
-from typing import Protocol
 
 from omp_session.errors import SessionError
+from omp_session.format.blob_refs import BLOB_PREFIX, BlobSink, blob_ref, is_digest, parse_blob_ref
 
 __all__ = [
     "BLOB_PREFIX",
@@ -24,35 +26,6 @@ __all__ = [
     "parse_blob_ref",
 ]
 
-BLOB_PREFIX = "blob:sha256:"
-_HEX64 = re.compile(r"^[0-9a-f]{64}$")
-
-
-class BlobSink(Protocol):
-    """Where the persistence transform puts externalised bytes."""
-
-    def put(self, data: bytes) -> str:
-        """Store ``data`` and return its sha256 hex digest."""
-
-    def get(self, digest: str) -> bytes | None:
-        """The bytes of ``digest`` or ``None`` when unknown."""
-
-    def put_sidecar(self, digest: str, extension: str) -> None:
-        """Give blob ``digest`` a typed name ``<digest>.<extension>`` too (omp 18: for OS viewers)."""
-
-
-def blob_ref(digest: str) -> str:
-    return BLOB_PREFIX + digest
-
-
-def parse_blob_ref(value: object) -> str | None:
-    """The digest of a ``blob:sha256:<hex>`` reference, or ``None``."""
-    if isinstance(value, str) and value.startswith(BLOB_PREFIX):
-        digest = value[len(BLOB_PREFIX) :]
-        if _HEX64.match(digest):
-            return digest
-    return None
-
 
 class FileBlobStore:
     """Blobs as files in one directory (global, shared by every session of an agent dir)."""
@@ -61,7 +34,7 @@ class FileBlobStore:
         self.directory = Path(directory)
 
     def path_of(self, digest: str) -> Path:
-        if not _HEX64.match(digest):
+        if not is_digest(digest):
             raise ValueError(f"not a sha256 hex digest: {digest!r}")
         return self.directory / digest
 

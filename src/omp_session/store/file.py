@@ -7,6 +7,9 @@
   entry is never glued to the partial line (omp loses it, §9 #2).
 * A full rewrite writes a temp file, fsyncs it, renames it over the session and fsyncs the
   directory, after checking that the file has not changed since we last read or wrote it.
+* ``write_entries`` copies the lines of unchanged entries from the file as they are: the storage
+  keeps where each entry's line is (``store/_indexed/line_table.py``), from the open on and
+  through its own appends and rewrites (``store/_indexed/rewrite.py``, issue 11 item 6).
 """
 
 from __future__ import annotations
@@ -15,12 +18,14 @@ import contextlib
 import fcntl
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from omp_session.errors import PersistenceError, ReadOnlySessionError, SessionChangedError
 from omp_session.format.ids import new_session_id
-from omp_session.store import DurabilityPolicy
+from omp_session.store import DurabilityPolicy, Encode, Entry, Storage
+from omp_session.store._indexed.line_table import LineTable
+from omp_session.store._indexed.rewrite import LineCopier
 from omp_session.store.atomic_files import (
     FileState,
     create_from,
@@ -64,6 +69,9 @@ class FileStorage:
         self._tail_checked = False
         self._sync_lock = threading.Lock()
         self._timer: threading.Timer | None = None
+        #: Where each entry's line is in the file (a writable session's storage only): rewrites
+        #: copy unchanged lines from there. ``None``: encode every entry.
+        self._lines: LineTable | None = None
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -239,6 +247,35 @@ class FileStorage:
             # A partial write may have left a torn line: check the tail again before the next one.
             self._tail_checked = False
             raise PersistenceError(self._path, exc) from exc
+
+    def append_entry(self, entry: Entry, line: bytes) -> None:
+        self.append(line)
+        lines, known = self._lines, self._known
+        if lines is not None and known is not None:  # note where the line went, for rewrites
+            lines.note_append(entry, known.size - len(line), len(line) - 1)
+
+    def keep_lines(self, table: LineTable) -> None:
+        """Where each entry's line is in the file as just read (the open path, for rewrites)."""
+        self._lines = table
+
+    def forget_lines(self) -> None:
+        self._lines = None
+
+    def write_entries(
+        self,
+        head: Iterable[bytes],
+        entries: Sequence[Entry],
+        encode: Encode,
+        *,
+        extra: Entry | None = None,
+        source: Storage | None = None,
+        backup_suffix: str | None = None,
+    ) -> None:
+        origin = self if source is None else source
+        file = origin if isinstance(origin, FileStorage) else None
+        copier = LineCopier(file, file._lines if file is not None else None, encode)
+        self.rewrite(copier.lines(head, entries, extra), backup_suffix=backup_suffix)
+        self._lines = copier.new_table()
 
     def _open_for_append(self) -> int:
         """Create the file if it is missing and take the writer lock; returns the descriptor."""

@@ -1,16 +1,24 @@
-"""The default :class:`~omp_session.store.SessionStorage`: session files in directories."""
+"""The default :class:`~omp_session.store.SessionStorage`: session files in directories.
+
+``open_file`` is the open path of a file (spec §7.5: lock, read, validate, migrate; never a write
+to a user's file): through the offset index when it can (``store/_indexed/``, the private package
+only the file backend enters), else one full parse.
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from omp_session.errors import SessionNotFoundError
-from omp_session.store import DurabilityPolicy, StoredSession
-from omp_session.store._indexed.opening import OpenedFile, open_file
+from omp_session.errors import CorruptSessionError, SessionError, SessionNotFoundError
+from omp_session.format.header import is_blank, is_slot_only
+from omp_session.store import DurabilityPolicy, OpenedFile, StoredSession
+from omp_session.store._indexed.fast_open import IndexedOpen, open_cold, open_indexed, remember_index
+from omp_session.store._indexed.line_table import LineTable
 from omp_session.store.blobs import BlobSink
 from omp_session.store.file import FileStorage
-from omp_session.store.loading import read_session_bytes
+from omp_session.store.loading import parse_session, read_session_bytes
+from omp_session.store.moves import recover_move
 
 
 class FileSessionStorage:
@@ -73,4 +81,78 @@ class FileSessionStorage:
             return []
 
 
-__all__ = ["FileSessionStorage"]
+__all__ = ["FileSessionStorage", "open_file"]
+
+
+def open_file(
+    path: Path, blobs: BlobSink, *, read_only: bool, durability: DurabilityPolicy, use_index: bool = True
+) -> OpenedFile:
+    """Lock (unless ``read_only``) and read ``path``; raise ``SessionError``s for unusable files.
+
+    A missing, empty or whitespace-only file gives ``loaded=None`` (read-only: an error instead).
+    On an error the storage is closed again, so no lock is left behind.
+    """
+    if path.is_dir():
+        raise CorruptSessionError(path, "is a directory, not a session file")
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:  # a symlink loop, a path through a non-directory: not "missing"
+        raise CorruptSessionError(path, f"cannot be opened: {exc.strerror or exc}") from exc
+    storage = FileStorage(path, blobs, policy=durability, read_only=read_only)
+    if not path.exists():
+        if read_only:
+            raise SessionNotFoundError(path)
+        return OpenedFile(path, storage)
+    try:
+        found = _lock_and_read(storage, path, read_only, use_index)
+        if isinstance(found, IndexedOpen):
+            _keep_lines(storage, found.lines, read_only)
+            return OpenedFile(path, storage, found.loaded, found.read_offset)
+        if is_blank(found) or (len(found) < 65536 and is_slot_only(found)):
+            # omp 18 starts afresh on a slot-only file too (its slot title is lost, §6.2).
+            if read_only:
+                raise CorruptSessionError(path, "empty session file")
+            return OpenedFile(path, storage)
+        # Without the index (the runtime switched it off), no cold open either: it writes one.
+        cold = open_cold(path, found, storage) if use_index else None
+        if cold is not None:
+            _keep_lines(storage, cold.lines, read_only)
+            return OpenedFile(path, storage, cold.loaded, cold.read_offset)
+        loaded = parse_session(path, found, storage.blobs)
+        if use_index:
+            remember_index(path, found, loaded)
+        decoded = loaded.decoded
+        if loaded.migrated_from is None and decoded is not None:
+            table = LineTable(decoded.offsets[1:], decoded.lengths[1:], loaded.entries)
+            _keep_lines(storage, table, read_only)
+    except BaseException:
+        storage.close()
+        raise
+    return OpenedFile(path, storage, loaded, found.rfind(b"\n") + 1)
+
+
+def _keep_lines(storage: FileStorage, table: LineTable | None, read_only: bool) -> None:
+    """A writable session's storage keeps where each entry's line is: its rewrites copy the lines
+    of unchanged entries from there (line_table.py, issue 11 item 6). A reader never writes."""
+    if not read_only and table is not None:
+        storage.keep_lines(table)
+
+
+def _lock_and_read(storage: FileStorage, path: Path, read_only: bool, use_index: bool) -> bytes | IndexedOpen:
+    """Take the writer lock, then read: nobody can append in between.
+
+    The order of the open path (store/_indexed/fast_open.py): a large file with a valid offset index is
+    opened through it; else it is read, and ``open_file`` gives a large plain file the one-pass
+    cold open (which writes the index) and anything else a full ``parse_session``.
+    """
+    try:
+        if not read_only:
+            storage.lock()
+            recover_move(path)  # a move_to killed between its two renames (store/moves.py)
+        return (open_indexed(path, storage) if use_index else None) or storage.read()
+    except SessionError:
+        raise
+    except OSError as exc:
+        raise CorruptSessionError(path, f"cannot be opened: {exc.strerror or exc}") from exc

@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from omp_session.errors import CorruptSessionError
-from omp_session.format.codec import BLANK, BOM, DecodedFile, LineIssue, decode_line, decode_lines
+from omp_session.format.blob_refs import BlobSink
+from omp_session.format.codec import BOM, DecodedFile, LineIssue, decode_line, decode_lines
+from omp_session.format.header import (
+    header_problem_line,
+    is_blank,
+    is_session_header,
+    is_slot_only,
+    peel_title_slot,
+)
 from omp_session.format.migrate import migrate_records
-from omp_session.format.title_slot import TitleSlot, fold_into_header, parse_slot_line, slot_from_value
+from omp_session.format.title_slot import TitleSlot, fold_into_header, parse_slot_line
 from omp_session.format.transform import resolve_blob_refs, sanitize_openai_replay
 from omp_session.gcpause import gc_paused
 from omp_session.model.tree import EntryIndex, SessionIndex
-from omp_session.store._indexed.line_table import LineTable
-from omp_session.store.blobs import BlobSink
 from omp_session.store.regular import open_regular, read_regular
 
 __all__ = [
@@ -24,8 +29,10 @@ __all__ = [
     "header_problem_line",
     "is_blank",
     "is_session_header",
+    "is_slot_only",
     "load_session",
     "parse_session",
+    "peel_title_slot",
     "read_header",
     "read_session_bytes",
 ]
@@ -47,9 +54,6 @@ class LoadedSession:
     #: The index over ``entries``: given by an open path that builds its own (the lazy one of an
     #: indexed file), else built on the first ``entry_index()``.
     index: EntryIndex | None = None
-    #: Where each entry's line is in the file (``None`` after a migration): rewrites copy the
-    #: lines of unchanged entries from there (store/_indexed/line_table.py, issue 11 item 6).
-    lines: LineTable | None = None
 
     def entry_index(self) -> EntryIndex:
         """The index a manager reads this session through (built once, then kept)."""
@@ -57,11 +61,6 @@ class LoadedSession:
             with gc_paused():  # right after a load: the collector would walk every new entry
                 self.index = SessionIndex(self.entries)
         return self.index
-
-
-def is_session_header(value: Any) -> bool:
-    """``{type: "session", id: <string>}``: the only validity test omp applies (§7.5 step 3)."""
-    return isinstance(value, dict) and value.get("type") == "session" and isinstance(value.get("id"), str)
 
 
 def read_session_bytes(path: Path) -> bytes:
@@ -74,48 +73,6 @@ def read_session_bytes(path: Path) -> bytes:
         raise
     except OSError as exc:
         raise CorruptSessionError(path, f"cannot be read: {exc.strerror or exc}") from exc
-
-
-_NOT_BLANK = re.compile(rb"[^ \t\r\n\xef\xbb\xbf]")
-
-
-def is_blank(data: bytes) -> bool:
-    """True for a file with no data at all (empty or whitespace only): safe to start afresh."""
-    return _NOT_BLANK.search(data) is None  # stops at the first byte of data (no copy)
-
-
-def header_problem_line(decoded: DecodedFile) -> int | None:
-    """``None`` when the first JSON value of the file is a session header (§7.5 step 3), else the
-    line where the header was expected: the first line that holds anything."""
-    records = decoded.records
-    if records and decoded.first_value_line() == decoded.line_numbers[0] and is_session_header(records[0]):
-        return None
-    non_blank = [issue.line for issue in decoded.issues if issue.reason != BLANK]
-    return min(non_blank + decoded.line_numbers[:1], default=1)
-
-
-def peel_title_slot(decoded: DecodedFile, data: bytes) -> TitleSlot | None:
-    """Remove an omp 18 title slot from the decoded records (omp18-differences §1.3) and return it.
-
-    Only line 1 can be a slot, and only when a newline ends it (omp parses the text before the
-    first ``\n``). Line numbers of everything else stay physical, so errors name real lines.
-    """
-    if not decoded.records or decoded.line_numbers[0] != 1 or b"\n" not in data:
-        return None
-    slot = slot_from_value(decoded.records[0])
-    if slot is not None:
-        del decoded.records[0]
-        del decoded.line_numbers[0]
-        del decoded.offsets[:1]  # (empty where a caller collects records without their spans)
-        del decoded.lengths[:1]
-    return slot
-
-
-def is_slot_only(data: bytes) -> bool:
-    """A title slot and nothing else (blank lines aside): omp 18 starts a fresh session there."""
-    decoded = decode_lines(data)
-    slot = peel_title_slot(decoded, data)
-    return slot is not None and not decoded.records and not decoded.skipped
 
 
 def parse_session(path: Path, data: bytes, blobs: BlobSink | None) -> LoadedSession:
@@ -143,10 +100,7 @@ def parse_session(path: Path, data: bytes, blobs: BlobSink | None) -> LoadedSess
     if b"openaiResponsesHistory" in data:
         for entry in entries:
             sanitize_openai_replay(entry)
-    lines = LineTable(decoded.offsets[1:], decoded.lengths[1:], entries) if migrated_from is None else None
-    return LoadedSession(
-        records[0], entries, migrated_from, decoded.issues, decoded, len(data), slot, lines=lines
-    )
+    return LoadedSession(records[0], entries, migrated_from, decoded.issues, decoded, len(data), slot)
 
 
 def load_session(path: Path | str, blobs: BlobSink | None = None) -> LoadedSession:

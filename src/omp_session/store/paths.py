@@ -20,6 +20,7 @@ from omp_session.format.ids import file_timestamp
 from omp_session.store.legacy_dirs import migrate_home_dirs_once, move_legacy_dir
 
 __all__ = [
+    "absolute",
     "agent_dir",
     "blobs_dir",
     "config_root",
@@ -319,3 +320,8 @@ def session_file_name(iso_timestamp: str, session_id: str) -> str:
 def session_file_path(session_dir: StrPath, iso_timestamp: str, session_id: str) -> Path:
     """``<session dir>/<session file name>``, refusing ids that are not a plain file-name component."""
     return safe_child(session_dir, session_file_name(iso_timestamp, session_id))
+
+
+def absolute(path: str | os.PathLike[str]) -> Path:
+    """``path`` made absolute without resolving symlinks (omp keeps the path it was given)."""
+    return Path(os.path.abspath(path))

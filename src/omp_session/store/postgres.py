@@ -21,8 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from omp_session.errors import CorruptSessionError, PersistenceError, SessionError, SessionNotFoundError
 from omp_session.format.title_slot import SLOT_BYTES, TitleSlot, encode_slot, split_slot
-from omp_session.store import DurabilityPolicy, StoredSession
-from omp_session.store._indexed.opening import OpenedFile
+from omp_session.store import DurabilityPolicy, OpenedFile, StoredSession
 from omp_session.store.blobs import BlobSink, MemoryBlobStore
 from omp_session.store.loading import is_blank, is_slot_only, parse_session
 from omp_session.store.postgres_sql import DEFAULT_TABLE, Statements

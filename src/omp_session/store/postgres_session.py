@@ -25,7 +25,7 @@ import contextlib
 import hashlib
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +38,7 @@ from omp_session.errors import (
     SessionNotFoundError,
 )
 from omp_session.format.title_slot import SLOT_BYTES, parse_slot_line, split_slot
+from omp_session.store import Encode, Entry, Storage, encoded_lines
 from omp_session.store.blobs import BlobSink
 from omp_session.store.postgres import PostgresStorage, Row, connection_lost, stored_content, title_columns
 from omp_session.store.postgres_sql import LOCK_HOLDER, TRY_LOCK, UNLOCK, UNLOCK_ALL, advisory_key
@@ -270,6 +271,24 @@ class PostgresSessionStorage:
         if stored_content(row) == data:
             return True
         raise SessionChangedError(self._key, "a session appeared at this path")
+
+    def append_entry(self, entry: Entry, line: bytes) -> None:
+        self.append(line)
+
+    def write_entries(
+        self,
+        head: Iterable[bytes],
+        entries: Sequence[Entry],
+        encode: Encode,
+        *,
+        extra: Entry | None = None,
+        source: Storage | None = None,
+        backup_suffix: str | None = None,
+    ) -> None:
+        self.rewrite(encoded_lines(head, entries, encode, extra), backup_suffix=backup_suffix)
+
+    def forget_lines(self) -> None:
+        return None  # every write encodes every entry
 
     def rewrite(self, chunks: Iterable[bytes], *, backup_suffix: str | None = None) -> None:
         data = b"".join(chunks)

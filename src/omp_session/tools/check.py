@@ -30,14 +30,11 @@ from omp_session.format.codec import (
     decode_lines,
 )
 from omp_session.format.entries import CURRENT_VERSION
+from omp_session.format.header import header_problem_line, peel_title_slot
 from omp_session.format.migrate import header_version, migrate_records
 from omp_session.format.title_slot import SLOT_BYTES
 from omp_session.store.configured import configured_storage
-from omp_session.store.loading import (
-    header_problem_line,
-    peel_title_slot,
-    read_session_bytes,
-)
+from omp_session.store.loading import read_session_bytes
 from omp_session.store.regular import open_regular
 from omp_session.tools.check_stream import EntryCollector, ToolIssue
 from omp_session.tools.columns import ColumnStore

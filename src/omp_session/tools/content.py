@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from omp_session.format.blob_refs import parse_blob_ref
 from omp_session.model.llm import format_output_meta
-from omp_session.store.blobs import parse_blob_ref
 from omp_session.tools.tool_display import ToolCallDisplay, tool_call_display
 
 __all__ = [

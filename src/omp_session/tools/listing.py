@@ -20,11 +20,12 @@ from typing import Any
 from omp_session.dialects import Dialect
 from omp_session.errors import SessionError
 from omp_session.format.codec import BOM, decode_line
+from omp_session.format.header import is_session_header
 from omp_session.format.title_slot import split_slot
 from omp_session.gcpause import gc_paused
 from omp_session.store import SessionStorage
 from omp_session.store.configured import configured_storage
-from omp_session.store.loading import is_session_header, read_header
+from omp_session.store.loading import read_header
 from omp_session.store.paths import is_within, sessions_root
 from omp_session.store.pins import load_pinned_session_ids, sort_pinned_first
 from omp_session.tools.content import message_text

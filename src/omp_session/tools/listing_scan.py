@@ -32,9 +32,9 @@ from typing import Any
 import msgspec
 
 from omp_session.format.codec import BOM, decode_line, decode_lines
+from omp_session.format.header import is_session_header
 from omp_session.format.ids import iso_to_ms, ms_to_datetime
 from omp_session.format.title_slot import slot_from_value
-from omp_session.store.loading import is_session_header
 from omp_session.tools.content import message_text
 from omp_session.tools.listing_summary import (
     SessionInfo,

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from omp_session.dialects import OMP_18_2
+from omp_session.format.header import is_session_header
 from omp_session.format.ids import iso_to_ms, ms_to_datetime
 from omp_session.format.title_slot import fold_into_header, slot_from_value
 from omp_session.model.usage import UsageStatistics
-from omp_session.store.loading import is_session_header
 from omp_session.tools.content import message_text
 from omp_session.tools.summary import is_slash_command
 

@@ -22,17 +22,13 @@ from omp_session.format.codec import (
     encode_line,
 )
 from omp_session.format.entries import CURRENT_VERSION
+from omp_session.format.header import header_problem_line, is_session_header, peel_title_slot
 from omp_session.format.ids import new_entry_id, new_session_id, now_iso
 from omp_session.format.migrate import migrate_records
 from omp_session.format.title_slot import SLOT_BYTES, encode_slot
 from omp_session.model.tree import SessionIndex
 from omp_session.store.atomic_files import replace_file
 from omp_session.store.file import FileStorage
-from omp_session.store.loading import (
-    header_problem_line,
-    is_session_header,
-    peel_title_slot,
-)
 from omp_session.store.regular import read_regular
 from omp_session.tools.check import Problem, check
 

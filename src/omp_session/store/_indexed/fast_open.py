@@ -23,11 +23,12 @@ from bisect import bisect_left
 from collections.abc import Iterator
 from itertools import accumulate
 from pathlib import Path
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple, Protocol, cast
 
 import orjson
 
 from omp_session.errors import CorruptSessionError, SessionChangedError
+from omp_session.format.blob_refs import BlobSink
 from omp_session.format.codec import DecodedFile, LineIssue
 from omp_session.format.entries import CURRENT_VERSION
 from omp_session.format.migrate import header_version
@@ -50,7 +51,6 @@ from omp_session.store._indexed.offsets import (
     write_index,
 )
 from omp_session.store._indexed.skim_open import COMPACTION_MARK, skim_lines
-from omp_session.store.file import FileStorage
 from omp_session.store.loading import LoadedSession, is_session_header
 from omp_session.store.regular import open_regular
 
@@ -70,18 +70,30 @@ _FALLBACK = (
 )
 
 
+class OpenTarget(Protocol):
+    """The storage an open serves (``FileStorage``): its blobs resolve references, and it learns
+    the state of the file read through another descriptor (its rewrites then still refuse to
+    overwrite changes made since)."""
+
+    blobs: BlobSink
+
+    def adopt_read_state(self, stat: os.stat_result) -> None: ...
+
+
 class IndexedOpen(NamedTuple):
     """A session opened through its index: what ``parse_session`` would give, and the offset of
     the first byte after the last complete line (where ``refresh`` continues)."""
 
     loaded: LoadedSession
     read_offset: int
+    #: Where each entry's line is (the file storage keeps it for rewrites, line_table.py).
+    lines: LineTable | None = None
 
 
 # -- opening -------------------------------------------------------------------------------------
 
 
-def open_indexed(path: Path, storage: FileStorage) -> IndexedOpen | None:
+def open_indexed(path: Path, storage: OpenTarget) -> IndexedOpen | None:
     """Open ``path`` through its offset index, or ``None`` to say "load it in full"."""
     try:
         if os.stat(path).st_size < offset_index.MIN_INDEXED_BYTES:
@@ -106,7 +118,7 @@ def open_indexed(path: Path, storage: FileStorage) -> IndexedOpen | None:
 
 
 def _open_with(
-    path: Path, fd: int, index: OffsetIndex, storage: FileStorage, holder: list[LazyStore]
+    path: Path, fd: int, index: OffsetIndex, storage: OpenTarget, holder: list[LazyStore]
 ) -> IndexedOpen:
     stat = os.fstat(fd)
     covered = index.covered
@@ -150,7 +162,7 @@ def _open_with(
     return _opened(header, store, usage, bool(index.meta["has_assistant"]), tail, stat.st_size, slot, lines)
 
 
-def open_cold(path: Path, data: bytes, storage: FileStorage) -> IndexedOpen | None:
+def open_cold(path: Path, data: bytes, storage: OpenTarget) -> IndexedOpen | None:
     """Open a large file without an index in one pass over ``data`` (the whole file, just read):
     decode every line and index it in the same loop, store the index for the next ``open`` and
     serve this one lazily from the decoded entries (the lines after the first are decoded once).
@@ -312,8 +324,8 @@ def _opened(
             lazy.add(record)
     # Only SessionManager.open consumes this LoadedSession, and it reads ``entries`` as a Sequence.
     entries = cast("list[Entry]", LazyEntries(lazy))
-    loaded = LoadedSession(header, entries, None, issues, None, size, slot, index=lazy, lines=lines)
-    return IndexedOpen(loaded, index.covered)
+    loaded = LoadedSession(header, entries, None, issues, None, size, slot, index=lazy)
+    return IndexedOpen(loaded, index.covered, lines)
 
 
 # -- building ------------------------------------------------------------------------------------

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, cast, overload
+from pathlib import Path
+from typing import Any, Protocol, cast, overload
 
 from omp_session.errors import SessionChangedError
 from omp_session.format.transform import MAX_STRING_UNITS
 from omp_session.store._indexed.line_table import LineTable
-from omp_session.store.file import FileStorage
 
 __all__ = ["LineCopier"]
 
@@ -50,11 +50,25 @@ def _marked_lines(data: bytes, starts: list[int]) -> set[int]:
     return marked
 
 
+class LineSource(Protocol):
+    """The file a line table describes (``FileStorage``): where copied lines are read from."""
+
+    path: Path | None
+
+    def read_range(self, offset: int, size: int) -> bytes:
+        """``size`` bytes of the file from ``offset`` (fewer at its end)."""
+        ...
+
+    def unchanged(self) -> bool:
+        """Whether the file is still exactly what was last read or written."""
+        ...
+
+
 class LineCopier:
     """Produce the lines of a rewrite and, as it goes, the line table of the file it writes."""
 
     def __init__(
-        self, source: FileStorage | None, table: LineTable | None, encode: Callable[[Entry], bytes]
+        self, source: LineSource | None, table: LineTable | None, encode: Callable[[Entry], bytes]
     ) -> None:
         """``source``: the file the table describes (copies are read from it); ``encode``: the
         line (with its newline) written for an entry that is not copied."""
