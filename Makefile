@@ -27,11 +27,12 @@ postgres:
 test: $(VENV_STAMP) browser postgres
 	$(PY) -m pytest -q -m "not slow" --cov --cov-report=term:skip-covered
 
-## lint: ruff and mypy --strict
+## lint: ruff, mypy --strict and the import contracts (lint-imports, pyproject.toml)
 lint: $(VENV_STAMP)
 	.venv/bin/ruff check src tests bench examples samples
 	.venv/bin/ruff format --check src tests bench examples samples
 	.venv/bin/mypy
+	.venv/bin/lint-imports
 
 ## bench: performance benchmarks against measured floors (not part of the tests)
 bench: $(VENV_STAMP)

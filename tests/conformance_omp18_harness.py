@@ -19,7 +19,8 @@ from omp_session import SessionManager
 from omp_session.errors import CorruptSessionError, SessionNotFoundError, UnsupportedByDialectError
 from omp_session.format.title_slot import TitleSlot, encode_slot, parsed_slot_dict
 from omp_session.manager.omp18_api import peek_session_init
-from omp_session.store.configured import configured_storage, session_storage
+from omp_session.store.configured import configured_storage
+from omp_session.store.file_sessions import session_storage
 from tests.conformance_harness import PROBE, blob_names, lines_raw, tree_flat, tree_return
 
 NO_MANAGER = "no current SessionManager: start with create/open/continueRecent/inMemory/forkFrom"

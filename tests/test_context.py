@@ -11,10 +11,10 @@ from omp_session.format.ids import iso_to_ms
 from omp_session.model.context import (
     UNSET,
     SessionContext,
-    build_session_context,
     context_from_path,
     entry_to_message,
 )
+from omp_session.model.tree import build_session_context
 from tests.helpers import TS, assistant, contents, entry, msg, user
 
 EMPTY = {

@@ -12,7 +12,7 @@ import pytest
 
 from omp_session.format.ids import new_entry_id
 from omp_session.format.migrate import header_version, migrate_records, migrate_v1_to_v2, migrate_v2_to_v3
-from omp_session.model.context import build_session_context
+from omp_session.model.tree import build_session_context
 from omp_session.store.loading import load_session
 from tests.helpers import jsonl
 

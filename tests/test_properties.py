@@ -17,8 +17,7 @@ from omp_session.dialects import OMP_13_19, OMP_18_2
 from omp_session.format.codec import decode_line, encode_json, js_number
 from omp_session.format.ids import iso_to_ms
 from omp_session.format.transform import _Transformer, prepare_for_disk
-from omp_session.model.context import build_session_context
-from omp_session.model.tree import SessionIndex
+from omp_session.model.tree import SessionIndex, build_session_context
 from omp_session.store.blobs import MemoryBlobStore
 from tests.helpers import within
 

@@ -35,9 +35,9 @@ from omp_session.errors import (
 )
 from omp_session.manager.runtime import Runtime
 from omp_session.manager.session_manager import ForkResult, SessionManager
-from omp_session.model.context import SessionContext, build_session_context
+from omp_session.model.context import SessionContext
 from omp_session.model.llm import convert_to_llm
-from omp_session.model.tree import SessionTreeNode
+from omp_session.model.tree import SessionTreeNode, build_session_context
 from omp_session.model.usage import UsageStatistics
 from omp_session.tools.listing import SessionInfo
 

@@ -9,32 +9,9 @@ from __future__ import annotations
 
 import sys
 
-__all__ = ["EXTRA_OF_MODULE", "main", "missing_extra_message"]
+from omp_session._extras import EXTRA_OF_MODULE, missing_extra_message
 
-#: Top-level modules of the optional dependencies, and the extra that installs each.
-EXTRA_OF_MODULE = {
-    "click": "cli",
-    "rich": "cli",
-    "starlette": "web",
-    "uvicorn": "web",
-    "jinja2": "web",
-    "markupsafe": "web",
-    "markdown_it": "web",
-    "nh3": "web",
-    "pygments": "web",
-}
-
-
-def missing_extra_message(error: ImportError, needed_by: str) -> str | None:
-    """The line telling what to install when ``error`` is a missing optional dependency, else ``None``."""
-    module = (error.name or "").partition(".")[0]
-    extra = EXTRA_OF_MODULE.get(module)
-    if extra is None:
-        return None
-    return (
-        f"{needed_by} needs the [{extra}] extra ({module} is not installed): "
-        f"pip install 'omp-session[{extra}]'"
-    )
+__all__ = ["EXTRA_OF_MODULE", "main", "missing_extra_message"]  # the first two: _extras.py
 
 
 def main() -> None:

@@ -164,8 +164,8 @@ def test_images_render_from_the_blob_store_and_inline(page: Any, viewer: Viewer)
 
 
 def test_context_at_every_node_matches_build_session_context(page: Any, viewer: Viewer) -> None:
-    from omp_session.model.context import build_session_context, entry_to_message
-    from omp_session.model.tree import SessionIndex
+    from omp_session.model.context import entry_to_message
+    from omp_session.model.tree import SessionIndex, build_session_context
 
     for ref in (
         FLAKY,

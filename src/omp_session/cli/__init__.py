@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from omp_session import __version__
-from omp_session._launcher import missing_extra_message
+from omp_session._extras import missing_extra_message
 from omp_session.cli._common import CliError, CliState, display_safe_streams, is_database_url, open_database
 from omp_session.cli.context import context
 from omp_session.cli.edit import fork, label

@@ -19,7 +19,8 @@ from omp_session.dialects import OMP_18_2
 from omp_session.format.ids import iso_from_ms, now_iso, random_entry_suffix
 from omp_session.importers.jsonl import ReadStats
 from omp_session.manager import SessionManager
-from omp_session.model.context import SessionContext, build_session_context
+from omp_session.model.context import SessionContext
+from omp_session.model.tree import build_session_context
 from omp_session.model.usage import UsageStatistics
 from omp_session.store.memory import MemoryStorage
 

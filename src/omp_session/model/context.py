@@ -23,9 +23,13 @@ from omp_session.model.context_filters import (
     skipped_assistant,
     strip_dangling_tool_calls,
 )
-from omp_session.model.tree import SessionIndex
 
-__all__ = ["UNSET", "SessionContext", "build_session_context", "context_from_path", "entry_to_message"]
+__all__ = [
+    "UNSET",
+    "SessionContext",
+    "context_from_path",
+    "entry_to_message",
+]  # build_session_context: model/tree.py
 
 Entry = dict[str, Any]
 
@@ -343,25 +347,3 @@ def context_from_path(
     if rules.drop_failed_turns:
         drop_failed_turns(messages)
     return context
-
-
-def build_session_context(
-    entries: Sequence[Entry], leaf_id: str | None = UNSET, rules: ContextRules = OMP_13_19.context
-) -> SessionContext:
-    """Build the LLM context of ``entries`` at ``leaf_id`` (spec §5).
-
-    ``leaf_id=None`` gives the empty context; an unset, empty or unknown leaf falls back to the last
-    entry in file order, as omp does. Parent cycles end the walk (see :mod:`omp_session.model.tree`).
-
-    >>> build_session_context([]).thinking_level
-    'off'
-    """
-    if leaf_id is None:
-        return SessionContext(rules=rules)
-    index = SessionIndex(entries)
-    leaf = index.get(leaf_id) if isinstance(leaf_id, str) else None
-    if leaf is None:
-        if not entries:
-            return SessionContext(rules=rules)
-        leaf = entries[-1]
-    return context_from_path(index.path_to(leaf), rules=rules)

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import compress
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import Any, Protocol, cast
 
+from omp_session.dialects import OMP_13_19, ContextRules
 from omp_session.format.entries import is_assistant_entry
 from omp_session.gcpause import gc_paused
+from omp_session.model.context import UNSET, SessionContext, context_from_path
 from omp_session.model.tree_nodes import (
     SessionTreeNode,
     build_tree,
@@ -28,11 +30,7 @@ from omp_session.model.tree_nodes import (
 )
 from omp_session.model.usage import UsageStatistics
 
-if TYPE_CHECKING:
-    from omp_session.dialects import ContextRules
-    from omp_session.model.context import SessionContext
-
-__all__ = ["EntryIndex", "RereadCallback", "SessionIndex", "SessionTreeNode"]
+__all__ = ["EntryIndex", "RereadCallback", "SessionIndex", "SessionTreeNode", "build_session_context"]
 
 Entry = dict[str, Any]
 
@@ -292,9 +290,6 @@ class SessionIndex:
 
     def context(self, leaf_id: str, rules: ContextRules | None = None) -> SessionContext:
         """The context of the path ending at ``leaf_id`` (spec §5)."""
-        # Imported here: context.py builds on this module (build_session_context indexes entries).
-        from omp_session.model.context import context_from_path
-
         if rules is None:
             return context_from_path(self.branch(leaf_id))
         return context_from_path(self.branch(leaf_id), rules=rules)
@@ -368,3 +363,25 @@ def _children_of(entries: Iterable[Entry]) -> dict[str, list[str]]:
         if entry_id is not None and parent is not None:
             children.setdefault(parent, []).append(entry_id)
     return children
+
+
+def build_session_context(
+    entries: Sequence[Entry], leaf_id: str | None = UNSET, rules: ContextRules = OMP_13_19.context
+) -> SessionContext:
+    """Build the LLM context of ``entries`` at ``leaf_id`` (spec §5).
+
+    ``leaf_id=None`` gives the empty context; an unset, empty or unknown leaf falls back to the last
+    entry in file order, as omp does. Parent cycles end the walk (see :mod:`omp_session.model.tree`).
+
+    >>> build_session_context([]).thinking_level
+    'off'
+    """
+    if leaf_id is None:
+        return SessionContext(rules=rules)
+    index = SessionIndex(entries)
+    leaf = index.get(leaf_id) if isinstance(leaf_id, str) else None
+    if leaf is None:
+        if not entries:
+            return SessionContext(rules=rules)
+        leaf = entries[-1]
+    return context_from_path(index.path_to(leaf), rules=rules)

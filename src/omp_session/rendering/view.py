@@ -23,7 +23,7 @@ from omp_session.model.usage import UsageStatistics
 from omp_session.rendering.entry_views import EntryView, ToolCalls, entry_view
 from omp_session.rendering.format import date_time, format_size, one_line, usage_line
 from omp_session.rendering.images import ImageSource
-from omp_session.store.configured import session_storage
+from omp_session.store.file_sessions import session_storage
 from omp_session.tools.entry_kinds import EntryKind, classify
 from omp_session.tools.reading import read_session
 from omp_session.tools.summary import first_prompt

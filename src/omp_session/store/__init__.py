@@ -12,12 +12,15 @@ implementation.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, Protocol
 
 from omp_session.format.blob_refs import BlobSink
-from omp_session.store.loading import LoadedSession
+from omp_session.format.codec import DecodedFile, LineIssue
+from omp_session.format.title_slot import TitleSlot
+from omp_session.gcpause import gc_paused
+from omp_session.model.tree import EntryIndex, SessionIndex
 
 DurabilityPolicy = Literal["os", "fsync", "batch"]
 Entry = dict[str, Any]
@@ -100,6 +103,31 @@ class Storage(Protocol):
 
 
 @dataclass
+class LoadedSession:
+    """A parsed, migrated session: what a manager or a tool builds on."""
+
+    header: dict[str, Any]
+    entries: list[dict[str, Any]]
+    #: The version the file had before in-memory migration, or ``None`` if it needed none.
+    migrated_from: int | None = None
+    issues: list[LineIssue] = field(default_factory=list)
+    decoded: DecodedFile | None = None
+    size: int = 0
+    #: The omp 18 title slot of the file's first line (already folded into ``header``), if any.
+    title_slot: TitleSlot | None = None
+    #: The index over ``entries``: given by an open path that builds its own (the lazy one of an
+    #: indexed file), else built on the first ``entry_index()``.
+    index: EntryIndex | None = None
+
+    def entry_index(self) -> EntryIndex:
+        """The index a manager reads this session through (built once, then kept)."""
+        if self.index is None:
+            with gc_paused():  # right after a load: the collector would walk every new entry
+                self.index = SessionIndex(self.entries)
+        return self.index
+
+
+@dataclass
 class OpenedFile:
     """What :meth:`SessionStorage.open_session` found. ``loaded is None`` means: nothing to lose,
     start a new session there."""
@@ -170,6 +198,7 @@ def encoded_lines(
 __all__ = [
     "DurabilityPolicy",
     "Encode",
+    "LoadedSession",
     "OpenedFile",
     "SessionStorage",
     "Storage",

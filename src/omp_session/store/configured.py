@@ -3,16 +3,16 @@ line's ``--store`` (or ``OMP_SESSION_STORE``) chose another for the whole proces
 
 Library callers pass ``storage=`` explicitly; this is how the command line and the viewer make
 every command read and write one database store without threading it through each call.
+``session_storage`` (the store a call works on: the one given, else this one, else files) is in
+``file_sessions.py``.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from pathlib import Path
 
 from omp_session.store import SessionStorage
-from omp_session.store.file_sessions import FileSessionStorage
 
 _configured: SessionStorage | None = None
 
@@ -20,13 +20,6 @@ _configured: SessionStorage | None = None
 def configured_storage() -> SessionStorage | None:
     """The store chosen for this process, or ``None`` for session files (the fast file paths)."""
     return _configured
-
-
-def session_storage(storage: SessionStorage | None = None) -> SessionStorage:
-    """``storage`` if given, else the configured store, else session files."""
-    if storage is not None:
-        return storage
-    return _configured if _configured is not None else FileSessionStorage()
 
 
 @contextlib.contextmanager
@@ -40,19 +33,4 @@ def storage_configured(storage: SessionStorage | None) -> Iterator[None]:
         _configured = previous
 
 
-def read_stored_session(path: Path) -> bytes:
-    """The bytes of the session at ``path`` in the configured store (files by default)."""
-    return session_storage().read_session(path)
-
-
-def stored_session_exists(path: Path) -> bool:
-    return session_storage().session_exists(path)
-
-
-__all__ = [
-    "configured_storage",
-    "read_stored_session",
-    "session_storage",
-    "storage_configured",
-    "stored_session_exists",
-]
+__all__ = ["configured_storage", "storage_configured"]

@@ -12,10 +12,11 @@ from pathlib import Path
 
 from omp_session.errors import CorruptSessionError, SessionError, SessionNotFoundError
 from omp_session.format.header import is_blank, is_slot_only
-from omp_session.store import DurabilityPolicy, OpenedFile, StoredSession
+from omp_session.store import DurabilityPolicy, OpenedFile, SessionStorage, StoredSession
 from omp_session.store._indexed.fast_open import IndexedOpen, open_cold, open_indexed, remember_index
 from omp_session.store._indexed.line_table import LineTable
 from omp_session.store.blobs import BlobSink
+from omp_session.store.configured import configured_storage
 from omp_session.store.file import FileStorage
 from omp_session.store.loading import parse_session, read_session_bytes
 from omp_session.store.moves import recover_move
@@ -81,7 +82,30 @@ class FileSessionStorage:
             return []
 
 
-__all__ = ["FileSessionStorage", "open_file"]
+__all__ = [
+    "FileSessionStorage",
+    "open_file",
+    "read_stored_session",
+    "session_storage",
+    "stored_session_exists",
+]
+
+
+def session_storage(storage: SessionStorage | None = None) -> SessionStorage:
+    """``storage`` if given, else the configured store, else session files."""
+    if storage is not None:
+        return storage
+    configured = configured_storage()
+    return configured if configured is not None else FileSessionStorage()
+
+
+def read_stored_session(path: Path) -> bytes:
+    """The bytes of the session at ``path`` in the configured store (files by default)."""
+    return session_storage().read_session(path)
+
+
+def stored_session_exists(path: Path) -> bool:
+    return session_storage().session_exists(path)
 
 
 def open_file(

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from omp_session.errors import CorruptSessionError
 from omp_session.format.blob_refs import BlobSink
-from omp_session.format.codec import BOM, DecodedFile, LineIssue, decode_line, decode_lines
+from omp_session.format.codec import BOM, decode_line, decode_lines
 from omp_session.format.header import (
     header_problem_line,
     is_blank,
@@ -18,10 +17,11 @@ from omp_session.format.header import (
     peel_title_slot,
 )
 from omp_session.format.migrate import migrate_records
-from omp_session.format.title_slot import TitleSlot, fold_into_header, parse_slot_line
+from omp_session.format.title_slot import fold_into_header, parse_slot_line
 from omp_session.format.transform import resolve_blob_refs, sanitize_openai_replay
 from omp_session.gcpause import gc_paused
-from omp_session.model.tree import EntryIndex, SessionIndex
+from omp_session.store import LoadedSession
+from omp_session.store.configured import configured_storage
 from omp_session.store.regular import open_regular, read_regular
 
 __all__ = [
@@ -36,31 +36,6 @@ __all__ = [
     "read_header",
     "read_session_bytes",
 ]
-
-
-@dataclass
-class LoadedSession:
-    """A parsed, migrated session: what a manager or a tool builds on."""
-
-    header: dict[str, Any]
-    entries: list[dict[str, Any]]
-    #: The version the file had before in-memory migration, or ``None`` if it needed none.
-    migrated_from: int | None = None
-    issues: list[LineIssue] = field(default_factory=list)
-    decoded: DecodedFile | None = None
-    size: int = 0
-    #: The omp 18 title slot of the file's first line (already folded into ``header``), if any.
-    title_slot: TitleSlot | None = None
-    #: The index over ``entries``: given by an open path that builds its own (the lazy one of an
-    #: indexed file), else built on the first ``entry_index()``.
-    index: EntryIndex | None = None
-
-    def entry_index(self) -> EntryIndex:
-        """The index a manager reads this session through (built once, then kept)."""
-        if self.index is None:
-            with gc_paused():  # right after a load: the collector would walk every new entry
-                self.index = SessionIndex(self.entries)
-        return self.index
 
 
 def read_session_bytes(path: Path) -> bytes:
@@ -106,8 +81,6 @@ def parse_session(path: Path, data: bytes, blobs: BlobSink | None) -> LoadedSess
 def load_session(path: Path | str, blobs: BlobSink | None = None) -> LoadedSession:
     """Read and parse ``path`` (a file, or a session of the configured store); a missing one raises
     ``FileNotFoundError``."""
-    from omp_session.store.configured import configured_storage  # (it imports this module)
-
     path = Path(path)
     store = configured_storage()
     data = store.read_session(path) if store is not None else read_session_bytes(path)

@@ -13,75 +13,33 @@ from __future__ import annotations
 import os
 import socket
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from omp_session.errors import CorruptSessionError, PersistenceError, SessionError, SessionNotFoundError
-from omp_session.format.title_slot import SLOT_BYTES, TitleSlot, encode_slot, split_slot
+from omp_session.errors import CorruptSessionError, PersistenceError, SessionNotFoundError
+from omp_session.format.title_slot import TitleSlot
 from omp_session.store import DurabilityPolicy, OpenedFile, StoredSession
 from omp_session.store.blobs import BlobSink, MemoryBlobStore
 from omp_session.store.loading import is_blank, is_slot_only, parse_session
-from omp_session.store.postgres_sql import DEFAULT_TABLE, Statements
+from omp_session.store.postgres_session import PostgresSessionStorage
+from omp_session.store.postgres_sql import (
+    DEFAULT_TABLE,
+    Clock,
+    Row,
+    Statements,
+    _psycopg,
+    connection_lost,
+    stored_content,
+    title_columns,
+)
 
 if TYPE_CHECKING:
     import psycopg
 
-    from omp_session.store.postgres_session import PostgresSessionStorage
 
 T = TypeVar("T")
-Row = tuple[Any, ...]
-
-
-def _psycopg() -> Any:
-    try:
-        import psycopg
-    except ImportError as exc:  # pragma: no cover - depends on the installation
-        raise SessionError("PostgreSQL storage needs psycopg 3: pip install 'omp-session[postgres]'") from exc
-    return psycopg
-
-
-def connection_lost(exc: BaseException) -> bool:
-    """Whether ``exc`` means the connection is gone (the statement may or may not have committed)."""
-    psycopg = _psycopg()
-    return isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError))
-
-
-def stored_content(row: Row) -> bytes:
-    """A row's content as the file's bytes: a newer title from the columns is laid over an omp 18
-    title slot, as omp's indexed stores do on read (omp18-differences §1; omp overlays without
-    checking, we only overlay a body that starts with a slot, so a 13.19 header is never hit)."""
-    content: bytes = row[0].encode("utf-8")
-    title, source, updated_at = row[1], row[2], row[3]
-    slot, end = split_slot(content)
-    if updated_at is None or slot is None or end != SLOT_BYTES:  # only over a full-size slot
-        return content
-    columns = TitleSlot(title or "", updated_at, source)
-    if columns == slot:  # the body's own slot is current: keep its bytes (unknown keys included)
-        return content
-    return encode_slot(columns) + content[SLOT_BYTES:]
-
-
-def title_columns(content: bytes) -> tuple[str | None, str | None, str | None]:
-    """``title, title_source, title_updated_at`` for a full body, from its slot (as omp's
-    ``writeFull`` derives them), or all ``None`` for a body without one."""
-    slot, _end = split_slot(content)
-    return (slot.title, slot.source, slot.updated_at) if slot is not None else (None, None, None)
-
-
-class Clock:
-    """Strictly increasing ``mtime_ms`` values (omp allocates them the same way)."""
-
-    def __init__(self) -> None:
-        self._last = 0
-        self._lock = threading.Lock()
-
-    def now_ms(self) -> int:
-        with self._lock:
-            self._last = max(time.time_ns() // 1_000_000, self._last + 1)
-            return self._last
 
 
 class PostgresStorage:
@@ -194,7 +152,6 @@ class PostgresStorage:
         self, path: Path, blobs: BlobSink, *, durability: DurabilityPolicy = "os"
     ) -> PostgresSessionStorage:
         """Storage for one session (``durability`` is moot: every write is a commit)."""
-        from omp_session.store.postgres_session import PostgresSessionStorage
 
         return PostgresSessionStorage(self, path, blobs)
 
@@ -209,7 +166,6 @@ class PostgresStorage:
     ) -> OpenedFile:
         """Lock (unless ``read_only``), then read the row: nobody can append in between. A missing
         or blank row gives ``loaded=None`` (read-only: an error), as for files."""
-        from omp_session.store.postgres_session import PostgresSessionStorage
 
         storage = PostgresSessionStorage(self, path, blobs, read_only=read_only)
         try:
@@ -269,7 +225,6 @@ class PostgresStorage:
     def write_session(self, path: Path, data: bytes, *, expected_size: int | None) -> None:
         """Store ``data`` at ``path`` in one statement, only if the stored size is ``expected_size``
         (``None``: only if there is no row). ``SessionChangedError`` otherwise."""
-        from omp_session.store.postgres_session import PostgresSessionStorage
 
         storage = PostgresSessionStorage(self, path, MemoryBlobStore(), known_size=expected_size)
         try:

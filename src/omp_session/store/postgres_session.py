@@ -40,8 +40,18 @@ from omp_session.errors import (
 from omp_session.format.title_slot import SLOT_BYTES, parse_slot_line, split_slot
 from omp_session.store import Encode, Entry, Storage, encoded_lines
 from omp_session.store.blobs import BlobSink
-from omp_session.store.postgres import PostgresStorage, Row, connection_lost, stored_content, title_columns
-from omp_session.store.postgres_sql import LOCK_HOLDER, TRY_LOCK, UNLOCK, UNLOCK_ALL, advisory_key
+from omp_session.store.postgres_sql import (
+    LOCK_HOLDER,
+    TRY_LOCK,
+    UNLOCK,
+    UNLOCK_ALL,
+    Row,
+    SessionRows,
+    advisory_key,
+    connection_lost,
+    stored_content,
+    title_columns,
+)
 
 if TYPE_CHECKING:
     import psycopg
@@ -52,7 +62,7 @@ class PostgresSessionStorage:
 
     def __init__(
         self,
-        store: PostgresStorage,
+        store: SessionRows,
         path: Path | str,
         blobs: BlobSink,
         *,

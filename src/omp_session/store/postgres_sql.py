@@ -13,7 +13,21 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from omp_session.errors import SessionError
+from omp_session.format.title_slot import SLOT_BYTES, TitleSlot, encode_slot, split_slot
+
+if TYPE_CHECKING:
+    import psycopg
+
+T = TypeVar("T")
+Row = tuple[Any, ...]
 
 DEFAULT_TABLE = "omp_session_files"
 #: omp inlines the table name into its statements and accepts only this shape (no quoting).
@@ -132,13 +146,87 @@ class Statements:
         )
 
 
+def _psycopg() -> Any:
+    try:
+        import psycopg
+    except ImportError as exc:  # pragma: no cover - depends on the installation
+        raise SessionError("PostgreSQL storage needs psycopg 3: pip install 'omp-session[postgres]'") from exc
+    return psycopg
+
+
+def connection_lost(exc: BaseException) -> bool:
+    """Whether ``exc`` means the connection is gone (the statement may or may not have committed)."""
+    psycopg = _psycopg()
+    return isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError))
+
+
+def stored_content(row: Row) -> bytes:
+    """A row's content as the file's bytes: a newer title from the columns is laid over an omp 18
+    title slot, as omp's indexed stores do on read (omp18-differences §1; omp overlays without
+    checking, we only overlay a body that starts with a slot, so a 13.19 header is never hit)."""
+    content: bytes = row[0].encode("utf-8")
+    title, source, updated_at = row[1], row[2], row[3]
+    slot, end = split_slot(content)
+    if updated_at is None or slot is None or end != SLOT_BYTES:  # only over a full-size slot
+        return content
+    columns = TitleSlot(title or "", updated_at, source)
+    if columns == slot:  # the body's own slot is current: keep its bytes (unknown keys included)
+        return content
+    return encode_slot(columns) + content[SLOT_BYTES:]
+
+
+def title_columns(content: bytes) -> tuple[str | None, str | None, str | None]:
+    """``title, title_source, title_updated_at`` for a full body, from its slot (as omp's
+    ``writeFull`` derives them), or all ``None`` for a body without one."""
+    slot, _end = split_slot(content)
+    return (slot.title, slot.source, slot.updated_at) if slot is not None else (None, None, None)
+
+
+class Clock:
+    """Strictly increasing ``mtime_ms`` values (omp allocates them the same way)."""
+
+    def __init__(self) -> None:
+        self._last = 0
+        self._lock = threading.Lock()
+
+    def now_ms(self) -> int:
+        with self._lock:
+            self._last = max(time.time_ns() // 1_000_000, self._last + 1)
+            return self._last
+
+
+class SessionRows(Protocol):
+    """What one session's storage (``postgres_session.py``) needs of the store that holds its row
+    (``PostgresStorage``): its statements, table, clock and connections."""
+
+    sql: Statements
+    table: str
+    clock: Clock
+
+    def connect(self) -> psycopg.Connection[Row]:
+        """A new autocommit connection of its own (a writer's, for its advisory lock)."""
+        ...
+
+    def run(self, action: Callable[[psycopg.Connection[Row]], T]) -> T:
+        """``action`` on the store's shared connection (retried once on a lost connection)."""
+        ...
+
+    def session_exists(self, path: Path) -> bool: ...
+
+
 __all__ = [
     "DEFAULT_TABLE",
     "LOCK_HOLDER",
     "TRY_LOCK",
     "UNLOCK",
     "UNLOCK_ALL",
+    "Clock",
+    "Row",
+    "SessionRows",
     "Statements",
     "advisory_key",
+    "connection_lost",
+    "stored_content",
+    "title_columns",
     "validate_table",
 ]

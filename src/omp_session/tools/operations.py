@@ -12,7 +12,7 @@ from typing import Any
 
 from omp_session.errors import SessionError, SessionNotFoundError
 from omp_session.manager.session_manager import SessionManager
-from omp_session.store.configured import stored_session_exists
+from omp_session.store.file_sessions import stored_session_exists
 from omp_session.tools.resolve import resolve_entry_id
 
 __all__ = ["fork_session", "set_label"]

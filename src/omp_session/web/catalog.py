@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from omp_session.store.configured import stored_session_exists
+from omp_session.store.file_sessions import stored_session_exists
 from omp_session.store.paths import is_within, validate_name
 from omp_session.tools.listing import SessionInfo, SessionList, list_store
 from omp_session.tools.listing_cache import ListingCache

@@ -16,7 +16,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from omp_session.errors import SessionError
-from omp_session.store.configured import read_stored_session
+from omp_session.store.file_sessions import read_stored_session
 from omp_session.tools.reading import read_session
 from omp_session.tools.search import SearchHit, compile_query, search_session
 from omp_session.web.catalog import SessionSummary
