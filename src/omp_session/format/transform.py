@@ -20,8 +20,14 @@ from omp_session.format.blob_refs import BLOB_PREFIX, BlobSink, blob_ref, parse_
 from omp_session.format.codec import encode_json
 
 __all__ = [
+    "BLOB_MARKER",
+    "ESCAPE_MARKER",
+    "IMAGE_URL_MARKER",
     "MAX_STRING_UNITS",
     "MIN_EXTERNAL_IMAGE_CHARS",
+    "OPENAI_MARKER",
+    "PERSIST_MARKERS",
+    "REWRITE_MARKERS",
     "TRUNCATION_NOTICE",
     "js_length",
     "prepare_for_disk",
@@ -42,8 +48,25 @@ _IMAGE_EXTENSIONS = {
     "image/webp": "webp",
     "image/svg+xml": "svg",
 }
-#: What an encoded line holds when the transform may change it (one search per append).
-_MARKERS = re.compile(rb'"(?:image|image_url|partialJson|jsonlEvents)"')
+# -- the one list of markers: what a line holds when a transform may change its entry ---------------
+#: The persistence transform (``prepare_for_disk``): an image block (``"type":"image"``), an
+#: ``image_url``, the streaming scratch keys a dialect drops. A line without any of them (and
+#: without an over-long string) is written as it is encoded.
+PERSIST_MARKERS = (b'"image"', b'"image_url"', b'"partialJson"', b'"jsonlEvents"')
+#: The load transforms (``parse_session``'s whole-file tests, the offset index's marked lines):
+#: a blob reference is resolved (in an image block, or in an ``image_url`` when the file has one),
+#: OpenAI replay history is dropped; a ``\u`` escape can spell either marker.
+BLOB_MARKER = BLOB_PREFIX.encode("ascii")
+IMAGE_URL_MARKER = b"image_url"
+OPENAI_MARKER = b"openaiResponsesHistory"
+ESCAPE_MARKER = b"\\u"
+#: A whole-file rewrite encodes a line again instead of copying it when a transform may make its
+#: entry's line differ from it: the persistence transform's markers, the OpenAI replay (dropped in
+#: memory on load; a blob reference only stands in an image block or an ``image_url``, whose markers
+#: cover it), and a line ending in CR (rewrites write LF). (store/_indexed/rewrite.py)
+REWRITE_MARKERS = (*PERSIST_MARKERS, OPENAI_MARKER, b"\r")
+#: ``PERSIST_MARKERS`` as one search (one per append that is not plain).
+_MARKERS = re.compile(b"|".join(re.escape(marker) for marker in PERSIST_MARKERS))
 _SCALAR_TYPES = frozenset({str, int, bool, type(None)})
 
 

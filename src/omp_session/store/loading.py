@@ -18,7 +18,13 @@ from omp_session.format.header import (
 )
 from omp_session.format.migrate import migrate_records
 from omp_session.format.title_slot import fold_into_header, parse_slot_line
-from omp_session.format.transform import resolve_blob_refs, sanitize_openai_replay
+from omp_session.format.transform import (
+    BLOB_MARKER,
+    IMAGE_URL_MARKER,
+    OPENAI_MARKER,
+    resolve_blob_refs,
+    sanitize_openai_replay,
+)
 from omp_session.gcpause import gc_paused
 from omp_session.store import LoadedSession
 from omp_session.store.configured import configured_storage
@@ -68,11 +74,11 @@ def parse_session(path: Path, data: bytes, blobs: BlobSink | None) -> LoadedSess
         fold_into_header(records[0], slot)
     migrated_from = migrate_records(records)
     entries = records[1:]
-    if blobs is not None and b"blob:sha256:" in data:
-        image_urls = b"image_url" in data
+    if blobs is not None and BLOB_MARKER in data:
+        image_urls = IMAGE_URL_MARKER in data
         for entry in entries:
             resolve_blob_refs(entry, blobs, image_urls=image_urls)
-    if b"openaiResponsesHistory" in data:
+    if OPENAI_MARKER in data:
         for entry in entries:
             sanitize_openai_replay(entry)
     return LoadedSession(records[0], entries, migrated_from, decoded.issues, decoded, len(data), slot)

@@ -13,11 +13,12 @@ import re
 from bisect import bisect_right
 from collections.abc import Sequence
 
+from omp_session.format.transform import BLOB_MARKER, ESCAPE_MARKER, IMAGE_URL_MARKER, OPENAI_MARKER
+
 __all__ = ["BLOB_MARKER", "ESCAPE_MARKER", "OPENAI_MARKER", "Markers", "marked_lines"]
 
-BLOB_MARKER = b"blob:sha256:"
-OPENAI_MARKER = b"openaiResponsesHistory"
-ESCAPE_MARKER = b"\\u"  # a \\u escape can spell either marker, so such lines are always transformed
+# The markers are format/transform.py's (the one list; a \\u escape can spell either marker, so
+# such lines are always transformed).
 #: The \\u escapes of a whole file, found by ``re``'s literal search: 2.5-3x faster than a loop
 #: of ``bytes.find`` with this two-byte pattern in CPython 3.11, whose skip search gains little on
 #: so short a needle (issue 12; 50 MB with 146k backslashes and no escape: 22 ms against 57 ms of
@@ -39,7 +40,7 @@ class Markers:
         stop = len(data) if end is None else end
         return cls(
             data.find(BLOB_MARKER, 0, stop) >= 0,
-            data.find(b"image_url", 0, stop) >= 0,  # kept even without blobs: a later tail may add one
+            data.find(IMAGE_URL_MARKER, 0, stop) >= 0,  # kept even without blobs: a later tail may add one
             data.find(OPENAI_MARKER, 0, stop) >= 0,
         )
 

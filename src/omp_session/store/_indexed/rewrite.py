@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol, cast, overload
 
 from omp_session.errors import SessionChangedError
-from omp_session.format.transform import MAX_STRING_UNITS
+from omp_session.format.transform import MAX_STRING_UNITS, REWRITE_MARKERS
 from omp_session.store._indexed.line_table import LineTable
 
 __all__ = ["LineCopier"]
@@ -33,9 +33,9 @@ Entry = dict[str, Any]
 
 #: Bytes read at once when copying adjacent lines.
 _RUN_BYTES = 4 << 20
-#: What a line holds when a transform may make its entry's line differ from it (see above).
-#: (A blob reference only ever stands in an image block or an ``image_url``: ``"image`` covers it.)
-_ENCODE_MARKERS = (b'"image', b'"partialJson"', b'"jsonlEvents"', b"openaiResponsesHistory", b"\r")
+#: What a line holds when a transform may make its entry's line differ from it (see above): the
+#: one list of format/transform.py.
+_ENCODE_MARKERS = REWRITE_MARKERS
 
 
 def _marked_lines(data: bytes, starts: list[int]) -> set[int]:
