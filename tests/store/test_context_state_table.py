@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from omp_session.model.context import CONTEXT_STATE_ENTRY_TYPES, SessionContext, _scan_state
+from omp_session.store._indexed import builder
 from omp_session.store._indexed.builder import IndexBuilder
 
 # One entry of every type omp writes, with fields that would change the context if the type did.
@@ -44,3 +47,25 @@ def _changes_recorded_state(kind: str) -> bool:
 
 def test_the_offset_index_records_exactly_the_table() -> None:
     assert {kind for kind in _SAMPLES if _changes_recorded_state(kind)} == CONTEXT_STATE_ENTRY_TYPES
+
+
+def _table_check_fails(table: frozenset[str]) -> bool:
+    """Whether the two checks above fail against ``table`` (as they would if it were the table)."""
+    replayed = {kind for kind in _SAMPLES if _changes_state(kind)}
+    recorded = {kind for kind in _SAMPLES if _changes_recorded_state(kind)}
+    return replayed != table or recorded != table
+
+
+@pytest.mark.parametrize("kind", sorted(CONTEXT_STATE_ENTRY_TYPES))
+def test_removing_any_type_from_the_table_fails_the_checks(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The index builder dispatches on the table (``builder._STATEFUL``, derived from it at import);
+    # the replay does not read it. Removed from both, one entry of the table makes the table and
+    # the replay disagree, and (but for ``message``, whose case the builder inlines) the builder
+    # stops recording that type.
+    table = CONTEXT_STATE_ENTRY_TYPES - {kind}
+    monkeypatch.setattr(builder, "_STATEFUL", (table - {"message"}) | {"label"})
+    assert _table_check_fails(table)
+    if kind != "message":
+        assert not _changes_recorded_state(kind)
