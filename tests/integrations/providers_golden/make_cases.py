@@ -68,8 +68,12 @@ SOURCES = {
 }
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 REASONING_JSON = json.dumps(
-    {"type": "reasoning", "id": "rs_0abc", "summary": [{"type": "summary_text", "text": "Plan"}],
-     "encrypted_content": "gAAAAB-enc"},
+    {
+        "type": "reasoning",
+        "id": "rs_0abc",
+        "summary": [{"type": "summary_text", "text": "Plan"}],
+        "encrypted_content": "gAAAAB-enc",
+    },
     separators=(",", ":"),
 )
 
@@ -101,7 +105,9 @@ def assistant(clock: Clock, source: str, content: list[Any], stop: str = "stop")
     }
 
 
-def result(clock: Clock, call_id: str, text: str, name: str = "read", error: bool = False, extra: Any = None) -> dict[str, Any]:
+def result(
+    clock: Clock, call_id: str, text: str, name: str = "read", error: bool = False, extra: Any = None
+) -> dict[str, Any]:
     content: list[Any] = [{"type": "text", "text": text}] if text else []
     if extra:
         content.extend(extra)
@@ -129,7 +135,9 @@ def text(value: str, signature: str | None = None) -> dict[str, Any]:
     return block
 
 
-def call(call_id: str, name: str = "read", arguments: Any = None, signature: str | None = None) -> dict[str, Any]:
+def call(
+    call_id: str, name: str = "read", arguments: Any = None, signature: str | None = None
+) -> dict[str, Any]:
     block: dict[str, Any] = {
         "type": "toolCall",
         "id": call_id,
@@ -147,9 +155,13 @@ def native_ids(source: str, n: int) -> tuple[str, str | None, str | None]:
         return f"toolu_01A{n}bcDEF", f"EqQBCkYIBxgCKkD{n}sig==", None
     if source.startswith("openai"):
         reasoning = REASONING_JSON.replace("rs_0abc", f"rs_0abc{n}")
-        return f"call_K{n}x9|fc_0d{n}e8", reasoning, json.dumps({"v": 1, "id": f"msg_0f{n}", "phase": "final_answer"}, separators=(",", ":"))
+        return (
+            f"call_K{n}x9|fc_0d{n}e8",
+            reasoning,
+            json.dumps({"v": 1, "id": f"msg_0f{n}", "phase": "final_answer"}, separators=(",", ":")),
+        )
     if source.startswith("google"):
-        return f"read_{n}_1760000000", f"CiQB{n}abcd", "Q2lRQm"
+        return f"read_{n}_1760000000", f"CiQB{n}abc", "Q2lRQmFi"
     return f"call_{n}groq", None, None
 
 
@@ -159,7 +171,7 @@ def tool_turn(clock: Clock, source: str, n: int, with_thinking: bool = True) -> 
     if with_thinking:
         blocks.append(thinking(f"I should read the file ({n}).", thinking_signature))
     blocks.append(text(f"Reading it now ({n}).", text_signature))
-    blocks.append(call(call_id, signature="CiQBthought==" if source.startswith("google") else None))
+    blocks.append(call(call_id, signature="CiQBthought=" if source.startswith("google") else None))
     return [
         assistant(clock, source, blocks, "toolUse"),
         result(clock, call_id, f"print('hello {n}')\n"),
@@ -168,7 +180,11 @@ def tool_turn(clock: Clock, source: str, n: int, with_thinking: bool = True) -> 
 
 def final_turn(clock: Clock, source: str, n: int) -> dict[str, Any]:
     _, thinking_signature, text_signature = native_ids(source, n)
-    return assistant(clock, source, [thinking(f"Done thinking {n}.", thinking_signature), text(f"All done ({n}).", text_signature)])
+    return assistant(
+        clock,
+        source,
+        [thinking(f"Done thinking {n}.", thinking_signature), text(f"All done ({n}).", text_signature)],
+    )
 
 
 def generated() -> dict[str, list[dict[str, Any]]]:
@@ -186,7 +202,15 @@ def generated() -> dict[str, list[dict[str, Any]]]:
         call_id, thinking_signature, _ = native_ids(source, 7)
         cases[f"gen-{source}-aborted"] = [
             user(clock, "Run the tests"),
-            assistant(clock, source, [thinking("Let me run them.", thinking_signature), call(call_id, "bash", {"command": "pytest"})], "aborted"),
+            assistant(
+                clock,
+                source,
+                [
+                    thinking("Let me run them.", thinking_signature),
+                    call(call_id, "bash", {"command": "pytest"}),
+                ],
+                "aborted",
+            ),
             user(clock, "Why did you stop?"),
         ]
         clock = Clock()
@@ -248,17 +272,38 @@ def generated() -> dict[str, list[dict[str, Any]]]:
     clock = Clock()
     cases["gen-parallel-calls"] = [
         user(clock, "Read both"),
-        assistant(clock, "openai", [thinking("", native_ids("openai", 1)[1]), call("call_A|fc_1"), call("call_B|fc_2", "grep", {"pattern": "x"})], "toolUse"),
+        assistant(
+            clock,
+            "openai",
+            [
+                thinking("", native_ids("openai", 1)[1]),
+                call("call_A|fc_1"),
+                call("call_B|fc_2", "grep", {"pattern": "x"}),
+            ],
+            "toolUse",
+        ),
         result(clock, "call_A|fc_1", "A"),
         result(clock, "call_B|fc_2", "B", "grep"),
-        assistant(clock, "openai", [text("Both read.", json.dumps({"v": 1, "id": "msg_z"}, separators=(",", ":")))]),
+        assistant(
+            clock, "openai", [text("Both read.", json.dumps({"v": 1, "id": "msg_z"}, separators=(",", ":")))]
+        ),
         user(clock, "ok"),
     ]
     clock = Clock()
     cases["gen-images"] = [
-        user(clock, [{"type": "text", "text": "Look at this"}, {"type": "image", "data": PNG, "mimeType": "image/png"}]),
-        assistant(clock, "anthropic", [text("A pixel."), call("toolu_img", "read", {"path": "shot.png"})], "toolUse"),
-        result(clock, "toolu_img", "", "read", False, [{"type": "image", "data": PNG, "mimeType": "image/png"}]),
+        user(
+            clock,
+            [
+                {"type": "text", "text": "Look at this"},
+                {"type": "image", "data": PNG, "mimeType": "image/png"},
+            ],
+        ),
+        assistant(
+            clock, "anthropic", [text("A pixel."), call("toolu_img", "read", {"path": "shot.png"})], "toolUse"
+        ),
+        result(
+            clock, "toolu_img", "", "read", False, [{"type": "image", "data": PNG, "mimeType": "image/png"}]
+        ),
         assistant(clock, "anthropic", [text("Same pixel.")]),
         user(clock, [{"type": "image", "data": PNG, "mimeType": "image/jpg"}]),
     ]

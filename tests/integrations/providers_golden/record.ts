@@ -12,11 +12,15 @@ const ai = await import(join(deps, "node_modules/@oh-my-pi/pi-ai/src/index.ts"))
 const catalog = await import(join(deps, "node_modules/@oh-my-pi/pi-catalog/src/models.ts"));
 
 // One target model per request format; `format` names the golden file.
+// A second model per API exercises "same provider, other model" replays.
 const TARGETS = [
-	{ format: "anthropic", provider: "anthropic", id: "claude-sonnet-4-5" },
-	{ format: "openai-responses", provider: "openai", id: "gpt-5" },
-	{ format: "openai-chat", provider: "groq", id: "llama-3.3-70b-versatile" },
-	{ format: "google", provider: "google", id: "gemini-2.5-pro" },
+	{ label: "anthropic", format: "anthropic", provider: "anthropic", id: "claude-sonnet-4-5" },
+	{ label: "anthropic@claude-opus-4-1", format: "anthropic", provider: "anthropic", id: "claude-opus-4-1" },
+	{ label: "openai-responses", format: "openai-responses", provider: "openai", id: "gpt-5" },
+	{ label: "openai-responses@gpt-5-mini", format: "openai-responses", provider: "openai", id: "gpt-5-mini" },
+	{ label: "openai-chat", format: "openai-chat", provider: "groq", id: "llama-3.3-70b-versatile" },
+	{ label: "google", format: "google", provider: "google", id: "gemini-2.5-pro" },
+	{ label: "google@gemini-2.5-flash", format: "google", provider: "google", id: "gemini-2.5-flash" },
 ];
 
 const here = import.meta.dir;
@@ -35,8 +39,18 @@ const server = Bun.serve({
 });
 
 const out: Record<string, Record<string, string>> = {};
+const targets: Record<string, unknown> = {};
 for (const target of TARGETS) {
 	const model = { ...catalog.getBundledModel(target.provider, target.id), baseUrl: `http://127.0.0.1:${server.port}` };
+	targets[target.label] = {
+		format: target.format,
+		provider: model.provider,
+		api: model.api,
+		id: model.id,
+		maxTokens: model.maxTokens,
+		reasoning: model.reasoning,
+		images: model.input.includes("image"),
+	};
 	const bodies: Record<string, string> = {};
 	for (const testCase of cases) {
 		const context = {
@@ -51,11 +65,12 @@ for (const target of TARGETS) {
 		if (captured.length !== 1) throw new Error(`${target.format}/${testCase.name}: ${captured.length} requests`);
 		bodies[testCase.name] = captured[0];
 	}
-	out[target.format] = bodies;
-	console.log(`${target.format}: ${Object.keys(bodies).length} bodies`);
+	out[target.label] = bodies;
+	console.log(`${target.label}: ${Object.keys(bodies).length} bodies`);
 }
 server.stop(true);
 mkdirSync(join(here, "golden"), { recursive: true });
+writeFileSync(join(here, "golden", "targets.json"), `${JSON.stringify(targets, null, 1)}\n`);
 for (const [format, bodies] of Object.entries(out)) {
 	writeFileSync(join(here, "golden", `${format}.json`), `${JSON.stringify(bodies, null, 1)}\n`);
 }

@@ -64,7 +64,7 @@ def _llm_messages(context: Messages) -> list[dict[str, Any]]:
     messages = getattr(context, "messages", context)
     if isinstance(messages, Mapping):
         messages = messages.get("messages", [])
-    return convert_to_llm(list(messages))
+    return convert_to_llm(list(messages or []))
 
 
 def _target(api: str, model: ModelTarget | str | None) -> ModelTarget:
@@ -104,7 +104,9 @@ def to_openai_responses(
     Same-model turns replay their reasoning item (``thinkingSignature``), output message ids
     (``textSignature``) and ``call_id|item_id`` tool ids.
     """
-    return openai_responses_body(_llm_messages(context), _target(OPENAI_RESPONSES, model), system_prompt, tools)
+    return openai_responses_body(
+        _llm_messages(context), _target(OPENAI_RESPONSES, model), system_prompt, tools
+    )
 
 
 def to_openai_chat(

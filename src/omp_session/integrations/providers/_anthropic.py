@@ -1,4 +1,4 @@
-"""Anthropic Messages request bodies (pi-ai ``anthropic.ts``: ``buildParams`` + ``convertAnthropicMessages``)."""
+"""Anthropic Messages (pi-ai ``anthropic.ts``: ``buildParams``, ``convertAnthropicMessages``)."""
 
 from __future__ import annotations
 
@@ -55,7 +55,11 @@ def _content_blocks(content: Sequence[Any], supports_images: bool) -> str | list
             continue
         provider_file = block.get("providerFile")
         source: dict[str, Any]
-        if isinstance(provider_file, Mapping) and provider_file.get("provider") == "anthropic" and provider_file.get("id"):
+        if (
+            isinstance(provider_file, Mapping)
+            and provider_file.get("provider") == "anthropic"
+            and provider_file.get("id")
+        ):
             source = {"type": "file", "file_id": provider_file["id"]}
         elif block.get("url"):
             source = {"type": "url", "url": block["url"]}
@@ -74,7 +78,9 @@ def _content_blocks(content: Sequence[Any], supports_images: bool) -> str | list
     return blocks
 
 
-def _tool_result_block(model: ModelTarget, message: Mapping[str, Any], hoisted: list[dict[str, Any]]) -> dict[str, Any]:
+def _tool_result_block(
+    model: ModelTarget, message: Mapping[str, Any], hoisted: list[dict[str, Any]]
+) -> dict[str, Any]:
     raw = message.get("content")
     content: str | list[dict[str, Any]] = _content_blocks(raw if isinstance(raw, list) else [], model.images)
     is_error = message.get("isError")
@@ -84,8 +90,14 @@ def _tool_result_block(model: ModelTarget, message: Mapping[str, Any], hoisted: 
     if isinstance(content, list) and not content:
         content = ""
     if is_error and (js_trim(content) == "" if isinstance(content, str) else not content):
-        content = _EMPTY_ERROR_TEXT if isinstance(content, str) else [{"type": "text", "text": _EMPTY_ERROR_TEXT}]
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.get("toolCallId"), "content": content}
+        content = (
+            _EMPTY_ERROR_TEXT if isinstance(content, str) else [{"type": "text", "text": _EMPTY_ERROR_TEXT}]
+        )
+    block: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": message.get("toolCallId"),
+        "content": content,
+    }
     if "isError" in message:
         block["is_error"] = is_error
     return block
@@ -104,7 +116,9 @@ def _well_formed_deep(value: Any) -> Any:
 def _assistant_blocks(message: Mapping[str, Any], model: ModelTarget) -> list[dict[str, Any]]:
     content = [b for b in message.get("content") or [] if isinstance(b, Mapping)]
     has_signed = any(
-        b.get("type") == "thinking" and isinstance(b.get("thinkingSignature"), str) and js_trim(b["thinkingSignature"])
+        b.get("type") == "thinking"
+        and isinstance(b.get("thinkingSignature"), str)
+        and js_trim(b["thinkingSignature"])
         for b in content
     )
     blocks: list[dict[str, Any]] = []
@@ -161,12 +175,16 @@ def _assistant_blocks(message: Mapping[str, Any], model: ModelTarget) -> list[di
             needs_partition = True
             break
     if needs_partition:
-        blocks = [b for b in blocks if b["type"] != "tool_use"] + [b for b in blocks if b["type"] == "tool_use"]
+        blocks = [b for b in blocks if b["type"] != "tool_use"] + [
+            b for b in blocks if b["type"] == "tool_use"
+        ]
     return blocks
 
 
 def convert_anthropic_messages(messages: list[Message], model: ModelTarget) -> list[dict[str, Any]]:
-    transformed = transform_messages(messages, model, lambda identifier, _source: sanitize_tool_call_id(identifier))
+    transformed = transform_messages(
+        messages, model, lambda identifier, _source: sanitize_tool_call_id(identifier)
+    )
     params: list[dict[str, Any]] = []
     index = 0
     while index < len(transformed):
@@ -182,7 +200,9 @@ def convert_anthropic_messages(messages: list[Message], model: ModelTarget) -> l
                 content = well_formed(raw)
             else:
                 content = _content_blocks(raw if isinstance(raw, list) else [], model.images)
-                if (isinstance(content, str) and js_trim(content) == "") or (isinstance(content, list) and not content):
+                if (isinstance(content, str) and js_trim(content) == "") or (
+                    isinstance(content, list) and not content
+                ):
                     index += 1
                     continue
             param: dict[str, Any] = {"role": "user", "content": content}
@@ -217,7 +237,13 @@ def convert_anthropic_messages(messages: list[Message], model: ModelTarget) -> l
 def _cache_last_block(blocks: list[dict[str, Any]]) -> bool:
     for position in range(len(blocks) - 1, -1, -1):
         block = blocks[position]
-        if block.get("type") in ("thinking", "redacted_thinking", "fallback", "tool_addition", "tool_removal"):
+        if block.get("type") in (
+            "thinking",
+            "redacted_thinking",
+            "fallback",
+            "tool_addition",
+            "tool_removal",
+        ):
             continue
         if block.get("cache_control") is not None:
             return False
@@ -278,7 +304,9 @@ def anthropic_body(
     tools: Sequence[Mapping[str, Any]] | None,
     max_tokens: int | None,
 ) -> dict[str, Any]:
-    system = [{"type": "text", "text": prompt} for prompt in normalize_system_prompts(system_prompt)] or None
+    system: list[dict[str, Any]] | None = [
+        {"type": "text", "text": prompt} for prompt in normalize_system_prompts(system_prompt)
+    ] or None
     wire_tools = anthropic_tools(tools) if tools is not None else None
     wire_messages = convert_anthropic_messages(messages, model)
     if wire_tools:

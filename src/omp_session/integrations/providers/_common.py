@@ -51,7 +51,7 @@ def is_blank(text: Any) -> bool:
 
 
 def js_slice(text: str, end: int) -> str:
-    """``text.slice(0, end)`` in UTF-16 code units (ids are ASCII in practice; this keeps exotic ones honest)."""
+    """``text.slice(0, end)`` in UTF-16 code units (ids are ASCII in practice; exotic ones stay right)."""
     if text.isascii():
         return text[:end]
     units = text.encode("utf-16-le", "surrogatepass")[: end * 2]

@@ -39,7 +39,11 @@ def _signature(same: bool, signature: Any) -> str | None:
 
 def _image_part(image: Mapping[str, Any]) -> dict[str, Any]:
     provider_file = image.get("providerFile")
-    if isinstance(provider_file, Mapping) and provider_file.get("provider") == "google" and provider_file.get("uri"):
+    if (
+        isinstance(provider_file, Mapping)
+        and provider_file.get("provider") == "google"
+        and provider_file.get("uri")
+    ):
         return {"fileData": {"fileUri": provider_file["uri"], "mimeType": image.get("mimeType")}}
     if image.get("url"):
         return {"fileData": {"fileUri": image["url"], "mimeType": image.get("mimeType")}}
@@ -47,7 +51,9 @@ def _image_part(image: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def google_contents(messages: list[Message], model: ModelTarget) -> list[dict[str, Any]]:
-    transformed = transform_messages(messages, model, lambda identifier, _source: sanitize_tool_call_id(identifier))
+    transformed = transform_messages(
+        messages, model, lambda identifier, _source: sanitize_tool_call_id(identifier)
+    )
     contents: list[dict[str, Any]] = []
     emitted_names: dict[str, Any] = {}
     pending_images: list[dict[str, Any]] = []
@@ -106,13 +112,24 @@ def google_contents(messages: list[Message], model: ModelTarget) -> list[dict[st
                         continue
                     signature = _signature(same, block.get("thinkingSignature"))
                     if signature:
-                        parts.append({"thought": True, "text": well_formed(str(block["thinking"])), "thoughtSignature": signature})
+                        parts.append(
+                            {
+                                "thought": True,
+                                "text": well_formed(str(block["thinking"])),
+                                "thoughtSignature": signature,
+                            }
+                        )
                     else:
                         parts.append({"text": render_demoted_thinking(model.id, str(block["thinking"]))})
                 elif kind == "toolCall":
                     emitted_names[str(block.get("id"))] = block.get("name")
                     arguments = block.get("arguments")
-                    part = {"functionCall": {"name": block.get("name"), "args": arguments if arguments is not None else {}}}
+                    part = {
+                        "functionCall": {
+                            "name": block.get("name"),
+                            "args": arguments if arguments is not None else {},
+                        }
+                    }
                     signature = _signature(same, block.get("thoughtSignature"))
                     if signature:
                         part["thoughtSignature"] = signature
@@ -125,7 +142,9 @@ def google_contents(messages: list[Message], model: ModelTarget) -> list[dict[st
             images = [b for b in blocks if b.get("type") == "image"] if model.images else []
             omitted = not model.images and any(b.get("type") == "image" for b in blocks)
             if omitted:
-                value = "\n".join(part for part in (well_formed(text) if text else "", NON_VISION_IMAGE_PLACEHOLDER) if part)
+                value = "\n".join(
+                    part for part in (well_formed(text) if text else "", NON_VISION_IMAGE_PLACEHOLDER) if part
+                )
             else:
                 value = well_formed(text) if text else "(see attached image)" if images else ""
             name = emitted_names.get(str(message.get("toolCallId")), message.get("toolName"))
@@ -137,7 +156,9 @@ def google_contents(messages: list[Message], model: ModelTarget) -> list[dict[st
             else:
                 contents.append({"role": "user", "parts": [function_part]})
             if images:
-                pending_images.extend([{"text": "Tool result image:"}, *(_image_part(image) for image in images)])
+                pending_images.extend(
+                    [{"text": "Tool result image:"}, *(_image_part(image) for image in images)]
+                )
     flush_images()
     return contents
 

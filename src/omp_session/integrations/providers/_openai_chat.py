@@ -37,7 +37,9 @@ def _serialize_arguments(value: Any) -> str:
     return "{}"
 
 
-def chat_messages(messages: list[Message], model: ModelTarget, system_prompt: str | Sequence[str] | None) -> list[Any]:
+def chat_messages(
+    messages: list[Message], model: ModelTarget, system_prompt: str | Sequence[str] | None
+) -> list[Any]:
     def normalize(identifier: str, source: Mapping[str, Any] | None) -> str:
         same = (
             source is not None
@@ -103,23 +105,31 @@ def chat_messages(messages: list[Message], model: ModelTarget, system_prompt: st
         elif kind == "assistant":
             blocks = [b for b in message.get("content") or [] if isinstance(b, Mapping)]
             wire: dict[str, Any] = {"role": "assistant", "content": None}
-            texts = [b for b in blocks if b.get("type") == "text" and b.get("text") and js_trim(str(b["text"]))]
+            texts = [
+                b for b in blocks if b.get("type") == "text" and b.get("text") and js_trim(str(b["text"]))
+            ]
             if texts:
                 wire["content"] = "".join(
-                    well_formed(str(b["text"])) + ("\n" if b.get(DEMOTED) and position < len(texts) - 1 else "")
+                    well_formed(str(b["text"]))
+                    + ("\n" if b.get(DEMOTED) and position < len(texts) - 1 else "")
                     for position, b in enumerate(texts)
                 )
             calls = [b for b in blocks if b.get("type") == "toolCall"]
             if calls:
                 tool_calls = []
                 for position, call in enumerate(calls):
-                    call_id = ensure_id(str(call.get("id", "")), f"{index}:{position}:{call.get('name')}", message)
+                    call_id = ensure_id(
+                        str(call.get("id", "")), f"{index}:{position}:{call.get('name')}", message
+                    )
                     remapped.setdefault(str(call.get("id", "")), []).append(call_id)
                     tool_calls.append(
                         {
                             "id": call_id,
                             "type": "function",
-                            "function": {"name": call.get("name"), "arguments": _serialize_arguments(call.get("arguments"))},
+                            "function": {
+                                "name": call.get("name"),
+                                "arguments": _serialize_arguments(call.get("arguments")),
+                            },
                         }
                     )
                 wire["tool_calls"] = tool_calls
@@ -137,7 +147,11 @@ def chat_messages(messages: list[Message], model: ModelTarget, system_prompt: st
                 has_images = any(b.get("type") == "image" for b in blocks)
                 original_id = str(result.get("toolCallId", ""))
                 queue = remapped.get(original_id)
-                resolved = queue.pop(0) if queue else ensure_id(original_id, f"{index}:{result.get('toolName') or 'tool'}")
+                resolved = (
+                    queue.pop(0)
+                    if queue
+                    else ensure_id(original_id, f"{index}:{result.get('toolName') or 'tool'}")
+                )
                 if queue is not None and not queue:
                     remapped.pop(original_id, None)
                 if has_images and not model.images:
@@ -157,7 +171,11 @@ def openai_chat_body(
     system_prompt: str | Sequence[str] | None,
     tools: Sequence[Mapping[str, Any]] | None,
 ) -> dict[str, Any]:
-    body: dict[str, Any] = {"model": model.id, "messages": chat_messages(messages, model, system_prompt), "stream": True}
+    body: dict[str, Any] = {
+        "model": model.id,
+        "messages": chat_messages(messages, model, system_prompt),
+        "stream": True,
+    }
     if model.supports_usage_in_streaming:
         body["stream_options"] = {"include_usage": True}
     if model.supports_store:

@@ -123,7 +123,11 @@ def _reasoning_item(signature: Any) -> dict[str, Any] | None:
 def _input_image(image: Mapping[str, Any]) -> dict[str, Any]:
     detail = image.get("detail") or "auto"
     provider_file = image.get("providerFile")
-    if isinstance(provider_file, Mapping) and provider_file.get("provider") == "openai" and provider_file.get("id"):
+    if (
+        isinstance(provider_file, Mapping)
+        and provider_file.get("provider") == "openai"
+        and provider_file.get("id")
+    ):
         return {"type": "input_image", "detail": detail, "file_id": provider_file["id"]}
     url = image.get("url") or f"data:{image.get('mimeType')};base64,{image.get('data')}"
     return {"type": "input_image", "detail": detail, "image_url": url}
@@ -150,14 +154,19 @@ def _input_content(content: Any, supports_images: bool) -> list[dict[str, Any]] 
     return out or None
 
 
-def _assistant_items(message: Mapping[str, Any], model: ModelTarget, index: int, known: set[str]) -> list[Any]:
+def _assistant_items(
+    message: Mapping[str, Any], model: ModelTarget, index: int, known: set[str]
+) -> list[Any]:
     content = [b for b in message.get("content") or [] if isinstance(b, Mapping)]
     errored = message.get("stopReason") == "error"
     has_reasoning = not errored and any(
-        b.get("type") == "thinking" and _reasoning_item(b.get("thinkingSignature")) is not None for b in content
+        b.get("type") == "thinking" and _reasoning_item(b.get("thinkingSignature")) is not None
+        for b in content
     )
     different_model = (
-        message.get("model") != model.id and message.get("provider") == model.provider and message.get("api") == model.api
+        message.get("model") != model.id
+        and message.get("provider") == model.provider
+        and message.get("api") == model.api
     )
     unsigned = 0
     items: list[Any] = []
@@ -182,7 +191,13 @@ def _assistant_items(message: Mapping[str, Any], model: ModelTarget, index: int,
             item: dict[str, Any] = {
                 "type": "message",
                 "role": "assistant",
-                "content": [{"type": "output_text", "text": well_formed(str(block.get("text", ""))), "annotations": []}],
+                "content": [
+                    {
+                        "type": "output_text",
+                        "text": well_formed(str(block.get("text", ""))),
+                        "annotations": [],
+                    }
+                ],
                 "status": "completed",
             }
             if message_id:
@@ -219,7 +234,9 @@ def _tool_output(message: Mapping[str, Any], model: ModelTarget) -> str | list[d
         raw = text if text else "(see attached image)" if has_images else ""
     if has_images and model.images:
         return [
-            _input_image(b) if b.get("type") == "image" else {"type": "input_text", "text": well_formed(str(b.get("text", "")))}
+            _input_image(b)
+            if b.get("type") == "image"
+            else {"type": "input_text", "text": well_formed(str(b.get("text", "")))}
             for b in blocks
         ]
     return well_formed(raw)
@@ -256,7 +273,13 @@ def _repair_orphan_outputs(items: list[Any]) -> list[Any]:
         text = raw if isinstance(raw, str) else "" if raw is None else js_stringify(raw)
         if js_length(text) > _ORPHAN_OUTPUT_LIMIT:
             text = f"{js_slice(text, _ORPHAN_OUTPUT_LIMIT)}\n...[truncated]"
-        out.append({"type": "message", "role": "assistant", "content": f"[Orphan {name} result; call_id={call_id}]: {text}"})
+        out.append(
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": f"[Orphan {name} result; call_id={call_id}]: {text}",
+            }
+        )
     return out
 
 
@@ -409,7 +432,9 @@ def responses_input(messages: list[Message], model: ModelTarget) -> list[Any]:
             items.extend(converted)
         elif role == "toolResult":
             call_id, _ = normalize_responses_tool_call_id(str(message.get("toolCallId", "")))
-            items.append({"type": "function_call_output", "call_id": call_id, "output": _tool_output(message, model)})
+            items.append(
+                {"type": "function_call_output", "call_id": call_id, "output": _tool_output(message, model)}
+            )
         index += 1
     return _hoist_batch_messages(_repair_orphan_calls(_repair_orphan_outputs(items)))
 

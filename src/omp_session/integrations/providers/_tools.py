@@ -21,18 +21,43 @@ __all__ = [
 ]
 
 _UNIVERSAL = frozenset(
-    {"$ref", "$defs", "$schema", "definitions", "type", "anyOf", "allOf", "enum", "const", "description", "title",
-     "default", "nullable"}
+    {
+        "$ref",
+        "$defs",
+        "$schema",
+        "definitions",
+        "type",
+        "anyOf",
+        "allOf",
+        "enum",
+        "const",
+        "description",
+        "title",
+        "default",
+        "nullable",
+    }
 )
 _PER_TYPE = {
     "object": frozenset({"properties", "required", "additionalProperties"}),
     "array": frozenset({"items", "prefixItems", "minItems"}),
     "string": frozenset({"format"}),
 }
-_STRING_FORMATS = frozenset({"date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"})
+_STRING_FORMATS = frozenset(
+    {"date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"}
+)
 _COMBINATORS = ("anyOf", "allOf", "oneOf")
 _SIMPLE_KEYS = frozenset(
-    {"type", "properties", "required", "items", "enum", "description", "title", "default", "additionalProperties"}
+    {
+        "type",
+        "properties",
+        "required",
+        "items",
+        "enum",
+        "description",
+        "title",
+        "default",
+        "additionalProperties",
+    }
 )
 
 
@@ -92,7 +117,11 @@ def _anthropic_node(schema: Any) -> Any:
             result[key] = value
         else:
             raise UnsupportedToolSchema(f"tool schema keyword {key!r} is not kept by Anthropic")
-    if scalar == "string" and isinstance(result.get("format"), str) and result["format"] not in _STRING_FORMATS:
+    if (
+        scalar == "string"
+        and isinstance(result.get("format"), str)
+        and result["format"] not in _STRING_FORMATS
+    ):
         raise UnsupportedToolSchema(f"string format {result['format']!r} is not kept by Anthropic")
     if scalar == "object" and "additionalProperties" not in result:
         result["additionalProperties"] = False
@@ -116,16 +145,26 @@ def anthropic_tools(tools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     for tool in tools:
         name = str(tool.get("name", ""))
         if name in ("bash", "python", "edit", "find") and tool.get("strict") is not False:
-            raise UnsupportedToolSchema(f"tool {name!r} gets Anthropic's strict schema rewrite, not reproduced here")
+            raise UnsupportedToolSchema(
+                f"tool {name!r} gets Anthropic's strict schema rewrite, not reproduced here"
+            )
         schema = _parameters(tool)
         required = schema.get("required")
         base = {
             **schema,
             "type": "object",
             "properties": schema["properties"] if isinstance(schema.get("properties"), Mapping) else {},
-            "required": [entry for entry in required if isinstance(entry, str)] if isinstance(required, list) else [],
+            "required": [entry for entry in required if isinstance(entry, str)]
+            if isinstance(required, list)
+            else [],
         }
-        out.append({"name": name, "description": tool.get("description") or "", "input_schema": _anthropic_node(base)})
+        out.append(
+            {
+                "name": name,
+                "description": tool.get("description") or "",
+                "input_schema": _anthropic_node(base),
+            }
+        )
     return out
 
 
@@ -138,7 +177,8 @@ def _strict_node(schema: Any) -> Any:
     if isinstance(result.get("items"), Mapping):
         result["items"] = _strict_node(result["items"])
     if _scalar_type(result) == "object" or isinstance(result.get("properties"), Mapping):
-        properties = result.get("properties") if isinstance(result.get("properties"), Mapping) else {}
+        found = result.get("properties")
+        properties: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
         required = [entry for entry in result.get("required") or [] if isinstance(entry, str)]
         new_properties: dict[str, Any] = {}
         for name, sub in properties.items():
@@ -155,7 +195,9 @@ def _strict_node(schema: Any) -> Any:
 def _nullable(schema: Mapping[str, Any]) -> dict[str, Any]:
     """An optional property under strict mode: the schema or null, its description kept outside."""
     if "title" in schema or "default" in schema:
-        raise UnsupportedToolSchema("optional strict-mode properties with a title or default are not supported")
+        raise UnsupportedToolSchema(
+            "optional strict-mode properties with a title or default are not supported"
+        )
     inner = {key: value for key, value in schema.items() if key != "description"}
     out: dict[str, Any] = {"anyOf": [inner, {"type": "null"}]}
     if "description" in schema:
@@ -226,7 +268,11 @@ def google_tools(tools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]] | N
     return [
         {
             "functionDeclarations": [
-                {"name": tool.get("name"), "description": tool.get("description") or "", "parametersJsonSchema": _google_node(_parameters(tool))}
+                {
+                    "name": tool.get("name"),
+                    "description": tool.get("description") or "",
+                    "parametersJsonSchema": _google_node(_parameters(tool)),
+                }
                 for tool in tools
             ]
         }

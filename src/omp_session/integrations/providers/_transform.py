@@ -185,9 +185,7 @@ def _sanitize_malformed_tool_calls(messages: list[Message]) -> list[Message]:
 def _drops_truncated_thinking_only(message: Mapping[str, Any]) -> bool:
     if message.get("stopReason") not in ("length", "error", "aborted"):
         return False
-    return not any(
-        isinstance(b, dict) and b.get("type") in ("toolCall", "text") for b in _content(message)
-    )
+    return not any(isinstance(b, dict) and b.get("type") in ("toolCall", "text") for b in _content(message))
 
 
 def _anthropic_tool_call_id(identifier: str, normalize: Normalizer | None, source: Mapping[str, Any]) -> str:
@@ -225,7 +223,9 @@ def _transform_assistant(
     )
     anthropic_target = model.api == ANTHROPIC
     anthropic_replay = anthropic_target and message.get("api") == ANTHROPIC
-    same_deployment = anthropic_replay and message.get("provider") == model.provider and model.official_endpoint
+    same_deployment = (
+        anthropic_replay and message.get("provider") == model.provider and model.official_endpoint
+    )
     latest = index == latest_index
     official_source = anthropic_replay and message.get("provider") == "anthropic"
     signing_target = anthropic_target and model.signing_endpoint
@@ -249,7 +249,9 @@ def _transform_assistant(
         replay_signature = None if untrustworthy else _signature(candidate)
         if not replay_signature and is_blank(candidate.get("thinking")):
             return False
-        return not (same_model and signing_target and (not replay_signature or js_trim(replay_signature) == ""))
+        return not (
+            same_model and signing_target and (not replay_signature or js_trim(replay_signature) == "")
+        )
 
     has_visible_thinking = any(isinstance(b, dict) and b.get("type") == "thinking" for b in content)
     drops_all_visible = (
@@ -394,11 +396,15 @@ def transform_messages(
             normalized_messages.append(message)
 
     scope = _OriginScope(normalized_messages)
-    transformed = _deduplicate_tool_call_ids(normalized_messages, scope, max_id_length, duplicate_suffix_prefix)
+    transformed = _deduplicate_tool_call_ids(
+        normalized_messages, scope, max_id_length, duplicate_suffix_prefix
+    )
     return _pair_tool_results(messages, transformed, scope)
 
 
-def _pair_tool_results(original: list[Message], transformed: list[Message], scope: _OriginScope) -> list[Message]:
+def _pair_tool_results(
+    original: list[Message], transformed: list[Message], scope: _OriginScope
+) -> list[Message]:
     real_results: dict[str, list[list[Any]]] = {}
     for index, message in enumerate(transformed):
         if message.get("role") == "toolResult":
@@ -513,7 +519,9 @@ def _pair_tool_results(original: list[Message], transformed: list[Message], scop
                 texts = [
                     str(part.get("text"))
                     for part in _content(message)
-                    if isinstance(part, dict) and part.get("type") == "text" and js_trim(str(part.get("text"))) != ""
+                    if isinstance(part, dict)
+                    and part.get("type") == "text"
+                    and js_trim(str(part.get("text"))) != ""
                 ]
                 if texts:
                     error = ' is-error="true"' if message.get("isError") else ""
@@ -522,7 +530,8 @@ def _pair_tool_results(original: list[Message], transformed: list[Message], scop
                         {
                             "role": "user",
                             "content": f'<stale-tool-result tool="{_js_string(message.get("toolName"))}"'
-                            f' id="{_js_string(message.get("toolCallId"))}"{error}>\n{body}\n</stale-tool-result>',
+                            f' id="{_js_string(message.get("toolCallId"))}"{error}>'
+                            f"\n{body}\n</stale-tool-result>",
                             "timestamp": timestamp,
                         }
                     )
