@@ -6,9 +6,11 @@ See :mod:`omp_session.integrations.providers` (this module re-exports it).
 from omp_session.integrations.providers import (
     FORMATS,
     ModelTarget,
+    UnsupportedConversion,
     UnsupportedToolSchema,
     request_body,
     request_json,
+    session_request_body,
     to_anthropic_messages,
     to_google_contents,
     to_openai_chat,
@@ -18,9 +20,11 @@ from omp_session.integrations.providers import (
 __all__ = [
     "FORMATS",
     "ModelTarget",
+    "UnsupportedConversion",
     "UnsupportedToolSchema",
     "request_body",
     "request_json",
+    "session_request_body",
     "to_anthropic_messages",
     "to_google_contents",
     "to_openai_chat",

@@ -13,6 +13,7 @@ or LLM messages) and runs :func:`~omp_session.convert_to_llm` first.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -28,19 +29,25 @@ from omp_session.integrations.providers._target import (
     OPENAI_RESPONSES,
     ModelTarget,
 )
+from omp_session.integrations.providers._common import UnsupportedConversion
 from omp_session.integrations.providers._tools import UnsupportedToolSchema
 from omp_session.integrations.providers._transform import transform_messages
 from omp_session.integrations.providers._wyhash import bun_hash, bun_hash_base36
+from omp_session.manager import SessionManager
 from omp_session.model.llm import convert_to_llm
+from omp_session.store.blobs import BlobSink
+from omp_session.tools.reading import session_context
 
 __all__ = [
     "FORMATS",
     "ModelTarget",
+    "UnsupportedConversion",
     "UnsupportedToolSchema",
     "bun_hash",
     "bun_hash_base36",
     "request_body",
     "request_json",
+    "session_request_body",
     "to_anthropic_messages",
     "to_google_contents",
     "to_openai_chat",
@@ -149,6 +156,27 @@ def request_body(
     if format_name == "google":
         return to_google_contents(context, model=model, system_prompt=system_prompt, tools=tools)
     raise ValueError(f"unknown format {format_name!r}: expected one of {', '.join(FORMATS)}")
+
+
+def session_request_body(
+    path: str | os.PathLike[str],
+    format_name: str,
+    *,
+    leaf_id: str | None = None,
+    model: ModelTarget | str | None = None,
+    blobs: BlobSink | None = None,
+) -> dict[str, Any]:
+    """The body omp would send for the session file at ``path`` (at its leaf, or at ``leaf_id``).
+
+    The system prompt is the one the session recorded in its last ``session_init`` entry (omp 18
+    sub-agent sessions), else none. Reads only.
+    """
+    context = session_context(path, leaf_id=leaf_id, blobs=blobs)
+    init = SessionManager.peek_session_init(path).get("init")
+    system_prompt = init.get("systemPrompt") if isinstance(init, Mapping) else None
+    if not isinstance(system_prompt, (str, list)):
+        system_prompt = None
+    return request_body(format_name, context, model=model, system_prompt=system_prompt)
 
 
 def request_json(body: Mapping[str, Any]) -> bytes:

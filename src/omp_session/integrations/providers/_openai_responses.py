@@ -15,6 +15,7 @@ from typing import Any
 from omp_session.format.codec import encode_json
 from omp_session.integrations.providers._common import (
     NON_VISION_IMAGE_PLACEHOLDER,
+    UnsupportedConversion,
     js_length,
     js_slice,
     js_trim,
@@ -383,7 +384,7 @@ def _replay_item(item: Mapping[str, Any]) -> dict[str, Any] | None:
     if kind == "item_reference":
         return None
     if kind == "image_generation_call":
-        raise ValueError("replaying an image_generation_call item is not supported")
+        raise UnsupportedConversion("replaying an image_generation_call item is not supported")
     if kind == "reasoning":
         out: dict[str, Any] = {"type": "reasoning"}
         for key in ("summary", "content"):
@@ -423,7 +424,7 @@ def responses_input(messages: list[Message], model: ModelTarget) -> list[Any]:
                 and message.get("model") == model.id
                 and _history_items(message.get("providerPayload"), model.provider) is not None
             ):
-                raise ValueError(
+                raise UnsupportedConversion(
                     "an assistant turn carries OpenAI native history items; replaying them is not supported"
                 )
             converted = _assistant_items(message, model, index, known)

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from omp_session.integrations.providers._common import UnsupportedConversion
+
 __all__ = [
     "UnsupportedToolSchema",
     "anthropic_tools",
@@ -61,7 +63,7 @@ _SIMPLE_KEYS = frozenset(
 )
 
 
-class UnsupportedToolSchema(ValueError):
+class UnsupportedToolSchema(UnsupportedConversion):
     """A tool schema uses a keyword whose provider rewrite is not reproduced here."""
 
 

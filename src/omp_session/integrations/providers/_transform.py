@@ -17,6 +17,7 @@ from typing import Any
 
 from omp_session.integrations.providers._common import (
     DEMOTED,
+    UnsupportedConversion,
     is_blank,
     js_length,
     js_slice,
@@ -195,7 +196,7 @@ def _anthropic_tool_call_id(identifier: str, normalize: Normalizer | None, sourc
     if _valid_anthropic_id(normalized):
         return normalized
     # pi-ai falls back to a hash-derived id; no sanitised non-empty id can get here.
-    raise ValueError(f"tool call id {identifier!r} cannot be made a valid Anthropic id")
+    raise UnsupportedConversion(f"tool call id {identifier!r} cannot be made a valid Anthropic id")
 
 
 def _valid_anthropic_id(identifier: str) -> bool:
