@@ -19,6 +19,7 @@ from typing import Any
 
 from omp_session.format.codec import encode_json
 from omp_session.integrations.providers._anthropic import anthropic_body
+from omp_session.integrations.providers._common import UnsupportedConversion
 from omp_session.integrations.providers._google import google_body
 from omp_session.integrations.providers._openai_chat import openai_chat_body
 from omp_session.integrations.providers._openai_responses import openai_responses_body
@@ -29,7 +30,6 @@ from omp_session.integrations.providers._target import (
     OPENAI_RESPONSES,
     ModelTarget,
 )
-from omp_session.integrations.providers._common import UnsupportedConversion
 from omp_session.integrations.providers._tools import UnsupportedToolSchema
 from omp_session.integrations.providers._transform import transform_messages
 from omp_session.integrations.providers._wyhash import bun_hash, bun_hash_base36
@@ -171,7 +171,7 @@ def session_request_body(
     The system prompt is the one the session recorded in its last ``session_init`` entry (omp 18
     sub-agent sessions), else none. Reads only.
     """
-    context = session_context(path, leaf_id=leaf_id, blobs=blobs)
+    context = session_context(os.fspath(path), leaf_id=leaf_id, blobs=blobs)
     init = SessionManager.peek_session_init(path).get("init")
     system_prompt = init.get("systemPrompt") if isinstance(init, Mapping) else None
     if not isinstance(system_prompt, (str, list)):

@@ -8,8 +8,8 @@ from typing import Any
 
 __all__ = [
     "DEMOTED",
-    "UnsupportedConversion",
     "NON_VISION_IMAGE_PLACEHOLDER",
+    "UnsupportedConversion",
     "is_blank",
     "js_slice",
     "normalize_system_prompts",
@@ -25,6 +25,7 @@ NON_VISION_IMAGE_PLACEHOLDER = "[image omitted: model does not support vision]"
 class UnsupportedConversion(ValueError):
     """The input needs a pi-ai rule this package does not reproduce; no body is made rather than a
     body that would differ from omp's."""
+
 
 # A key that marks a text block made from demoted thinking (pi-ai marks it with a symbol that is never
 # serialised). The encoders build new dicts for the wire, so this key never reaches a request body.
