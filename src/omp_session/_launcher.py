@@ -24,6 +24,7 @@ EXTRA_OF_MODULE = {
     "pygments": "web",
     "mcp": "mcp",
     "mcp_types": "mcp",
+    "agents": "openai-agents",
 }
 
 
