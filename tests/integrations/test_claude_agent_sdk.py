@@ -8,9 +8,11 @@ import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 import pytest
 from claude_agent_sdk.testing import run_session_store_conformance
+from claude_agent_sdk.types import SessionStore
 
 from omp_session import SessionManager
 from omp_session.importers import ClaudeSessionStore
@@ -28,20 +30,21 @@ def postgres() -> Iterator[ThrowawayServer]:
 
 
 def test_conformance_over_files(tmp_path: Path) -> None:
-    def make() -> OmpClaudeSessionStore:
+    def make() -> SessionStore:
         base = tmp_path / uuid.uuid4().hex
-        return OmpClaudeSessionStore(base / "claude", base / "sessions")
+        return cast(SessionStore, OmpClaudeSessionStore(base / "claude", base / "sessions"))
 
     asyncio.run(run_session_store_conformance(make))
 
 
 def test_conformance_over_postgresql(tmp_path: Path, postgres: ThrowawayServer) -> None:
-    def make() -> OmpClaudeSessionStore:
+    def make() -> SessionStore:
         base = tmp_path / uuid.uuid4().hex
         prefix = f"claude_{uuid.uuid4().hex[:12]}"
-        return OmpClaudeSessionStore(
+        store = OmpClaudeSessionStore(
             base / "claude", base / "sessions", postgres=postgres.dsn, table_prefix=prefix
         )
+        return cast(SessionStore, store)
 
     asyncio.run(run_session_store_conformance(make))
 
