@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from omp_session.dialects import OMP_13_19, OMP_18_2, Dialect
+from omp_session.dialects import OMP_13_19, OMP_18_2, OMP_18_3, Dialect
 from omp_session.errors import (
     AmbiguousEntryError,
     AmbiguousSessionError,
@@ -59,6 +59,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "OMP_13_19",
     "OMP_18_2",
+    "OMP_18_3",
     "AmbiguousEntryError",
     "AmbiguousSessionError",
     "CorruptSessionError",

@@ -217,10 +217,10 @@ class UnsupportedByDialectError(SessionError, AttributeError):
 
 
 class UnknownDialectError(SessionError, ValueError):
-    """A dialect name that is neither ``13`` nor ``18``."""
+    """A dialect name that is none of ``13``, ``18.2``, ``18.3`` (``18``: the newest 18.x)."""
 
     def __init__(self, value: str, origin: str) -> None:
-        super().__init__(f"unknown omp dialect {value!r} ({origin}); use 13 or 18")
+        super().__init__(f"unknown omp dialect {value!r} ({origin}); use 13, 18.2, 18.3 or 18")
 
 
 class WorkspaceError(SessionError, ValueError):

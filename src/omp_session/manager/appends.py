@@ -86,6 +86,7 @@ class Appends:
         read_summarize: bool | None = None,
         advisor: str | None = None,
         isolated: bool | None = None,
+        compaction_threshold: dict[str, Any] | None = None,
     ) -> str:
         return self._persistence.append(
             make.typed(
@@ -104,6 +105,7 @@ class Appends:
                 spawns=make.OMIT_NONE(spawns),
                 readSummarize=make.OMIT_NONE(read_summarize),
                 advisor=make.OMIT_NONE(advisor),
+                compactionThreshold=make.OMIT_NONE(compaction_threshold),
                 isolated=make.OMIT_NONE(isolated),
             )
         )

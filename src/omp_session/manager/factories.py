@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from omp_session.dialects import Dialect, DialectChoice
+from omp_session.dialects import Dialect, DialectChoice, explicit_dialect
 from omp_session.errors import SessionChangedError, SessionNotFoundError
 from omp_session.format import entry_factory as make
 from omp_session.format.entries import CURRENT_VERSION
@@ -221,7 +221,15 @@ def continue_recent(
     directory = session_dir_for(cwd, session_dir)
     store = session_storage(storage)
     recent = runtime.terminal_session(os.fspath(cwd), directory, exists=store.session_exists)
-    recent = recent or listing.find_most_recent_session(directory, storage=storage)
+    if recent is None:
+        chosen = explicit_dialect(dialect)
+        if chosen is None:  # auto: the dialect a new session of this directory would get
+            chosen, _locked = dialect_for_new(None, directory, _database(storage))
+        recent = (
+            listing.most_recent_non_empty(directory, dialect=chosen, storage=storage)
+            if chosen.listing.continue_skips_empty  # omp 18.3 skips empty sessions
+            else listing.find_most_recent_session(directory, storage=storage)
+        )
     if recent is not None:
         return open_session(
             compose,

@@ -136,3 +136,6 @@ class Navigation:
 
     def is_persisted(self) -> bool:
         return self._state.storage.path is not None
+
+    def is_session_on_disk(self) -> bool:
+        return self._state.storage.path is not None and self._state.storage.exists()

@@ -24,6 +24,7 @@ from omp_session.manager.runtime import Runtime
 from omp_session.manager.state import SessionState
 from omp_session.manager.workspace import normalize_directories
 from omp_session.store import Storage
+from omp_session.store.configured import session_storage
 from omp_session.store.file import FileStorage
 from omp_session.store.moves import begin_move, finish_move
 from omp_session.store.paths import default_session_dir, session_file_path
@@ -185,9 +186,12 @@ class WholeSession:
         *,
         provider_prompt_cache_key: str | None = None,
         additional_directories: Sequence[str] = (),
+        session_dir: str | os.PathLike[str] | None = None,
     ) -> str | None:
         self._state.require_writable()
         persistent = self._state.persistent
+        if persistent and session_dir is not None:
+            self._state.session_dir = os.path.abspath(session_dir)  # this and every later file
         directory = Path(self._state.session_dir) if persistent else Path(".")
         header, new_path = new_header_and_path(
             self._state.runtime,
@@ -261,6 +265,17 @@ class WholeSession:
                 raise
             finally:
                 finish_move(journal)
+
+    def drop_session(self, path: str | os.PathLike[str]) -> None:
+        target = Path(os.path.abspath(path))
+        storage = self._state.storage
+        if storage.path is not None and Path(os.path.abspath(storage.path)) == target:
+            # omp drains and closes its writer; the next write starts the file anew
+            storage.close()
+            self._state.storage = storage.sibling(storage.path)
+            self._state.flushed = False
+            self._state.lines = None
+        session_storage().delete_session(target, backups=self._state.dialect.drop_removes_backups)
 
     def rewrite_entries(self) -> None:
         self._state.require_writable()
