@@ -33,7 +33,7 @@ NO_MANAGER = "no current SessionManager: start with create/open/continueRecent/i
 def _put(target: Path, data: bytes) -> None:
     """Write a whole session at ``target``: a file, or the row of a database store."""
     store: Any = configured_storage()
-    if store is None:
+    if store is None or not target.name.endswith(".jsonl"):  # a pins file stays a file
         target.write_bytes(data)
         return
     found = store.stat_session(target)

@@ -100,16 +100,6 @@ def check_ops_case(case: str, directory: Path, home: Path) -> None:
     _assert_same(got, expected)
 
 
-@pytest.fixture
-def sandbox_home(tmp_path: Path, isolated_agent_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fresh HOME whose ``.omp/agent`` is the agent dir, as the reference harness ran omp."""
-    home = tmp_path / "home"
-    (home / ".omp" / "agent").mkdir(parents=True)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(home / ".omp" / "agent"))
-    return home
-
-
 @pytest.mark.parametrize("case", OPS_CASES)
 def test_ops_case(case: str, tmp_path: Path, sandbox_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     directory = tmp_path / "D"

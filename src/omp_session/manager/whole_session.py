@@ -26,7 +26,7 @@ from omp_session.manager.workspace import normalize_directories
 from omp_session.store import Storage
 from omp_session.store.configured import session_storage
 from omp_session.store.file import FileStorage
-from omp_session.store.moves import begin_move, finish_move
+from omp_session.store.moves import begin_move, finish_move, move_directory
 from omp_session.store.paths import default_session_dir, session_file_path
 
 __all__ = ["ForkResult", "WholeSession", "new_header_and_path"]
@@ -259,7 +259,7 @@ class WholeSession:
         storage.move(target)
         if journal is not None:
             try:
-                os.rename(artifacts, target.with_suffix(""))
+                move_directory(artifacts, target.with_suffix(""))  # copied across filesystems
             except OSError:
                 storage.move(old_path)  # keep file and artifacts together
                 raise
