@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from omp_session import SessionManager
+from omp_session import SessionManager, load_session_file
 from omp_session.errors import CorruptSessionError, SessionNotFoundError, UnsupportedByDialectError
 from omp_session.format.title_slot import TitleSlot, encode_slot, parsed_slot_dict
 from omp_session.store.configured import configured_storage, session_storage
@@ -381,6 +381,9 @@ _STATIC_OPS: dict[str, Callable[[dict[str, Any], str], Any]] = {
     "peekSessionInit": lambda a, d: SessionManager.peek_session_init(a["file"]),
     "listDir": lambda a, d: _list_dir(Path(a["dir"])),
     "sleep": lambda a, d: time.sleep(a["ms"] / 1000),
+    "loadSessionFile": lambda a, d: load_session_file(
+        a["file"], throw_if_missing=bool(a.get("throwIfMissing"))
+    ).to_dict(),
 }
 
 
@@ -462,6 +465,12 @@ def run_ops_case(
                 current.drop_session(args["file"])
             elif name == "getSessionDir":
                 result = current.get_session_dir()
+            elif name == "isSessionOnDisk":
+                result = current.is_session_on_disk()
+            elif name == "persistCopy":
+                previous, current = current, current.persist_copy(session_dir=args.get("sessionDir"))
+                previous.close()
+                result = current.get_session_file()
             elif name == "moveTo":
                 current.move_to(args["cwd"], args.get("dir"))
                 result = current.get_session_file()

@@ -39,6 +39,7 @@ from omp_session.model.context import SessionContext, build_session_context
 from omp_session.model.llm import convert_to_llm
 from omp_session.model.tree import SessionTreeNode
 from omp_session.model.usage import UsageStatistics
+from omp_session.store.loading import SessionLoadResult, load_session_file
 from omp_session.tools.listing import SessionInfo
 
 __version__ = "0.1.0"
@@ -76,6 +77,7 @@ __all__ = [
     "SessionContext",
     "SessionError",
     "SessionInfo",
+    "SessionLoadResult",
     "SessionLockedError",
     "SessionManager",
     "SessionNotFoundError",
@@ -91,4 +93,5 @@ __all__ = [
     "__version__",
     "build_session_context",
     "convert_to_llm",
+    "load_session_file",
 ]

@@ -171,7 +171,7 @@ class Appends:
         )
 
     def append_label_change(self, target_id: str, label: str | None = None) -> str:
-        if target_id not in self._state.index.by_id:
+        if not self._state.knows(target_id):
             raise EntryNotFoundError(target_id)
         return self._persistence.append(
             make.typed(*self._state.base(), "label", targetId=target_id, label=make.OMIT_NONE(label))
@@ -180,7 +180,7 @@ class Appends:
     def branch_with_summary(
         self, entry_id: str | None, summary: str, details: Any = None, from_extension: bool | None = None
     ) -> str:
-        if entry_id is not None and entry_id not in self._state.index.by_id:
+        if entry_id is not None and not self._state.knows(entry_id):
             raise EntryNotFoundError(entry_id)
         entry = make.typed(
             self._state.runtime.new_entry_id(self._state.index.by_id),

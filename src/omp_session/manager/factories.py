@@ -9,6 +9,7 @@ Internal module (part of :class:`~omp_session.SessionManager`, which is the API)
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -40,6 +41,7 @@ __all__ = [
     "fork_from",
     "in_memory",
     "open_session",
+    "persist_copy",
     "session_dir_for",
 ]
 
@@ -312,4 +314,45 @@ def fork_from(
     )
     state.has_slot = locked and chosen.title_slot
     Persistence(state).rewrite_all()
+    return compose(state)
+
+
+def persist_copy(
+    compose: Compose[M],
+    source: SessionState,
+    session_dir: StrPath | None,
+    *,
+    storage: SessionStorage | None = None,
+) -> M:
+    """omp 18's ``persistCopy``: a new persistent session (new id and file) in ``session_dir``
+    (default: the project directory of the source's cwd) holding a copy of every entry of
+    ``source`` (same ids), its title state and workspace directories; written at once."""
+    runtime = source.runtime
+    dialect = source.dialect
+    directory = session_dir_for(source.cwd, session_dir)
+    header, path = new_header_and_path(runtime, source.cwd, directory, dialect=dialect)
+    header = make.ordered(
+        (*dialect.headers.new, "title", "titleSource", "additionalDirectories"),
+        **{key: value for key, value in header.items() if key != "additionalDirectories"},
+        title=source.session_name,
+        titleSource=source.title_source,
+        additionalDirectories=list(source.additional_directories) or None,
+    )
+    store = session_storage(storage)
+    state = SessionState.build(
+        cwd=source.cwd,
+        session_dir=os.fspath(directory),
+        storage=store.new_storage(path, runtime.blob_store(), durability="os"),
+        header=header,
+        entries=copy.deepcopy(list(source.index.entries)),
+        ensured_on_disk=True,
+        dialect=dialect,
+        layout_locked=True,
+        runtime=runtime,
+    )
+    state.session_name, state.title_source = source.session_name, source.title_source
+    state.title_updated_at = source.title_updated_at
+    state.has_slot = dialect.title_slot
+    Persistence(state).rewrite_all()
+    runtime.remember_terminal_session(source.cwd, os.fspath(path))
     return compose(state)

@@ -70,7 +70,7 @@ class Navigation:
         return dict(self._state.index.labels)
 
     def branch(self, entry_id: str) -> None:
-        if entry_id not in self._state.index.by_id:
+        if not self._state.knows(entry_id):
             raise EntryNotFoundError(entry_id)
         self._state.leaf = entry_id
 

@@ -134,7 +134,7 @@ class Omp18Operations:
         return pins
 
     def append_message_to_branch(self, message: dict[str, Any], parent_id: str | None) -> str:
-        if parent_id is not None and parent_id not in self._state.index.by_id:
+        if parent_id is not None and not self._state.knows(parent_id):
             raise EntryNotFoundError(parent_id)
         leaf = self._state.leaf
         entry = make.message(

@@ -757,6 +757,15 @@ class SessionManager:
             session_dir=session_dir,
         )
 
+    def persist_copy(
+        self, session_dir: str | os.PathLike[str] | None = None, *, storage: SessionStorage | None = None
+    ) -> SessionManager:
+        """A new persistent session holding a copy of this one (omp 18 ``persistCopy``): a new id and
+        file in ``session_dir`` (default: the project directory of this session's cwd), every entry
+        with its id, the title and its source, the workspace directories. Writes the new file at
+        once (title slot under omp 18) and this terminal's breadcrumb; this session is untouched."""
+        return factories.persist_copy(self._composed, self._state, session_dir, storage=storage)
+
     def drop_session(self, path: str | os.PathLike[str]) -> None:
         """Delete the session file ``path`` and its artifact directory (omp 18 ``dropSession``); a
         missing file is not an error. When ``path`` is this session's file, its writer is closed

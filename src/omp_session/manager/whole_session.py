@@ -106,7 +106,9 @@ class WholeSession:
 
     def create_branched_session(self, leaf_id: str) -> str | None:
         self._state.require_writable()
-        path = self._state.index.branch(leaf_id)
+        # omp's getBranch(leafId ?? leaf): a null leaf id branches from the current leaf
+        start = leaf_id if leaf_id is not None else self._state.leaf
+        path = self._state.index.branch(start) if self._state.knows(start) else []
         if not path:
             raise EntryNotFoundError(leaf_id)
         entries = make.branched_entries(
