@@ -97,13 +97,19 @@ def _renamed(tmp_path: Path, name: str) -> bytes:
     return path.read_bytes()
 
 
+#: A spilled MCP result's ``structuredContent`` is dropped under omp 18.3's rules only; its line is
+#: not part of this omp 13.19 session (the 18.3 corpus, tests/test_conformance_omp183.py, has it).
+_OMP_183_ONLY = {transform.STRUCTURED_CONTENT_MARKER}
+_MUTATED = [marker for marker in transform.REWRITE_MARKERS if marker not in _OMP_183_ONLY]
+
+
 def test_every_rewrite_marker_has_its_line() -> None:
-    assert set(_CAUGHT_BY) == set(transform.REWRITE_MARKERS)
+    assert set(_CAUGHT_BY) == set(_MUTATED)
     for marker, line in _CAUGHT_BY.items():
         assert [m for m in transform.REWRITE_MARKERS if m in line] == [marker]
 
 
-@pytest.mark.parametrize("marker", transform.REWRITE_MARKERS, ids=repr)
+@pytest.mark.parametrize("marker", _MUTATED, ids=repr)
 def test_removing_a_rewrite_marker_changes_what_a_rename_writes(
     marker: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -28,6 +28,7 @@ __all__ = [
     "OPENAI_MARKER",
     "PERSIST_MARKERS",
     "REWRITE_MARKERS",
+    "STRUCTURED_CONTENT_MARKER",
     "TRUNCATION_NOTICE",
     "js_length",
     "prepare_for_disk",
@@ -64,7 +65,9 @@ ESCAPE_MARKER = b"\\u"
 #: entry's line differ from it: the persistence transform's markers, the OpenAI replay (dropped in
 #: memory on load; a blob reference only stands in an image block or an ``image_url``, whose markers
 #: cover it), and a line ending in CR (rewrites write LF). (store/_indexed/rewrite.py)
-REWRITE_MARKERS = (*PERSIST_MARKERS, OPENAI_MARKER, b"\r")
+#: (``structuredContent``: omp 18.3 drops it from a spilled MCP result on every write.)
+STRUCTURED_CONTENT_MARKER = b'"structuredContent"'
+REWRITE_MARKERS = (*PERSIST_MARKERS, OPENAI_MARKER, STRUCTURED_CONTENT_MARKER, b"\r")
 #: ``PERSIST_MARKERS`` as one search (one per append that is not plain).
 _MARKERS = re.compile(b"|".join(re.escape(marker) for marker in PERSIST_MARKERS))
 _SCALAR_TYPES = frozenset({str, int, bool, type(None)})
@@ -202,8 +205,41 @@ def _is_plain(mapping: dict[str, Any], depth: int, dropped: frozenset[str]) -> b
     return True
 
 
+def _is_spilled_mcp_result(entry: dict[str, Any]) -> bool:
+    """omp 18.3 ``stripSpilledMcpStructuredContent``'s condition: a ``toolResult`` message whose
+    ``details`` has string ``serverName`` and ``mcpToolName``, a ``structuredContent`` key and a
+    non-empty string ``meta.truncation.artifactId`` (its text already went to an artifact)."""
+    message = entry.get("message")
+    if entry.get("type") != "message" or not isinstance(message, dict) or message.get("role") != "toolResult":
+        return False
+    details = message.get("details")
+    if not isinstance(details, dict) or "structuredContent" not in details:
+        return False
+    meta = details.get("meta")
+    truncation = meta.get("truncation") if isinstance(meta, dict) else None
+    artifact = truncation.get("artifactId") if isinstance(truncation, dict) else None
+    return (
+        isinstance(details.get("serverName"), str)
+        and isinstance(details.get("mcpToolName"), str)
+        and isinstance(artifact, str)
+        and bool(artifact)
+    )
+
+
+def without_spilled_structured_content(entry: dict[str, Any]) -> dict[str, Any]:
+    """``entry`` as omp 18.3 writes it: a spilled MCP result without ``details.structuredContent``
+    (a shallow copy; ``entry`` itself, which memory keeps, is not modified)."""
+    if not _is_spilled_mcp_result(entry):
+        return entry
+    message = entry["message"]
+    details = {key: value for key, value in message["details"].items() if key != "structuredContent"}
+    return {**entry, "message": {**message, "details": details}}
+
+
 def prepare_for_disk(entry: dict[str, Any], sink: BlobSink, rules: PersistRules = OMP_13_19.persist) -> bytes:
     """The exact line (with ``\\n``) that is written for ``entry``; ``entry`` is not modified."""
+    if rules.drop_spilled_structured_content:
+        entry = without_spilled_structured_content(entry)
     if _is_plain(entry, 1, rules.dropped_keys):
         # Most appends (a user message with text content, a model or label change): looking at
         # a few values costs less than the scans of the line this skips (three substring

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from omp_session.format.header import (
     peel_title_slot,
 )
 from omp_session.format.migrate import migrate_records
-from omp_session.format.title_slot import fold_into_header, parse_slot_line
+from omp_session.format.title_slot import TitleSlot, fold_into_header, parse_slot_line
 from omp_session.format.transform import (
     BLOB_MARKER,
     IMAGE_URL_MARKER,
@@ -32,11 +33,13 @@ from omp_session.store.regular import open_regular, read_regular
 
 __all__ = [
     "LoadedSession",
+    "SessionLoadResult",
     "header_problem_line",
     "is_blank",
     "is_session_header",
     "is_slot_only",
     "load_session",
+    "load_session_file",
     "parse_session",
     "peel_title_slot",
     "read_header",
@@ -114,3 +117,61 @@ def read_header(path: Path, limit: int | None = None) -> dict[str, Any] | None:
     if slot is not None:
         fold_into_header(header, slot)
     return header
+
+
+@dataclass
+class SessionLoadResult:
+    """omp 18's ``loadSessionFile`` result: the file's records as written (the header first, its
+    title slot folded in; not migrated), the slot, how many lines were malformed, the size read
+    (``None`` for a missing file) and whether the first record is not a session header (then
+    ``entries`` is empty)."""
+
+    entries: list[dict[str, Any]]
+    title_slot: TitleSlot | None
+    malformed_records: int
+    source_size: int | None
+    invalid_header: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """omp's JSON shape (``titleSlot`` only when there is one)."""
+        out: dict[str, Any] = {"entries": self.entries}
+        if self.title_slot is not None:
+            slot = self.title_slot
+            out["titleSlot"] = {
+                "title": slot.title,
+                **({"source": slot.source} if slot.source is not None else {}),
+                "updatedAt": slot.updated_at,
+            }
+        out.update(
+            malformedRecords=self.malformed_records,
+            sourceSize=self.source_size,
+            invalidHeader=self.invalid_header,
+        )
+        return out
+
+
+def load_session_file(path: Path | str, *, throw_if_missing: bool = False) -> SessionLoadResult:
+    """Load and check a session file keeping the malformed-line count (omp 18's free function
+    ``loadSessionFile``; a session of the configured store too). A missing file gives an empty
+    result with ``source_size`` ``None`` (``FileNotFoundError`` with ``throw_if_missing``).
+    Reads only."""
+    from omp_session.errors import SessionNotFoundError
+    from omp_session.format.codec import MALFORMED, TORN
+    from omp_session.format.title_slot import split_slot
+
+    path = Path(path)
+    store = configured_storage()
+    try:
+        data = store.read_session(path) if store is not None else read_session_bytes(path)
+    except (SessionNotFoundError, FileNotFoundError):
+        if throw_if_missing:
+            raise FileNotFoundError(f"ENOENT: no such file or directory, open '{path}'") from None
+        return SessionLoadResult([], None, 0, None, False)
+    slot, start = split_slot(data.removeprefix(BOM))
+    decoded = decode_lines(data.removeprefix(BOM)[start:])
+    malformed = sum(1 for issue in decoded.issues if issue.reason in (MALFORMED, TORN))
+    records = decoded.records
+    if records and slot is not None:
+        fold_into_header(records[0], slot)
+    invalid = not is_session_header(records[0]) if records else malformed > 0
+    return SessionLoadResult([] if invalid else records, slot, malformed, len(data), invalid)

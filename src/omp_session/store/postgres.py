@@ -19,6 +19,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, TypeVar
 
 from omp_session.errors import CorruptSessionError, PersistenceError, SessionNotFoundError
+from omp_session.format.entries import is_assistant_line
 from omp_session.format.title_slot import TitleSlot
 from omp_session.store import DurabilityPolicy, OpenedFile, StoredSession
 from omp_session.store.blobs import BlobSink, MemoryBlobStore
@@ -240,7 +241,16 @@ class PostgresStorage:
         if self.run(lambda c: c.execute(self.sql.update_title, values).fetchone()) is None:
             raise SessionNotFoundError(path)
 
-    def delete_session(self, path: Path) -> None:
+    def has_assistant_turn(self, path: Path) -> bool:
+        """The full-line scan over the row's content (title columns laid over a slot)."""
+        try:
+            data = self.read_session(path)
+        except SessionNotFoundError:
+            return False
+        return any(is_assistant_line(line.rstrip(b"\r")) for line in data.split(b"\n"))
+
+    def delete_session(self, path: Path, *, backups: bool = False) -> None:
+        """Delete the row (a database keeps no artifacts beside it and no ``.bak`` rows)."""
         self.run(lambda c: c.execute(self.sql.delete, (os.fspath(path),)))
 
 
