@@ -12,7 +12,17 @@ import sys
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-_NOTE = "omp-session: no working C compiler ({}); installing the pure-Python scanner"
+_NOTE = "omp-session: installing the pure-Python scanner (the compiled one did not build: {})"
+_noted: list[str] = []
+
+
+def _note(reason: object) -> None:
+    # One line, once, whichever step found no compiler (the build, or the copy of what it made).
+    if not _noted:
+        _noted.append(str(reason))
+        print(
+            _NOTE.format(str(reason).splitlines()[0][:160] if str(reason) else "no compiler"), file=sys.stderr
+        )
 
 
 class OptionalBuildExt(build_ext):
@@ -22,20 +32,20 @@ class OptionalBuildExt(build_ext):
         try:
             super().run()
         except Exception as exc:  # distutils' PlatformError and friends
-            print(_NOTE.format(exc), file=sys.stderr)
+            _note(exc)
 
     def build_extension(self, ext: Extension) -> None:
         try:
             super().build_extension(ext)
         except Exception as exc:  # CompileError, LinkError, a missing compiler
-            print(_NOTE.format(str(exc).splitlines()[0] if str(exc) else type(exc).__name__), file=sys.stderr)
+            _note(f"{type(exc).__name__}: {exc}")
 
 
 def _extensions() -> list[Extension]:
     try:
         from Cython.Build import cythonize
     except ImportError:
-        print(_NOTE.format("Cython is not installed"), file=sys.stderr)
+        _note("Cython is not installed")
         return []
     extension = Extension(
         "omp_session.store._scanner_c",
@@ -46,7 +56,7 @@ def _extensions() -> list[Extension]:
     try:
         return list(cythonize([extension], language_level=3, quiet=True))
     except Exception as exc:  # (a translation error is a bug of ours: the tests say which scanner ran)
-        print(_NOTE.format(f"Cython failed: {exc}"), file=sys.stderr)
+        _note(f"Cython failed: {exc}")
         return []
 
 
