@@ -45,5 +45,9 @@ lint: $(VENV_STAMP)
 bench: $(VENV_STAMP)
 	$(PY) -m bench
 
+## bench-peer: omp 18.2.3 on Bun (installed from the npm registry into bench/peer/) beside us
+bench-peer: $(VENV_STAMP)
+	$(PY) -m bench.peer $(PEER_ARGS)
+
 clean:
 	rm -rf .venv .pytest_cache .mypy_cache .ruff_cache .coverage

@@ -19,7 +19,7 @@ Internal module (the offset index's cold open); not part of the public API.
 from cpython cimport array as carray
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
-from libc.stdlib cimport free, malloc, qsort, realloc
+from libc.stdlib cimport free, malloc, qsort, realloc, strtod
 from libc.string cimport memchr, memcmp, memcpy, memset
 
 import array
@@ -621,6 +621,289 @@ cdef int _classify(object entry, Line* line, list keep, const unsigned char** id
     return 0
 
 
+
+# -- usage totals, added in C (UsageStatistics.add_usage, number for number) ----------------------
+
+cdef struct Total:
+    int is_float
+    int64_t whole
+    double real
+
+cdef struct Number:
+    int kind  # 0: not a number, 1: an integer, 2: a float
+    int64_t whole
+    double real
+
+cdef struct Usage:
+    Number strict[5]  # input, output, cacheRead, cacheWrite, totalTokens (kind 0: missing)
+    int has_orchestration
+    Number orchestration[3]  # input, output, cacheRead
+    Number premium
+    Number cost_total
+
+cdef int64_t INT64_LIMIT = 9223372036854775807LL
+
+
+cdef Py_ssize_t read_number(const unsigned char* s, Py_ssize_t i, Py_ssize_t n, Number* out) noexcept nogil:
+    # The number token at s[i] (already checked by scan_line); its end, or -1 (the caller falls
+    # back to orjson: an integer of more than 18 digits, a token too long to copy).
+    cdef Py_ssize_t start = i, digits = 0
+    cdef int is_float = 0, negative = 0
+    cdef char buffer[80]
+    cdef int64_t whole = 0
+    if s[i] == 45:
+        negative = 1
+        i += 1
+    while i < n and 48 <= s[i] <= 57:
+        whole = whole * 10 + (s[i] - 48) if digits < 18 else whole
+        i += 1
+        digits += 1
+    if i < n and s[i] == 46:
+        is_float = 1
+        i += 1
+        while i < n and 48 <= s[i] <= 57:
+            i += 1
+    if i < n and (s[i] == 101 or s[i] == 69):
+        is_float = 1
+        i += 1
+        if i < n and (s[i] == 43 or s[i] == 45):
+            i += 1
+        while i < n and 48 <= s[i] <= 57:
+            i += 1
+    if digits == 0:
+        return -1
+    if is_float:
+        if i - start >= 79:
+            return -1
+        memcpy(buffer, s + start, i - start)
+        buffer[i - start] = 0
+        out.kind = 2
+        out.real = strtod(buffer, NULL)
+    else:
+        if digits > 18:
+            return -1
+        out.kind = 1
+        out.whole = -whole if negative else whole
+    return i
+
+
+cdef Py_ssize_t read_field(const unsigned char* s, Py_ssize_t i, Py_ssize_t n, Number* out) noexcept nogil:
+    # A value: a number is read into ``out``, anything else skipped (kind 0).
+    out.kind = 0
+    if s[i] == 45 or 48 <= s[i] <= 57:
+        return read_number(s, i, n, out)
+    return scan_value(s, i, n, 3)
+
+
+cdef int key_index(const unsigned char* s, Py_ssize_t at, Py_ssize_t end, int level) noexcept nogil:
+    # Which tracked key s[at:end] (quotes included) is at this level of a usage; -1: none.
+    if level == 0:
+        if key_is(s, at, end, "input", 5): return 0
+        if key_is(s, at, end, "output", 6): return 1
+        if key_is(s, at, end, "cacheRead", 9): return 2
+        if key_is(s, at, end, "cacheWrite", 10): return 3
+        if key_is(s, at, end, "totalTokens", 11): return 4
+        if key_is(s, at, end, "orchestration", 13): return 5
+        if key_is(s, at, end, "premiumRequests", 15): return 6
+        if key_is(s, at, end, "cost", 4): return 7
+    elif level == 1:  # orchestration
+        if key_is(s, at, end, "input", 5): return 0
+        if key_is(s, at, end, "output", 6): return 1
+        if key_is(s, at, end, "cacheRead", 9): return 2
+    elif level == 2:  # cost
+        if key_is(s, at, end, "total", 5): return 0
+    return -1
+
+
+cdef Py_ssize_t read_usage_object(const unsigned char* s, Py_ssize_t i, Py_ssize_t n, int level, Usage* usage) noexcept nogil:
+    # The object at s[i] at ``level``; its end, or -1 (fall back to orjson).
+    cdef int escaped = 0, which, seen = 0
+    cdef Py_ssize_t key_at, key_end
+    cdef Number ignored
+    i = skip_ws(s, i + 1, n)
+    if i < n and s[i] == 125:
+        return i + 1
+    while True:
+        if i >= n or s[i] != 34:
+            return -1
+        key_at = i
+        escaped = 0
+        i = scan_string(s, i, n, &escaped)
+        if i < 0 or escaped:
+            return -1
+        key_end = i
+        i = skip_ws(s, i, n)
+        if i >= n or s[i] != 58:
+            return -1
+        i = skip_ws(s, i + 1, n)
+        if i >= n:
+            return -1
+        which = key_index(s, key_at, key_end, level)
+        if which >= 0:
+            if seen & (1 << which):
+                return -1  # a duplicate key: orjson keeps the last one
+            seen |= 1 << which
+        if which < 0:
+            i = scan_value(s, i, n, 3)
+        elif level == 1:
+            i = read_field(s, i, n, &usage.orchestration[which])
+        elif level == 2:
+            i = read_field(s, i, n, &usage.cost_total)
+        elif which < 5:
+            i = read_field(s, i, n, &usage.strict[which])
+        elif which == 5:
+            if s[i] == 123:
+                usage.has_orchestration = 1
+                i = read_usage_object(s, i, n, 1, usage)
+            else:
+                i = scan_value(s, i, n, 3)
+        elif which == 6:
+            i = read_field(s, i, n, &usage.premium)
+        else:
+            if s[i] == 123:
+                i = read_usage_object(s, i, n, 2, usage)
+            else:
+                i = scan_value(s, i, n, 3)
+        if i < 0:
+            return -1
+        i = skip_ws(s, i, n)
+        if i >= n:
+            return -1
+        if s[i] == 44:
+            i = skip_ws(s, i + 1, n)
+        elif s[i] == 125:
+            return i + 1
+        else:
+            return -1
+
+
+cdef inline int add_number(Total* total, Number* value) noexcept nogil:
+    # ``total += value`` as Python adds an int or a float; 0 on an integer overflow.
+    if value.kind == 1:
+        if total.is_float:
+            total.real += <double>value.whole
+        elif (value.whole > 0 and total.whole > INT64_LIMIT - value.whole) or (
+            value.whole < 0 and total.whole < -INT64_LIMIT - value.whole
+        ):
+            return 0
+        else:
+            total.whole += value.whole
+    elif value.kind == 2:
+        if total.is_float:
+            total.real += value.real
+        else:
+            total.real = <double>total.whole + value.real
+            total.is_float = 1
+    return 1
+
+
+cdef inline int nonzero(Number* value) noexcept nogil:
+    # ``_number(value) or 0`` adds something.
+    return (value.kind == 1 and value.whole != 0) or (value.kind == 2 and value.real != 0.0)
+
+
+_TOTALS = (
+    "input", "output", "cacheRead", "cacheWrite", "totalTokens",
+    "orchestrationInput", "orchestrationOutput", "orchestrationCacheRead", "premiumRequests", "cost",
+)
+_STRICT = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
+
+
+cdef class UsageSpans:
+    """The usage values of the scanned assistant messages, left in the file's bytes: indexing
+    decodes one (orjson), ``add_to`` adds a run of them to a ``UsageStatistics`` in C, exactly as
+    its ``add_usage`` of each decoded value would (anything else is handed to ``add_usage``)."""
+
+    cdef bytes data
+    cdef carray.array starts
+    cdef carray.array lengths
+    cdef dict decoded
+
+    def __cinit__(self, bytes data, carray.array starts, carray.array lengths, dict decoded):
+        self.data, self.starts, self.lengths, self.decoded = data, starts, lengths, decoded
+
+    def __len__(self):
+        return len(self.lengths)
+
+    def __getitem__(self, Py_ssize_t index):
+        if index < 0 or index >= len(self.lengths):
+            raise IndexError(index)
+        if self.lengths.data.as_longlongs[index] < 0:
+            return self.decoded[index]
+        at = self.starts.data.as_longlongs[index]
+        return orjson.loads(self.data[at : at + self.lengths.data.as_longlongs[index]])
+
+    def add_to(self, stats, Py_ssize_t begin, Py_ssize_t end):
+        """``stats.add_usage`` of the values ``begin`` to ``end``, in order."""
+        cdef Total totals[10]
+        cdef Total trial[10]
+        cdef Usage usage
+        cdef Py_ssize_t index, at, length, k
+        cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(self.data)
+        cdef int ok, missing
+        if not self._load(stats, totals):
+            for index in range(begin, end):
+                stats.add_usage(self[index])
+            return
+        for index in range(begin, end):
+            length = self.lengths.data.as_longlongs[index]
+            at = self.starts.data.as_longlongs[index]
+            ok = 0
+            if length >= 0:
+                if s[at] != 123:
+                    continue  # not an object: add_usage adds nothing
+                memset(&usage, 0, sizeof(Usage))
+                if read_usage_object(s + at, 0, length, 0, &usage) == length:
+                    memcpy(trial, totals, sizeof(totals))
+                    ok = 1
+                    missing = 0
+                    for k in range(5):
+                        if usage.strict[k].kind == 0:
+                            missing |= 1 << k
+                        elif not add_number(&trial[k], &usage.strict[k]):
+                            ok = 0
+                    if usage.has_orchestration:
+                        for k in range(3):
+                            if nonzero(&usage.orchestration[k]) and not add_number(&trial[5 + k], &usage.orchestration[k]):
+                                ok = 0
+                    if nonzero(&usage.premium) and not add_number(&trial[8], &usage.premium):
+                        ok = 0
+                    if nonzero(&usage.cost_total) and not add_number(&trial[9], &usage.cost_total):
+                        ok = 0
+                    if ok:
+                        memcpy(totals, trial, sizeof(totals))
+                        if missing:
+                            for k in range(5):
+                                if missing & (1 << k):
+                                    stats._missing(_STRICT[k])
+            if not ok:  # decoded and added by UsageStatistics itself
+                self._store(stats, totals)
+                stats.add_usage(self[index])
+                if not self._load(stats, totals):
+                    for k in range(index + 1, end):
+                        stats.add_usage(self[k])
+                    return
+        self._store(stats, totals)
+
+    cdef int _load(self, stats, Total* totals) except -1:
+        cdef int k
+        for k in range(10):
+            value = getattr(stats, _TOTALS[k])
+            if type(value) is float:
+                totals[k].is_float, totals[k].real = 1, value
+            elif type(value) is int and -INT64_LIMIT <= value <= INT64_LIMIT:
+                totals[k].is_float, totals[k].whole = 0, value
+            else:
+                return 0
+        return 1
+
+    cdef int _store(self, stats, Total* totals) except -1:
+        cdef int k
+        for k in range(10):
+            setattr(stats, _TOTALS[k], totals[k].real if totals[k].is_float else totals[k].whole)
+        return 0
+
+
 def scan(bytes data, Py_ssize_t start, Py_ssize_t end, object hooks, object stateful):
     """Scan the lines of ``data[start:end]``; the fields of ``_scanner_py.Scanned``, as a tuple."""
     cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(data)
@@ -640,8 +923,6 @@ def scan(bytes data, Py_ssize_t start, Py_ssize_t end, object hooks, object stat
     cdef Py_ssize_t stable_size = 0
     cdef unsigned char* blob
     cdef Py_ssize_t blob_size = 0, blob_at = 0
-    cdef unsigned char* usage_buffer = NULL
-    cdef Py_ssize_t usage_size = 0, usage_at = 0
     if start < 0 or end > size or start > end:
         raise ValueError("a scan within the data")
     if start < end and s[end - 1] != 10:
@@ -673,6 +954,8 @@ def scan(bytes data, Py_ssize_t start, Py_ssize_t end, object hooks, object stat
     cdef list keep = state.keep
     cdef dict special = {}
     cdef dict decoded_usage = {}  # index in usage_positions -> value, for decoded lines
+    cdef carray.array span_starts = array.array("q")
+    cdef carray.array span_lengths = array.array("q")
     cdef set dangling = set()
     cdef object scan_state = hooks.scan_state
     cdef object scan_assistant = hooks.scan_assistant
@@ -681,16 +964,11 @@ def scan(bytes data, Py_ssize_t start, Py_ssize_t end, object hooks, object stat
     cdef Py_ssize_t id_len, parent_len
     blob_size = 64 + 16 * count
     blob = <unsigned char*>malloc(blob_size)
-    usage_size = 4096
-    usage_buffer = <unsigned char*>malloc(usage_size)
-    if not blob or not usage_buffer or not names.ptr or not names.length:
+    if not blob or not names.ptr or not names.length:
         free(blob)
-        free(usage_buffer)
         free(names.ptr)
         free(names.length)
         raise MemoryError()
-    usage_buffer[0] = 91  # "["
-    usage_at = 1
     try:
         at = start
         for position in range(count):
@@ -755,21 +1033,15 @@ def scan(bytes data, Py_ssize_t start, Py_ssize_t end, object hooks, object stat
                             carray.resize_smart(usage_positions, usages + 1)
                             usage_positions.data.as_ints[usages] = <int>position
                             usages += 1
-                            if usage_at + line.usage_len + 8 > usage_size:
-                                usage_size = 2 * usage_size + line.usage_len + 8
-                                usage_buffer = <unsigned char*>realloc(usage_buffer, usage_size)
-                                if not usage_buffer:
-                                    raise MemoryError()
-                            if usage_at > 1:
-                                usage_buffer[usage_at] = 44
-                                usage_at += 1
+                            carray.resize_smart(span_starts, usages)
+                            carray.resize_smart(span_lengths, usages)
                             if entry is None:
-                                memcpy(usage_buffer + usage_at, s + at + line.usage_at, line.usage_len)
-                                usage_at += line.usage_len
+                                span_starts.data.as_longlongs[usages - 1] = at + line.usage_at
+                                span_lengths.data.as_longlongs[usages - 1] = line.usage_len
                             else:
                                 decoded_usage[usages - 1] = entry["message"]["usage"]
-                                memcpy(usage_buffer + usage_at, b"null", 4)
-                                usage_at += 4
+                                span_starts.data.as_longlongs[usages - 1] = 0
+                                span_lengths.data.as_longlongs[usages - 1] = -1
                     elif line.role == R_TOOL_RESULT and line.task:
                         special[position] = entry if entry is not None else orjson.loads(data[at:line_end])
             elif line.kind == T_MODEL_USAGE:
@@ -813,13 +1085,9 @@ def scan(bytes data, Py_ssize_t start, Py_ssize_t end, object hooks, object stat
             at = line_end + 1
         qsort(id_hashes.data.as_uints, count, sizeof(uint32_t), _compare_u32)
         id_blob = PyBytes_FromStringAndSize(<const char*>blob, blob_at)
-        usage_buffer[usage_at] = 93  # "]"
-        usage_values = orjson.loads(PyBytes_FromStringAndSize(<const char*>usage_buffer, usage_at + 1))
-        for i, value in decoded_usage.items():
-            usage_values[i] = value
+        usage_values = UsageSpans(data, span_starts, span_lengths, decoded_usage)
     finally:
         free(blob)
-        free(usage_buffer)
         free(stable)
         free(names.ptr)
         free(names.length)

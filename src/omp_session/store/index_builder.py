@@ -15,6 +15,7 @@ Internal module (part of ``SessionManager.open``); not part of the public API.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
@@ -320,22 +321,27 @@ class IndexBuilder:
         self.dangling = scanned.dangling
         self.has_assistant = scanned.has_assistant
         usage, special = self.usage, scanned.special
-        add_usage, add_entry = usage.add_usage, usage.add_entry
+        add_entry = usage.add_entry
         positions, values = scanned.usage_positions, scanned.usage_values
+        # The compiled scanner's values stay in the file's bytes and are added in C
+        # (``add_to(stats, begin, end)``); a list (the pure-Python scanner's) is added here.
+        add_run = getattr(values, "add_to", None)
+        if add_run is None:
+            add_usage = usage.add_usage
+
+            def add_run(stats: UsageStatistics, begin: int, end: int) -> None:
+                for index in range(begin, end):
+                    add_usage(values[index])
+
         # The entries that carry spend besides assistant messages, merged in by position.
         others = [p for p, e in special.items() if e.get("type") in _SPEND_TYPES]
-        if not others:
-            for value in values:
-                add_usage(value)
-            return
-        at = 0
-        for index, position in enumerate(positions):
-            while at < len(others) and others[at] < position:
-                add_entry(special[others[at]])
-                at += 1
-            add_usage(values[index])
-        for position in others[at:]:
+        begin = 0
+        for position in others:
+            end = bisect_left(positions, position, begin)
+            add_run(usage, begin, end)
             add_entry(special[position])
+            begin = end
+        add_run(usage, begin, len(positions))
 
 
 #: Entry types ``_apply`` handles: the state types but ``message`` (inlined in ``add_all``), and
