@@ -69,6 +69,9 @@ def looks_random(value: str, *, min_entropy: float = 3.0) -> bool:
         return False
     if re.fullmatch(r"[a-z]+(?:[-_.][a-z]+)*[-_.]?[0-9]{0,4}", value):
         return False
+    parts = [part for part in re.split(r"[-_.]", value) if part]
+    if len(parts) >= 3 and sum(part.isalpha() and part.islower() for part in parts) * 4 >= len(parts) * 3:
+        return False  # words joined by separators: a name, not a key
     return shannon_entropy(value) >= min_entropy
 
 
@@ -145,7 +148,7 @@ RULES: tuple[Rule, ...] = (
         "slack-token",
         "high",
         "Slack token: xoxa-/xoxb-/xoxp-/xoxr-/xoxs-/xoxe- and 10+ characters",
-        _rx(_L + r"xox[abeoprs]-[A-Za-z0-9-]{10,}" + _R),
+        _rx(_L + r"xox[abeprs]-[A-Za-z0-9-]{10,}" + _R),
     ),
     Rule(
         "slack-webhook",
