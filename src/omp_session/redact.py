@@ -8,14 +8,15 @@ placeholders, the store-wide scan and scrubbing in place (docs/sharing.md).
 >>> r.report.summary_lines()[-1]
 'pattern redaction is a floor: review before sharing'
 
-The engine lives in ``omp_session.tools`` (redaction, secret_rules, omp_secrets,
+The engine lives in ``omp_session.tools`` (redaction, secret_rules, omp_secrets, omp_obfuscator,
+omp_replacement,
 session_redaction); this module is its public name.
 """
 
 from __future__ import annotations
 
+from omp_session.tools.omp_obfuscator import OmpSecretObfuscator
 from omp_session.tools.omp_secrets import (
-    OmpSecretObfuscator,
     SecretEntry,
     SecretsConfigError,
     build_omp_entries,

@@ -11,12 +11,9 @@ from typing import Any
 
 import pytest
 
-from omp_session.tools.omp_secrets import (
-    SENSITIVE_TOKEN_SOURCE,
-    OmpSecretObfuscator,
-    build_omp_entries,
-    wyhash,
-)
+from omp_session.tools.omp_obfuscator import OmpSecretObfuscator
+from omp_session.tools.omp_replacement import wyhash
+from omp_session.tools.omp_secrets import SENSITIVE_TOKEN_SOURCE, build_omp_entries
 
 GOLDEN = Path(__file__).parent.parent / "golden" / "omp_secrets"
 CASES: list[dict[str, Any]] = json.loads((GOLDEN / "cases.json").read_text(encoding="utf-8"))
@@ -44,7 +41,7 @@ def test_obfuscation_matches_omp(index: int, tmp_path: Path) -> None:
     warnings: list[str] = []
     obfuscator = OmpSecretObfuscator(build_omp_entries(cwd, agent_dir, case["env"], warnings), case["key"])
     outputs = [obfuscator.obfuscate(text) for text in case["texts"]]
-    for text, got, want in zip(case["texts"], outputs, expected["outputs"]):
+    for text, got, want in zip(case["texts"], outputs, expected["outputs"], strict=True):
         assert got == want, f"input {text!r}"
     assert len(warnings) == len(expected["warnings"])
 
@@ -56,8 +53,13 @@ def test_golden_case_count() -> None:
 
 @pytest.mark.parametrize(
     ("text", "value"),
-    [("", 290873116282709081), ("abcd", 5251164938674970899), ("0123456789abcdefg", 13012861896001323413),
-     ("y" * 49, 16226373637292149739), ("😀 emoji", 13807576741355993854)],
+    [
+        ("", 290873116282709081),
+        ("abcd", 5251164938674970899),
+        ("0123456789abcdefg", 13012861896001323413),
+        ("y" * 49, 16226373637292149739),
+        ("😀 emoji", 13807576741355993854),
+    ],
 )
 def test_wyhash_is_buns_hash(text: str, value: int) -> None:
     # Values printed by `Bun.hash(text)` under Bun 1.4.5.

@@ -11,30 +11,52 @@ from omp_session.tools.secret_rules import RULES, looks_random, shannon_entropy
 # (kind, text, value that must disappear). The texts avoid omp's built-in shapes where the kind
 # is ours alone, and use them where both apply (either may then name it).
 POSITIVES: list[tuple[str, str, str]] = [
-    ("private-key", "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7\n-----END RSA PRIVATE KEY-----",
-     "MIIEowIBAAKCAQEA7"),
-    ("private-key", "key: -----BEGIN OPENSSH PRIVATE KEY-----\\nb3BlbnNzaC1rZXktdjE\\n-----END OPENSSH PRIVATE KEY-----",
-     "b3BlbnNzaC1rZXktdjE"),
-    ("private-key", "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF9xYz0BCAC\n-----END PGP PRIVATE KEY BLOCK-----",
-     "lQOYBF9xYz0BCAC"),
-    ("private-key", "cut off: -----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkq8Xz93LmQp", "MHcCAQEEIBkq8Xz93LmQp"),
+    (
+        "private-key",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7\n-----END RSA PRIVATE KEY-----",
+        "MIIEowIBAAKCAQEA7",
+    ),
+    (
+        "private-key",
+        "key: -----BEGIN OPENSSH PRIVATE KEY-----\\nb3BlbnNzaC1rZXktdjE\\n-----END OPENSSH PRIVATE KEY-----",
+        "b3BlbnNzaC1rZXktdjE",
+    ),
+    (
+        "private-key",
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF9xYz0BCAC\n-----END PGP PRIVATE KEY BLOCK-----",
+        "lQOYBF9xYz0BCAC",
+    ),
+    (
+        "private-key",
+        "cut off: -----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkq8Xz93LmQp",
+        "MHcCAQEEIBkq8Xz93LmQp",
+    ),
     ("anthropic-key", "ANTHROPIC=sk-ant-admin01-Zx8Qw2Er4Ty6Ui8Op0As", "sk-ant-admin01-Zx8Qw2Er4Ty6Ui8Op0As"),
     ("openai-key", "key sk-svcacct-Ab12Cd34Ef56Gh78Ij90Kl", "sk-svcacct-Ab12Cd34Ef56Gh78Ij90Kl"),
     ("github-token", "ghp_" + "Ab3dE" * 8, "ghp_" + "Ab3dE" * 8),
     ("github-token", "github_pat_11ABCDEFG0123456789_abcdefXYZ", "github_pat_11ABCDEFG0123456789_abcdefXYZ"),
     ("gitlab-token", "glptt-0123456789abcdefABCD", "glptt-0123456789abcdefABCD"),
     ("slack-token", "xoxe-1-ABCDEFGHIJK123", "xoxe-1-ABCDEFGHIJK123"),
-    ("slack-webhook", "https://hooks.slack.com/services/T0123ABCD/B0123ABCD/abcdefghijklmnopQRSTuvwx",
-     "abcdefghijklmnopQRSTuvwx"),
+    (
+        "slack-webhook",
+        "https://hooks.slack.com/services/T0123ABCD/B0123ABCD/abcdefghijklmnopQRSTuvwx",
+        "abcdefghijklmnopQRSTuvwx",
+    ),
     ("stripe-key", "sk_live_0123456789abcdefXYZ", "sk_live_0123456789abcdefXYZ"),
     ("stripe-webhook-secret", "whsec_abcdefghij0123456789ABCD", "whsec_abcdefghij0123456789ABCD"),
     ("google-api-key", "AIzaSyD-abcdefghijklmnopqrstuvwxyz01234", "AIzaSyD-abcdefghijklmnopqrstuvwxyz01234"),
     ("google-oauth-secret", "GOCSPX-abcdefghijklmnopqrstuvwx12", "GOCSPX-abcdefghijklmnopqrstuvwx12"),
     ("aws-access-key-id", "id ABIAIOSFODNN7EXAMPL2", "ABIAIOSFODNN7EXAMPL2"),
-    ("aws-secret-access-key", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-     "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
-    ("aws-secret-access-key", "AKIAIOSFODNN7EXAMPLE,wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-     "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+    (
+        "aws-secret-access-key",
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    ),
+    (
+        "aws-secret-access-key",
+        "AKIAIOSFODNN7EXAMPLE,wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    ),
     ("jwt", "eyJhbGciOiJub25lIn0.eyJzdWIiOiIxMjM0In0.", "eyJzdWIiOiIxMjM0In0"),
     ("npm-token", "npm_" + "a1B2c3" * 6, "npm_" + "a1B2c3" * 6),
     ("huggingface-token", "hf_" + "Qw3Er5Ty7U" * 3 + "zz", "hf_" + "Qw3Er5Ty7U" * 3 + "zz"),
@@ -42,18 +64,24 @@ POSITIVES: list[tuple[str, str, str]] = [
     ("pypi-token", "pypi-AgEIcHlwaS5vcmc" + "x1Y2z3" * 10, "pypi-AgEIcHlwaS5vcmc" + "x1Y2z3" * 10),
     ("digitalocean-token", "dop_v1_" + "0123456789abcdef" * 4, "dop_v1_" + "0123456789abcdef" * 4),
     ("shopify-token", "shpat_" + "0123456789abcdef" * 2, "shpat_" + "0123456789abcdef" * 2),
-    ("age-secret-key", "AGE-SECRET-KEY-1" + "QWERTYUIOPASDFGHJKLZXCVBNM0123456789QWERTYUIOPASDFGHJKLZXC",
-     "AGE-SECRET-KEY-1" + "QWERTYUIOPASDFGHJKLZXCVBNM0123456789QWERTYUIOPASDFGHJKLZXC"),
+    (
+        "age-secret-key",
+        "AGE-SECRET-KEY-1" + "QWERTYUIOPASDFGHJKLZXCVBNM0123456789QWERTYUIOPASDFGHJKLZXC",
+        "AGE-SECRET-KEY-1" + "QWERTYUIOPASDFGHJKLZXCVBNM0123456789QWERTYUIOPASDFGHJKLZXC",
+    ),
     ("discord-webhook", "https://discord.com/api/webhooks/123456789/" + "aB3_" * 16, "aB3_" * 16),
     ("telegram-bot-token", "bot 123456789:AA" + "bC4d" * 8 + "e", "123456789:AA" + "bC4d" * 8 + "e"),
     ("twilio-key", "SK" + "0123456789abcdef" * 2, "SK" + "0123456789abcdef" * 2),
     ("hashicorp-vault-token", "hvs." + "Ab1Cd2" * 16, "hvs." + "Ab1Cd2" * 16),
-    ("azure-storage-key", "DefaultEndpointsProtocol=https;AccountKey=" + "Ab1+" * 21 + "Ab==;",
-     "Ab1+" * 21 + "Ab=="),
+    (
+        "azure-storage-key",
+        "DefaultEndpointsProtocol=https;AccountKey=" + "Ab1+" * 21 + "Ab==;",
+        "Ab1+" * 21 + "Ab==",
+    ),
     ("database-password", "postgres://app:Pa55word-x9@db:5432/app", "Pa55word-x9"),
     ("database-password", "mongodb+srv://root:K9%40zz-secret@cluster0.mongodb.net", "K9%40zz-secret"),
     ("url-password", "https://deploy:Gh7Tq2Lp9@git.example.com/repo.git", "Gh7Tq2Lp9"),
-    ("authorization-header", 'Authorization: Basic dXNlcjpwYXNzd29yZA==', "dXNlcjpwYXNzd29yZA=="),
+    ("authorization-header", "Authorization: Basic dXNlcjpwYXNzd29yZA==", "dXNlcjpwYXNzd29yZA=="),
     ("authorization-header", '{\\"authorization\\": \\"Token abc123def456\\"}', "abc123def456"),
     ("bearer-token", "use bearer Xy7Kp2Qr9Lm4Nb6V", "Xy7Kp2Qr9Lm4Nb6V"),
     ("basic-auth", "curl -u admin:Tr0ub4dor3 https://x", "Tr0ub4dor3"),
@@ -65,7 +93,10 @@ POSITIVES: list[tuple[str, str, str]] = [
 
 NEAR_MISSES: list[tuple[str, str]] = [
     ("private-key", "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8A\n-----END PUBLIC KEY-----"),
-    ("private-key", "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIEAgAAuTANBgkq\n-----END CERTIFICATE-----"),
+    (
+        "private-key",
+        "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIEAgAAuTANBgkq\n-----END CERTIFICATE-----",
+    ),
     ("anthropic-key", "sk-ant-short"),
     ("openai-key", "pip install sk-learn-tutorial-for-beginners"),
     ("openai-key", "task-0123456789abcdefghij0123"),
@@ -122,7 +153,9 @@ def test_every_rule_kind_has_a_positive_and_a_near_miss() -> None:
     assert len(kinds) >= 30
 
 
-@pytest.mark.parametrize(("kind", "text", "value"), POSITIVES, ids=[f"{k}-{i}" for i, (k, _t, _v) in enumerate(POSITIVES)])
+@pytest.mark.parametrize(
+    ("kind", "text", "value"), POSITIVES, ids=[f"{k}-{i}" for i, (k, _t, _v) in enumerate(POSITIVES)]
+)
 def test_positive_is_masked(kind: str, text: str, value: str) -> None:
     redactor = Redactor()
     out = redactor.redact_text(text)
@@ -134,7 +167,9 @@ def test_positive_is_masked(kind: str, text: str, value: str) -> None:
     assert kind in found or out.count("[REDACTED:") >= 1
 
 
-@pytest.mark.parametrize(("kind", "text"), NEAR_MISSES, ids=[f"{k}-{i}" for i, (k, _t) in enumerate(NEAR_MISSES)])
+@pytest.mark.parametrize(
+    ("kind", "text"), NEAR_MISSES, ids=[f"{k}-{i}" for i, (k, _t) in enumerate(NEAR_MISSES)]
+)
 def test_near_miss_is_left_alone(kind: str, text: str) -> None:
     redactor = Redactor()
     assert redactor.redact_text(text) == text
@@ -152,7 +187,8 @@ def test_placeholders_are_stable_per_value_and_numbered_per_kind() -> None:
     a, b = "ghp_" + "Ab3dE" * 8, "ghp_" + "Zz9yX" * 8
     redactor = Redactor()
     out = redactor.redact_text(f"{a} {b} {a}") + "|" + redactor.redact_text(f"{b}")
-    assert out == "[REDACTED:github-token#1] [REDACTED:github-token#2] [REDACTED:github-token#1]|[REDACTED:github-token#2]"
+    first, second = "[REDACTED:github-token#1]", "[REDACTED:github-token#2]"
+    assert out == f"{first} {second} {first}|{second}"
     assert redactor.report.values["github-token"] == 2
     assert redactor.report.occurrences["github-token"] == 4
     # A new output starts again at #1.

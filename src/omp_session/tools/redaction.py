@@ -31,7 +31,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from omp_session.tools.omp_secrets import OmpSecretObfuscator, SecretEntry
+from omp_session.tools.omp_obfuscator import OmpSecretObfuscator
+from omp_session.tools.omp_secrets import SecretEntry
 from omp_session.tools.secret_rules import CONFIDENCE_ORDER, RULES, Confidence, Rule
 
 __all__ = [
@@ -50,9 +51,28 @@ FLOOR_WARNING = "pattern redaction is a floor: review before sharing"
 #: Keys whose values are structure, never prose: not scanned, never changed.
 STRUCTURAL_KEYS = frozenset(
     {
-        "id", "parentId", "type", "timestamp", "role", "version", "targetId", "firstKeptEntryId",
-        "fromId", "toolCallId", "api", "provider", "model", "modelId", "stopReason", "thinkingLevel",
-        "mimeType", "responseId", "thinkingSignature", "thoughtSignature", "textSignature", "encoding",
+        "id",
+        "parentId",
+        "type",
+        "timestamp",
+        "role",
+        "version",
+        "targetId",
+        "firstKeptEntryId",
+        "fromId",
+        "toolCallId",
+        "api",
+        "provider",
+        "model",
+        "modelId",
+        "stopReason",
+        "thinkingLevel",
+        "mimeType",
+        "responseId",
+        "thinkingSignature",
+        "thoughtSignature",
+        "textSignature",
+        "encoding",
     }
 )
 
@@ -158,10 +178,13 @@ class RedactionReport:
         """The lines a command prints after a redacted output (always ending in the warning)."""
         lines = []
         if self.values:
-            kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(self.values.items(), key=lambda kv: (-kv[1], kv[0])))
+            kinds = ", ".join(
+                f"{kind} {n}" for kind, n in sorted(self.values.items(), key=lambda kv: (-kv[1], kv[0]))
+            )
+            places = sum(self.occurrences.values())
             lines.append(
                 f"redacted {self.total_values} value{'s' if self.total_values != 1 else ''} "
-                f"in {sum(self.occurrences.values())} place{'s' if sum(self.occurrences.values()) != 1 else ''}: {kinds}"
+                f"in {places} place{'s' if places != 1 else ''}: {kinds}"
             )
         else:
             lines.append("redacted 0 values: no pattern matched")
@@ -254,7 +277,12 @@ class Redactor:
         found = []
         for record in self._omp.replaced[before:]:
             found.append(
-                (record.value, record.output, _omp_kind(record.entry, record.value), record.entry.mode == "obfuscate")
+                (
+                    record.value,
+                    record.output,
+                    _omp_kind(record.entry, record.value),
+                    record.entry.mode == "obfuscate",
+                )
             )
         return found
 
@@ -271,8 +299,14 @@ class Redactor:
                 if rule.validate is not None and not rule.validate(value):
                     continue
                 name = f"{rule.kind}/{priority}"
-                candidates.append((start, -(end - start), priority, Finding(start, end, value, rule.kind,
-                                                                           rule.confidence, name)))
+                candidates.append(
+                    (
+                        start,
+                        -(end - start),
+                        priority,
+                        Finding(start, end, value, rule.kind, rule.confidence, name),
+                    )
+                )
         candidates.sort(key=lambda c: (c[0], c[1], c[2]))
         chosen: list[Finding] = []
         last_end = -1
@@ -354,7 +388,10 @@ class Redactor:
             return [self.redact_value(item) for item in value]
         if isinstance(value, dict):
             if value.get("type") == "image":
-                return {k: (v if k in ("data", "source") else self.redact_value(v, key=k)) for k, v in value.items()}
+                return {
+                    k: (v if k in ("data", "source") else self.redact_value(v, key=k))
+                    for k, v in value.items()
+                }
             return {k: self.redact_value(v, key=k) for k, v in value.items()}
         return value
 

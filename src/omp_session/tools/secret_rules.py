@@ -111,7 +111,10 @@ RULES: tuple[Rule, ...] = (
         "private-key",
         "high",
         "PEM or OpenSSH private key block, BEGIN to END (any algorithm, PGP blocks included)",
-        _rx(r"-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----[\s\S]*?-----END ([A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----"),
+        _rx(
+            r"-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----[\s\S]*?"
+            r"-----END ([A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----"
+        ),
     ),
     Rule(
         "private-key",
@@ -136,7 +139,9 @@ RULES: tuple[Rule, ...] = (
         "github-token",
         "high",
         "GitHub token: ghp_/gho_/ghu_/ghs_/ghr_ and 36+ characters, or github_pat_…",
-        _rx(r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})(?![A-Za-z0-9_])"),
+        _rx(
+            r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})(?![A-Za-z0-9_])"
+        ),
     ),
     Rule(
         "gitlab-token",
@@ -159,7 +164,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "stripe-key",
         "high",
-        "Stripe secret or restricted key: sk_live_/sk_test_/rk_live_/rk_test_ (publishable pk_ keys are public)",
+        "Stripe secret or restricted key: sk_live_/sk_test_/rk_live_/rk_test_ (pk_ keys are public)",
         _rx(_L + r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}" + _R),
     ),
     Rule(
@@ -217,49 +222,73 @@ RULES: tuple[Rule, ...] = (
         "JSON Web Token: three base64url parts, the first two starting eyJ",
         _rx(_L + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.(?:[A-Za-z0-9_-]{8,})?" + _R),
     ),
-    Rule("npm-token", "high", "npm access token: npm_ and 36 characters", _rx(_L + r"npm_[A-Za-z0-9]{36}" + _R)),
     Rule(
-        "huggingface-token", "high", "Hugging Face token: hf_ and 30+ characters",
+        "npm-token", "high", "npm access token: npm_ and 36 characters", _rx(_L + r"npm_[A-Za-z0-9]{36}" + _R)
+    ),
+    Rule(
+        "huggingface-token",
+        "high",
+        "Hugging Face token: hf_ and 30+ characters",
         _rx(_L + r"hf_[A-Za-z0-9]{30,}" + _R),
     ),
     Rule(
-        "sendgrid-key", "high", "SendGrid API key: SG.<22>.<43>",
+        "sendgrid-key",
+        "high",
+        "SendGrid API key: SG.<22>.<43>",
         _rx(_L + r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}" + _R),
     ),
     Rule(
-        "pypi-token", "high", "PyPI upload token: pypi-AgEIcHlwaS5vcmc…",
+        "pypi-token",
+        "high",
+        "PyPI upload token: pypi-AgEIcHlwaS5vcmc…",
         _rx(_L + r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}" + _R),
     ),
     Rule(
-        "digitalocean-token", "high", "DigitalOcean token: dop_v1_/doo_v1_/dor_v1_ and 64 hex digits",
+        "digitalocean-token",
+        "high",
+        "DigitalOcean token: dop_v1_/doo_v1_/dor_v1_ and 64 hex digits",
         _rx(_L + r"do[opr]_v1_[a-f0-9]{64}" + _R),
     ),
     Rule(
-        "shopify-token", "high", "Shopify token: shpat_/shpss_/shpca_/shppa_ and 32 hex digits",
+        "shopify-token",
+        "high",
+        "Shopify token: shpat_/shpss_/shpca_/shppa_ and 32 hex digits",
         _rx(_L + r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}" + _R),
     ),
     Rule(
-        "age-secret-key", "high", "age encryption secret key: AGE-SECRET-KEY-1…",
+        "age-secret-key",
+        "high",
+        "age encryption secret key: AGE-SECRET-KEY-1…",
         _rx(r"AGE-SECRET-KEY-1[0-9A-Z]{58}"),
     ),
     Rule(
-        "discord-webhook", "high", "Discord webhook URL",
+        "discord-webhook",
+        "high",
+        "Discord webhook URL",
         _rx(r"https://(?:canary\.|ptb\.)?discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_-]{50,}"),
     ),
     Rule(
-        "telegram-bot-token", "high", "Telegram bot token: bot id, colon, AA and 33 characters",
+        "telegram-bot-token",
+        "high",
+        "Telegram bot token: bot id, colon, AA and 33 characters",
         _rx(r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}" + _R),
     ),
     Rule(
-        "twilio-key", "high", "Twilio API key sid: SK and 32 hex digits",
+        "twilio-key",
+        "high",
+        "Twilio API key sid: SK and 32 hex digits",
         _rx(r"(?<![A-Za-z0-9])SK[0-9a-f]{32}(?![A-Za-z0-9])"),
     ),
     Rule(
-        "hashicorp-vault-token", "high", "HashiCorp Vault service token: hvs. and 90+ characters",
+        "hashicorp-vault-token",
+        "high",
+        "HashiCorp Vault service token: hvs. and 90+ characters",
         _rx(_L + r"hvs\.[A-Za-z0-9_-]{90,}" + _R),
     ),
     Rule(
-        "azure-storage-key", "high", "Azure storage account key in a connection string (AccountKey=…)",
+        "azure-storage-key",
+        "high",
+        "Azure storage account key in a connection string (AccountKey=…)",
         _rx(r"AccountKey=([A-Za-z0-9+/]{86}==)"),
         group=1,
     ),
@@ -287,7 +316,10 @@ RULES: tuple[Rule, ...] = (
         "high",
         "credentials of an Authorization header: Bearer, Basic, Token or Digest and the value",
         _rx(
-            r"(?i:(?:proxy-)?authorization)" + _Q + r"\s*[:=]\s*" + _Q
+            r"(?i:(?:proxy-)?authorization)"
+            + _Q
+            + r"\s*[:=]\s*"
+            + _Q
             + r"(?i:bearer|basic|token|digest)\s+([A-Za-z0-9._~+/=-]{8,})"
         ),
         group=1,
@@ -315,7 +347,9 @@ RULES: tuple[Rule, ...] = (
         "a quoted value assigned to password/secret/api_key/token/client_secret (any spelling)",
         _rx(
             r"(?i:[A-Za-z0-9_.-]*(?:password|passwd|passphrase|secret|api[_-]?key|access[_-]?token|auth[_-]?token"
-            r"|client[_-]?secret|private[_-]?key))" + _Q + r"\s*(?::=|=>|[:=])\s*\\*[\"']([^\"'\s\\]{6,})\\*[\"']"
+            r"|client[_-]?secret|private[_-]?key))"
+            + _Q
+            + r"\s*(?::=|=>|[:=])\s*\\*[\"']([^\"'\s\\]{6,})\\*[\"']"
         ),
         group=1,
         validate=_secret_value,
@@ -323,10 +357,14 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "high-entropy-assignment",
         "low",
-        "a high-entropy value (16+ characters, 3.5+ bits each) assigned to a KEY/SECRET/TOKEN/PASSWORD/AUTH name",
+        "a high-entropy value (16+ characters, 3.5+ bits each) assigned to a KEY/SECRET/TOKEN/… name",
         _rx(
             r"(?i:[A-Za-z0-9_.-]*(?:key|secret|token|passw(?:or)?d|pwd|pass|auth|credential|private|cookie"
-            r"|signature|salt)[A-Za-z0-9_]*)" + _Q + r"\s*(?::=|=>|[:=])\s*" + _Q + r"([A-Za-z0-9+/=_.~-]{16,})"
+            r"|signature|salt)[A-Za-z0-9_]*)"
+            + _Q
+            + r"\s*(?::=|=>|[:=])\s*"
+            + _Q
+            + r"([A-Za-z0-9+/=_.~-]{16,})"
         ),
         group=1,
         validate=_high_entropy,

@@ -24,7 +24,13 @@ from typing import Any
 from omp_session.format.codec import decode_line, encode_line
 from omp_session.format.title_slot import TitleSlot, encode_slot, slot_from_value
 from omp_session.tools.omp_secrets import SecretEntry, build_omp_entries, builtin_credential_entries
-from omp_session.tools.redaction import STRUCTURAL_KEYS, PathAnonymizer, RedactionReport, Redactor, iter_strings
+from omp_session.tools.redaction import (
+    STRUCTURAL_KEYS,
+    PathAnonymizer,
+    RedactionReport,
+    Redactor,
+    iter_strings,
+)
 from omp_session.tools.secret_rules import Confidence
 
 __all__ = [
@@ -34,6 +40,8 @@ __all__ = [
     "make_redactor",
     "plan_scrub",
     "redact_session_bytes",
+    "redact_tree",
+    "redacted_copy",
     "scan_file",
     "scrub_file",
     "session_cwds",
@@ -86,14 +94,16 @@ def _placeholder_key(agent_dir: Path | None, environ: Mapping[str, str] | None) 
     return None
 
 
-def make_redactor(options: RedactionOptions, cwds: Iterable[str] = (), warnings: list[str] | None = None) -> Redactor:
+def make_redactor(
+    options: RedactionOptions, cwds: Iterable[str] = (), warnings: list[str] | None = None
+) -> Redactor:
     """A redactor for one output over sessions of the projects ``cwds`` (their ``.omp/secrets.yml``
     apply, as omp applies a project's file in that project)."""
     entries: list[SecretEntry]
     if options.use_omp_config:
         entries = []
         seen: set[tuple[str, str]] = set()
-        cwd_list = list(dict.fromkeys(cwds)) or [None]
+        cwd_list: list[str | None] = [*dict.fromkeys(cwds)] or [None]
         for cwd in cwd_list:
             for entry in build_omp_entries(cwd, options.agent_dir, options.environ, warnings)[
                 : -len(builtin_credential_entries())
@@ -125,7 +135,11 @@ def _lines(data: bytes) -> list[bytes]:
 
 def _slot_title_source(records: list[Any]) -> str | None:
     for record in records[:3]:
-        if isinstance(record, dict) and record.get("type") == "session" and isinstance(record.get("title"), str):
+        if (
+            isinstance(record, dict)
+            and record.get("type") == "session"
+            and isinstance(record.get("title"), str)
+        ):
             return str(record["title"])
     return None
 
@@ -150,7 +164,7 @@ def redact_session_bytes(data: bytes, redactor: Redactor) -> bytes:
             decoded.append(None)
     full_title = _slot_title_source(decoded)
     out: list[bytes] = []
-    for index, (line, value) in enumerate(zip(lines, decoded)):
+    for index, (line, value) in enumerate(zip(lines, decoded, strict=True)):
         if index == 0 and value is not None:
             slot = slot_from_value(value)
             if slot is not None:
@@ -233,7 +247,9 @@ def _entry_id(record: Any) -> str | None:
     return None
 
 
-def scan_file(path: Path, redactor: Redactor, *, source: str = "omp", data: bytes | None = None) -> list[ScanFinding]:
+def scan_file(
+    path: Path, redactor: Redactor, *, source: str = "omp", data: bytes | None = None
+) -> list[ScanFinding]:
     """Every secret in the file at ``path``: each string of each JSON line (other lines as text).
     ``on_branch`` says whether the entry is on the current branch (omp sessions only)."""
     raw = data if data is not None else path.read_bytes()
@@ -253,7 +269,7 @@ def scan_file(path: Path, redactor: Redactor, *, source: str = "omp", data: byte
                 project = record["cwd"]
                 break
     findings: list[ScanFinding] = []
-    for number, (line, record) in enumerate(zip(lines, records), start=1):
+    for number, (line, record) in enumerate(zip(lines, records, strict=True), start=1):
         if record is None:
             strings: Iterable[tuple[str, str]] = [("(line)", line.decode("utf-8", "replace"))]
         else:
@@ -270,7 +286,9 @@ def scan_file(path: Path, redactor: Redactor, *, source: str = "omp", data: byte
                         kind=finding.kind,
                         rule=finding.rule,
                         confidence=finding.confidence,
-                        on_branch=(entry_id in branch) if branch is not None and entry_id is not None else None,
+                        on_branch=(entry_id in branch)
+                        if branch is not None and entry_id is not None
+                        else None,
                         preview=finding.preview,
                         fingerprint=finding.fingerprint,
                         source=source,
@@ -309,7 +327,8 @@ def _scrub_value(value: Any, redactor: Redactor, key: str | None = None) -> Any:
     if isinstance(value, dict):
         image = value.get("type") == "image"
         return {
-            k: (v if image and k in ("data", "source") else _scrub_value(v, redactor, k)) for k, v in value.items()
+            k: (v if image and k in ("data", "source") else _scrub_value(v, redactor, k))
+            for k, v in value.items()
         }
     return value
 
@@ -330,13 +349,15 @@ def plan_scrub(data: bytes, redactor: Redactor) -> tuple[bytes, list[int]]:
     full_title = _slot_title_source(decoded)
     out: list[bytes] = []
     changed: list[int] = []
-    for index, (line, value) in enumerate(zip(lines, decoded)):
+    for index, (line, value) in enumerate(zip(lines, decoded, strict=True)):
         new_line = line
         if index == 0 and value is not None and slot_from_value(value) is not None:
             slot = slot_from_value(value)
             assert slot is not None
             scrubbed_slot = _redact_slot(slot, full_title, redactor)[:-1]
-            if TitleSlot(slot.title, slot.updated_at, slot.source) != slot_from_value(decode_line(scrubbed_slot)):
+            if TitleSlot(slot.title, slot.updated_at, slot.source) != slot_from_value(
+                decode_line(scrubbed_slot)
+            ):
                 new_line = scrubbed_slot
         elif value is None:
             text = line.decode("utf-8", "surrogateescape")
@@ -361,8 +382,8 @@ def scrub_file(path: Path, redactor: Redactor, *, apply: bool = False, backup: b
     refuses when the file changed since it was read (``SessionChangedError``), and replaces the
     file atomically; ``backup`` keeps the old file beside it as ``<name>.scrub.bak`` — which still
     holds every secret."""
+    from omp_session.store.blobs import MemoryBlobStore
     from omp_session.store.file import FileStorage
-    from omp_session.store.memory import MemoryBlobStore
 
     result = ScrubResult(path, report=redactor.report)
     storage = FileStorage(path, MemoryBlobStore())
@@ -377,8 +398,48 @@ def scrub_file(path: Path, redactor: Redactor, *, apply: bool = False, backup: b
             storage.rewrite([new_data], backup_suffix=".scrub.bak" if backup else None)
             result.applied = True
             if backup:
-                candidates = sorted(path.parent.glob(path.name + ".scrub.bak*"), key=lambda p: p.stat().st_mtime_ns)
+                candidates = sorted(
+                    path.parent.glob(path.name + ".scrub.bak*"), key=lambda p: p.stat().st_mtime_ns
+                )
                 result.backup = candidates[-1] if candidates else None
     finally:
         storage.close()
     return result
+
+
+# ── redacted copies for the views ─────────────────────────────────────────────────────────────────
+
+
+def redacted_copy(
+    path: Path, directory: Path, options: RedactionOptions, warnings: list[str] | None = None
+) -> tuple[Path, RedactionReport]:
+    """Write the redacted copy of the session file ``path`` into ``directory`` (same file name)
+    and return it with what was masked; the views export or serve the copy, so every output path
+    goes through this one engine. ``path`` is only read."""
+    data = path.read_bytes()
+    redactor = make_redactor(options, session_cwds(data), warnings)
+    target = directory / path.name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(redact_session_bytes(data, redactor))
+    return target, redactor.report
+
+
+def redact_tree(
+    root: Path, target_root: Path, options: RedactionOptions, warnings: list[str] | None = None
+) -> tuple[RedactionReport, int]:
+    """Redacted copies of every ``*.jsonl`` session under ``root`` into ``target_root`` (same
+    relative paths; each session one output with its own placeholders), for ``serve --redact``.
+    Returns the summed report and the number of sessions."""
+    total = RedactionReport()
+    count = 0
+    for path in sorted(root.rglob("*.jsonl")):
+        if not path.is_file():
+            continue
+        relative = path.relative_to(root)
+        _copy, report = redacted_copy(path, target_root / relative.parent, options, warnings)
+        total.values.update(report.values)
+        total.occurrences.update(report.occurrences)
+        total.dropped.update(report.dropped)
+        total.paths += report.paths
+        count += 1
+    return total, count
