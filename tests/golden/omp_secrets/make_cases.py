@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 rng = random.Random(18_3_4)
 ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
