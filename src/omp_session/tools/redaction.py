@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 import re
 import secrets as _random
 from collections import Counter
@@ -127,10 +128,23 @@ def _omp_kind(entry: SecretEntry, value: str) -> str:
     return "configured-secret"
 
 
+def _unescaped(value: str) -> str:
+    """A value found inside JSON text that is itself a JSON string (``\\n`` for line breaks, as a
+    key in a tool argument's JSON payload): its decoded form, so both spellings group together."""
+    if "\\" not in value:
+        return value
+    try:
+        decoded = json.loads(f'"{value}"')
+    except ValueError:
+        return value
+    return decoded if isinstance(decoded, str) else value
+
+
 def fingerprint(value: str) -> str:
-    """A short stable identifier of a value (16 hex digits of SHA-256), to group findings by key
-    without printing it. A fingerprint of a guessable value can be checked by hashing guesses."""
-    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    """A short stable identifier of a value (16 hex digits of SHA-256 of it, JSON escapes decoded),
+    to group findings by key without printing it. A fingerprint of a guessable value can be
+    checked by hashing guesses: it is for grouping, not for publishing."""
+    return hashlib.sha256(_unescaped(value).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def masked_preview(value: str) -> str:
@@ -232,7 +246,8 @@ class PathAnonymizer:
         changed = 0
         for real in sorted(self._map, key=len, reverse=True):
             if real in text:
-                pattern = re.compile(re.escape(real) + r"(?![A-Za-z0-9._-])")
+                # A whole path component: not `//root` of `mongodb://root:…@`, not `/rooted`.
+                pattern = re.compile(r"(?<!:/)(?<![A-Za-z0-9._-])" + re.escape(real) + r"(?![A-Za-z0-9._-])")
                 text, n = pattern.subn(self._map[real].replace("\\", "\\\\"), text)
                 changed += n
         return text, changed
@@ -319,17 +334,20 @@ class Redactor:
     def find(self, text: str) -> list[Finding]:
         """Every secret in ``text``: omp's first (positions where the value occurs), then ours in
         what omp left; without changing the output's placeholders or counts."""
-        saved = (dict(self._placeholders), Counter(self._kind_counts))
         findings: list[Finding] = []
+        covered: list[tuple[int, int]] = []
         for value, _output, kind, _obfuscate in self._omp_findings(text):
             position = text.find(value)
             if position >= 0:
                 findings.append(Finding(position, position + len(value), value, kind, "high", f"omp:{kind}"))
-        rest = text
-        for finding in findings:
-            rest = rest.replace(finding.value, "\0" * len(finding.value))
-        findings.extend(self._rule_findings(rest))
-        self._placeholders, self._kind_counts = saved
+            while position >= 0:
+                covered.append((position, position + len(value)))
+                position = text.find(value, position + 1)
+        # Ours run over the original text (context such as an access key id before its secret
+        # stays visible to them); what omp already found is not reported twice.
+        for finding in self._rule_findings(text):
+            if not any(finding.start < end and finding.end > start for start, end in covered):
+                findings.append(finding)
         return sorted(findings, key=lambda f: f.start)
 
     # replacing
@@ -349,6 +367,10 @@ class Redactor:
         """``text`` with every secret replaced (and paths anonymised when asked)."""
         if not text:
             return text
+        if self._paths is not None:
+            # Paths first: a project directory is replaced whole, whatever it holds.
+            text, changed = self._paths.apply(text)
+            self.report.paths += changed
         before = len(self._omp.replaced)
         result = self._omp.obfuscate(text)
         for record in self._omp.replaced[before:]:
@@ -373,9 +395,6 @@ class Redactor:
                 cursor = finding.end
             pieces.append(result[cursor:])
             result = "".join(pieces)
-        if self._paths is not None:
-            result, changed = self._paths.apply(result)
-            self.report.paths += changed
         return result
 
     def redact_value(self, value: Any, *, key: str | None = None) -> Any:

@@ -158,8 +158,9 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "slack-webhook",
         "high",
-        "Slack incoming-webhook URL",
-        _rx(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9]+/[A-Za-z0-9]+/[A-Za-z0-9]{16,}"),
+        "the secret part of a Slack incoming-webhook URL",
+        _rx(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9]+/[A-Za-z0-9]+/([A-Za-z0-9]{16,})"),
+        group=1,
     ),
     Rule(
         "stripe-key",
@@ -264,8 +265,9 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "discord-webhook",
         "high",
-        "Discord webhook URL",
-        _rx(r"https://(?:canary\.|ptb\.)?discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_-]{50,}"),
+        "the token of a Discord webhook URL",
+        _rx(r"https://(?:canary\.|ptb\.)?discord(?:app)?\.com/api/webhooks/[0-9]+/([A-Za-z0-9_-]{50,})"),
+        group=1,
     ),
     Rule(
         "telegram-bot-token",

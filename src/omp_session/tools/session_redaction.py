@@ -268,6 +268,10 @@ def scan_file(
             if isinstance(record, dict) and isinstance(record.get("cwd"), str):
                 project = record["cwd"]
                 break
+    # A report names the session and its project; a secret in a path must not reach it either.
+    masker = Redactor()
+    session_name = masker.redact_text(str(path))
+    project = masker.redact_text(project) if project is not None else None
     findings: list[ScanFinding] = []
     for number, (line, record) in enumerate(zip(lines, records, strict=True), start=1):
         if record is None:
@@ -279,7 +283,7 @@ def scan_file(
             for finding in redactor.find(text):
                 findings.append(
                     ScanFinding(
-                        session=str(path),
+                        session=session_name,
                         line=number,
                         entry_id=entry_id,
                         field=field_path or "(value)",
