@@ -86,6 +86,9 @@ class OmpSecretObfuscator:
     _base_by_key: dict[str, str] = field(default_factory=dict)
     _base_owners: dict[str, str] = field(default_factory=dict)
     _next_index: int = 0
+    _sanitized_cache: dict[str, str] = field(default_factory=dict)
+    _short_sanitized: set[str] = field(default_factory=set)
+    _index_by_secret: dict[str, int] = field(default_factory=dict)
     replaced: list[OmpObfuscation] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -94,9 +97,11 @@ class OmpSecretObfuscator:
             None,
         )
         self._configured.add(self.key)
+        self._remember(self.key)
         for entry in self.entries:
             if entry.type == "plain":
                 self._configured.add(entry.content)
+                self._remember(entry.content)
                 continue
             try:
                 regex = compile_js_regex(entry.content, entry.flags)
@@ -125,6 +130,8 @@ class OmpSecretObfuscator:
                 placeholder = self._create_placeholder(entry.content, entry.friendly_name)
                 self._plain[entry.content] = index
                 self._mappings[index] = (entry.content, placeholder, entry)
+                self._index_by_secret.setdefault(entry.content, index)
+                self._remember(entry.content)
                 index += 1
             else:
                 replacement = entry.replacement
@@ -205,15 +212,38 @@ class OmpSecretObfuscator:
         if bare is not None and self._deobfuscate.get(bare, secret) == secret:
             self._deobfuscate[bare] = secret
 
+    def _sanitized(self, value: str) -> str:
+        # Every configured and minted secret is compared with every label checked: memoised.
+        found = self._sanitized_cache.get(value)
+        if found is None:
+            found = self._sanitized_cache[value] = _sanitize_for_collision(value)
+        return found
+
+    def _remember(self, secret: str) -> None:
+        """Note a configured or minted secret for the label checks: only a sanitised value shorter
+        than the display cap can lie inside a label shorter than the cap."""
+        sanitized = self._sanitized(secret)
+        if sanitized and len(sanitized) < 32:
+            self._short_sanitized.add(sanitized)
+
     def _prefix_is_secret_shaped(self, prefix: str) -> bool:
+        if len(prefix) < 32:
+            # `_label_collides` for a label under the cap is containment: only shorter values count.
+            if any(value in prefix for value in self._short_sanitized):
+                return True
+            for value in self._current_regex_values:
+                sanitized = self._sanitized(value)
+                if sanitized and sanitized in prefix:
+                    return True
+            return any(entry.regex.search(prefix) for entry in self._regexes)
         for value in self._configured:
-            if _label_collides(prefix, _sanitize_for_collision(value)):
+            if _label_collides(prefix, self._sanitized(value)):
                 return True
         for value in self._current_regex_values:
-            if _label_collides(prefix, _sanitize_for_collision(value)):
+            if _label_collides(prefix, self._sanitized(value)):
                 return True
         for secret, _placeholder, _entry in self._mappings.values():
-            if _label_collides(prefix, _sanitize_for_collision(secret)):
+            if _label_collides(prefix, self._sanitized(secret)):
                 return True
         return any(entry.regex.search(prefix) for entry in self._regexes)
 
@@ -263,16 +293,17 @@ class OmpSecretObfuscator:
 
     # the pass
 
-    def _may_match(self, entry: _Regex, text: str) -> bool:
+    def _may_match(self, entry: _Regex, text: str, lowered: str | None = None) -> bool:
         if entry.probes is None:
             return True
-        haystack = text.lower() if entry.ignore_case else text
+        haystack = (lowered if lowered is not None else text.lower()) if entry.ignore_case else text
         return any(probe in haystack for probe in entry.probes)
 
     def _regex_values(self, text: str) -> set[str]:
         values: set[str] = set()
+        lowered = text.lower()
         for entry in self._regexes:
-            if not self._may_match(entry, text):
+            if not self._may_match(entry, text, lowered):
                 continue
             for match in entry.regex.finditer(text):
                 if match.group(0):
@@ -313,8 +344,20 @@ class OmpSecretObfuscator:
         out.append(text[pending:].replace(search, replacement))
         return "".join(out)
 
+    def _untouched(self, text: str) -> bool:
+        """Whether no entry can change ``text`` (most texts of a session): no placeholder-like
+        token, no configured literal, no regex whose literal prefixes occur."""
+        if "$$" in text:
+            return False
+        if any(secret in text for secret in self._replace) or any(secret in text for secret in self._plain):
+            return False
+        lowered = text.lower()
+        return not any(self._may_match(entry, text, lowered) for entry in self._regexes)
+
     def obfuscate(self, text: str, shared_regex_values: Iterable[str] = ()) -> str:
         """The text with every secret replaced, as omp's `SecretObfuscator.obfuscate` returns it."""
+        if self._untouched(text):
+            return text
         shared = set(shared_regex_values)
         self._current_regex_values = self.collect_regex_secret_values(text) | shared
         result = self._apply_replace_phase(text, record=True)
@@ -496,6 +539,8 @@ class OmpSecretObfuscator:
                     self._create_placeholder(canonical, entry.friendly_name),
                     entry.entry,
                 )
+                self._index_by_secret.setdefault(canonical, index)
+                self._remember(canonical)
             placeholder = self._for_current_input(self._mappings[index][1])
             self.replaced.append(OmpObfuscation(canonical, placeholder, entry.entry))
             result = result[:t_start] + placeholder + result[t_end:]
@@ -516,12 +561,10 @@ class OmpSecretObfuscator:
         return "".join(out)
 
     def _find_index(self, secret: str) -> int | None:
+        # omp: the plain mapping first, then the first regex mapping with this secret.
         if secret in self._plain:
             return self._plain[secret]
-        for index, (value, _placeholder, _entry) in self._mappings.items():
-            if value == secret:
-                return index
-        return None
+        return self._index_by_secret.get(secret)
 
     def _regex_replacement(self, value: str, regex: re.Pattern[str], scan: str, start: int, end: int) -> str:
         replacement = generate_deterministic_replacement(value)

@@ -303,7 +303,10 @@ class Redactor:
 
     def _rule_findings(self, text: str) -> list[Finding]:
         candidates: list[tuple[int, int, int, Finding]] = []
+        lowered = text.lower()
         for priority, rule in enumerate(self._rules):
+            if rule.probes and not any(probe in lowered for probe in rule.probes):
+                continue
             for match in rule.pattern.finditer(text):
                 start, end = match.span(rule.group)
                 if start < 0 or end <= start:
