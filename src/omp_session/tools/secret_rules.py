@@ -82,15 +82,31 @@ def _not_placeholder(value: str) -> bool:
     return not _PLACEHOLDER_VALUE.match(value.strip("\"'\\"))
 
 
+_CONSTANT_NAME = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
+_CAMEL_WORDS = re.compile(r"^[A-Za-z][a-z]+(?:[A-Z][a-z]+)+$")
+_DOTTED_NAME = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)+$")
+
+
 def _secret_value(value: str) -> bool:
-    return _not_placeholder(value) and len(value) >= 6 and not value.startswith(("$", "%", "{{"))
+    """A value that can be a password: not a placeholder, not an environment variable's name
+    (``GOOGLE_CLOUD_PROJECT``), not one lower-case word (``keyless``)."""
+    if len(value) < 6 or not _not_placeholder(value) or value.startswith(("$", "%", "{{")):
+        return False
+    if _CONSTANT_NAME.match(value):
+        return False
+    return not (value.isalpha() and value.islower())
 
 
 def _high_entropy(value: str) -> bool:
+    """The lowest tier: a value with a digit among its letters (a CamelCase type name such as
+    ``ColorValueSchema`` is not one), not a UUID, path or URL, 3.5+ bits per character."""
     return (
         _not_placeholder(value)
         and not _UUID.match(value)
         and not value.startswith(("/", "./", "http", "[REDACTED"))
+        and any(c.isdigit() for c in value)
+        and not _CAMEL_WORDS.match(value)
+        and not _DOTTED_NAME.match(value)
         and looks_random(value, min_entropy=3.5)
     )
 

@@ -144,11 +144,19 @@ def _slot_title_source(records: list[Any]) -> str | None:
     return None
 
 
-def _redact_slot(slot: TitleSlot, full_title: str | None, redactor: Redactor) -> bytes:
-    # The slot holds a cut copy of the title; a secret cut at the edge would escape a pattern.
-    # Redact the full title and cut that again.
-    source = full_title if full_title is not None and full_title.startswith(slot.title) else slot.title
-    return encode_slot(TitleSlot(redactor.redact_text(source), slot.updated_at, slot.source))
+def _redact_slot(slot: TitleSlot, full_title: str | None, redactor: Redactor) -> bytes | None:
+    """The slot line with its title redacted, or ``None`` when its title holds no secret.
+
+    The slot holds a cut copy of the title; a secret cut at the edge would escape a pattern, so a
+    slot title that is a proper prefix of the header's title is redacted as that full title and cut
+    again. An empty slot title (which removes the header's title) stays empty."""
+    source = slot.title
+    if slot.title and full_title is not None and full_title.startswith(slot.title):
+        source = full_title
+    redacted = redactor.redact_text(source)
+    if redacted == source:
+        return None
+    return encode_slot(TitleSlot(redacted, slot.updated_at, slot.source))
 
 
 def redact_session_bytes(data: bytes, redactor: Redactor) -> bytes:
@@ -168,7 +176,8 @@ def redact_session_bytes(data: bytes, redactor: Redactor) -> bytes:
         if index == 0 and value is not None:
             slot = slot_from_value(value)
             if slot is not None:
-                out.append(_redact_slot(slot, full_title, redactor))
+                redacted_slot = _redact_slot(slot, full_title, redactor)
+                out.append(redacted_slot if redacted_slot is not None else line + b"\n")
                 continue
         if isinstance(value, dict):
             out.append(encode_line(redactor.redact_entry(value)))
@@ -358,11 +367,9 @@ def plan_scrub(data: bytes, redactor: Redactor) -> tuple[bytes, list[int]]:
         if index == 0 and value is not None and slot_from_value(value) is not None:
             slot = slot_from_value(value)
             assert slot is not None
-            scrubbed_slot = _redact_slot(slot, full_title, redactor)[:-1]
-            if TitleSlot(slot.title, slot.updated_at, slot.source) != slot_from_value(
-                decode_line(scrubbed_slot)
-            ):
-                new_line = scrubbed_slot
+            scrubbed_slot = _redact_slot(slot, full_title, redactor)
+            if scrubbed_slot is not None:
+                new_line = scrubbed_slot[:-1]
         elif value is None:
             text = line.decode("utf-8", "surrogateescape")
             scrubbed = redactor.redact_text(text)
@@ -375,8 +382,9 @@ def plan_scrub(data: bytes, redactor: Redactor) -> tuple[bytes, list[int]]:
         if new_line != line:
             changed.append(index + 1)
         out.append(new_line)
-    result = b"\n".join(out) + (b"\n" if trailing else b"")
-    return result, changed
+    if not changed:
+        return data, changed
+    return b"\n".join(out) + (b"\n" if trailing else b""), changed
 
 
 def scrub_file(path: Path, redactor: Redactor, *, apply: bool = False, backup: bool = False) -> ScrubResult:
