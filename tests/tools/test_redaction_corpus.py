@@ -227,3 +227,34 @@ def test_scrub_backup_only_when_asked_and_with_a_warning(corpus: tuple[Path, Pat
     assert code == 0 and b"keeps a copy of every secret" in out
     backups = list(path.parent.glob(path.name + ".scrub.bak*"))
     assert len(backups) == 1 and backups[0].read_bytes() == before
+
+
+def test_scan_all_includes_other_agents_stores(
+    corpus: tuple[Path, Path, list[Planted]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, _path, _planted = corpus
+    claude = tmp_path / "claude"
+    project = claude / "projects" / "-src-app"
+    project.mkdir(parents=True)
+    token = "ghp_" + "Qw3Er5Ty7U" * 3 + "Zx9Cv8"
+    record = {
+        "type": "user",
+        "uuid": "5d1f0c1e-0000-4000-8000-000000000001",
+        "parentUuid": None,
+        "sessionId": "5d1f0c1e-0000-4000-8000-00000000aaaa",
+        "cwd": "/src/app",
+        "timestamp": "2026-11-30T10:00:00.000Z",
+        "message": {"role": "user", "content": f"use {token} to push"},
+    }
+    (project / "5d1f0c1e-0000-4000-8000-00000000aaaa.jsonl").write_text(json.dumps(record) + "\n")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "no-codex"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    code, out = run(["--dir", str(root), "secrets", "scan", "--all", "--json"])
+    assert code == 1
+    findings = json.loads(out[: out.rindex(b"]") + 1])
+    claude_findings = [f for f in findings if f["source"] == "claude"]
+    assert [(f["kind"], f["entry_id"], f["field"]) for f in claude_findings] == [
+        ("github-token", "5d1f0c1e-0000-4000-8000-000000000001", "message.content")
+    ]
+    assert token.encode() not in out
