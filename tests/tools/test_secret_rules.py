@@ -212,3 +212,31 @@ def test_entropy_helpers() -> None:
     assert looks_random("Zk3j9QxL2mN8vB4c")
     assert not looks_random("user-id-and-tenant")
     assert not looks_random("ALLUPPERCASEWORDS")
+
+
+def test_keys_of_tool_arguments_are_not_structure() -> None:
+    token = "ghp_" + "Ab3dE" * 8
+    entry = {
+        "type": "message",
+        "id": "a1",
+        "parentId": None,
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "message": {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "toolCall",
+                    "id": "call_1",
+                    "name": "x",
+                    "arguments": {"id": token, "type": token, "image": {"type": "image", "data": token}},
+                },
+                {"type": "image", "data": token, "mimeType": "image/png"},
+            ],
+        },
+    }
+    out = Redactor().redact_entry(entry)
+    assert out["id"] == "a1" and out["message"]["content"][0]["id"] == "call_1"
+    arguments = out["message"]["content"][0]["arguments"]
+    assert token not in str(arguments)
+    # Image bytes of the message itself are kept (no pattern can read a picture).
+    assert out["message"]["content"][1]["data"] == token

@@ -77,6 +77,22 @@ STRUCTURAL_KEYS = frozenset(
     }
 )
 
+#: Keys holding free-form data: below them no key is structure (a tool argument named ``id`` is
+#: redacted like any other).
+PAYLOAD_KEYS = frozenset(
+    {
+        "arguments",
+        "data",
+        "details",
+        "input",
+        "outputSchema",
+        "preserveData",
+        "providerPayload",
+        "partialJson",
+    }
+)
+_IMAGE_BYTES = ("data", "source")
+
 #: Opaque payloads dropped from redacted output, as omp's share drops them: (entry type or "*",
 #: key). ``message`` keys apply to the message object of a message entry.
 _DROPPED_ENTRY_KEYS: dict[str, tuple[str, ...]] = {
@@ -400,21 +416,26 @@ class Redactor:
             result = "".join(pieces)
         return result
 
-    def redact_value(self, value: Any, *, key: str | None = None) -> Any:
-        """A JSON value with every string redacted (structural keys and image data kept)."""
+    def redact_value(self, value: Any, *, key: str | None = None, structural: bool = True) -> Any:
+        """A JSON value with every string redacted, except the structural keys and image bytes of
+        the entry's own structure (``structural``); below a payload key (tool arguments, custom
+        data, …) every string is redacted, whatever its key."""
         if isinstance(value, str):
-            if key in STRUCTURAL_KEYS:
+            if structural and key in STRUCTURAL_KEYS:
                 return value
             return self.redact_text(value)
         if isinstance(value, list):
-            return [self.redact_value(item) for item in value]
+            return [self.redact_value(item, structural=structural) for item in value]
         if isinstance(value, dict):
-            if value.get("type") == "image":
-                return {
-                    k: (v if k in ("data", "source") else self.redact_value(v, key=k))
-                    for k, v in value.items()
-                }
-            return {k: self.redact_value(v, key=k) for k, v in value.items()}
+            image = structural and value.get("type") == "image"
+            return {
+                k: (
+                    v
+                    if image and k in _IMAGE_BYTES
+                    else self.redact_value(v, key=k, structural=structural and k not in PAYLOAD_KEYS)
+                )
+                for k, v in value.items()
+            }
         return value
 
     def _drop(self, record: dict[str, Any], keys: Iterable[str], where: str) -> None:
@@ -450,19 +471,20 @@ class Redactor:
         return self.redact_text(line)
 
 
-def iter_strings(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
-    """(field path, string) for every scanned string of a JSON value (structural keys and image
-    data skipped), e.g. ``message.content[0].text``."""
+def iter_strings(value: Any, path: str = "", *, structural: bool = True) -> Iterator[tuple[str, str]]:
+    """(field path, string) for every string :meth:`Redactor.redact_value` redacts, e.g.
+    ``message.content[0].text``."""
     if isinstance(value, str):
         yield path, value
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            yield from iter_strings(item, f"{path}[{index}]")
+            yield from iter_strings(item, f"{path}[{index}]", structural=structural)
     elif isinstance(value, dict):
-        image = value.get("type") == "image"
+        image = structural and value.get("type") == "image"
         for key, item in value.items():
-            if key in STRUCTURAL_KEYS and isinstance(item, str):
+            if structural and key in STRUCTURAL_KEYS and isinstance(item, str):
                 continue
-            if image and key in ("data", "source"):
+            if image and key in _IMAGE_BYTES:
                 continue
-            yield from iter_strings(item, f"{path}.{key}" if path else str(key))
+            inner = structural and key not in PAYLOAD_KEYS
+            yield from iter_strings(item, f"{path}.{key}" if path else str(key), structural=inner)

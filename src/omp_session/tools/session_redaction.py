@@ -25,7 +25,6 @@ from omp_session.format.codec import decode_line, encode_line
 from omp_session.format.title_slot import TitleSlot, encode_slot, slot_from_value
 from omp_session.tools.omp_secrets import SecretEntry, build_omp_entries, builtin_credential_entries
 from omp_session.tools.redaction import (
-    STRUCTURAL_KEYS,
     PathAnonymizer,
     RedactionReport,
     Redactor,
@@ -330,20 +329,10 @@ class ScrubResult:
         return self.report.values
 
 
-def _scrub_value(value: Any, redactor: Redactor, key: str | None = None) -> Any:
+def _scrub_value(value: Any, redactor: Redactor) -> Any:
     """``value`` with only the found secrets replaced: structure, key order, opaque payloads and
     everything else unchanged (scrub keeps the session what it was, minus the values)."""
-    if isinstance(value, str):
-        return value if key in STRUCTURAL_KEYS else redactor.redact_text(value)
-    if isinstance(value, list):
-        return [_scrub_value(item, redactor) for item in value]
-    if isinstance(value, dict):
-        image = value.get("type") == "image"
-        return {
-            k: (v if image and k in ("data", "source") else _scrub_value(v, redactor, k))
-            for k, v in value.items()
-        }
-    return value
+    return redactor.redact_value(value)
 
 
 def plan_scrub(data: bytes, redactor: Redactor) -> tuple[bytes, list[int]]:
