@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import unquote
 
-from omp_session.errors import SessionError
+from omp_session.errors import SecretsConfigError
 from omp_session.tools.omp_replacement import (
     _sanitize_friendly_name,
     regex_has_unresolvable_short_match_fallback,
@@ -57,10 +57,6 @@ __all__ = [
 ]
 
 Mode = Literal["obfuscate", "replace"]
-
-
-class SecretsConfigError(SessionError):
-    """A `secrets.yml` that cannot be read at all (omp warns and skips it; we refuse to guess)."""
 
 
 # ── JavaScript regular expressions ────────────────────────────────────────────────────────────────
