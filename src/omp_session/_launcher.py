@@ -26,6 +26,7 @@ EXTRA_OF_MODULE = {
     "mcp_types": "mcp",
     "agents": "openai-agents",
     "claude_agent_sdk": "claude-agent-sdk",
+    "pydantic_ai": "pydantic-ai",
 }
 
 

@@ -70,7 +70,7 @@ class Navigation:
         return dict(self._state.index.labels)
 
     def branch(self, entry_id: str) -> None:
-        if entry_id not in self._state.index.by_id:
+        if not self._state.knows(entry_id):
             raise EntryNotFoundError(entry_id)
         self._state.leaf = entry_id
 
@@ -136,3 +136,6 @@ class Navigation:
 
     def is_persisted(self) -> bool:
         return self._state.storage.path is not None
+
+    def is_session_on_disk(self) -> bool:
+        return self._state.storage.path is not None and self._state.storage.exists()
