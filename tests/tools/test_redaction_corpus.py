@@ -103,8 +103,9 @@ def test_exports_leak_nothing(corpus: tuple[Path, Path, list[Planted]], tmp_path
     manager.close()
 
 
+@pytest.mark.parametrize("dialect", ["18.2", "18.3"])
 def test_redacted_jsonl_loads_in_the_conformance_harness(
-    corpus: tuple[Path, Path, list[Planted]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    corpus: tuple[Path, Path, list[Planted]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dialect: str
 ) -> None:
     from tests.conformance_omp18_harness import run_load_case
 
@@ -114,7 +115,7 @@ def test_redacted_jsonl_loads_in_the_conformance_harness(
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
-    raw = run_load_case(out, work, tmp_path / "agent-for-harness")
+    raw = run_load_case(out, work, tmp_path / "agent-for-harness", dialect)
     assert "load_error" not in raw
     assert raw["file_changed_by_load"] is False
     assert raw["after_append"]["returns"][0].endswith("input.jsonl")
