@@ -172,7 +172,8 @@ def session_request_body(
     sub-agent sessions), else none. Reads only.
     """
     context = session_context(os.fspath(path), leaf_id=leaf_id, blobs=blobs)
-    init = SessionManager.peek_session_init(path).get("init")
+    peeked = SessionManager.peek_session_init(path)  # None: no header (omp 18.3's projection)
+    init = peeked.get("init") if peeked is not None else None
     system_prompt = init.get("systemPrompt") if isinstance(init, Mapping) else None
     if not isinstance(system_prompt, (str, list)):
         system_prompt = None
