@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from omp_session.format.bun_hash import bun_hash
 from omp_session.tools.omp_obfuscator import OmpSecretObfuscator
-from omp_session.tools.omp_replacement import wyhash
 from omp_session.tools.omp_secrets import SENSITIVE_TOKEN_SOURCE, build_omp_entries
 
 GOLDEN = Path(__file__).parent.parent / "golden" / "omp_secrets"
@@ -61,6 +61,6 @@ def test_golden_case_count() -> None:
         ("😀 emoji", 13807576741355993854),
     ],
 )
-def test_wyhash_is_buns_hash(text: str, value: int) -> None:
+def test_bun_hash_is_buns_hash(text: str, value: int) -> None:
     # Values printed by `Bun.hash(text)` under Bun 1.4.5.
-    assert wyhash(text.encode()) == value
+    assert bun_hash(text.encode()) == bun_hash(text) == value

@@ -1,4 +1,5 @@
-"""omp 18.3.4's replacement and placeholder arithmetic: Bun's wyhash, the deterministic scramble of
+"""omp 18.3.4's replacement and placeholder arithmetic (Bun's hash is
+`omp_session.format.bun_hash`): the deterministic scramble of
 a replace-mode secret, the HMAC-keyed placeholder base, the search for a replacement a regex does
 not match again (internal; used by :mod:`omp_session.tools.omp_obfuscator`)."""
 
@@ -8,6 +9,8 @@ import hashlib
 import hmac
 import re
 
+from omp_session.format.bun_hash import bun_hash
+
 __all__ = [
     "REPLACEMENT_CHARS",
     "build_hash_base",
@@ -15,69 +18,7 @@ __all__ = [
     "generate_deterministic_replacement",
     "infer_case_hint",
     "regex_has_unresolvable_short_match_fallback",
-    "wyhash",
 ]
-
-# ── Bun.hash (wyhash, Zig std's final v4 as Bun ships it) ─────────────────────────────────────────
-
-_M64 = (1 << 64) - 1
-_WY = (0xA0761D6478BD642F, 0xE7037ED1A0B428DB, 0x8EBC6AF09C88C6E3, 0x589965CC75374CC3)
-
-
-def _mum(a: int, b: int) -> tuple[int, int]:
-    x = a * b
-    return x & _M64, (x >> 64) & _M64
-
-
-def _mix(a: int, b: int) -> int:
-    lo, hi = _mum(a, b)
-    return lo ^ hi
-
-
-def _r8(data: bytes, i: int) -> int:
-    return int.from_bytes(data[i : i + 8], "little")
-
-
-def _r4(data: bytes, i: int) -> int:
-    return int.from_bytes(data[i : i + 4], "little")
-
-
-def wyhash(data: bytes, seed: int = 0) -> int:
-    """`Bun.hash(string)` for the UTF-8 bytes of the string (64-bit wyhash, seed 0)."""
-    s0 = seed ^ _mix(seed ^ _WY[0], _WY[1])
-    state = [s0, s0, s0]
-    n = len(data)
-    if n <= 16:
-        if n >= 4:
-            end = n - 4
-            quarter = (n >> 3) << 2
-            a = (_r4(data, 0) << 32) | _r4(data, quarter)
-            b = (_r4(data, end) << 32) | _r4(data, end - quarter)
-        elif n > 0:
-            a = (data[0] << 16) | (data[n >> 1] << 8) | data[n - 1]
-            b = 0
-        else:
-            a = b = 0
-    else:
-        i = 0
-        if n >= 48:
-            while i + 48 < n:
-                for k in range(3):
-                    state[k] = _mix(_r8(data, i + 16 * k) ^ _WY[k + 1], _r8(data, i + 16 * k + 8) ^ state[k])
-                i += 48
-            state[0] ^= state[1] ^ state[2]
-        rest = data[i:]
-        j = 0
-        while j + 16 < len(rest):
-            state[0] = _mix(_r8(rest, j) ^ _WY[1], _r8(rest, j + 8) ^ state[0])
-            j += 16
-        a = _r8(data, n - 16)
-        b = _r8(data, n - 8)
-    a ^= _WY[1]
-    b ^= state[0]
-    a, b = _mum(a, b)
-    return _mix(a ^ _WY[0] ^ n, b ^ _WY[1])
-
 
 # ── Replacements and placeholders ─────────────────────────────────────────────────────────────────
 
@@ -97,11 +38,11 @@ def _js_length(text: str) -> int:
 
 
 def generate_deterministic_replacement(secret: str) -> str:
-    """omp's `generateDeterministicReplacement` (a `ZZ` sentinel, then wyhash-seeded characters)."""
+    """omp's `generateDeterministicReplacement` (a `ZZ` sentinel, then Bun-hash-seeded characters)."""
     length = len(secret)
     if length == 0:
         return ""
-    h = wyhash(secret.encode("utf-8", "surrogatepass"))
+    h = bun_hash(secret)
     chars = ["Z"] if length == 1 else ["Z", "Z"]
     for i in range(len(chars), length):
         h ^= (i + 1) * 0x9E3779B97F4A7C15

@@ -10,7 +10,7 @@ project entry overriding a global one with the same `content`), and the built-in
 patterns (`patterns.ts`, the first being pi-ai's `SENSITIVE_TOKEN_RE`). `obfuscate(text)` then:
 
 1. replaces every plain replace-mode secret (longest first) by its `replacement`, or by a
-   deterministic same-length scramble seeded with Bun's wyhash of the secret;
+   deterministic same-length scramble seeded with Bun's hash (wyhash) of the secret;
 2. replaces every plain obfuscate-mode secret of at least 8 characters (longest first) by its
    keyed placeholder `$$[NAME_]BASE[:HINT]$$` (BASE: 12 base-36 characters of HMAC-SHA256 under
    the per-install key, HINT the case of the secret);
