@@ -196,6 +196,9 @@ class Dialect:
     listing: ListingRules
     persist: PersistRules
     aliases: tuple[str, ...] = field(default=())
+    #: A path (``get_branch``, the context) is walked up from its entry until an id repeats (omp 18's
+    #: ``pathTo``), instead of starting at the root we choose for a parent cycle (docs/durability.md).
+    path_stops_at_repeated_id: bool = False
     #: ``drop_session`` also deletes every ``<name>.jsonl.*.bak`` beside the file (omp 18.2.9+,
     #: 18.3 §1; docs/compatibility.md says what that does to our own backups).
     drop_removes_backups: bool = False
@@ -353,6 +356,7 @@ OMP_18_2 = Dialect(
         dropped_keys=frozenset({"jsonlEvents"}), image_extensions=True, signed_verbatim=True
     ),
     aliases=("18.2", "18.2.3", "omp18.2"),
+    path_stops_at_repeated_id=True,
 )
 
 #: omp 18.3 (18.3.4, the newest omp): the file format of 18.2, with 18.3's listing, resuming,

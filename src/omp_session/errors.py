@@ -17,6 +17,7 @@ subclass names the file, line or id involved in its message. The tree (also in `
     ├── PersistenceError
     ├── ReadOnlySessionError
     ├── TargetExistsError
+    ├── SecretsConfigError
     ├── UnwritableValueError (also ValueError)
     ├── UnsafeNameError (also ValueError)
     ├── UnsupportedByDialectError (also AttributeError)
@@ -39,6 +40,7 @@ __all__ = [
     "NoMatchingSessionError",
     "PersistenceError",
     "ReadOnlySessionError",
+    "SecretsConfigError",
     "SessionChangedError",
     "SessionError",
     "SessionLockedError",
@@ -240,6 +242,11 @@ class ForeignSessionError(SessionError):
     def __init__(self, path: Path | str, message: str) -> None:
         self.path = Path(path)
         super().__init__(message)
+
+
+class SecretsConfigError(SessionError):
+    """An omp ``secrets.yml`` that cannot be read at all (not YAML, or PyYAML missing): redaction
+    refuses to guess rather than silently applying fewer rules (docs/sharing.md)."""
 
 
 class UnwritableValueError(SessionError, ValueError):

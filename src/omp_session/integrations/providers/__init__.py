@@ -17,6 +17,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from omp_session.format.bun_hash import bun_hash, bun_hash_base36
 from omp_session.format.codec import encode_json
 from omp_session.integrations.providers._anthropic import anthropic_body
 from omp_session.integrations.providers._common import UnsupportedConversion
@@ -32,7 +33,6 @@ from omp_session.integrations.providers._target import (
 )
 from omp_session.integrations.providers._tools import UnsupportedToolSchema
 from omp_session.integrations.providers._transform import transform_messages
-from omp_session.integrations.providers._wyhash import bun_hash, bun_hash_base36
 from omp_session.manager import SessionManager
 from omp_session.model.llm import convert_to_llm
 from omp_session.store.blobs import BlobSink
