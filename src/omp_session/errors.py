@@ -15,6 +15,7 @@ subclass names the file, line or id involved in its message. The tree (also in `
     ├── SessionLockedError
     ├── SessionChangedError
     ├── PersistenceError
+    ├── StoreReadError
     ├── ReadOnlySessionError
     ├── TargetExistsError
     ├── UnwritableValueError (also ValueError)
@@ -43,6 +44,7 @@ __all__ = [
     "SessionError",
     "SessionLockedError",
     "SessionNotFoundError",
+    "StoreReadError",
     "TargetExistsError",
     "UnknownDialectError",
     "UnsafeNameError",
@@ -111,7 +113,18 @@ class PersistenceError(SessionError):
     def __init__(self, path: Path | str, cause: BaseException) -> None:
         self.path = Path(path)
         self.cause = cause
-        super().__init__(f"{self.path}: write failed: {cause}")
+        # The text as given: a store's URL is no path (Path would fold its "//").
+        super().__init__(f"{path}: write failed: {cause}")
+
+
+class StoreReadError(SessionError):
+    """Reading from a store failed: a database that cannot be reached, or a table that is not
+    there (a read never creates one). ``where`` names the store, without a password."""
+
+    def __init__(self, where: str, cause: BaseException | str) -> None:
+        self.where = where
+        self.cause = cause
+        super().__init__(f"{where}: read failed: {cause}")
 
 
 class ReadOnlySessionError(SessionError):

@@ -15,14 +15,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from omp_session.dialects import Dialect
 from omp_session.errors import SessionError
 from omp_session.format.codec import BOM, decode_line
 from omp_session.format.title_slot import split_slot
 from omp_session.gcpause import gc_paused
-from omp_session.store import SessionStorage
+from omp_session.store import SessionStorage, StoredSession
 from omp_session.store.configured import configured_storage
 from omp_session.store.loading import is_session_header, read_header
 from omp_session.store.paths import is_within, sessions_root
@@ -38,6 +38,7 @@ __all__ = [
     "find_most_recent_session",
     "fold_slot_record",
     "list_all_sessions",
+    "list_every_stored_session",
     "list_sessions",
     "list_store",
     "message_text",
@@ -227,6 +228,21 @@ def _list_stored(store: SessionStorage, paths: list[Path], dialect: Dialect | No
 
         return list_stored(store, paths, dialect.listing.prefix_bytes)
     return _newest_first(_stored_summaries(store, paths))
+
+
+class EveryRowStore(SessionStorage, Protocol):
+    """A database store that can name every session it holds (``PostgresStorage``)."""
+
+    def all_sessions(self) -> list[StoredSession]: ...
+
+
+def list_every_stored_session(store: EveryRowStore, *, dialect: Dialect | None = None) -> SessionList:
+    """Every session row of a database store, whatever its path prefix (another machine's root,
+    another home), newest first; sub-agent sessions inside artifact directories are left out, as
+    in :func:`list_all_sessions`. Writes nothing."""
+    paths = {row.path for row in store.all_sessions()}
+    top = sorted(path for path in paths if path.parent.with_name(path.parent.name + ".jsonl") not in paths)
+    return _pinned_first(SessionList(_list_stored(store, top, dialect)), dialect)
 
 
 def stored_header(store: SessionStorage, path: Path) -> dict[str, Any] | None:
