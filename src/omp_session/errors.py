@@ -8,12 +8,14 @@ subclass names the file, line or id involved in its message. The tree (also in `
     │   └── UnstableEntryIdError
     ├── AmbiguousEntryError
     ├── CorruptSessionError
+    │   └── NotASessionError
     ├── SessionNotFoundError (also FileNotFoundError)
     │   └── NoMatchingSessionError
     ├── AmbiguousSessionError
     ├── ForeignSessionError
     ├── SessionLockedError
     ├── SessionChangedError
+    ├── NoRowsUnderRootError
     ├── PersistenceError
     ├── StoreReadError
     ├── ReadOnlySessionError
@@ -38,6 +40,8 @@ __all__ = [
     "EntryNotFoundError",
     "ForeignSessionError",
     "NoMatchingSessionError",
+    "NoRowsUnderRootError",
+    "NotASessionError",
     "PersistenceError",
     "ReadOnlySessionError",
     "SessionChangedError",
@@ -84,6 +88,29 @@ class CorruptSessionError(SessionError):
         self.line = line
         where = f"{self.path}:{line}" if line is not None else str(self.path)
         super().__init__(f"{where}: {message}")
+
+
+class NotASessionError(CorruptSessionError):
+    """``repair`` refused a file in which no line is a session header or entry (an empty file, a
+    binary, a text file, someone else's JSON); nothing was written. ``force=True`` overrides."""
+
+
+class NoRowsUnderRootError(SessionError):
+    """``pull`` found no session row under its root while the database holds rows under others
+    (``roots``: each root and its number of rows): rows are named by absolute paths, so restoring
+    elsewhere needs ``as_root``."""
+
+    def __init__(self, root: Path, roots: Sequence[tuple[Path, int]]) -> None:
+        self.root = root
+        self.roots = list(roots)
+        named = ", ".join(f"{where} ({count})" for where, count in self.roots[:5])
+        more = f" and {len(self.roots) - 5} more" if len(self.roots) > 5 else ""
+        first = self.roots[0][0] if self.roots else root
+        super().__init__(
+            f"no session rows under {root}; the database holds rows under {named}{more}. "
+            f"Rows keep their absolute paths: to restore them here, give the root they are under "
+            f"(--as-root {first})"
+        )
 
 
 class SessionLockedError(SessionError):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from omp_session.errors import CorruptSessionError, PersistenceError
+from omp_session.errors import CorruptSessionError, NotASessionError, PersistenceError
 from omp_session.format.codec import (
     BLANK,
     BOM,
@@ -196,10 +196,6 @@ def _write_sidecar(path: Path, rejected: list[bytes]) -> Path:
     except OSError as exc:
         raise PersistenceError(sidecar, exc) from exc
     return sidecar
-
-
-class NotASessionError(CorruptSessionError):
-    """:func:`repair` refused a file in which no line is a session header or entry."""
 
 
 def repair(path: Path | str, *, force: bool = False) -> RepairReport:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from omp_session.errors import SessionError, SessionLockedError
+from omp_session.errors import NoRowsUnderRootError, SessionError, SessionLockedError
 from omp_session.store import StoredSession
 from omp_session.store.blobs import MemoryBlobStore
 from omp_session.store.file import FileStorage
@@ -106,23 +106,6 @@ def host_root(path: Path) -> Path:
         if parent.name == "sessions":
             return parent
     return path.parent.parent
-
-
-class NoRowsUnderRootError(SessionError):
-    """``pull`` found no session row under the root, while the database holds rows under other
-    roots: rows are named by absolute paths, so restoring elsewhere needs ``as_root``."""
-
-    def __init__(self, root: Path, roots: list[tuple[Path, int]]) -> None:
-        self.root = root
-        self.roots = roots
-        named = ", ".join(f"{where} ({count})" for where, count in roots[:5])
-        more = f" and {len(roots) - 5} more" if len(roots) > 5 else ""
-        first = roots[0][0]
-        super().__init__(
-            f"no session rows under {root}; the database holds rows under {named}{more}. "
-            f"Rows keep their absolute paths: to restore them here, give the root they are under "
-            f"(--as-root {first})"
-        )
 
 
 def _re_rooted(path: Path, source_root: Path, target_root: Path) -> Path:
