@@ -231,3 +231,31 @@ def test_fork_keeps_the_recorded_cwd_of_a_project_that_is_gone(tmp_path: Path, d
     )
     assert header["cwd"] == str(gone)
     assert forked.parent == source.parent
+
+
+# -- item 3: import --all lists the files it could not import, and why ----------------------------
+
+
+def test_import_all_lists_what_it_could_not_import(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    claude = tmp_path / "claude"
+    project = claude / "projects" / "-work-proj"
+    project.mkdir(parents=True)
+    good = CODEX_FIXTURES.parent / "claude" / "plain_chat.jsonl"
+    shutil.copyfile(good, project / "5e551011-0000-4000-8000-000000000001.jsonl")
+    shutil.copyfile(CODEX_FIXTURES / "rollback.jsonl", project / "a-codex-rollout.jsonl")
+    (project / "notes.jsonl").write_text("just some notes\n")
+    os.mkfifo(project / "a-fifo.jsonl")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    root = tmp_path / "sessions"
+    result = CliRunner().invoke(main, ["--dir", str(root), "import", "claude", "--all", "--json"])
+    report = json.loads(result.output)
+    reasons = {Path(item["sourcePath"]).name: item["reason"] for item in report["skipped"]}
+    statuses = {Path(item["sourcePath"]).name: item["status"] for item in report["sessions"]}
+    assert statuses.get("5e551011-0000-4000-8000-000000000001.jsonl") == "imported", report
+    assert "a-fifo.jsonl" in reasons and "FIFO" in reasons["a-fifo.jsonl"]
+    failed = {Path(i["sourcePath"]).name: i["reason"] for i in report["sessions"] if i["status"] == "failed"}
+    assert "looks like a Codex rollout" in {**reasons, **failed}["a-codex-rollout.jsonl"]
+    assert "no readable" in {**reasons, **failed}["notes.jsonl"]
+    assert result.exit_code == 1  # something failed
+    text = CliRunner().invoke(main, ["--dir", str(root), "import", "claude", "--all"])
+    assert "1 skipped, 2 failed" in text.output

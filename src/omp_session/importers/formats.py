@@ -12,6 +12,7 @@ Reads at most :data:`SNIFF_BYTES` of the file, opened by the special-file rule (
 from __future__ import annotations
 
 import os
+import stat
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ import orjson
 from omp_session.errors import CorruptSessionError, ForeignSessionError
 from omp_session.store.regular import open_regular
 
-__all__ = ["SNIFF_BYTES", "looks_like", "require_format"]
+__all__ = ["SNIFF_BYTES", "STORE_LAYOUTS", "left_out", "looks_like", "require_format", "why_not_listed"]
 
 #: How much of a file is looked at (the first records say which agent wrote it).
 SNIFF_BYTES = 65536
@@ -87,3 +88,59 @@ def require_format(source: str, path: str) -> None:
     what, command = _NAMES[other]
     expected = _NAMES[source][0]
     raise ForeignSessionError(path, f"{path}: looks like {what}, not {expected}; try {command}")
+
+
+#: Where each agent's store keeps its transcripts (relative to the store's root).
+STORE_LAYOUTS: dict[str, tuple[str, ...]] = {
+    "claude": ("projects/*/*.jsonl", ".projects/*/*.jsonl"),
+    "codex": ("sessions/**/*.jsonl", ".sessions/**/*.jsonl", "archived_sessions/**/*.jsonl"),
+    "pi": ("sessions/*/*.jsonl",),
+}
+_KINDS = {
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFDIR: "a directory",
+}
+
+
+def why_not_listed(source: str, path: Path) -> str:
+    """Why a ``*.jsonl`` file in ``source``'s store is not one of its sessions (never blocks:
+    special files are told apart by ``stat``, regular ones read by :func:`looks_like`)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as error:
+        return f"cannot be read: {error.strerror or error}"
+    if not stat.S_ISREG(mode):
+        return f"is {_KINDS.get(stat.S_IFMT(mode), 'not a regular file')}, not a transcript"
+    if path.stat().st_size == 0:
+        return "is empty"
+    try:
+        votes = looks_like(path)
+    except (OSError, CorruptSessionError) as error:
+        return f"cannot be read: {error}"
+    if not votes:
+        return f"holds no record of {_NAMES[source][0]}"
+    if not votes[source]:
+        return f"looks like {_NAMES[votes.most_common(1)[0][0]][0]}, not {_NAMES[source][0]}"
+    return f"not listed by the {source} store (no session header or metadata it recognises)"
+
+
+def left_out(source: str, root: Path, listed: set[str]) -> list[tuple[Path, str]]:
+    """The ``*.jsonl`` files under the store's transcript directories that its listing left out
+    (not in ``listed``, absolute paths), each with why: ``import --all`` reports them."""
+    found: list[tuple[Path, str]] = []
+    seen: set[Path] = set()
+    for pattern in STORE_LAYOUTS.get(source, ()):
+        try:
+            candidates = sorted(root.glob(pattern))
+        except OSError:
+            continue
+        for path in candidates:
+            absolute = Path(os.path.abspath(path))
+            if absolute in seen or os.fspath(absolute) in listed:
+                continue
+            seen.add(absolute)
+            found.append((absolute, why_not_listed(source, absolute)))
+    return found

@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from omp_session.errors import SessionNotFoundError
+from omp_session.errors import CorruptSessionError, SessionNotFoundError
 from omp_session.store import DurabilityPolicy, StoredSession
 from omp_session.store.blobs import BlobSink
 from omp_session.store.file import FileStorage
 from omp_session.store.loading import read_session_bytes
 from omp_session.store.opening import OpenedFile, open_file
+from omp_session.store.regular import regular_file
 
 
 class FileSessionStorage:
@@ -49,9 +50,9 @@ class FileSessionStorage:
 
     def read_head(self, path: Path, limit: int) -> bytes:
         try:
-            with open(path, "rb") as handle:
+            with regular_file(path) as handle:
                 return handle.read(limit)
-        except OSError:
+        except (OSError, CorruptSessionError):
             return b""
 
     def list_sessions(self, directory: Path) -> list[StoredSession]:

@@ -19,11 +19,12 @@ from typing import Any
 
 import orjson
 
-from omp_session.errors import SessionError
+from omp_session.errors import CorruptSessionError, SessionError
 from omp_session.format.codec import BOM, decode_lines
 from omp_session.format.ids import iso_to_ms, ms_to_datetime
 from omp_session.format.title_slot import slot_from_value
 from omp_session.store import SessionStorage
+from omp_session.store.regular import regular_file
 from omp_session.tools.content import message_text
 from omp_session.tools.listing_summary import SessionInfo
 
@@ -176,12 +177,12 @@ def _header_and_title(records: list[dict[str, Any]], text: str) -> tuple[dict[st
 def scan_session_file(path: Path, prefix_bytes: int = 4096) -> SessionInfo | None:
     """One file as omp 18 lists it, or ``None`` when its prefix holds no session header."""
     try:
-        with open(path, "rb") as handle:
+        with regular_file(path) as handle:
             stat = os.fstat(handle.fileno())
             prefix = handle.read(prefix_bytes)
             handle.seek(max(0, stat.st_size - SUFFIX_BYTES))
             suffix = handle.read(SUFFIX_BYTES)
-    except OSError:
+    except (OSError, CorruptSessionError):  # gone, unreadable, or not a regular file: skipped
         return None
     return summarize_ends(path, prefix, suffix, stat.st_size, stat.st_mtime)
 

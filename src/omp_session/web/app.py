@@ -43,7 +43,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from omp_session.errors import SessionError
+from omp_session.errors import CorruptSessionError, SessionError
 from omp_session.importers.base import ForeignSessionStore
 from omp_session.rendering.images import blob_file, inline_images, linked_images, sniff_raster_mime
 from omp_session.rendering.page import (
@@ -59,6 +59,7 @@ from omp_session.rendering.view import SessionView, build_session_view
 from omp_session.rendering.windowed import WINDOWED_BYTES
 from omp_session.rendering.windowed_export import export_windowed_html
 from omp_session.store.paths import blobs_dir_near
+from omp_session.store.regular import read_regular
 from omp_session.web.catalog import SessionCatalog, SessionSummary
 from omp_session.web.foreign import ForeignMirror, agent_of_ref
 from omp_session.web.import_route import ForeignImport
@@ -212,7 +213,10 @@ class _Viewer:
         path = blob_file(self.blobs, digest) if _DIGEST.match(digest) else None
         if path is None:
             return not_found()
-        data = path.read_bytes()
+        try:
+            data = read_regular(path)
+        except (OSError, CorruptSessionError):
+            return not_found()
         mime = sniff_raster_mime(data[:16])
         if mime is None:
             return Text("not a raster image", status_code=415)
