@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import random
 import re
@@ -96,7 +97,9 @@ class Mix:
 
     def __init__(self, root: Path, big: Path, seed: int) -> None:
         self.rng = random.Random(seed)
-        self.small = [p.relative_to(root).as_posix() for p in sorted(root.glob("-home-dev-project-*/*.jsonl"))]
+        self.small = [
+            p.relative_to(root).as_posix() for p in sorted(root.glob("-home-dev-project-*/*.jsonl"))
+        ]
         self.big = big.relative_to(root).as_posix()
         self.big_ids = self._ids(big)
         self.projects = sorted({ref.split("/")[0] for ref in self.small})
@@ -119,7 +122,9 @@ class Mix:
         big = quote(self.big)
         roll = rng.random()
         if roll < 0.18:
-            return "index", rng.choice(["/", f"/?page={rng.randint(1, 20)}", f"/?project={quote(rng.choice(self.projects))}"])
+            return "index", rng.choice(
+                ["/", f"/?page={rng.randint(1, 20)}", f"/?project={quote(rng.choice(self.projects))}"]
+            )
         if roll < 0.30:
             return "search", f"/?q={quote(rng.choice(WORDS))}"
         if roll < 0.50:
@@ -190,14 +195,23 @@ async def client(base: str, mix: Mix, deadline: float, timeout: float, tally: Ta
             status, keep = await asyncio.wait_for(_get(*connection, host_port, path), timeout)
         except asyncio.TimeoutError:
             tally.stuck.append(f"{kind} {path}")
-            connection = await _closed(connection)
+            await _closed(connection)
+            connection = None
             continue
-        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, HttpError, ValueError) as error:
+        except (
+            OSError,
+            asyncio.IncompleteReadError,
+            asyncio.LimitOverrunError,
+            HttpError,
+            ValueError,
+        ) as error:
             tally.failures.append(f"{kind} {path}: {type(error).__name__} {error}")
-            connection = await _closed(connection)
+            await _closed(connection)
+            connection = None
             continue
         if not keep:
-            connection = await _closed(connection)
+            await _closed(connection)
+            connection = None
         tally.latencies[kind].append(time.monotonic() - started)
         tally.statuses[str(status)] += 1
         if status != 200:
@@ -206,16 +220,16 @@ async def client(base: str, mix: Mix, deadline: float, timeout: float, tally: Ta
 
 
 async def _closed(connection: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None) -> None:
+    """Close ``connection`` (if any); the caller forgets it."""
     if connection is not None:
         connection[1].close()
-        try:
+        with contextlib.suppress(OSError):
             await connection[1].wait_closed()
-        except OSError:
-            pass
-    return None
 
 
-async def load(base: str, mix: Mix, clients: int, seconds: float, timeout: float, pid: int) -> tuple[Tally, float, int]:
+async def load(
+    base: str, mix: Mix, clients: int, seconds: float, timeout: float, pid: int
+) -> tuple[Tally, float, int]:
     tally = Tally()
     started = time.monotonic()
     deadline = started + seconds
@@ -237,7 +251,7 @@ def wait_until_up(base: str, process: subprocess.Popen[bytes], limit: float = 60
         if process.poll() is not None:
             raise SystemExit(f"the server exited with status {process.returncode}")
         try:
-            with urllib.request.urlopen(base + "/", timeout=5) as answer:  # noqa: S310 (loopback)
+            with urllib.request.urlopen(base + "/", timeout=5) as answer:
                 if answer.status == 200:
                     return
         except OSError:
@@ -255,10 +269,13 @@ def ms(seconds: float) -> str:
     return f"{seconds * 1000:.0f} ms" if seconds >= 0.1 else f"{seconds * 1000:.1f} ms"
 
 
-def report(args: argparse.Namespace, tally: Tally, elapsed: float, peak_kb: int, idle_kb: int, sessions: int) -> str:
+def report(
+    args: argparse.Namespace, tally: Tally, elapsed: float, peak_kb: int, idle_kb: int, sessions: int
+) -> str:
     every = [v for values in tally.latencies.values() for v in values]
+    median = statistics.median(every) if every else 0.0
     lines = [
-        f"## Viewer under load (`python -m bench.viewer_load`)",
+        "## Viewer under load (`python -m bench.viewer_load`)",
         "",
         f"Last run: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC. `omp-session serve` on 127.0.0.1 over "
         f"{sessions:,} sessions of ~30 KB in {PROJECTS} projects plus one of 50,000 messages; "
@@ -270,7 +287,7 @@ def report(args: argparse.Namespace, tally: Tally, elapsed: float, peak_kb: int,
         f"| requests answered | {tally.requests:,} ({tally.requests / elapsed:.1f} requests/s) |",
         f"| errors (not 200, or no answer) | **{len(tally.failures)}** |",
         f"| stuck connections (no answer within {args.timeout:.0f} s) | **{len(tally.stuck)}** |",
-        f"| latency p50 / p99, all requests | {ms(statistics.median(every) if every else 0)} / {ms(percentile(every, 0.99))} |",
+        f"| latency p50 / p99, all requests | {ms(median)} / {ms(percentile(every, 0.99))} |",
         f"| server peak RSS (VmHWM) | {peak_kb / 1024:.0f} MB (after start-up: {idle_kb / 1024:.0f} MB) |",
         "",
         "| request kind | count | p50 | p99 |",
@@ -278,7 +295,9 @@ def report(args: argparse.Namespace, tally: Tally, elapsed: float, peak_kb: int,
     ]
     for kind in sorted(tally.latencies):
         values = tally.latencies[kind]
-        lines.append(f"| {kind} | {len(values):,} | {ms(statistics.median(values))} | {ms(percentile(values, 0.99))} |")
+        lines.append(
+            f"| {kind} | {len(values):,} | {ms(statistics.median(values))} | {ms(percentile(values, 0.99))} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -295,7 +314,9 @@ def write_results(section: str) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--clients", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--sessions", type=int, default=1000)
@@ -310,14 +331,31 @@ def main() -> None:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     env = {**os.environ, "PI_CODING_AGENT_DIR": str(root.parent / "agent")}
-    command = [sys.executable, "-m", "omp_session", "--dir", str(root), "serve", "--no-agents", "--host", "127.0.0.1", "--port", str(port)]
+    command = [
+        sys.executable,
+        "-m",
+        "omp_session",
+        "--dir",
+        str(root),
+        "serve",
+        "--no-agents",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         wait_until_up(base, process)
         idle = rss_kb(process.pid)
         mix = Mix(root, big, args.seed)
-        print(f"serving on {base} (pid {process.pid}); {args.clients} clients for {args.seconds:.0f} s ...", flush=True)
-        tally, elapsed, _sampled = asyncio.run(load(base, mix, args.clients, args.seconds, args.timeout, process.pid))
+        print(
+            f"serving on {base} (pid {process.pid}); {args.clients} clients for {args.seconds:.0f} s ...",
+            flush=True,
+        )
+        tally, elapsed, _sampled = asyncio.run(
+            load(base, mix, args.clients, args.seconds, args.timeout, process.pid)
+        )
         peak = peak_rss_kb(process.pid)
         alive = process.poll() is None
     finally:
