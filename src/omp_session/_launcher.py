@@ -22,6 +22,9 @@ EXTRA_OF_MODULE = {
     "markdown_it": "web",
     "nh3": "web",
     "pygments": "web",
+    "mcp": "mcp",
+    "mcp_types": "mcp",
+    "agents": "openai-agents",
 }
 
 

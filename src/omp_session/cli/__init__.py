@@ -31,6 +31,7 @@ from omp_session.cli.export import export
 from omp_session.cli.import_command import import_command
 from omp_session.cli.listing import list_command
 from omp_session.cli.maintenance import check, migrate, repair
+from omp_session.cli.mcp_command import mcp_command
 from omp_session.cli.search import search
 from omp_session.cli.serve import serve
 from omp_session.cli.show import show
@@ -59,6 +60,7 @@ Examples:
   omp-session fork 15d0 --leaf a0000003   the branch to an entry as a new session file
   omp-session label 15d0 u0000001 start   label an entry
   omp-session serve                       browse sessions in a web browser
+  omp-session mcp                         serve the sessions to an agent over MCP (stdio)
   omp-session import claude --all         import Claude Code sessions (also codex, pi)
   omp-session --store postgresql://h/db push   copy your session files into a database
   omp-session --store postgresql://h/db serve  browse the sessions of a database
@@ -184,6 +186,7 @@ for _command in (
     fork,
     label,
     serve,
+    mcp_command,
     import_command,
     push,
     pull,
