@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
+from typing import Any
 
+import pytest
+
+from omp_session.web import index_search
 from omp_session.web.session_cache import RecentlyUsed
+from tests.helpers import HEADER, msg, user, write_session
 
 
 def test_concurrent_requests_for_one_session_build_its_view_once() -> None:
@@ -71,3 +77,39 @@ def test_other_keys_are_not_held_up_by_a_build() -> None:
     release.set()
     thread.join(10)
     assert cache.get(("big", "v"), lambda: "rebuilt") == "slow"  # the build was kept
+
+
+def test_concurrent_identical_searches_read_each_session_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from omp_session.web.catalog import SessionCatalog
+    from omp_session.web.index_search import CatalogSearch
+
+    root = tmp_path / "sessions"
+    for number in range(5):
+        write_session(
+            root / "-work-proj" / f"2025-06-0{number + 1}T14-00-00-000Z_s{number}.jsonl",
+            [msg("u1", None, user(f"hello number {number}"))],
+            header={**HEADER, "id": f"s{number}"},
+        )
+    summaries = SessionCatalog(root).sessions()
+    search = CatalogSearch()
+    reads: list[str] = []
+    original = index_search._search_one
+
+    def counting(summary: Any, pattern: Any, needle: Any) -> Any:
+        reads.append(str(summary.path))
+        time.sleep(0.05)
+        return original(summary, pattern, needle)
+
+    monkeypatch.setattr(index_search, "_search_one", counting)  # counts the reads, changes nothing
+    results: list[int] = []
+    threads = [
+        threading.Thread(target=lambda: results.append(len(search(summaries, "hello")))) for _ in range(10)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(20)
+    assert results == [5] * 10
+    assert sorted(reads) == sorted(str(s.path) for s in summaries)  # each file read once, not 10 times

@@ -68,7 +68,7 @@ from omp_session.web.index_view import IndexPage, build_index
 from omp_session.web.responses import NO_STORE, Html, Json, Text, day_param, not_found, unreadable
 from omp_session.web.security import SecurityHeadersMiddleware
 from omp_session.web.session_cache import RecentlyUsed, is_big, session_version
-from omp_session.web.usage_view import build_usage_page
+from omp_session.web.usage_view import UsagePage, build_usage_page
 from omp_session.web.windowed_routes import WindowedRoutes
 
 __all__ = ["DEFAULT_ALLOWED_HOSTS", "ViewerConfig", "create_app", "default_blobs_dir"]
@@ -108,6 +108,7 @@ class _Viewer:
         self.catalog = SessionCatalog(self.root)
         self.search = CatalogSearch()
         self._views: RecentlyUsed[SessionView] = RecentlyUsed(_VIEW_CACHE_SIZE)
+        self._usage_pages: RecentlyUsed[UsagePage] = RecentlyUsed(4)
         self.windowed_bytes = config.windowed_bytes
         self.windowed = WindowedRoutes(self.blobs, self._locate, self.poll_ms)
         self.foreign = ForeignMirror(config.foreign_stores) if config.foreign_stores else None
@@ -190,8 +191,14 @@ class _Viewer:
     def usage(self, request: Request) -> Response:
         params = request.query_params
         since, until = day_param(params.get("since")), day_param(params.get("until"))
-        paths = [summary.path for summary in self.catalog.sessions()]
-        page = build_usage_page(paths, since, until)
+        summaries = self.catalog.sessions()
+        paths = [summary.path for summary in summaries]
+        # Built once per range and catalog version, however many clients ask at once (the page
+        # reads every session's usage: a minute over 1,000 sessions on a loaded machine).
+        catalog = str(hash(tuple((str(s.path), s.size, s.modified.timestamp()) for s in summaries)))
+        page = self._usage_pages.get(
+            (f"{since}|{until}", catalog), lambda: build_usage_page(paths, since, until)
+        )
         return Html(environment().get_template("usage.html").render(u=page))
 
     def export(self, request: Request) -> Response:
