@@ -36,6 +36,8 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import anyio
+import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
@@ -83,6 +85,10 @@ def default_blobs_dir(sessions_root: Path) -> Path:
     return blobs_dir_near(sessions_root)
 
 
+#: Threads for searches and the usage page (the rest of the server keeps its own pool).
+_HEAVY_THREADS = 2
+
+
 @dataclass(frozen=True)
 class ViewerConfig:
     """What the viewer serves: sessions under ``sessions_root``, images from ``blobs_dir``."""
@@ -109,6 +115,8 @@ class _Viewer:
         self.search = CatalogSearch()
         self._views: RecentlyUsed[SessionView] = RecentlyUsed(_VIEW_CACHE_SIZE)
         self._usage_pages: RecentlyUsed[UsagePage] = RecentlyUsed(4)
+        #: Threads for work that reads every session (searches, the usage page).
+        self._heavy = anyio.CapacityLimiter(_HEAVY_THREADS)
         self.windowed_bytes = config.windowed_bytes
         self.windowed = WindowedRoutes(self.blobs, self._locate, self.poll_ms)
         self.foreign = ForeignMirror(config.foreign_stores) if config.foreign_stores else None
@@ -145,6 +153,18 @@ class _Viewer:
         return self.catalog.parent_ref(view.parent_session) if view.parent_session else None
 
     # -- routes --------------------------------------------------------------------------------
+
+    async def index_route(self, request: Request) -> Response:
+        """``/``: a search runs on the viewer's few heavy-work threads, so many clients searching
+        at once wait there (without holding a thread) instead of starving every other page of
+        the server's thread pool (issue 25's load test)."""
+        heavy = bool(request.query_params.get("q", "").strip())
+        limiter = self._heavy if heavy else None
+        return await anyio.to_thread.run_sync(self.index, request, limiter=limiter)
+
+    async def usage_route(self, request: Request) -> Response:
+        """``/usage`` reads every session's usage: on the heavy-work threads, as searches."""
+        return await anyio.to_thread.run_sync(self.usage, request, limiter=self._heavy)
 
     def index(self, request: Request) -> Response:
         query = request.query_params.get("q", "").strip()[:200]
@@ -268,14 +288,14 @@ def create_app(
     )
     viewer = _Viewer(config)
     routes = [
-        Route("/", viewer.index),
+        Route("/", viewer.index_route),
         Route("/session/{ref:path}", viewer.session),
         Route("/api/version/{ref:path}", viewer.version),
         Route("/api/body/{ref:path}", viewer.body),
         Route("/api/window/{ref:path}", viewer.windowed.window),
         Route("/api/rows/{ref:path}", viewer.windowed.rows),
         Route("/export/{ref:path}", viewer.export),
-        Route("/usage", viewer.usage),
+        Route("/usage", viewer.usage_route),
         Route("/blob/{digest}", viewer.blob),
         Route("/static/{name}", viewer.static),
         Route("/api/import/{ref:path}", viewer.importer.handle, methods=["POST"]),
