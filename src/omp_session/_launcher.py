@@ -25,6 +25,8 @@ EXTRA_OF_MODULE = {
     "mcp": "mcp",
     "mcp_types": "mcp",
     "agents": "openai-agents",
+    "claude_agent_sdk": "claude-agent-sdk",
+    "pydantic_ai": "pydantic-ai",
 }
 
 

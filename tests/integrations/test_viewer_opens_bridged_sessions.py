@@ -1,0 +1,87 @@
+"""Sessions written through the bridges open in the viewer like any omp session."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from starlette.testclient import TestClient
+
+from omp_session import SessionManager
+from omp_session.dialects import OMP_18_2
+from omp_session.integrations.claude_agent_sdk import OmpClaudeSessionStore
+from omp_session.integrations.openai_agents import OmpSession
+from omp_session.integrations.pydantic_ai import append_model_messages, to_model_messages
+from omp_session.web import create_app
+
+KEY = {"project_key": "-work-app", "session_id": "3f1c2d4e-0000-4000-8000-0000000000aa"}
+CLAUDE_LINES: list[dict[str, Any]] = [
+    {
+        "type": "user",
+        "uuid": "u1",
+        "parentUuid": None,
+        "sessionId": KEY["session_id"],
+        "cwd": "/work/app",
+        "timestamp": "2026-01-01T10:00:00.000Z",
+        "message": {"role": "user", "content": "Claude question"},
+    },
+    {
+        "type": "assistant",
+        "uuid": "a1",
+        "parentUuid": "u1",
+        "sessionId": KEY["session_id"],
+        "cwd": "/work/app",
+        "timestamp": "2026-01-01T10:00:01.000Z",
+        "message": {
+            "id": "msg_1",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "content": [{"type": "text", "text": "Claude answer"}],
+            "stop_reason": "end_turn",
+            "usage": {"input_tokens": 10, "output_tokens": 2},
+        },
+    },
+]
+
+
+def test_viewer_renders_each_bridged_session(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    project = root / "-work-app"
+
+    async def write() -> list[Path]:
+        with SessionManager.create("/work/app", project, dialect=OMP_18_2) as manager:
+            session = OmpSession(manager)
+            await session.add_items(
+                [
+                    {"role": "user", "content": "Agents question"},
+                    {
+                        "type": "message",
+                        "role": "assistant",
+                        "id": "msg_x",
+                        "status": "completed",
+                        "content": [{"type": "output_text", "text": "Agents answer", "annotations": []}],
+                    },
+                ]
+            )
+            agents = Path(manager.get_session_file() or "")
+        store = OmpClaudeSessionStore(tmp_path / "claude", root)
+        await store.append(KEY, CLAUDE_LINES)
+        claude = store.mirror_path(KEY)
+        assert claude is not None
+        with SessionManager.open(agents, read_only=True) as source:
+            messages = to_model_messages(source.build_session_context())
+        with SessionManager.create("/work/app", project, dialect=OMP_18_2) as copy:
+            append_model_messages(copy, messages)
+            pydantic = Path(copy.get_session_file() or "")
+        return [agents, claude, pydantic]
+
+    agents, claude, pydantic = asyncio.run(write())
+    client = TestClient(create_app(root, allowed_hosts=["testserver"]))
+    for path, text in ((agents, "Agents answer"), (claude, "Claude answer"), (pydantic, "Agents answer")):
+        ref = path.relative_to(root).as_posix()
+        page = client.get(f"/session/{ref}")
+        assert page.status_code == 200, (ref, page.status_code)
+        assert text in page.text, ref
+    index = client.get("/")
+    assert index.status_code == 200 and "-work-app" in index.text
