@@ -36,8 +36,6 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import anyio
-import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
@@ -116,7 +114,9 @@ class _Viewer:
         self._views: RecentlyUsed[SessionView] = RecentlyUsed(_VIEW_CACHE_SIZE)
         self._usage_pages: RecentlyUsed[UsagePage] = RecentlyUsed(4)
         #: Threads for work that reads every session (searches, the usage page).
-        self._heavy = anyio.CapacityLimiter(_HEAVY_THREADS)
+        from anyio import CapacityLimiter  # starlette's own dependency (the [web] extra)
+
+        self._heavy = CapacityLimiter(_HEAVY_THREADS)
         self.windowed_bytes = config.windowed_bytes
         self.windowed = WindowedRoutes(self.blobs, self._locate, self.poll_ms)
         self.foreign = ForeignMirror(config.foreign_stores) if config.foreign_stores else None
@@ -158,13 +158,17 @@ class _Viewer:
         """``/``: a search runs on the viewer's few heavy-work threads, so many clients searching
         at once wait there (without holding a thread) instead of starving every other page of
         the server's thread pool (issue 25's load test)."""
+        from anyio import to_thread
+
         heavy = bool(request.query_params.get("q", "").strip())
         limiter = self._heavy if heavy else None
-        return await anyio.to_thread.run_sync(self.index, request, limiter=limiter)
+        return await to_thread.run_sync(self.index, request, limiter=limiter)
 
     async def usage_route(self, request: Request) -> Response:
         """``/usage`` reads every session's usage: on the heavy-work threads, as searches."""
-        return await anyio.to_thread.run_sync(self.usage, request, limiter=self._heavy)
+        from anyio import to_thread
+
+        return await to_thread.run_sync(self.usage, request, limiter=self._heavy)
 
     def index(self, request: Request) -> Response:
         query = request.query_params.get("q", "").strip()[:200]
