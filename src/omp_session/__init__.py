@@ -30,6 +30,8 @@ from omp_session.errors import (
     UnsafeNameError,
     UnstableEntryIdError,
     UnsupportedByDialectError,
+    UnsupportedConversion,
+    UnsupportedToolSchema,
     UnwritableValueError,
     WorkspaceError,
 )
@@ -84,6 +86,8 @@ __all__ = [
     "UnsafeNameError",
     "UnstableEntryIdError",
     "UnsupportedByDialectError",
+    "UnsupportedConversion",
+    "UnsupportedToolSchema",
     "UnwritableValueError",
     "UsageStatistics",
     "WorkspaceError",

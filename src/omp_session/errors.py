@@ -21,6 +21,8 @@ subclass names the file, line or id involved in its message. The tree (also in `
     ├── UnsafeNameError (also ValueError)
     ├── UnsupportedByDialectError (also AttributeError)
     ├── UnknownDialectError (also ValueError)
+    ├── UnsupportedConversion (also ValueError)
+    │   └── UnsupportedToolSchema
     └── WorkspaceError (also ValueError)
 """
 
@@ -48,6 +50,8 @@ __all__ = [
     "UnsafeNameError",
     "UnstableEntryIdError",
     "UnsupportedByDialectError",
+    "UnsupportedConversion",
+    "UnsupportedToolSchema",
     "UnwritableValueError",
     "WorkspaceError",
 ]
@@ -242,3 +246,12 @@ class ForeignSessionError(SessionError):
 class UnwritableValueError(SessionError, ValueError):
     """A value cannot be written the way omp writes it (a title slot whose metadata alone exceeds
     its 256 bytes: omp throws too)."""
+
+
+class UnsupportedConversion(SessionError, ValueError):
+    """A provider request body needs a pi-ai rule ``omp_session.providers`` does not reproduce; no
+    body is made rather than one that would differ from omp's."""
+
+
+class UnsupportedToolSchema(UnsupportedConversion):
+    """A tool schema uses a keyword whose provider rewrite is not reproduced."""
