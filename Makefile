@@ -1,12 +1,16 @@
 PY ?= .venv/bin/python
 VENV_STAMP := .venv/.installed
 
-.PHONY: run test lint bench install browser postgres clean
+.PHONY: run test test-pure lint bench bench-peer install browser postgres clean
 
-$(VENV_STAMP): pyproject.toml
+SCANNER_PYX := $(wildcard src/omp_session/store/*/_scanner_c.pyx src/omp_session/store/_scanner_c.pyx)
+
+# (pip builds the compiled scanner when a C compiler works; the last line says which one is in use)
+$(VENV_STAMP): pyproject.toml setup.py $(SCANNER_PYX)
 	test -x $(PY) || python3 -m venv .venv
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[all,test]'
+	$(PY) -c "from omp_session.store import scanner; print(scanner.NOTE)"
 	touch $(VENV_STAMP)
 
 install: $(VENV_STAMP)
@@ -27,15 +31,23 @@ postgres:
 test: $(VENV_STAMP) browser postgres
 	$(PY) -m pytest -q -m "not slow" --cov --cov-report=term:skip-covered
 
+## test-pure: the tests that depend on the scanner, with the pure-Python one forced
+test-pure: $(VENV_STAMP)
+	OMP_SESSION_PURE_SCANNER=1 $(PY) -m pytest -q -m "not slow" tests/perf tests/store
+
 ## lint: ruff and mypy --strict
 lint: $(VENV_STAMP)
-	.venv/bin/ruff check src tests bench examples samples
-	.venv/bin/ruff format --check src tests bench examples samples
+	.venv/bin/ruff check src tests bench examples samples setup.py
+	.venv/bin/ruff format --check src tests bench examples samples setup.py
 	.venv/bin/mypy
 
 ## bench: performance benchmarks against measured floors (not part of the tests)
 bench: $(VENV_STAMP)
 	$(PY) -m bench
+
+## bench-peer: omp 18.2.3 on Bun (installed from the npm registry into bench/peer/) beside us
+bench-peer: $(VENV_STAMP)
+	$(PY) -m bench.peer $(PEER_ARGS)
 
 clean:
 	rm -rf .venv .pytest_cache .mypy_cache .ruff_cache .coverage

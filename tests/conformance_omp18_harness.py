@@ -1,5 +1,7 @@
-"""Drive the Python SessionManager under the omp 18 dialect the way the reference harness drove
-omp 18.2.3 (``tests/conformance_omp18/README.md``), producing RAW results for its ``normalize.py``.
+"""Drive the Python SessionManager under an omp 18 dialect the way the reference harnesses drove
+omp 18.2.3 (``tests/conformance_omp18/README.md``) and omp 18.3.4 (``tests/conformance_omp183/``,
+which adds ``$HOME``, listing, picker, ``continueRecent`` and ``dropSession`` ops), producing RAW
+results for their ``normalize.py``. Every op is a call of the public API; nothing is emulated.
 
 Errors: the oracle records ``{"__error__": message, "__error_name__": name}``. Our errors are our
 own (``SessionError`` subclasses naming file and line); :func:`oracle_error` words the few that a
@@ -11,14 +13,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from omp_session import SessionManager
+from omp_session import SessionManager, load_session_file
 from omp_session.errors import CorruptSessionError, SessionNotFoundError, UnsupportedByDialectError
 from omp_session.format.title_slot import TitleSlot, encode_slot, parsed_slot_dict
-from omp_session.manager.omp18_api import peek_session_init
 from omp_session.store.configured import configured_storage, session_storage
 from tests.conformance_harness import PROBE, blob_names, lines_raw, tree_flat, tree_return
 
@@ -31,7 +33,7 @@ NO_MANAGER = "no current SessionManager: start with create/open/continueRecent/i
 def _put(target: Path, data: bytes) -> None:
     """Write a whole session at ``target``: a file, or the row of a database store."""
     store: Any = configured_storage()
-    if store is None:
+    if store is None or not target.name.endswith(".jsonl"):  # a pins file stays a file
         target.write_bytes(data)
         return
     found = store.stat_session(target)
@@ -98,7 +100,7 @@ def snapshot(manager: SessionManager) -> dict[str, Any]:
     }
 
 
-def run_load_case(case_file: Path, work: Path, agent_dir: Path) -> dict[str, Any]:
+def run_load_case(case_file: Path, work: Path, agent_dir: Path, dialect: str = "18.2") -> dict[str, Any]:
     directory = work / "load"
     directory.mkdir()
     target = directory / "input.jsonl"
@@ -107,7 +109,7 @@ def run_load_case(case_file: Path, work: Path, agent_dir: Path) -> dict[str, Any
     os.chdir(directory)  # omp 18 gives a fresh header the process cwd
     raw: dict[str, Any] = {"dir": str(directory)}
     try:
-        manager = SessionManager.open(target, dialect="18")
+        manager = SessionManager.open(target, dialect=dialect)
     except Exception as exc:
         raw["load_error"] = oracle_error(exc)
     else:
@@ -127,7 +129,7 @@ def run_load_case(case_file: Path, work: Path, agent_dir: Path) -> dict[str, Any
     os.chdir(directory2)
     returns: list[Any]
     try:
-        manager2 = SessionManager.open(target2, dialect="18")
+        manager2 = SessionManager.open(target2, dialect=dialect)
     except Exception as exc:
         returns = [oracle_error(exc), {"__error__": NO_MANAGER, "__error_name__": "Error"}]
     else:
@@ -142,15 +144,15 @@ def run_load_case(case_file: Path, work: Path, agent_dir: Path) -> dict[str, Any
     return raw
 
 
-def _substitute(value: Any, directory: str, returns: list[Any]) -> Any:
+def _substitute(value: Any, directory: str, returns: list[Any], home: str = "$HOME") -> Any:
     if isinstance(value, str):
         if value.startswith("$") and value[1:].isdigit():
             return returns[int(value[1:])]
-        return value.replace("$DIR", directory)
+        return value.replace("$DIR", directory).replace("$HOME", home)
     if isinstance(value, list):
-        return [_substitute(v, directory, returns) for v in value]
+        return [_substitute(v, directory, returns, home) for v in value]
     if isinstance(value, dict):
-        return {k: _substitute(v, directory, returns) for k, v in value.items()}
+        return {k: _substitute(v, directory, returns, home) for k, v in value.items()}
     return value
 
 
@@ -205,6 +207,7 @@ _SESSION_INIT_KEYS = {
     "readSummarize": "read_summarize",
     "advisor": "advisor",
     "isolated": "isolated",
+    "compactionThreshold": "compaction_threshold",
 }
 
 
@@ -326,6 +329,8 @@ def _batch(m: SessionManager, a: dict[str, Any]) -> list[Any]:
 
 
 def _files(directory: Path, home: Path) -> list[dict[str, Any]]:
+    """Session files of ``directory`` (and its sub-directories) and of the default session dirs
+    below the agent dir ``home``."""
     store = configured_storage()
     homes = (
         [
@@ -340,54 +345,103 @@ def _files(directory: Path, home: Path) -> list[dict[str, Any]]:
     return [{"path": str(p), "file_lines_raw": _lines(p)} for p in sorted(paths)]
 
 
-def run_ops_case(ops: list[dict[str, Any]], directory: Path, agent_dir: Path) -> dict[str, Any]:
+def _manager_op(name: str, args: dict[str, Any], dialect: str) -> SessionManager:
+    """The manager a ``create``/``open``/``continueRecent``/``inMemory``/``forkFrom`` op makes."""
+    if name == "create":
+        return SessionManager.create(args["cwd"], args.get("dir"), dialect=dialect)
+    if name == "open":
+        return SessionManager.open(
+            args["file"], args.get("dir"), dialect=dialect, throw_if_missing=bool(args.get("throwIfMissing"))
+        )
+    if name == "continueRecent":
+        return SessionManager.continue_recent(args["cwd"], args.get("dir"), dialect=dialect)
+    if name == "forkFrom":
+        return SessionManager.fork_from(
+            args["source"],
+            args["cwd"],
+            args.get("dir"),
+            dialect=dialect,
+            reset_inherited_cost=bool(args.get("resetInheritedCost")),
+            repair_interrupted_tail=bool(args.get("repairInterruptedTail")),
+        )
+    return SessionManager.in_memory(args.get("cwd"), dialect=dialect)
+
+
+def _infos(found: list[Any]) -> list[dict[str, Any]]:
+    return [info.to_dict() for info in found]
+
+
+#: Ops that need no current manager: ``(args, dialect) -> result``.
+_STATIC_OPS: dict[str, Callable[[dict[str, Any], str], Any]] = {
+    "list": lambda a, d: _infos(SessionManager.list(a["cwd"], a.get("dir"), dialect=d)),
+    "listAll": lambda a, d: _infos(SessionManager.list_all(dialect=d)),
+    "listForPicker": lambda a, d: _infos(SessionManager.list_for_picker(a["cwd"], a.get("dir"), dialect=d)),
+    "listAllForPicker": lambda a, d: _infos(SessionManager.list_all_for_picker(dialect=d)),
+    "findMostRecentSession": lambda a, d: SessionManager.find_most_recent_session(a["dir"]),
+    "peekSessionInit": lambda a, d: SessionManager.peek_session_init(a["file"]),
+    "listDir": lambda a, d: _list_dir(Path(a["dir"])),
+    "sleep": lambda a, d: time.sleep(a["ms"] / 1000),
+    "loadSessionFile": lambda a, d: load_session_file(
+        a["file"], throw_if_missing=bool(a.get("throwIfMissing"))
+    ).to_dict(),
+}
+
+
+#: Raw keys that describe the current manager (``None`` when a script made none).
+_MANAGER_KEYS = (
+    "file",
+    "file_exists",
+    "header",
+    "sessionId",
+    "sessionName",
+    "entries",
+    "leafId",
+    "context",
+    "tree_flat",
+    "tree_roots",
+    "usage",
+    "title_slot",
+    "manager_state",
+)
+
+
+def run_ops_case(
+    ops: list[dict[str, Any]],
+    directory: Path,
+    agent_dir: Path,
+    dialect: str = "18.2",
+    home: Path | None = None,
+) -> dict[str, Any]:
+    """Run an op script; ``home`` is the sandbox HOME that ``$HOME`` stands for (the agent dir
+    is then ``home/.omp/agent``, which the caller has made the process's agent dir)."""
     returns: list[Any] = []
     current: SessionManager | None = None
     for op in ops:
-        args = _substitute(op, str(directory), returns)
+        args = _substitute(op, str(directory), returns, str(home) if home is not None else "$HOME")
         name = args["op"]
         result: Any = None
         try:
-            if name in ("create", "open", "inMemory", "forkFrom"):
+            if name in ("create", "open", "continueRecent", "inMemory", "forkFrom"):
                 previous = current
-                if (
-                    previous is not None
-                    and name == "open"
-                    and previous.get_session_file() == os.path.abspath(args["file"])
+                # omp has no writer lock; ours would refuse a second manager on one file, so the
+                # previous manager is closed first when the new one may open its file (no script
+                # goes back to an earlier manager with ``use``)
+                if previous is not None and (
+                    name == "continueRecent"
+                    or (name == "open" and previous.get_session_file() == os.path.abspath(args["file"]))
                 ):
-                    # omp has no writer lock; ours would refuse a second manager on the same file
                     previous.close()
                     previous = current = None
-                if name == "create":
-                    current = SessionManager.create(args["cwd"], args.get("dir"), dialect="18")
-                    result = current.get_session_file()
-                elif name == "open":
-                    current = SessionManager.open(
-                        args["file"],
-                        args.get("dir"),
-                        dialect="18",
-                        throw_if_missing=bool(args.get("throwIfMissing")),
-                    )
-                    result = current.get_session_file()
-                elif name == "forkFrom":
-                    current = SessionManager.fork_from(
-                        args["source"],
-                        args["cwd"],
-                        args.get("dir"),
-                        dialect="18",
-                        reset_inherited_cost=bool(args.get("resetInheritedCost")),
-                        repair_interrupted_tail=bool(args.get("repairInterruptedTail")),
-                    )
-                    result = current.get_session_file()
-                else:
-                    current = SessionManager.in_memory(args.get("cwd"), dialect="18")
-                if previous is not None and previous is not current:
+                current = _manager_op(name, args, dialect)
+                result = current.get_session_file() if name != "inMemory" else None
+                if previous is not None:
                     previous.close()
-            elif name == "list":
-                found = SessionManager.list(args["cwd"], args.get("dir"), dialect="18")
-                result = [info.to_dict() for info in found]
+            elif name in _STATIC_OPS:
+                result = _STATIC_OPS[name](args, dialect)
             elif name == "writeFile":
-                _put(Path(args["file"]), args["content"].encode("utf-8"))
+                target = Path(args["file"])
+                target.parent.mkdir(parents=True, exist_ok=True)
+                _put(target, args["content"].encode("utf-8"))
                 result = args["file"]
             elif name == "readFile":
                 result = read_file(args.get("file") or (current.get_session_file() if current else None))
@@ -395,21 +449,28 @@ def run_ops_case(ops: list[dict[str, Any]], directory: Path, agent_dir: Path) ->
                 result = read_title_slot(
                     args.get("file") or (current.get_session_file() if current else None)
                 )
-            elif name == "listDir":
-                result = _list_dir(Path(args["dir"]))
-            elif name == "peekSessionInit":
-                result = peek_session_init(args["file"])
             elif current is None:
                 result = {"__error__": NO_MANAGER, "__error_name__": "Error"}
             elif name == "fileExists":
-                file = args.get("file") or current.get_session_file()
-                result = _exists(file)
+                result = _exists(args.get("file") or current.get_session_file())
             elif name == "fork":
                 result = _fork(current)
             elif name == "newSession":
                 result = current.new_session(
-                    args.get("parentSession"), provider_prompt_cache_key=args.get("providerPromptCacheKey")
+                    args.get("parentSession"),
+                    provider_prompt_cache_key=args.get("providerPromptCacheKey"),
+                    session_dir=args.get("sessionDir"),
                 )
+            elif name == "dropSession":
+                current.drop_session(args["file"])
+            elif name == "getSessionDir":
+                result = current.get_session_dir()
+            elif name == "isSessionOnDisk":
+                result = current.is_session_on_disk()
+            elif name == "persistCopy":
+                previous, current = current, current.persist_copy(session_dir=args.get("sessionDir"))
+                previous.close()
+                result = current.get_session_file()
             elif name == "moveTo":
                 current.move_to(args["cwd"], args.get("dir"))
                 result = current.get_session_file()
@@ -424,7 +485,15 @@ def run_ops_case(ops: list[dict[str, Any]], directory: Path, agent_dir: Path) ->
         except Exception as exc:  # the reference harness records every throw the same way
             result = oracle_error(exc)
         returns.append(result)
-    assert current is not None
+    if current is None:  # a script of static ops only
+        return {
+            "dir": str(directory),
+            "returns": returns,
+            "files": _files(directory, agent_dir),
+            "blobs": blob_names(agent_dir),
+            **{key: None for key in _MANAGER_KEYS},
+            **({"home": str(home)} if home is not None else {}),
+        }
     file = current.get_session_file()
     raw = {
         "dir": str(directory),
@@ -442,9 +511,11 @@ def run_ops_case(ops: list[dict[str, Any]], directory: Path, agent_dir: Path) ->
             "titleRevision": current.get_title_revision(),
             "additionalDirectories": current.get_additional_directories(),
             "recordedCwd": current.get_recorded_cwd(),
-            "isSessionOnDisk": _exists(file),
+            "isSessionOnDisk": current.is_session_on_disk(),
         },
         **snapshot(current),
     }
+    if home is not None:
+        raw["home"] = str(home)
     current.close()
     return raw

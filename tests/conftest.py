@@ -18,3 +18,13 @@ def isolated_agent_dir(
     for terminal in ("KITTY_WINDOW_ID", "TMUX_PANE", "TERM_SESSION_ID", "WT_SESSION"):
         monkeypatch.delenv(terminal, raising=False)  # no terminal breadcrumbs unless a test sets one
     yield agent
+
+
+@pytest.fixture
+def sandbox_home(tmp_path: Path, isolated_agent_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh HOME whose ``.omp/agent`` is the agent dir, as the reference harness ran omp."""
+    home = tmp_path / "home"
+    (home / ".omp" / "agent").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(home / ".omp" / "agent"))
+    return home

@@ -50,7 +50,7 @@ def check_load_case(case: str, work: Path, agent_dir: Path) -> None:
     """Run load case ``case`` (in the configured store: files unless a test chose another) and
     compare it with its expected file."""
     case_file = CORPUS / "load" / f"{case}.jsonl"
-    raw = run_load_case(case_file, work, agent_dir)
+    raw = run_load_case(case_file, work, agent_dir, "18.2")
     text = case_file.read_bytes().decode("utf-8", errors="surrogateescape")
     got = normalize.normalize_load(raw, text)
     expected = _expected(CORPUS / "load" / f"{case}.expected.json")
@@ -80,7 +80,7 @@ def test_unknown_types_open_where_omp18_throws(tmp_path: Path, isolated_agent_di
     shutil.copyfile(source, target)
     before = target.read_bytes()
     lines = [json.loads(line) for line in before.decode("utf-8").splitlines()]
-    with SessionManager.open(target, dialect="18") as session:
+    with SessionManager.open(target, dialect="18.2") as session:
         assert session.get_header() == lines[0]
         assert session.get_entries() == lines[1:]
         usage = session.get_usage_statistics().to_dict()
@@ -101,7 +101,7 @@ def check_ops_case(case: str, directory: Path, agent_dir: Path) -> None:
     """Run ops case ``case`` in ``directory`` (of the configured store) and compare it."""
     script = json.loads((CORPUS / "ops" / f"{case}.json").read_text(encoding="utf-8"))
     ops = script["ops"] if isinstance(script, dict) else script
-    raw = run_ops_case(ops, directory, agent_dir)
+    raw = run_ops_case(ops, directory, agent_dir, "18.2")
     got = normalize.normalize_ops(raw, ops)
     expected = _expected(CORPUS / "ops" / f"{case}.expected.json")
     _assert_same(got, expected)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from omp_session import SessionManager
-from omp_session.dialects import OMP_13_19, OMP_18_2, UnknownDialectError, explicit_dialect
+from omp_session.dialects import OMP_13_19, OMP_18_2, OMP_18_3, UnknownDialectError, explicit_dialect
 from omp_session.format.title_slot import SLOT_BYTES
 from omp_session.store.slot_files import starts_with_slot
 from omp_session.tools.listing import list_sessions
@@ -29,10 +29,15 @@ def _write(session: SessionManager) -> Path:
 def test_dialect_from_argument_and_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OMP_SESSION_DIALECT", raising=False)
     assert explicit_dialect(None) is None
-    assert explicit_dialect("18") is OMP_18_2 and explicit_dialect(OMP_13_19) is OMP_13_19
+    assert explicit_dialect("18") is OMP_18_3 and explicit_dialect(OMP_13_19) is OMP_13_19
+    assert explicit_dialect("18.3") is OMP_18_3 and explicit_dialect("18.3.4") is OMP_18_3
+    assert explicit_dialect("18.2") is OMP_18_2 and explicit_dialect("18.2.3") is OMP_18_2
+    assert explicit_dialect("13") is OMP_13_19
     monkeypatch.setenv("OMP_SESSION_DIALECT", "13")
     assert explicit_dialect(None) is OMP_13_19
-    assert explicit_dialect("18") is OMP_18_2  # the argument wins
+    assert explicit_dialect("18") is OMP_18_3  # the argument wins
+    monkeypatch.setenv("OMP_SESSION_DIALECT", "18.2")
+    assert explicit_dialect(None) is OMP_18_2
     monkeypatch.setenv("OMP_SESSION_DIALECT", "17")
     with pytest.raises(UnknownDialectError, match="OMP_SESSION_DIALECT"):
         explicit_dialect(None)
@@ -40,7 +45,7 @@ def test_dialect_from_argument_and_environment(monkeypatch: pytest.MonkeyPatch) 
 
 def test_dialect_18_writes_what_omp_18_writes(tmp_path: Path) -> None:
     session = SessionManager.create("/work/app", tmp_path, dialect="18")
-    assert session.dialect is OMP_18_2
+    assert session.dialect is OMP_18_3
     path = _write(session)
     session.append_thinking_level_change("high")
     session.append_model_change("a/b")
@@ -56,7 +61,7 @@ def test_dialect_18_writes_what_omp_18_writes(tmp_path: Path) -> None:
 def test_env_var_selects_the_dialect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OMP_SESSION_DIALECT", "18")
     with SessionManager.create("/work/app", tmp_path) as session:
-        assert session.dialect is OMP_18_2
+        assert session.dialect is OMP_18_3
         assert starts_with_slot(_write(session))
 
 
@@ -74,7 +79,7 @@ def test_auto_new_file_in_an_omp18_store_gets_the_slot(
     monkeypatch.delenv("OMP_SESSION_DIALECT", raising=False)
     shutil.copyfile(CORPUS18 / "api-basic.jsonl", tmp_path / "existing.jsonl")
     with SessionManager.create("/work/app", tmp_path) as session:
-        assert session.dialect is OMP_18_2
+        assert session.dialect is OMP_18_3  # auto: the newest omp 18 we know
         assert starts_with_slot(_write(session))
 
 
@@ -154,7 +159,7 @@ def test_large_slotted_file_opens_through_the_offset_index_with_its_slot_title(t
         assert first.get_session_name() == "Before"
     with SessionManager.open(path) as second:  # served by the index: the slot is folded in too
         assert second.get_session_name() == "Before" and second.get_header()["title"] == "Before"
-        assert second.dialect is OMP_18_2  # omp 18's context rules over the lazy index
+        assert second.dialect is OMP_18_3  # omp 18's context rules over the lazy index
         assert len(second.build_session_context().messages) == 402
         second.set_session_name("After", "user")  # in place: the index must notice
     with SessionManager.open(path, read_only=True) as third:

@@ -710,3 +710,45 @@ class TestConvertToLlm:
             if isinstance(out.get("content"), list):
                 out["content"].append("junk")
         assert messages == before
+
+
+class TestInterruptedTurnsUnderOmp18:
+    """omp 18 drops an assistant turn the user interrupted before any output; omp 18.3 keeps one
+    that carries ``requestControls`` (later requests replay them from it, 18.3 §2)."""
+
+    @staticmethod
+    def interrupted(**extra: Any) -> dict[str, Any]:
+        return {
+            "role": "assistant",
+            "content": [{"type": "thinking", "thinking": "let me see"}],
+            "stopReason": "aborted",
+            "errorMessage": "Interrupted by user",
+            "timestamp": 5,
+            **extra,
+        }
+
+    def test_each_dialect_decides(self) -> None:
+        from omp_session.dialects import OMP_13_19, OMP_18_2, OMP_18_3
+
+        plain, controlled = self.interrupted(), self.interrupted(requestControls={"tool_removal": ["x"]})
+        assert len(convert_to_llm([plain], OMP_13_19.context)) == 1  # omp 13.19 converts everything
+        assert convert_to_llm([plain], OMP_18_2.context) == []
+        assert convert_to_llm([controlled], OMP_18_2.context) == []
+        assert convert_to_llm([plain], OMP_18_3.context) == []
+        kept = convert_to_llm([controlled], OMP_18_3.context)
+        assert [m["requestControls"] for m in kept] == [{"tool_removal": ["x"]}]
+
+    def test_only_user_interrupts_without_output_are_dropped(self) -> None:
+        from omp_session.dialects import OMP_18_3
+
+        rules = OMP_18_3.context
+        signed = self.interrupted(content=[{"type": "thinking", "thinking": "t", "thinkingSignature": "s"}])
+        spoken = self.interrupted(content=[{"type": "text", "text": "partial answer"}])
+        by_bit = self.interrupted(errorMessage="other", errorId=1 << 26)
+        other_abort = self.interrupted(errorMessage="Request was aborted")
+        marker = {"role": "custom", "customType": "interrupted-thinking", "content": "x", "display": False}
+        assert len(convert_to_llm([signed], rules)) == 1
+        assert len(convert_to_llm([spoken], rules)) == 1
+        assert convert_to_llm([by_bit], rules) == []
+        assert len(convert_to_llm([other_abort], rules)) == 1
+        assert convert_to_llm([self.interrupted(), marker], rules)[0]["role"] == "assistant"

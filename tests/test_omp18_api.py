@@ -30,7 +30,7 @@ def test_create_empty_session_file_and_peek_session_init(tmp_path: Path) -> None
         session.append_session_init("one", "task 1", ["read"])
         session.append_session_init("two", "task 2", ["grep"], agent="scout", read_only=True)
     peeked = SessionManager.peek_session_init(path)
-    assert peeked["cwd"] == "/work/app"
+    assert peeked is not None and peeked["cwd"] == "/work/app"
     assert peeked["init"]["task"] == "task 2" and peeked["init"]["agent"] == "scout"
     assert list(peeked["init"])[-3:] == ["tools", "agent", "readOnly"]
 
@@ -156,13 +156,14 @@ def test_omp18_works_in_the_process_cwd_when_the_recorded_one_is_gone(
         assert session.get_cwd() == gone
 
 
-def test_anthropic_server_compaction_and_context_rollover_replay() -> None:
-    session = SessionManager.in_memory("/work/app", dialect="18")
+@pytest.mark.parametrize("dialect", ["18.2", "18.3"])
+def test_anthropic_server_compaction_and_context_rollover_replay(dialect: str) -> None:
+    session = SessionManager.in_memory("/work/app", dialect=dialect)
     session.append_message(user("the request"))
     kept = session.append_message(assistant("working"))
     state = {"anthropicCompaction": {"provider": "anthropic", "content": "summary", "encryptedContent": "x"}}
     rollover = {"kind": "experimental-context-rollover"}
-    session.append_compaction("S", None, kept, 100, rollover, None, state)
+    compaction = session.append_compaction("S", None, kept, 100, rollover, None, state)
     messages = session.build_session_context().messages
     summary = messages[0]
     assert summary["providerPayload"] == {
@@ -175,7 +176,20 @@ def test_anthropic_server_compaction_and_context_rollover_replay() -> None:
     assert kept_entry is not None
     kept_ms = iso_to_ms(kept_entry["timestamp"])
     assert kept_ms is not None
-    assert summary["timestamp"] == kept_ms - 1  # just before the kept tail
+    compaction_entry = session.get_entry(compaction)
+    assert compaction_entry is not None
+    if dialect == "18.2":
+        assert summary["timestamp"] == kept_ms - 1  # just before the kept tail
+        assert "historyRewriteAt" not in summary
+    else:  # omp 18.3: the summary keeps its own time; the marker predates the kept tail
+        assert summary["timestamp"] == iso_to_ms(compaction_entry["timestamp"])
+        assert summary["historyRewriteAt"] == kept_ms - 1
+    # omp's key order: ... tokensBefore, providerPayload, [historyRewriteAt,] timestamp
+    assert list(summary)[-3:] == (
+        ["tokensBefore", "providerPayload", "timestamp"]
+        if dialect == "18.2"
+        else ["providerPayload", "historyRewriteAt", "timestamp"]
+    )
     # the rollover re-sends the user request the kept tail starts after, then the kept tail
     assert [m["role"] for m in messages] == ["compactionSummary", "user", "assistant"]
     assert messages[1]["content"] == "the request"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from omp_session.dialects import OMP_13_19, OMP_18_2, Dialect
+from omp_session.dialects import OMP_13_19, OMP_18_2, OMP_18_3, Dialect
 from omp_session.errors import (
     AmbiguousEntryError,
     AmbiguousSessionError,
@@ -21,6 +21,7 @@ from omp_session.errors import (
     NoMatchingSessionError,
     PersistenceError,
     ReadOnlySessionError,
+    SecretsConfigError,
     SessionChangedError,
     SessionError,
     SessionLockedError,
@@ -41,6 +42,7 @@ from omp_session.model.context import SessionContext, build_session_context
 from omp_session.model.llm import convert_to_llm
 from omp_session.model.tree import SessionTreeNode
 from omp_session.model.usage import UsageStatistics
+from omp_session.store.loading import SessionLoadResult, load_session_file
 from omp_session.tools.listing import SessionInfo
 
 __version__ = "0.1.0"
@@ -61,6 +63,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "OMP_13_19",
     "OMP_18_2",
+    "OMP_18_3",
     "AmbiguousEntryError",
     "AmbiguousSessionError",
     "CorruptSessionError",
@@ -73,10 +76,12 @@ __all__ = [
     "PostgresStorage",
     "ReadOnlySessionError",
     "Runtime",
+    "SecretsConfigError",
     "SessionChangedError",
     "SessionContext",
     "SessionError",
     "SessionInfo",
+    "SessionLoadResult",
     "SessionLockedError",
     "SessionManager",
     "SessionNotFoundError",
@@ -94,4 +99,5 @@ __all__ = [
     "__version__",
     "build_session_context",
     "convert_to_llm",
+    "load_session_file",
 ]

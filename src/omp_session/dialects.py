@@ -1,16 +1,18 @@
 """Per-version rules of omp: one frozen :class:`Dialect` per omp version (issue 10).
 
-Every rule in which omp 13.19 and omp 18.2 differ lives here, so that the modules that build
-entries, contexts, usage totals and listings ask the dialect instead of testing a version. The
-differences are described in ``shared/spec/omp18-differences.md`` (cited as §n below).
+Every rule in which omp 13.19, omp 18.2 and omp 18.3 differ lives here, so that the modules that
+build entries, contexts, usage totals and listings ask the dialect instead of testing a version. The
+differences are described in ``shared/spec/omp18-differences.md`` (cited as §n below) and
+``shared/spec/omp183-differences.md`` (cited as 18.3 §n).
 
 Reading does not depend on the dialect: a file written by either omp opens under both (the title
 slot of omp 18 is always recognised and folded into the header). The dialect decides how we
 *write* and how we *interpret* (context, usage, listing).
 
-Selecting one: ``SessionManager.create(..., dialect="18")`` (``"13"``, ``"18"`` or a
-:class:`Dialect`), else the environment variable ``OMP_SESSION_DIALECT`` (``13`` or ``18``), else
-*auto*: see :func:`auto_dialect` and docs/compatibility.md ("never strand an older omp").
+Selecting one: ``SessionManager.create(..., dialect="18.3")`` (``"13"``, ``"18.2"``, ``"18.3"``,
+``"18"`` = the newest 18.x we know, 18.3; or a :class:`Dialect`), else the environment variable
+``OMP_SESSION_DIALECT`` (the same names), else *auto*: see :func:`auto_dialect` and
+docs/compatibility.md ("never strand an older omp").
 
 This module sits just above ``format/`` (it imports only from it), so every layer may use it.
 """
@@ -20,7 +22,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .errors import UnknownDialectError  # defined in errors; importable from here as before
 from .format.ids import new_session_id, new_uuid_v7
@@ -30,7 +32,7 @@ ENV_VAR = "OMP_SESSION_DIALECT"
 _CONTROL_CHARS = re.compile("[\u0000-\u001f\u007f-\u009f]")
 _SPACE_RUNS = re.compile(" +")
 #: What JavaScript's ``String.prototype.trim`` removes (WhiteSpace and LineTerminator).
-_JS_TRIM = (
+JS_TRIM = _JS_TRIM = (
     "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
     "\u2028\u2029\u202f\u205f\u3000\ufeff"
 )
@@ -67,7 +69,9 @@ class ContextRules:
     mcp_tool_selection: bool
     #: The result carries ``configuredThinkingLevel`` (§2.7).
     configured_thinking_level: bool
-    #: Fields copied from a compaction onto its summary message, in order (§3.4).
+    #: Keys of a compaction's summary message between ``summary`` and ``timestamp``, in omp's
+    #: order (§3.4): copied from the compaction, except ``providerPayload`` (the replay payload)
+    #: and ``historyRewriteAt`` (see ``anthropic_native_context``), which are computed.
     compaction_summary_fields: tuple[str, ...]
     #: ``providerReplayThroughEntryId`` re-emits entries a remote history does not cover; an
     #: Anthropic server compaction becomes the summary's ``providerPayload``; a context rollover
@@ -80,6 +84,15 @@ class ContextRules:
     normalize_custom_messages: bool = False
     #: ``custom_message`` types never sent to the model (§3.5).
     hidden_custom_types: tuple[str, ...] = ()
+    #: omp 18.3 (18.3 §2): an Anthropic native compaction's summary keeps the compaction's own
+    #: timestamp and gets ``historyRewriteAt`` (first retained entry − 1 ms); a snapshot compaction
+    #: (``firstKeptEntryId`` ``""``) keeps the entries after ``providerReplayThroughEntryId``; the
+    #: payload carries the compaction's ``signature``.
+    anthropic_native_context: bool = False
+    #: ``convert_to_llm`` drops an empty user-interrupted aborted assistant turn (omp 18).
+    drop_empty_interrupted_turns: bool = False
+    #: ... except when it carries ``requestControls`` (omp 18.3, 18.3 §2).
+    keep_request_controls: bool = False
 
     @property
     def needs_full_path(self) -> bool:
@@ -113,6 +126,13 @@ class ListingRules:
     size_and_status: bool
     #: Pinned sessions (``session-pins.json``) are listed first (omp 18 ``sortPinnedFirst``).
     pinned_first: bool = False
+    #: A listed session has ``assistantTurns`` (after ``messageCount``; 18.3 §1, *18.2.9*).
+    assistant_turns: bool = False
+    #: ``continue_recent`` resumes the newest *non-empty* session (``isEmptySession``, 18.3 §1).
+    continue_skips_empty: bool = False
+    #: A listing first renames the newest ``<name>.jsonl.<x>.bak`` of a missing ``<name>.jsonl``
+    #: back into place (omp 18 ``recoverOrphanedBackups``; a write, docs/compatibility.md).
+    promote_orphaned_backups: bool = False
 
 
 @dataclass(frozen=True)
@@ -126,6 +146,8 @@ class PersistRules:
     #: Signed blocks (a signature, redacted thinking, encrypted reasoning, Anthropic compaction
     #: state) are written verbatim, never cut; 13.19 cuts over-long signatures to "".
     signed_verbatim: bool
+    #: A spilled MCP tool result is written without ``details.structuredContent`` (18.3 §3).
+    drop_spilled_structured_content: bool = False
 
 
 @dataclass(frozen=True)
@@ -174,6 +196,12 @@ class Dialect:
     listing: ListingRules
     persist: PersistRules
     aliases: tuple[str, ...] = field(default=())
+    #: A path (``get_branch``, the context) is walked up from its entry until an id repeats (omp 18's
+    #: ``pathTo``), instead of starting at the root we choose for a parent cycle (docs/durability.md).
+    path_stops_at_repeated_id: bool = False
+    #: ``drop_session`` also deletes every ``<name>.jsonl.*.bak`` beside the file (omp 18.2.9+,
+    #: 18.3 §1; docs/compatibility.md says what that does to our own backups).
+    drop_removes_backups: bool = False
 
     def __repr__(self) -> str:
         return f"<Dialect {self.name}>"
@@ -216,7 +244,7 @@ OMP_13_19 = Dialect(
         drop_failed_turns=False,
         mcp_tool_selection=True,
         configured_thinking_level=False,
-        compaction_summary_fields=("shortSummary", "tokensBefore"),
+        compaction_summary_fields=("shortSummary", "tokensBefore", "providerPayload"),
         provider_replay=False,
     ),
     usage=UsageRules(
@@ -291,11 +319,20 @@ OMP_18_2 = Dialect(
         drop_failed_turns=True,
         mcp_tool_selection=False,
         configured_thinking_level=True,
-        compaction_summary_fields=("shortSummary", "tokensBefore", "tokensAfter", "method", "warning"),
+        compaction_summary_fields=(
+            "shortSummary",
+            "tokensBefore",
+            "tokensAfter",
+            "method",
+            "providerPayload",
+            "warning",
+            "historyRewriteAt",
+        ),
         provider_replay=True,
         service_tier_by_family=True,
         normalize_custom_messages=True,
         hidden_custom_types=("prewalk-plan", "vibe-mode-context"),
+        drop_empty_interrupted_turns=True,
     ),
     usage=UsageRules(
         fields=(
@@ -312,14 +349,32 @@ OMP_18_2 = Dialect(
         ),
         counts_model_usage=True,
     ),
-    listing=ListingRules(prefix_bytes=4096, size_and_status=True, pinned_first=True),
+    listing=ListingRules(
+        prefix_bytes=4096, size_and_status=True, pinned_first=True, promote_orphaned_backups=True
+    ),
     persist=PersistRules(
         dropped_keys=frozenset({"jsonlEvents"}), image_extensions=True, signed_verbatim=True
     ),
-    aliases=("18", "18.2", "18.2.3", "omp18"),
+    aliases=("18.2", "18.2.3", "omp18.2"),
+    path_stops_at_repeated_id=True,
 )
 
-DIALECTS = (OMP_13_19, OMP_18_2)
+#: omp 18.3 (18.3.4, the newest omp): the file format of 18.2, with 18.3's listing, resuming,
+#: Anthropic native compaction context and spilled-MCP write rule (omp183-differences.md).
+OMP_18_3 = replace(
+    OMP_18_2,
+    key="18.3",
+    name="omp 18.3",
+    context=replace(OMP_18_2.context, anthropic_native_context=True, keep_request_controls=True),
+    listing=replace(OMP_18_2.listing, assistant_turns=True, continue_skips_empty=True),
+    persist=replace(OMP_18_2.persist, drop_spilled_structured_content=True),
+    drop_removes_backups=True,
+    aliases=("18", "18.3", "18.3.4", "omp18", "omp18.3"),
+)
+
+#: Every dialect, oldest first; the last is the newest omp we know.
+DIALECTS = (OMP_13_19, OMP_18_2, OMP_18_3)
+NEWEST = DIALECTS[-1]
 
 DialectChoice = str | Dialect | None
 
@@ -343,19 +398,22 @@ def explicit_dialect(choice: DialectChoice) -> Dialect | None:
 
 
 def auto_dialect(has_slot: bool) -> Dialect:
-    """*Auto* mode: a file (or a store) written with title slots is omp 18's, else omp 13.19's.
+    """*Auto* mode: a file (or a store) written with title slots is omp 18's (the newest 18.x we
+    know, 18.3: its files are 18.2's, so an omp 18.2 reads what we write), else omp 13.19's.
 
     The layout of an existing file is kept in auto mode whatever the dialect (see
     docs/compatibility.md); this only picks the rules for what else we write and interpret.
     """
-    return OMP_18_2 if has_slot else OMP_13_19
+    return NEWEST if has_slot else OMP_13_19
 
 
 __all__ = [
     "DIALECTS",
     "ENV_VAR",
+    "NEWEST",
     "OMP_13_19",
     "OMP_18_2",
+    "OMP_18_3",
     "ContextRules",
     "Dialect",
     "DialectChoice",

@@ -17,6 +17,7 @@ subclass names the file, line or id involved in its message. The tree (also in `
     ├── PersistenceError
     ├── ReadOnlySessionError
     ├── TargetExistsError
+    ├── SecretsConfigError
     ├── UnwritableValueError (also ValueError)
     ├── UnsafeNameError (also ValueError)
     ├── UnsupportedByDialectError (also AttributeError)
@@ -41,6 +42,7 @@ __all__ = [
     "NoMatchingSessionError",
     "PersistenceError",
     "ReadOnlySessionError",
+    "SecretsConfigError",
     "SessionChangedError",
     "SessionError",
     "SessionLockedError",
@@ -67,9 +69,12 @@ class SessionError(Exception):
 class EntryNotFoundError(SessionError, KeyError):
     """An entry id was not found in the session (any branch)."""
 
-    def __init__(self, entry_id: str | None) -> None:
+    def __init__(self, entry_id: object) -> None:
+        from omp_session.format.javascript import template_string  # (format imports errors)
+
         self.entry_id = entry_id
-        super().__init__(f"Entry {entry_id} not found")
+        # omp builds the message with a template literal: JavaScript's string of the id
+        super().__init__(f"Entry {template_string(entry_id)} not found")
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0])
@@ -221,10 +226,10 @@ class UnsupportedByDialectError(SessionError, AttributeError):
 
 
 class UnknownDialectError(SessionError, ValueError):
-    """A dialect name that is neither ``13`` nor ``18``."""
+    """A dialect name that is none of ``13``, ``18.2``, ``18.3`` (``18``: the newest 18.x)."""
 
     def __init__(self, value: str, origin: str) -> None:
-        super().__init__(f"unknown omp dialect {value!r} ({origin}); use 13 or 18")
+        super().__init__(f"unknown omp dialect {value!r} ({origin}); use 13, 18.2, 18.3 or 18")
 
 
 class WorkspaceError(SessionError, ValueError):
@@ -241,6 +246,11 @@ class ForeignSessionError(SessionError):
     def __init__(self, path: Path | str, message: str) -> None:
         self.path = Path(path)
         super().__init__(message)
+
+
+class SecretsConfigError(SessionError):
+    """An omp ``secrets.yml`` that cannot be read at all (not YAML, or PyYAML missing): redaction
+    refuses to guess rather than silently applying fewer rules (docs/sharing.md)."""
 
 
 class UnwritableValueError(SessionError, ValueError):

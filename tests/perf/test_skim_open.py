@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from omp_session import SessionManager
 from omp_session.format.codec import encode_line
-from omp_session.store import fast_open, skim_open
+from omp_session.store import fast_open, scanner, skim_open
 
 from .sessions import HEADER, full_snapshot, jump_back_lines, opened_cold, snapshot
 
@@ -49,6 +49,12 @@ _ODD_VALUES = [
 _ODD = st.sampled_from(_ODD_VALUES)
 #: Where an odd value goes: a field nothing indexes, a usage count, the cost, or the message.
 _PLACES = st.sampled_from(["skipped", "input", "cost", "total", "premiumRequests", "message", "type", "id"])
+
+
+@pytest.fixture(autouse=True)
+def _the_pure_python_cold_open(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The skim is the pure-Python cold open's (the compiled scanner's is tests/perf/test_scanner.py)."""
+    monkeypatch.setattr(scanner, "COMPILED", False)
 
 
 def _line(number: int, parent: str | None, odd: bytes | None, place: str) -> bytes:

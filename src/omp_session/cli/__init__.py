@@ -26,6 +26,7 @@ from omp_session.cli.listing import list_command
 from omp_session.cli.maintenance import check, migrate, repair
 from omp_session.cli.mcp_command import mcp_command
 from omp_session.cli.search import search
+from omp_session.cli.secrets import secrets
 from omp_session.cli.serve import serve
 from omp_session.cli.show import show
 from omp_session.cli.stats import stats
@@ -48,6 +49,8 @@ Examples:
   omp-session stats --all                 tokens, cost and tool calls of every session
   omp-session search "merge sort" --all   find text in every session
   omp-session check --all                 report damaged files (exit status 1 if any)
+  omp-session secrets scan --all          find credentials in every session (never printed)
+  omp-session export 15d0 --redact -f html -o s.html   a page to share, secrets masked
   omp-session repair 15d0c6a0             fix what can be fixed, keeping a backup
   omp-session migrate --all --dry-run     which files are older than version 3
   omp-session fork 15d0 --leaf a0000003   the branch to an entry as a new session file
@@ -183,5 +186,6 @@ for _command in (
     import_command,
     push,
     pull,
+    secrets,
 ):
     main.add_command(_command)

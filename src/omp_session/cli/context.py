@@ -73,4 +73,4 @@ def context(
         return
     # Unlike omp (§9 #13), an unknown --leaf is an error, not a silent fall-back to the last entry.
     built = session_context(cli.resolve(session), leaf_id=leaf_id, blobs=FileBlobStore(cli.blobs))
-    emit_json(convert_to_llm(built.messages) if llm else built.to_dict())
+    emit_json(convert_to_llm(built.messages, built.rules) if llm else built.to_dict())

@@ -5,11 +5,13 @@ Internal module (a command of ``omp-session``, which is the interface); not part
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
 from omp_session.cli._common import CliError, state
+from omp_session.cli.secrets import print_report, redaction_options, with_redaction_options
 from omp_session.store.paths import blobs_dir as configured_blobs_dir
 
 __all__ = ["EPILOG", "serve"]
@@ -21,6 +23,7 @@ Examples:
   omp-session serve --dir samples/sessions   any directory laid out like omp's sessions root
   omp-session serve --port 0                 any free port (the URL is printed)
   omp-session --store postgresql://host/db serve   the sessions of a database
+  omp-session serve --redact --anonymize-paths      redacted copies, to show on a screen share
 """
 
 
@@ -51,6 +54,12 @@ def _blobs_for(root: Path) -> Path:
     show_default=True,
     help="Also show Claude Code, Codex and pi sessions (~/.claude, ~/.codex, ~/.pi), converted on the fly.",
 )
+@click.option(
+    "--redact",
+    is_flag=True,
+    help="Serve redacted copies of the sessions (secrets masked, opaque payloads dropped), with a banner.",
+)
+@with_redaction_options
 @click.pass_context
 def serve(
     ctx: click.Context,
@@ -60,6 +69,9 @@ def serve(
     port: int,
     open_browser: bool,
     agents: bool,
+    redact: bool,
+    anonymize_paths: bool,
+    no_omp_config: bool,
 ) -> None:
     """Browse sessions in a web browser: a local viewer with the session tree.
 
@@ -78,15 +90,59 @@ def serve(
         port = _free_port(host)
     elif not _can_bind(host, port):  # say so in one line, before the URL and not as a uvicorn traceback
         raise CliError(f"port {port} on {host} is already in use; pick another with --port (0: any free one)")
+    blobs_dir = blobs if blobs is not None else _blobs_for(root)
+    if anonymize_paths and not redact:
+        raise CliError("--anonymize-paths goes with --redact")
+    if redact:
+        if state(ctx).database is not None:
+            raise CliError("serve --redact reads session files; it does not serve a database")
+        _serve_redacted(root, blobs_dir, host, port, open_browser, anonymize_paths, no_omp_config, run_server)
+        return
     run_server(
         root,
-        blobs if blobs is not None else _blobs_for(root),
+        blobs_dir,
         host=host,
         port=port,
         open_browser=open_browser,
         announce=lambda line: click.echo(line, err=True),
         foreign_stores=[make_store(source) for source in SOURCES] if agents else [],
     )
+
+
+def _serve_redacted(
+    root: Path,
+    blobs_dir: Path,
+    host: str,
+    port: int,
+    open_browser: bool,
+    anonymize_paths: bool,
+    no_omp_config: bool,
+    run_server: Callable[..., None],
+) -> None:
+    """Serve redacted copies of every session under ``root`` (made once, in a private temporary
+    directory removed on exit); other agents' sessions are not shown."""
+    import tempfile
+
+    from omp_session.tools.session_redaction import redact_tree
+
+    options = redaction_options(anonymize_paths=anonymize_paths, no_omp_config=no_omp_config)
+    warnings: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="omp-session-redacted-") as scratch:
+        target = Path(scratch) / "sessions"
+        target.mkdir()
+        report, count = redact_tree(root, target, options, warnings)
+        print_report(report, list(dict.fromkeys(warnings)))
+        lines = [f"{count} session{'s' if count != 1 else ''}", *report.summary_lines()]
+        run_server(
+            target,
+            blobs_dir,
+            host=host,
+            port=port,
+            open_browser=open_browser,
+            announce=lambda line: click.echo(line, err=True),
+            foreign_stores=[],
+            banner_lines=lines,
+        )
 
 
 def _can_bind(host: str, port: int) -> bool:

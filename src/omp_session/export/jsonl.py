@@ -48,12 +48,21 @@ def branch_entries(session: SessionManager, leaf_id: str) -> list[Entry]:
     return kept
 
 
-def export_jsonl(path: Path | str, output: Path | str | None = None, leaf_id: str | None = None) -> Path:
+def export_jsonl(
+    path: Path | str,
+    output: Path | str | None = None,
+    leaf_id: str | None = None,
+    *,
+    stands_for: Path | None = None,
+    parent_session: str | None = None,
+) -> Path:
     """Write the current branch (or the branch to ``leaf_id``) of ``path`` as a new session file.
 
     Without ``output`` the file goes next to the source with omp's name
     (``<timestamp>_<id>.jsonl``), so omp lists it with the project's sessions. An existing
-    ``output`` is never overwritten. Returns the new file's path.
+    ``output`` is never overwritten. Returns the new file's path. ``stands_for`` names the session
+    that ``path`` is a copy of (a redacted copy: the new file goes beside that one) and
+    ``parent_session`` the ``parentSession`` to record (default: the absolute source path).
     """
     source = Path(path)
     with read_session(source) as session:
@@ -64,9 +73,11 @@ def export_jsonl(path: Path | str, output: Path | str | None = None, leaf_id: st
         source_header = session.get_header()
     session_id, timestamp = new_session_id(), now_iso()
     cwd = source_header.get("cwd")
-    header = make.header(session_id, timestamp, cwd if isinstance(cwd, str) else "", os.path.abspath(source))
+    parent = parent_session if parent_session is not None else os.path.abspath(stands_for or source)
+    header = make.header(session_id, timestamp, cwd if isinstance(cwd, str) else "", parent)
     if isinstance(source_header.get("title"), str):
         header["title"] = source_header["title"]
-    target = Path(output) if output is not None else session_file_path(source.parent, timestamp, session_id)
+    beside = (stands_for or source).parent
+    target = Path(output) if output is not None else session_file_path(beside, timestamp, session_id)
     data = b"".join(encode_line(record) for record in [header, *entries])
     return write_atomically(target, data, overwrite=False)

@@ -7,9 +7,12 @@ as ``TypedDict``s, since a file may hold any shape and every reader must cope wi
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-__all__ = ["CURRENT_VERSION", "is_assistant_entry"]
+import orjson
+
+__all__ = ["CURRENT_VERSION", "is_assistant_entry", "is_assistant_line"]
 
 #: The session file version omp 13.19.0 writes; older files are migrated on load (spec §2.2).
 CURRENT_VERSION = 3
@@ -19,3 +22,18 @@ def is_assistant_entry(entry: dict[str, Any]) -> bool:
     """A ``message`` entry holding an assistant message (what makes a new session persist, §7.2)."""
     message = entry.get("message")
     return entry.get("type") == "message" and isinstance(message, dict) and message.get("role") == "assistant"
+
+
+def is_assistant_line(line: bytes) -> bool:
+    """Whether one JSONL line is a ``message`` entry of role ``assistant`` (omp 18.3's
+    ``isAssistantMessageLine``: a line starting with ``{`` that parses)."""
+    if not line.startswith(b"{") or (b"assistant" not in line and b"\\u" not in line):
+        return False
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        try:
+            value = json.loads(line.decode("utf-8", errors="replace"))
+        except ValueError:
+            return False
+    return isinstance(value, dict) and is_assistant_entry(value)

@@ -179,8 +179,41 @@ def _is_plain(mapping: dict[str, Any], depth: int, dropped: frozenset[str]) -> b
     return True
 
 
+def _is_spilled_mcp_result(entry: dict[str, Any]) -> bool:
+    """omp 18.3 ``stripSpilledMcpStructuredContent``'s condition: a ``toolResult`` message whose
+    ``details`` has string ``serverName`` and ``mcpToolName``, a ``structuredContent`` key and a
+    non-empty string ``meta.truncation.artifactId`` (its text already went to an artifact)."""
+    message = entry.get("message")
+    if entry.get("type") != "message" or not isinstance(message, dict) or message.get("role") != "toolResult":
+        return False
+    details = message.get("details")
+    if not isinstance(details, dict) or "structuredContent" not in details:
+        return False
+    meta = details.get("meta")
+    truncation = meta.get("truncation") if isinstance(meta, dict) else None
+    artifact = truncation.get("artifactId") if isinstance(truncation, dict) else None
+    return (
+        isinstance(details.get("serverName"), str)
+        and isinstance(details.get("mcpToolName"), str)
+        and isinstance(artifact, str)
+        and bool(artifact)
+    )
+
+
+def without_spilled_structured_content(entry: dict[str, Any]) -> dict[str, Any]:
+    """``entry`` as omp 18.3 writes it: a spilled MCP result without ``details.structuredContent``
+    (a shallow copy; ``entry`` itself, which memory keeps, is not modified)."""
+    if not _is_spilled_mcp_result(entry):
+        return entry
+    message = entry["message"]
+    details = {key: value for key, value in message["details"].items() if key != "structuredContent"}
+    return {**entry, "message": {**message, "details": details}}
+
+
 def prepare_for_disk(entry: dict[str, Any], sink: BlobSink, rules: PersistRules = OMP_13_19.persist) -> bytes:
     """The exact line (with ``\\n``) that is written for ``entry``; ``entry`` is not modified."""
+    if rules.drop_spilled_structured_content:
+        entry = without_spilled_structured_content(entry)
     if _is_plain(entry, 1, rules.dropped_keys):
         # Most appends (a user message with text content, a model or label change): looking at
         # a few values costs less than the scans of the line this skips (three substring

@@ -86,6 +86,7 @@ class Appends:
         read_summarize: bool | None = None,
         advisor: str | None = None,
         isolated: bool | None = None,
+        compaction_threshold: dict[str, Any] | None = None,
     ) -> str:
         return self._persistence.append(
             make.typed(
@@ -104,6 +105,7 @@ class Appends:
                 spawns=make.OMIT_NONE(spawns),
                 readSummarize=make.OMIT_NONE(read_summarize),
                 advisor=make.OMIT_NONE(advisor),
+                compactionThreshold=make.OMIT_NONE(compaction_threshold),
                 isolated=make.OMIT_NONE(isolated),
             )
         )
@@ -169,7 +171,7 @@ class Appends:
         )
 
     def append_label_change(self, target_id: str, label: str | None = None) -> str:
-        if target_id not in self._state.index.by_id:
+        if not self._state.knows(target_id):
             raise EntryNotFoundError(target_id)
         return self._persistence.append(
             make.typed(*self._state.base(), "label", targetId=target_id, label=make.OMIT_NONE(label))
@@ -178,7 +180,7 @@ class Appends:
     def branch_with_summary(
         self, entry_id: str | None, summary: str, details: Any = None, from_extension: bool | None = None
     ) -> str:
-        if entry_id is not None and entry_id not in self._state.index.by_id:
+        if entry_id is not None and not self._state.knows(entry_id):
             raise EntryNotFoundError(entry_id)
         entry = make.typed(
             self._state.runtime.new_entry_id(self._state.index.by_id),

@@ -9,12 +9,13 @@ Internal module (part of :class:`~omp_session.SessionManager`, which is the API)
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from omp_session.dialects import Dialect, DialectChoice
+from omp_session.dialects import Dialect, DialectChoice, explicit_dialect
 from omp_session.errors import SessionChangedError, SessionNotFoundError
 from omp_session.format import entry_factory as make
 from omp_session.format.entries import CURRENT_VERSION
@@ -40,6 +41,7 @@ __all__ = [
     "fork_from",
     "in_memory",
     "open_session",
+    "persist_copy",
     "session_dir_for",
 ]
 
@@ -221,7 +223,15 @@ def continue_recent(
     directory = session_dir_for(cwd, session_dir)
     store = session_storage(storage)
     recent = runtime.terminal_session(os.fspath(cwd), directory, exists=store.session_exists)
-    recent = recent or listing.find_most_recent_session(directory, storage=storage)
+    if recent is None:
+        chosen = explicit_dialect(dialect)
+        if chosen is None:  # auto: the dialect a new session of this directory would get
+            chosen, _locked = dialect_for_new(None, directory, _database(storage))
+        recent = (
+            listing.most_recent_non_empty(directory, dialect=chosen, storage=storage)
+            if chosen.listing.continue_skips_empty  # omp 18.3 skips empty sessions
+            else listing.find_most_recent_session(directory, storage=storage)
+        )
     if recent is not None:
         return open_session(
             compose,
@@ -304,4 +314,45 @@ def fork_from(
     )
     state.has_slot = locked and chosen.title_slot
     Persistence(state).rewrite_all()
+    return compose(state)
+
+
+def persist_copy(
+    compose: Compose[M],
+    source: SessionState,
+    session_dir: StrPath | None,
+    *,
+    storage: SessionStorage | None = None,
+) -> M:
+    """omp 18's ``persistCopy``: a new persistent session (new id and file) in ``session_dir``
+    (default: the project directory of the source's cwd) holding a copy of every entry of
+    ``source`` (same ids), its title state and workspace directories; written at once."""
+    runtime = source.runtime
+    dialect = source.dialect
+    directory = session_dir_for(source.cwd, session_dir)
+    header, path = new_header_and_path(runtime, source.cwd, directory, dialect=dialect)
+    header = make.ordered(
+        (*dialect.headers.new, "title", "titleSource", "additionalDirectories"),
+        **{key: value for key, value in header.items() if key != "additionalDirectories"},
+        title=source.session_name,
+        titleSource=source.title_source,
+        additionalDirectories=list(source.additional_directories) or None,
+    )
+    store = session_storage(storage)
+    state = SessionState.build(
+        cwd=source.cwd,
+        session_dir=os.fspath(directory),
+        storage=store.new_storage(path, runtime.blob_store(), durability="os"),
+        header=header,
+        entries=copy.deepcopy(list(source.index.entries)),
+        ensured_on_disk=True,
+        dialect=dialect,
+        layout_locked=True,
+        runtime=runtime,
+    )
+    state.session_name, state.title_source = source.session_name, source.title_source
+    state.title_updated_at = source.title_updated_at
+    state.has_slot = dialect.title_slot
+    Persistence(state).rewrite_all()
+    runtime.remember_terminal_session(source.cwd, os.fspath(path))
     return compose(state)

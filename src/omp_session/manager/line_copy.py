@@ -35,7 +35,15 @@ Entry = dict[str, Any]
 _RUN_BYTES = 4 << 20
 #: What a line holds when a transform may make its entry's line differ from it (see above).
 #: (A blob reference only ever stands in an image block or an ``image_url``: ``"image`` covers it.)
-_ENCODE_MARKERS = (b'"image', b'"partialJson"', b'"jsonlEvents"', b"openaiResponsesHistory", b"\r")
+#: (``structuredContent``: omp 18.3 drops it from a spilled MCP result on every write.)
+_ENCODE_MARKERS = (
+    b'"image',
+    b'"partialJson"',
+    b'"jsonlEvents"',
+    b"openaiResponsesHistory",
+    b'"structuredContent"',
+    b"\r",
+)
 
 
 def _marked_lines(data: bytes, starts: list[int]) -> set[int]:

@@ -13,9 +13,9 @@ from typing import Any
 from omp_session.errors import EntryNotFoundError
 from omp_session.format.codec import LineIssue
 from omp_session.manager.state import SessionState
-from omp_session.model.context import SessionContext
+from omp_session.model.context import SessionContext, context_from_path
 from omp_session.model.transcript_context import transcript_from_path
-from omp_session.model.tree import SessionTreeNode
+from omp_session.model.tree import SessionTreeNode, path_stopping_at_repeat
 from omp_session.model.usage import UsageStatistics
 
 __all__ = ["EntryList", "IssueList", "Navigation", "NodeList", "RuleList"]
@@ -54,8 +54,15 @@ class Navigation:
     def get_header(self) -> Entry:
         return self._state.header
 
+    def path(self, from_id: str | None) -> list[Entry]:
+        """The root→``from_id`` path as the dialect walks it (omp 18: until an id repeats)."""
+        path = self._state.index.branch(from_id)
+        if self._state.dialect.path_stops_at_repeated_id:
+            return path_stopping_at_repeat(self._state.index, path, from_id)
+        return path
+
     def get_branch(self, from_id: str | None = None) -> EntryList:
-        return self._state.index.branch(from_id if from_id is not None else self._state.leaf)
+        return self.path(from_id if from_id is not None else self._state.leaf)
 
     def get_tree(self) -> NodeList:
         return self._state.index.get_tree()
@@ -70,7 +77,7 @@ class Navigation:
         return dict(self._state.index.labels)
 
     def branch(self, entry_id: str) -> None:
-        if entry_id not in self._state.index.by_id:
+        if not self._state.knows(entry_id):
             raise EntryNotFoundError(entry_id)
         self._state.leaf = entry_id
 
@@ -89,11 +96,13 @@ class Navigation:
             return SessionContext(rules=rules)
         if transcript:
             return transcript_from_path(
-                self._state.index.branch(self._state.leaf),
+                self.path(self._state.leaf),
                 SessionContext(rules=rules),
                 collapse_compacted_history=collapse_compacted_history,
                 keep_dangling_tool_calls=keep_dangling_tool_calls,
             )
+        if self._state.dialect.path_stops_at_repeated_id:  # omp 18: reads the whole path anyway
+            return context_from_path(self.path(self._state.leaf), rules=rules)
         return self._state.index.context(self._state.leaf, rules)
 
     def get_injected_ttsr_rules(self) -> RuleList:
@@ -136,3 +145,6 @@ class Navigation:
 
     def is_persisted(self) -> bool:
         return self._state.storage.path is not None
+
+    def is_session_on_disk(self) -> bool:
+        return self._state.storage.path is not None and self._state.storage.exists()

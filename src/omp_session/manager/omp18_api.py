@@ -134,7 +134,7 @@ class Omp18Operations:
         return pins
 
     def append_message_to_branch(self, message: dict[str, Any], parent_id: str | None) -> str:
-        if parent_id is not None and parent_id not in self._state.index.by_id:
+        if parent_id is not None and not self._state.knows(parent_id):
             raise EntryNotFoundError(parent_id)
         leaf = self._state.leaf
         entry = make.message(
@@ -290,15 +290,45 @@ class Omp18Operations:
         self._state.sealed = True
 
 
-def peek_session_init(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """``{cwd, init}`` of a session file without opening it for writing: the header's cwd and the
-    **last** ``session_init`` entry in file order (omp 18 ``peekSessionInit``)."""
+#: The ``session_init`` fields ``peek_session_init`` returns, in omp's order (``extractSessionInit``);
+#: ``compactionThreshold`` (omp 18.3) follows when the entry has it.
+SESSION_INIT_PROJECTION = (
+    "systemPrompt",
+    "task",
+    "tools",
+    "agent",
+    "modelRole",
+    "resolvedModel",
+    "readOnly",
+    "outputSchema",
+    "outputSchemaMode",
+    "restrictToolNames",
+    "readSummarize",
+    "spawns",
+    "advisor",
+    "isolated",
+    "compactionThreshold",
+)
+
+
+def peek_session_init(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """``{cwd, init}`` of a session file without opening it for writing (omp 18 ``peekSessionInit``):
+    ``cwd`` is the header's (else the process cwd); ``init`` is the projection of the **last**
+    ``session_init`` entry in file order, whatever its branch (the fields of
+    :data:`SESSION_INIT_PROJECTION` it has, in that order, others dropped), or ``None`` when there is
+    none. ``None`` for a missing or empty file or one without a header. Reads only."""
+    from omp_session.errors import SessionError
     from omp_session.store.loading import load_session
 
-    loaded = load_session(Path(path))
+    try:
+        loaded = load_session(Path(path))
+    except (SessionError, OSError):
+        return None
+    if loaded is None or not isinstance(loaded.header, dict):
+        return None
     init = None
     for entry in loaded.entries:
         if entry.get("type") == "session_init":
-            init = entry
+            init = {key: entry[key] for key in SESSION_INIT_PROJECTION if key in entry}
     cwd = loaded.header.get("cwd")
-    return {"cwd": cwd if isinstance(cwd, str) else None, "init": init}
+    return {"cwd": cwd if isinstance(cwd, str) else os.getcwd(), "init": init}

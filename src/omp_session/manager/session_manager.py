@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -240,10 +241,21 @@ class SessionManager:
             manager.close()
 
     @staticmethod
-    def peek_session_init(path: str | os.PathLike[str]) -> dict[str, Any]:
-        """``{cwd, init}`` of a session file without opening it for writing: the header's cwd and
-        the **last** ``session_init`` entry in file order (omp 18 ``peekSessionInit``)."""
+    def peek_session_init(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+        """``{cwd, init}`` of a session file without opening it for writing (omp 18
+        ``peekSessionInit``): the header's cwd (else the process cwd) and omp's projection of the
+        **last** ``session_init`` entry in file order (``None`` without one); ``None`` for a
+        missing or empty file or one without a header. Reads only."""
         return omp18_api.peek_session_init(path)
+
+    @staticmethod
+    def find_most_recent_session(
+        session_dir: str | os.PathLike[str], *, storage: SessionStorage | None = None
+    ) -> str | None:
+        """The newest-mtime session file of ``session_dir`` with a valid header, empty or not
+        (omp's ``findMostRecentSession``). Reads only."""
+        found = listing.find_most_recent_session(Path(session_dir), storage=storage)
+        return os.fspath(found) if found is not None else None
 
     @classmethod
     def in_memory(
@@ -318,6 +330,32 @@ class SessionManager:
         """Sessions of every project under the sessions root, newest first (updates the listing cache
         as :func:`~omp_session.tools.listing.list_sessions` says)."""
         return listing.list_all_sessions(dialect=explicit_dialect(dialect), storage=storage)
+
+    @classmethod
+    def list_for_picker(
+        cls,
+        cwd: str | os.PathLike[str],
+        session_dir: str | os.PathLike[str] | None = None,
+        *,
+        dialect: DialectChoice = None,
+        storage: SessionStorage | None = None,
+    ) -> InfoList:
+        """:meth:`list` without the empty sessions (omp 18.3 ``listForPicker``): an untitled session
+        with no assistant turn and no first message is dropped unless it is pinned
+        (``<agent dir>/session-pins.json``); pinned sessions first. Writes what :meth:`list` writes."""
+        directory = factories.session_dir_for(cwd, session_dir)
+        return listing.for_picker(
+            listing.list_sessions(directory, dialect=listing.picker_dialect(dialect), storage=storage)
+        )
+
+    @classmethod
+    def list_all_for_picker(
+        cls, *, dialect: DialectChoice = None, storage: SessionStorage | None = None
+    ) -> InfoList:
+        """:meth:`list_all` with :meth:`list_for_picker`'s rule (omp 18.3 ``listAllForPicker``)."""
+        return listing.for_picker(
+            listing.list_all_sessions(dialect=listing.picker_dialect(dialect), storage=storage)
+        )
 
     # ---------------------------------------- reads and navigation: Navigation
 
@@ -430,6 +468,11 @@ class SessionManager:
     def is_persisted(self) -> bool:
         return self._navigation.is_persisted()
 
+    def is_session_on_disk(self) -> bool:
+        """Whether this session's file (or database row) exists now (omp 18 ``isSessionOnDisk``);
+        always ``False`` in memory. Reads only."""
+        return self._navigation.is_session_on_disk()
+
     # ---------------------------------------- appends: Appends
 
     def append_message(self, message: dict[str, Any]) -> str:
@@ -469,8 +512,10 @@ class SessionManager:
         read_summarize: bool | None = None,
         advisor: str | None = None,
         isolated: bool | None = None,
+        compaction_threshold: dict[str, Any] | None = None,
     ) -> str:
-        """A subagent's start (omp 18 added the keyword fields, written in its declared order)."""
+        """A subagent's start (omp 18 added the keyword fields, written in its declared order;
+        omp 18.3 ``compaction_threshold`` ``{thresholdPercent, thresholdTokens}``, stored as given)."""
         return self._appends.append_session_init(
             system_prompt,
             task,
@@ -486,6 +531,7 @@ class SessionManager:
             read_summarize=read_summarize,
             advisor=advisor,
             isolated=isolated,
+            compaction_threshold=compaction_threshold,
         )
 
     def append_compaction(
@@ -697,14 +743,35 @@ class SessionManager:
         *,
         provider_prompt_cache_key: str | None = None,
         additional_directories: Sequence[str] = (),
+        session_dir: str | os.PathLike[str] | None = None,
     ) -> str | None:
         """Start a fresh, empty session. omp 13.19 writes its file with the first assistant
-        message; omp 18 writes it (title slot and header) at once."""
+        message; omp 18 writes it (title slot and header) at once. ``session_dir`` (omp 18.3):
+        this file and every later one of this manager (``new_session``, ``fork``) go into that
+        directory (resolved against the process cwd; created with the first write), which
+        :meth:`get_session_dir` then returns; ignored in memory."""
         return self._whole_session.new_session(
             parent_session,
             provider_prompt_cache_key=provider_prompt_cache_key,
             additional_directories=additional_directories,
+            session_dir=session_dir,
         )
+
+    def persist_copy(
+        self, session_dir: str | os.PathLike[str] | None = None, *, storage: SessionStorage | None = None
+    ) -> SessionManager:
+        """A new persistent session holding a copy of this one (omp 18 ``persistCopy``): a new id and
+        file in ``session_dir`` (default: the project directory of this session's cwd), every entry
+        with its id, the title and its source, the workspace directories. Writes the new file at
+        once (title slot under omp 18) and this terminal's breadcrumb; this session is untouched."""
+        return factories.persist_copy(self._composed, self._state, session_dir, storage=storage)
+
+    def drop_session(self, path: str | os.PathLike[str]) -> None:
+        """Delete the session file ``path`` and its artifact directory (omp 18 ``dropSession``); a
+        missing file is not an error. When ``path`` is this session's file, its writer is closed
+        first (later appends write the file anew). Under a dialect that asks for it (omp 18.2.9+)
+        every ``<name>.jsonl.*.bak`` beside it goes too (docs/compatibility.md)."""
+        self._whole_session.drop_session(path)
 
     def move_to(
         self, new_cwd: str | os.PathLike[str], target_session_dir: str | os.PathLike[str] | None = None

@@ -175,6 +175,14 @@ class SessionState:
         path = self.storage.path
         return os.fspath(path) if path is not None else None
 
+    def knows(self, entry_id: object) -> bool:
+        """Whether an entry has the id ``entry_id``; ``False`` for any value that is no id (a
+        list, an object: omp's lookup of one simply fails), never a ``TypeError``."""
+        try:
+            return entry_id in self.index.by_id
+        except TypeError:  # unhashable
+            return False
+
     def require_writable(self) -> None:
         if self.read_only:
             raise ReadOnlySessionError(self.session_file())

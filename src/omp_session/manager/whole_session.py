@@ -24,8 +24,9 @@ from omp_session.manager.runtime import Runtime
 from omp_session.manager.state import SessionState
 from omp_session.manager.workspace import normalize_directories
 from omp_session.store import Storage
+from omp_session.store.configured import session_storage
 from omp_session.store.file import FileStorage
-from omp_session.store.moves import begin_move, finish_move
+from omp_session.store.moves import begin_move, finish_move, move_directory
 from omp_session.store.paths import default_session_dir, session_file_path
 
 __all__ = ["ForkResult", "WholeSession", "new_header_and_path"]
@@ -105,7 +106,9 @@ class WholeSession:
 
     def create_branched_session(self, leaf_id: str) -> str | None:
         self._state.require_writable()
-        path = self._state.index.branch(leaf_id)
+        # omp's getBranch(leafId ?? leaf): a null leaf id branches from the current leaf
+        start = leaf_id if leaf_id is not None else self._state.leaf
+        path = self._state.index.branch(start) if self._state.knows(start) else []
         if not path:
             raise EntryNotFoundError(leaf_id)
         entries = make.branched_entries(
@@ -185,9 +188,12 @@ class WholeSession:
         *,
         provider_prompt_cache_key: str | None = None,
         additional_directories: Sequence[str] = (),
+        session_dir: str | os.PathLike[str] | None = None,
     ) -> str | None:
         self._state.require_writable()
         persistent = self._state.persistent
+        if persistent and session_dir is not None:
+            self._state.session_dir = os.path.abspath(session_dir)  # this and every later file
         directory = Path(self._state.session_dir) if persistent else Path(".")
         header, new_path = new_header_and_path(
             self._state.runtime,
@@ -255,12 +261,23 @@ class WholeSession:
         storage.move(target)
         if journal is not None:
             try:
-                os.rename(artifacts, target.with_suffix(""))
+                move_directory(artifacts, target.with_suffix(""))  # copied across filesystems
             except OSError:
                 storage.move(old_path)  # keep file and artifacts together
                 raise
             finally:
                 finish_move(journal)
+
+    def drop_session(self, path: str | os.PathLike[str]) -> None:
+        target = Path(os.path.abspath(path))
+        storage = self._state.storage
+        if storage.path is not None and Path(os.path.abspath(storage.path)) == target:
+            # omp drains and closes its writer; the next write starts the file anew
+            storage.close()
+            self._state.storage = storage.sibling(storage.path)
+            self._state.flushed = False
+            self._state.lines = None
+        session_storage().delete_session(target, backups=self._state.dialect.drop_removes_backups)
 
     def rewrite_entries(self) -> None:
         self._state.require_writable()

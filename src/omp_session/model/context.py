@@ -221,8 +221,9 @@ def _remote_history(compaction: Entry) -> dict[str, Any] | None:
     return {"type": "openaiResponsesHistory", "provider": provider, "items": history}
 
 
-def _anthropic_compaction(compaction: Entry) -> dict[str, Any] | None:
-    """omp 18: an Anthropic server compaction kept in ``preserveData`` replays as the payload."""
+def _anthropic_compaction(compaction: Entry, rules: ContextRules) -> dict[str, Any] | None:
+    """omp 18: an Anthropic server compaction kept in ``preserveData`` replays as the payload
+    (omp 18.3 copies its ``signature`` too)."""
     preserve = compaction.get("preserveData")
     state = preserve.get("anthropicCompaction") if isinstance(preserve, dict) else None
     if not isinstance(state, dict):
@@ -231,27 +232,79 @@ def _anthropic_compaction(compaction: Entry) -> dict[str, Any] | None:
     if not (isinstance(provider, str) and provider and isinstance(content, str) and content):
         return None
     payload: dict[str, Any] = {"type": "anthropicCompaction", "provider": provider, "content": content}
-    for key in ("encryptedContent", "filesText"):
+    optional = ("signature", "encryptedContent", "filesText")
+    for key in optional if rules.anthropic_native_context else optional[1:]:
         if isinstance(state.get(key), str) and state[key]:
             payload[key] = state[key]
     return payload
 
 
-def _server_compaction(
+def _snapshot_start(path: Sequence[Entry], compaction: Entry, position: int) -> int | None:
+    """omp 18.3: the index after ``providerReplayThroughEntryId`` of a snapshot compaction
+    (``firstKeptEntryId`` ``""``), where its kept tail starts; ``None`` for any other."""
+    through = compaction.get("providerReplayThroughEntryId")
+    if compaction.get("firstKeptEntryId") != "" or not through:
+        return None
+    replayed = _index_of(path, through)
+    return replayed + 1 if replayed is not None else None
+
+
+def _retained_start(path: Sequence[Entry], position: int, anthropic: bool, rules: ContextRules) -> int | None:
+    """Where the kept entries before the compaction at ``position`` start (``None``: none kept):
+    the ``firstKeptEntryId`` entry on the path before it, else (omp 18.3, an Anthropic native
+    compaction) the entry after a snapshot's replay-through entry."""
+    compaction = path[position]
+    start = _index_of(path, compaction.get("firstKeptEntryId"), position)
+    if start is None and anthropic and rules.anthropic_native_context:
+        snapshot = _snapshot_start(path, compaction, position)
+        start = snapshot if snapshot is not None and snapshot < position else None
+    return start
+
+
+def _history_rewrite_at(path: Sequence[Entry], position: int) -> int | None:
+    """omp 18.3 ``historyRewriteAt`` of an Anthropic native compaction: the first retained entry's
+    time − 1 ms (the ``firstKeptEntryId`` entry before the compaction, else the entry after a
+    snapshot's replay-through entry when that lies at least two before it, else the entry right
+    after the compaction); ``None`` without one or when its timestamp does not parse."""
+    compaction = path[position]
+    kept = _index_of(path, compaction.get("firstKeptEntryId"))
+    first: Entry | None = path[kept] if kept is not None and kept < position else None
+    if first is None:
+        snapshot = _snapshot_start(path, compaction, position)
+        if snapshot is not None and snapshot - 1 < position - 1:
+            first = path[snapshot]
+    if first is None and position + 1 < len(path):
+        first = path[position + 1]
+    retained = iso_to_ms(first.get("timestamp")) if first is not None else None
+    return retained - 1 if retained is not None else None
+
+
+def _summary_timing(
+    path: Sequence[Entry], position: int, anthropic: bool, rules: ContextRules
+) -> tuple[float | None, int | None]:
+    """``(timestamp, historyRewriteAt)`` of the summary message of the compaction at ``position``.
+
+    Without an Anthropic payload: the compaction's time, no ``historyRewriteAt``. With one, omp
+    18.2 predates the summary to the first retained entry's time − 1 ms; omp 18.3 keeps the
+    compaction's time and puts that value in ``historyRewriteAt`` instead."""
+    compaction = path[position]
+    own = iso_to_ms(compaction.get("timestamp"))
+    if not anthropic:
+        return own, None
+    if rules.anthropic_native_context:
+        return own, _history_rewrite_at(path, position)
+    kept = _index_of(path, compaction.get("firstKeptEntryId"), position)
+    first = path[kept] if kept is not None else (path[position + 1] if position + 1 < len(path) else None)
+    retained = iso_to_ms(first.get("timestamp")) if first is not None else None
+    return (retained - 1 if retained is not None else own), None
+
+
+def _rollover_request(
     path: Sequence[Entry], position: int, reset: int, messages: list[dict[str, Any]]
 ) -> None:
-    """omp 18's replays around the summary message (``messages[-1]``, just appended): an Anthropic
-    payload predates the first retained entry by 1 ms; a context rollover re-emits the last user
-    request before the compaction (after any /clear) when it is not among the kept entries."""
-    compaction, summary = path[position], messages[-1]
-    payload = _anthropic_compaction(compaction)
-    kept = _index_of(path, compaction.get("firstKeptEntryId"), position)
-    if payload is not None:
-        summary["providerPayload"] = payload
-        first = path[kept] if kept is not None else (path[position + 1] if position + 1 < len(path) else None)
-        retained = iso_to_ms(first.get("timestamp")) if first is not None else None
-        if retained is not None:
-            summary["timestamp"] = retained - 1
+    """omp 18: a context rollover re-emits the last user request before the compaction (after any
+    /clear) when it is not among the kept entries."""
+    compaction = path[position]
     details = compaction.get("details")
     if isinstance(details, dict) and details.get("kind") == "experimental-context-rollover":
         anywhere = _index_of(path, compaction.get("firstKeptEntryId"))
@@ -266,16 +319,41 @@ def _server_compaction(
 
 
 def _compaction_message(
-    compaction: Entry, payload: dict[str, Any] | None, rules: ContextRules
+    compaction: Entry,
+    payload: dict[str, Any] | None,
+    rules: ContextRules,
+    timing: tuple[float | None, int | None] | None = None,
 ) -> dict[str, Any]:
+    """The summary message, its keys in the dialect's order (omp's ``createCompactionSummaryMessage``);
+    ``timing`` is ``(timestamp, historyRewriteAt)``, by default the compaction's time and none."""
     message: dict[str, Any] = {"role": "compactionSummary", "summary": compaction.get("summary")}
+    timestamp, rewrite_at = timing if timing is not None else (iso_to_ms(compaction.get("timestamp")), None)
     for key in rules.compaction_summary_fields:
-        if key in compaction:
+        if key == "providerPayload":
+            if payload is not None:
+                message[key] = payload
+        elif key == "historyRewriteAt":
+            if rewrite_at is not None:
+                message[key] = rewrite_at
+        elif key in compaction:
             message[key] = compaction[key]
-    if payload is not None:
-        message["providerPayload"] = payload
-    message["timestamp"] = iso_to_ms(compaction.get("timestamp"))
+    message["timestamp"] = timestamp
     return message
+
+
+def summary_and_kept(
+    path: Sequence[Entry], position: int, rules: ContextRules
+) -> tuple[dict[str, Any], int | None]:
+    """The summary message of the compaction at ``path[position]`` (its replay payload: an OpenAI
+    remote history, else under omp 18 an Anthropic native compaction) and the index where its kept
+    entries start before it (``None``: none kept)."""
+    compaction = path[position]
+    remote = _remote_history(compaction)
+    anthropic = _anthropic_compaction(compaction, rules) if rules.provider_replay and remote is None else None
+    native = anthropic is not None
+    timing = _summary_timing(path, position, native, rules)
+    summary = _compaction_message(compaction, remote if remote is not None else anthropic, rules, timing)
+    return summary, _retained_start(path, position, native, rules)
 
 
 def _emit(entries: Sequence[Entry], out: list[dict[str, Any]], rules: ContextRules) -> None:
@@ -323,16 +401,14 @@ def context_from_path(
     elif compaction is None:
         _emit(path, messages, rules)
     else:
-        payload = _remote_history(compaction)
-        messages.append(_compaction_message(compaction, payload, rules))
-        if rules.provider_replay and payload is None:
-            _server_compaction(path, position, reset, messages)
-        kept_id = compaction.get("firstKeptEntryId")
-        if payload is None:
-            before = path[:position]
-            start = _index_of(before, kept_id)
+        remote = _remote_history(compaction)
+        summary, start = summary_and_kept(path, position, rules)
+        messages.append(summary)
+        if rules.provider_replay and remote is None:
+            _rollover_request(path, position, reset, messages)
+        if remote is None:
             if start is not None:
-                _emit(before[start:], messages, rules)
+                _emit(path[start:position], messages, rules)
         elif rules.provider_replay and compaction.get("providerReplayThroughEntryId"):
             replayed = _index_of(path, compaction["providerReplayThroughEntryId"])
             if replayed is not None and replayed < position:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, TypeGuard
 
+from omp_session.dialects import OMP_13_19, ContextRules
 from omp_session.format.javascript import UNDEFINED, number_to_string, template_string
 from omp_session.model.prompt_format import format_prompt_content
 
@@ -336,19 +337,86 @@ _CONVERTERS: dict[str, Callable[[Mapping[str, Any]], Message | None]] = {
 }
 
 
-def convert_to_llm(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+#: omp 18's ``USER_INTERRUPT_LABEL`` and the ``errorId`` bit of a user interrupt (``isUserInterruptAbort``).
+_USER_INTERRUPT_MESSAGE = "Interrupted by user"
+_USER_INTERRUPT_BIT = 1 << 26
+_INTERRUPTED_THINKING = "interrupted-thinking"
+
+
+def _is_user_interrupt(message: Mapping[str, Any]) -> bool:
+    if message.get("stopReason") != "aborted":
+        return False
+    error_id = message.get("errorId")
+    bits = error_id if isinstance(error_id, int) and not isinstance(error_id, bool) else 0
+    return bool(bits & _USER_INTERRUPT_BIT) or message.get("errorMessage") == _USER_INTERRUPT_MESSAGE
+
+
+def _without_trailing_unsigned_thinking(content: list[Any]) -> list[Any]:
+    """omp 18's ``demoteInterruptedThinking``: the content without its trailing run of unsigned,
+    non-blank thinking blocks (blank text blocks after the run go with it)."""
+    end = len(content)
+    while end > 0:
+        block = content[end - 1]
+        text = block.get("text") if isinstance(block, Mapping) else None
+        if not (isinstance(block, Mapping) and block.get("type") == "text" and isinstance(text, str)):
+            break
+        if text.strip():
+            break
+        end -= 1
+    start = end
+    while start > 0:
+        block = content[start - 1]
+        thinking = block.get("thinking") if isinstance(block, Mapping) else None
+        if not (isinstance(block, Mapping) and block.get("type") == "thinking" and isinstance(thinking, str)):
+            break
+        if not thinking.strip() or block.get("thinkingSignature"):
+            break
+        start -= 1
+    return content[:start] if end > start else content
+
+
+def _dropped_interrupted_turn(message: Mapping[str, Any], following: Any, rules: ContextRules) -> bool:
+    """omp 18: an assistant turn the user interrupted before it produced anything (after its
+    trailing unsigned thinking is demoted) is not sent, unless an ``interrupted-thinking`` marker
+    follows it or (omp 18.3) it carries the ``requestControls`` its request sent."""
+    if not rules.drop_empty_interrupted_turns or not _is_user_interrupt(message):
+        return False
+    if (
+        isinstance(following, Mapping)
+        and following.get("role") == "custom"
+        and following.get("customType") == _INTERRUPTED_THINKING
+    ):
+        return False
+    if rules.keep_request_controls and "requestControls" in message:
+        return False
+    content = message.get("content")
+    return isinstance(content, list) and not _without_trailing_unsigned_thinking(content)
+
+
+def convert_to_llm(
+    messages: Sequence[Mapping[str, Any]], rules: ContextRules = OMP_13_19.context
+) -> list[dict[str, Any]]:
     """Convert agent messages to LLM messages, one output per input, in order.
 
     ``bashExecution``/``pythonExecution`` with ``excludeFromContext`` and messages of unknown roles
     (or that are not objects at all) are dropped. The inputs are never mutated: every returned
     message is a new dict with a new ``content`` list; content blocks and other nested values that
     need no change are shared with the input, so treat them as read-only.
+
+    ``rules`` (a dialect's ``context``): under omp 18 an assistant turn the user interrupted before
+    any output is dropped, except (omp 18.3) one carrying ``requestControls``. The rest of omp 18's
+    conversion (demoted thinking kept as a note, ``historyRewriteAt`` on summaries) is not modelled:
+    the conversion is omp 13.19's otherwise.
     """
     converted: list[dict[str, Any]] = []
-    for message in messages:
+    for position, message in enumerate(messages):
         if not isinstance(message, Mapping):
             continue
         role = message.get("role")
+        if role == "assistant" and _dropped_interrupted_turn(
+            message, messages[position + 1] if position + 1 < len(messages) else None, rules
+        ):
+            continue
         converter = _CONVERTERS.get(role) if isinstance(role, str) else None
         result = converter(message) if converter is not None else None
         if result is not None:

@@ -19,10 +19,9 @@ from omp_session.format.javascript import UNDEFINED, template_string
 from omp_session.model.context import (
     SessionContext,
     _compaction_message,
-    _index_of,
-    _remote_history,
     _scan_state,
     entry_to_message,
+    summary_and_kept,
 )
 from omp_session.model.context_filters import strip_dangling_tool_calls
 
@@ -148,8 +147,7 @@ def _is_rescued(entry: Entry, following: Entry | None) -> bool:
 
 
 def _collapsed(path: Sequence[Entry], compaction: Entry, position: int, out: _Transcript) -> None:
-    summary = _compaction_message(compaction, _remote_history(compaction), out.context.rules)
-    first_kept = _index_of(path, compaction.get("firstKeptEntryId"), position)
+    summary, first_kept = summary_and_kept(path, position, out.context.rules)
     if first_kept is not None:
         start = next((i for i in range(first_kept, position) if _is_turn_start(path[i])), first_kept)
         for i in range(first_kept, position):

@@ -127,6 +127,29 @@ class EntryIndex(Protocol):
         ...
 
 
+def path_stopping_at_repeat(index: EntryIndex, path: list[Entry], from_id: str | None) -> list[Entry]:
+    """omp 18's walk (``pathTo``) for a ``path`` that :meth:`EntryIndex.branch` gave for
+    ``from_id``: from the entry up through parent links (duplicate ids resolved to the last entry,
+    as the id index does) until an id repeats. It differs from ``path`` only when ``path`` starts at
+    the root we chose for a parent cycle (its parent exists), so only then is it walked again."""
+    if not path:
+        return path
+    top = path[0]
+    parent = parent_id_of(top)
+    if parent is None or parent == entry_id_of(top) or index.get(parent) is None:
+        return path  # a true root: nothing to walk past
+    walked: list[Entry] = []
+    seen: set[Any] = set()
+    cursor = index.get(from_id)
+    while cursor is not None and entry_id_of(cursor) not in seen:
+        seen.add(entry_id_of(cursor))
+        walked.append(cursor)
+        parent = parent_id_of(cursor)
+        cursor = index.get(parent) if parent is not None else None
+    walked.reverse()
+    return walked
+
+
 class SessionIndex:
     """Entries in file order plus the indices every read needs; appends are O(1)."""
 

@@ -115,5 +115,13 @@ class SessionStorage(Protocol):
     def list_directories(self, root: Path) -> list[Path]:
         """The directories directly under ``root`` that hold sessions (the projects)."""
 
+    def has_assistant_turn(self, path: Path) -> bool:
+        """Whether any line of the session at ``path`` is an assistant ``message`` entry: the
+        full-line scan omp 18.3's listing falls back to (``hasAssistantTurn``)."""
+
+    def delete_session(self, path: Path, *, backups: bool = False) -> None:
+        """Delete the session at ``path`` and its artifacts (omp's ``deleteSessionWithArtifacts``);
+        none there is not an error. ``backups``: also every ``<name>.*.bak`` beside it (omp 18.2.9+)."""
+
 
 __all__ = ["DurabilityPolicy", "SessionStorage", "Storage", "StoredSession"]

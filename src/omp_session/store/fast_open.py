@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import zlib
+from array import array
 from bisect import bisect_left
 from collections.abc import Iterator
 from itertools import accumulate
@@ -34,9 +35,9 @@ from omp_session.format.migrate import header_version
 from omp_session.format.title_slot import TitleSlot, fold_into_header, split_slot
 from omp_session.gcpause import gc_paused
 from omp_session.model.usage import UsageStatistics
-from omp_session.store import offset_index
+from omp_session.store import offset_index, scanner
 from omp_session.store.file import FileStorage
-from omp_session.store.index_builder import ComplexSession, IndexBuilder, line_spans
+from omp_session.store.index_builder import STATEFUL_TYPES, ComplexSession, IndexBuilder, line_spans
 from omp_session.store.index_extension import decode_after, extend_index, issue_row
 from omp_session.store.lazy_index import LazyEntries, LazySessionIndex
 from omp_session.store.lazy_store import LazyStore, StaleIndex
@@ -178,11 +179,15 @@ def open_cold(path: Path, data: bytes, storage: FileStorage) -> IndexedOpen | No
         if slot is not None:
             fold_into_header(header, slot)
         builder = IndexBuilder()
+        kept: list[Entry] | dict[int, Entry] | None
         with gc_paused():  # the entries are acyclic: see gcpause.py
-            kept: list[Entry] | dict[int, Entry] | None = _skimmed(data, header_end + 1, covered, builder)
-            if kept is None:
-                builder = IndexBuilder()
-                kept = _index_lines(data, header_end + 1, covered, builder)
+            if scanner.COMPILED:
+                kept = _scanned(data, header_end + 1, covered, builder)
+            else:
+                kept = _skimmed(data, header_end + 1, covered, builder)
+                if kept is None:
+                    builder = IndexBuilder()
+                    kept = _index_lines(data, header_end + 1, covered, builder)
         line_count = len(builder) + (2 if slot is not None else 1)
         meta = _meta(data, covered, header_span, builder, [], stat, lines=line_count)
         index = OffsetIndex.from_builder(builder, meta)
@@ -196,7 +201,8 @@ def open_cold(path: Path, data: bytes, storage: FileStorage) -> IndexedOpen | No
         return None
     markers = Markers(*meta["markers"]).merged(Markers.of(tail))
     every, some = (kept, None) if isinstance(kept, list) else (None, kept)
-    positions = cast("dict[str, int]", builder.id_positions)  # a cold open's builder: a plain dict
+    # A cold open's builder: a plain dict, or none at all when the scanner built the id column.
+    positions = None if builder.id_column is not None else cast("dict[str, int]", builder.id_positions)
     store = LazyStore(path, fd, index, storage.blobs, markers, every, positions, cached=some)
     try:
         for position in store.marked:  # what parse_session's transforms change (lazy_store.py)
@@ -244,6 +250,50 @@ def _index_lines(data: bytes, start: int, end: int, builder: IndexBuilder) -> li
         return recent
     states.update(zip(range(floor, floor + len(recent)), recent, strict=True))
     return states
+
+
+def _scanned(data: bytes, start: int, end: int, builder: IndexBuilder) -> list[Entry] | dict[int, Entry]:
+    """``_index_lines`` through the compiled scanner (store/scanner.py): the index is built from
+    the bytes, and only the lines the leaf's context reads are decoded: every line of a linear
+    session without compaction, else the path to the last entry (or, with a compaction, the
+    lines from the latest one's first kept entry on) and the state entries and labels before it."""
+    found = scanner.scan(data, start, end, builder, STATEFUL_TYPES)
+    builder.adopt(found)
+    count = len(builder)
+    parents = builder.parents
+    if not builder.kept:
+        if parents == _linear(count):  # (a comparison in C)
+            entries: list[Entry] = []
+            for begin, stop in _chunk_ranges(data, start, end):
+                entries.extend(map(orjson.loads, data[begin : stop - 1].split(b"\n")))
+            return entries
+        floor = count
+        path: list[int] = []
+        at = count - 1
+        while at >= 0:  # the path to the leaf a load ends on (the last entry)
+            path.append(at)
+            at = parents[at]
+        wanted = sorted({*path, *builder.stateful})
+    else:
+        latest = max(builder.kept)
+        floor = builder.kept[latest] if builder.kept[latest] >= 0 else latest
+        stateful = builder.stateful
+        wanted = stateful[: bisect_left(stateful, floor)]
+    special, offsets, lengths = found.special, builder.offsets, builder.lengths
+    kept = {
+        p: special[p] if p in special else orjson.loads(data[offsets[p] : offsets[p] + lengths[p]])
+        for p in wanted
+    }
+    if floor < count:
+        tail = data[offsets[floor] : end - 1].split(b"\n")
+        kept.update(zip(range(floor, count), map(orjson.loads, tail), strict=True))
+    return kept
+
+
+def _linear(count: int) -> array[int]:
+    # The parent column of a session whose entries each follow the one before.
+    column = array("i", range(-1, count - 1))
+    return column
 
 
 def _skimmed(data: bytes, start: int, end: int, builder: IndexBuilder) -> dict[int, Entry] | None:

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import threading
@@ -83,9 +84,11 @@ class FileStorage:
         return data
 
     def move(self, target: Path) -> None:
-        """Rename the session file to ``target`` (same filesystem). The lock and the append
-        descriptor follow the inode, so no other writer can slip in and no stray file is left at
-        the old path (omp recreates one when an append races its rename, §9 #8a)."""
+        """Rename the session file to ``target``. The lock and the append descriptor follow the
+        inode, so no other writer can slip in and no stray file is left at the old path (omp
+        recreates one when an append races its rename, §9 #8a). Onto another filesystem
+        (``EXDEV``, as omp 18.3 handles it) the file is copied instead: see
+        :meth:`_move_across_devices`."""
         self._ensure_writable()
         if target.exists():
             raise PersistenceError(target, FileExistsError(f"{target} already exists"))
@@ -97,12 +100,65 @@ class FileStorage:
         try:
             os.rename(self._path, target)
         except OSError as exc:
-            raise PersistenceError(self._path, exc) from exc
+            if exc.errno != errno.EXDEV:
+                raise PersistenceError(self._path, exc) from exc
+            self._move_across_devices(target)
+            return
         fsync_directory(target.parent)
         fsync_directory(self._path.parent)
         self._path = self.path = target
         self._path_text = os.fspath(target)
         self._note_own_metadata_change()
+
+    def _move_across_devices(self, target: Path) -> None:
+        """``move`` onto another filesystem, never exposing a partial file: the bytes are copied
+        to a staging file beside ``target`` (locked before anyone can see it), fsynced, linked to
+        ``target`` (which fails if a file appeared there), and only then is the old file unlinked
+        (if that fails, ``target`` is removed again and the session stays where it was). The
+        staging copy's descriptor becomes our lock and append descriptor."""
+        self.check_unchanged()
+        staging = target.parent / f".{target.name}.{os.getpid()}.{new_session_id()}.move"
+        try:
+            fd = os.open(staging, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+        except OSError as exc:
+            raise PersistenceError(target, exc) from exc
+        try:
+            try_lock(fd, target)
+            source = self._lock.fd if self._lock is not None else open_regular(self._path)
+            try:
+                offset = 0
+                while chunk := os.pread(source, 1 << 20, offset):
+                    write_all(fd, chunk)
+                    offset += len(chunk)
+                os.fchmod(fd, os.fstat(source).st_mode & 0o7777)
+            finally:
+                if self._lock is None:
+                    os.close(source)
+            self.check_unchanged()  # nothing was appended meanwhile (one manager owns the file)
+            os.fsync(fd)
+            os.link(staging, target)
+            try:
+                os.unlink(self._path)
+            except OSError:
+                os.unlink(target)
+                raise
+        except BaseException as exc:
+            os.close(fd)
+            if isinstance(exc, OSError):
+                raise PersistenceError(self._path, exc) from exc
+            raise
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(staging)
+        fsync_directory(target.parent)
+        fsync_directory(self._path.parent)
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_APPEND)
+        old, self._lock = self._lock, adopt(fd)
+        if old is not None:
+            release(old)
+        self._path = self.path = target
+        self._path_text = os.fspath(target)
+        self._known = FileState.of(os.fstat(fd))
 
     def _note_own_metadata_change(self) -> None:
         """Our rename changed the file's ctime; anything else that differs stays a foreign change."""

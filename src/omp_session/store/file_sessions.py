@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 from pathlib import Path
 
 from omp_session.errors import SessionNotFoundError
+from omp_session.format.entries import is_assistant_line
 from omp_session.store import DurabilityPolicy, StoredSession
 from omp_session.store.blobs import BlobSink
 from omp_session.store.file import FileStorage
@@ -71,6 +74,35 @@ class FileSessionStorage:
             return [child for child in root.iterdir() if child.is_dir()]
         except OSError:
             return []
+
+    def has_assistant_turn(self, path: Path) -> bool:
+        """Streams the file line by line (a whole line at a time, never the whole file)."""
+        try:
+            with open(path, "rb") as handle:
+                return any(is_assistant_line(line.rstrip(b"\r\n")) for line in handle)
+        except OSError:
+            return False
+
+    def delete_session(self, path: Path, *, backups: bool = False) -> None:
+        """Unlink the file and remove its artifact directory ``<path minus .jsonl>``; with
+        ``backups`` also every ``<name>.*.bak`` file of its directory (the name of the session
+        file, then a dot), as omp 18.2.9+ does; nothing else is touched."""
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        artifacts = path.with_suffix("") if path.suffix == ".jsonl" else None
+        if artifacts is not None and artifacts.is_dir() and not artifacts.is_symlink():
+            shutil.rmtree(artifacts)
+        if not backups:
+            return
+        prefix = path.name + "."
+        try:
+            with os.scandir(path.parent) as entries:
+                stale = [e.path for e in entries if e.name.startswith(prefix) and e.name.endswith(".bak")]
+        except OSError:
+            return
+        for backup in stale:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(backup)
 
 
 __all__ = ["FileSessionStorage"]

@@ -15,13 +15,17 @@ Internal module (part of ``SessionManager.open``); not part of the public API.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, MutableMapping, Sequence
-from typing import Any, NamedTuple
+from bisect import bisect_left
+from collections.abc import Callable, Iterator, MutableMapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 import orjson
 
 from omp_session.model.context import CONTEXT_STATE_ENTRY_TYPES
 from omp_session.model.usage import UsageStatistics
+
+if TYPE_CHECKING:
+    from omp_session.store.scanner import Scanned
 
 __all__ = [
     "EMPTY_STATE",
@@ -135,6 +139,10 @@ class IndexBuilder:
         self.stateful: list[int] = []
         self.usage = UsageStatistics()
         self.has_assistant = False
+        #: The id column (blob, ends, sorted hashes) when a scan built it (``adopt``).
+        self.id_column: tuple[bytes, Sequence[int], Sequence[int]] | None = None
+        #: How ``_apply`` finds a compaction's first kept entry (a scan's own id table during it).
+        self._lookup: Callable[[str], int] | None = None
 
     def __len__(self) -> int:
         return len(self.offsets)
@@ -251,7 +259,12 @@ class IndexBuilder:
             state = state._replace(service_tier=position)
         elif kind == "compaction":
             kept = entry.get("firstKeptEntryId")
-            self.kept[position] = self.id_positions.get(kept, -1) if isinstance(kept, str) else -1
+            if not isinstance(kept, str):
+                self.kept[position] = -1
+            elif self._lookup is not None:
+                self.kept[position] = self._lookup(kept)
+            else:
+                self.kept[position] = self.id_positions.get(kept, -1)
             state = state._replace(compaction=position)
         elif kind == "ttsr_injection":
             state = _with_rules(state, entry, position)
@@ -267,12 +280,77 @@ class IndexBuilder:
             self.labels.append(position)
         return state, default
 
+    # -- the scanner's hooks (store/scanner.py) and its result ---------------------------------
+
+    def scan_state(
+        self, position: int, entry: Entry, number: int, default: int, lookup: Callable[[str], int]
+    ) -> tuple[int, int]:
+        """``add_all``'s branch for an entry of a ``_STATEFUL`` kind, for the scanner."""
+        self._lookup = lookup
+        self.stateful.append(position)
+        before = self.states[number]
+        state, default = self._apply(entry, entry["type"], position, before, default)
+        if state is not before:
+            number = self.state_number(state)
+        return number, default
+
+    def scan_assistant(self, number: int, position: int) -> int:
+        """``add_all``'s state change for an assistant message, for the scanner."""
+        after = self._after_assistant.get(number)
+        if after is None:
+            before = self.states[number]
+            slotted = _with_model(before, "default", position, True)
+            if slotted is before:
+                after = self._after_assistant[number] = number
+            else:
+                after = self.state_number(slotted)
+        return after
+
+    def scan_irregular(self, reason: str) -> NoReturn:
+        raise ComplexSession(reason)
+
+    def adopt(self, scanned: Scanned) -> None:
+        """Take the columns of a scan of every entry (this builder is fresh, its hooks were the
+        scan's), and add the usage totals in file order, as ``add_all`` would have."""
+        assert not self.offsets and self.base == 0
+        self._lookup = None
+        self.offsets, self.lengths = scanned.offsets, scanned.lengths  # type: ignore[assignment]
+        self.parents, self.state_ids = scanned.parents, scanned.state_ids  # type: ignore[assignment]
+        self.defaults = scanned.defaults  # type: ignore[assignment]
+        self.id_column = (scanned.id_blob, scanned.id_ends, scanned.id_hashes)
+        self.dangling = scanned.dangling
+        self.has_assistant = scanned.has_assistant
+        usage, special = self.usage, scanned.special
+        add_entry = usage.add_entry
+        positions, values = scanned.usage_positions, scanned.usage_values
+        # The compiled scanner's values stay in the file's bytes and are added in C
+        # (``add_to(stats, begin, end)``); a list (the pure-Python scanner's) is added here.
+        add_run = getattr(values, "add_to", None)
+        if add_run is None:
+            add_usage = usage.add_usage
+
+            def add_run(stats: UsageStatistics, begin: int, end: int) -> None:
+                for index in range(begin, end):
+                    add_usage(values[index])
+
+        # The entries that carry spend besides assistant messages, merged in by position.
+        others = [p for p, e in special.items() if e.get("type") in _SPEND_TYPES]
+        begin = 0
+        for position in others:
+            end = bisect_left(positions, position, begin)
+            add_run(usage, begin, end)
+            add_entry(special[position])
+            begin = end
+        add_run(usage, begin, len(positions))
+
 
 #: Entry types ``_apply`` handles: the state types but ``message`` (inlined in ``add_all``), and
 #: labels (recorded for the file-wide label table).
 _STATEFUL = (CONTEXT_STATE_ENTRY_TYPES - {"message"}) | {"label"}
 #: (Public for the skim of a cold open: the entry types it decodes in full, store/skim_open.py.)
 STATEFUL_TYPES = _STATEFUL
+#: Entry types of ``Scanned.special`` that may carry spend (``UsageStatistics.add_entry``).
+_SPEND_TYPES = frozenset({"message", "model_usage"})
 
 
 def line_spans(data: bytes, line_numbers: Sequence[int], start_line: int = 1) -> Iterator[tuple[int, int]]:

@@ -21,10 +21,12 @@ from omp_session.store.regular import open_regular, read_regular
 
 __all__ = [
     "LoadedSession",
+    "SessionLoadResult",
     "header_problem_line",
     "is_blank",
     "is_session_header",
     "load_session",
+    "load_session_file",
     "parse_session",
     "read_header",
     "read_session_bytes",
@@ -181,3 +183,61 @@ def read_header(path: Path, limit: int | None = None) -> dict[str, Any] | None:
     if slot is not None:
         fold_into_header(header, slot)
     return header
+
+
+@dataclass
+class SessionLoadResult:
+    """omp 18's ``loadSessionFile`` result: the file's records as written (the header first, its
+    title slot folded in; not migrated), the slot, how many lines were malformed, the size read
+    (``None`` for a missing file) and whether the first record is not a session header (then
+    ``entries`` is empty)."""
+
+    entries: list[dict[str, Any]]
+    title_slot: TitleSlot | None
+    malformed_records: int
+    source_size: int | None
+    invalid_header: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """omp's JSON shape (``titleSlot`` only when there is one)."""
+        out: dict[str, Any] = {"entries": self.entries}
+        if self.title_slot is not None:
+            slot = self.title_slot
+            out["titleSlot"] = {
+                "title": slot.title,
+                **({"source": slot.source} if slot.source is not None else {}),
+                "updatedAt": slot.updated_at,
+            }
+        out.update(
+            malformedRecords=self.malformed_records,
+            sourceSize=self.source_size,
+            invalidHeader=self.invalid_header,
+        )
+        return out
+
+
+def load_session_file(path: Path | str, *, throw_if_missing: bool = False) -> SessionLoadResult:
+    """Load and check a session file keeping the malformed-line count (omp 18's free function
+    ``loadSessionFile``; a session of the configured store too). A missing file gives an empty
+    result with ``source_size`` ``None`` (``FileNotFoundError`` with ``throw_if_missing``).
+    Reads only."""
+    from omp_session.errors import SessionNotFoundError
+    from omp_session.format.codec import MALFORMED, TORN
+    from omp_session.format.title_slot import split_slot
+    from omp_session.store.configured import session_storage  # (it imports this module)
+
+    path = Path(path)
+    try:
+        data = session_storage().read_session(path)
+    except (SessionNotFoundError, FileNotFoundError):
+        if throw_if_missing:
+            raise FileNotFoundError(f"ENOENT: no such file or directory, open '{path}'") from None
+        return SessionLoadResult([], None, 0, None, False)
+    slot, start = split_slot(data.removeprefix(BOM))
+    decoded = decode_lines(data.removeprefix(BOM)[start:])
+    malformed = sum(1 for issue in decoded.issues if issue.reason in (MALFORMED, TORN))
+    records = decoded.records
+    if records and slot is not None:
+        fold_into_header(records[0], slot)
+    invalid = not is_session_header(records[0]) if records else malformed > 0
+    return SessionLoadResult([] if invalid else records, slot, malformed, len(data), invalid)

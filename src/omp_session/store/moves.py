@@ -10,12 +10,14 @@ writable open of the file finds a journal left behind and completes the move.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import shutil
 from pathlib import Path
 
 from omp_session.store.atomic_files import fsync_directory, replace_file
 
-__all__ = ["begin_move", "finish_move", "journal_for", "recover_move"]
+__all__ = ["begin_move", "finish_move", "journal_for", "move_directory", "recover_move"]
 
 
 def journal_for(target: Path) -> Path:
@@ -53,9 +55,51 @@ def recover_move(path: Path) -> bool:
     moved = False
     if path.is_file() and old_artifacts.is_dir() and not os.path.lexists(new_artifacts):
         with contextlib.suppress(OSError):
-            os.rename(old_artifacts, new_artifacts)
+            move_directory(old_artifacts, new_artifacts)
             fsync_directory(new_artifacts.parent)
             fsync_directory(old_artifacts.parent)
             moved = True
     finish_move(journal)
     return moved
+
+
+def move_directory(source: Path, target: Path) -> None:
+    """Rename the directory ``source`` to ``target`` (which must not exist); onto another
+    filesystem (``EXDEV``) copy it instead: every file copied and fsynced, the copy built under a
+    staging name beside ``target`` and renamed into place (so ``target`` never holds a partial
+    tree), then ``source`` removed. A failure before that rename leaves ``source`` untouched."""
+    try:
+        os.rename(source, target)
+        return
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:
+            raise
+    if os.path.lexists(target):
+        raise FileExistsError(errno.EEXIST, "target exists", os.fspath(target))
+    staging = target.parent / f".{target.name}.{os.getpid()}.move"
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        shutil.copytree(source, staging, symlinks=True, copy_function=_copy_synced)
+        _fsync_tree(staging)
+        os.rename(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    fsync_directory(target.parent)
+    shutil.rmtree(source)
+    fsync_directory(source.parent)
+
+
+def _copy_synced(source: str, target: str) -> str:
+    shutil.copy2(source, target)
+    fd = os.open(target, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return target
+
+
+def _fsync_tree(root: Path) -> None:
+    for directory, _dirs, _files in os.walk(root):
+        fsync_directory(Path(directory))

@@ -182,6 +182,9 @@ class OffsetIndex:
     @classmethod
     def from_builder(cls, builder: IndexBuilder, meta: dict[str, Any]) -> OffsetIndex:
         """Freeze ``builder`` (plus file-level ``meta``) into an index."""
+        if builder.id_column is not None:  # built by the scanner (store/scanner.py)
+            id_blob, id_ends, id_hashes = builder.id_column
+            return cls._frozen(builder, meta, id_blob, id_ends, list(id_hashes))
         id_blob, id_parts = _id_column(builder.ids)
         return cls._frozen(builder, meta, id_blob, _ends(id_parts), sorted(map(zlib.crc32, id_parts)))
 
@@ -211,7 +214,7 @@ class OffsetIndex:
         meta: dict[str, Any],
         id_blob: bytes,
         id_ends: Sequence[int],
-        id_hashes: list[int],
+        id_hashes: Sequence[int],
     ) -> OffsetIndex:
         state_parts = [state.to_json() for state in builder.states]
         meta = {

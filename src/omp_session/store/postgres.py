@@ -20,6 +20,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from omp_session.errors import CorruptSessionError, PersistenceError, SessionError, SessionNotFoundError
+from omp_session.format.entries import is_assistant_line
 from omp_session.format.title_slot import SLOT_BYTES, TitleSlot, encode_slot, split_slot
 from omp_session.store import DurabilityPolicy, StoredSession
 from omp_session.store.blobs import BlobSink, MemoryBlobStore
@@ -286,7 +287,16 @@ class PostgresStorage:
         if self.run(lambda c: c.execute(self.sql.update_title, values).fetchone()) is None:
             raise SessionNotFoundError(path)
 
-    def delete_session(self, path: Path) -> None:
+    def has_assistant_turn(self, path: Path) -> bool:
+        """The full-line scan over the row's content (title columns laid over a slot)."""
+        try:
+            data = self.read_session(path)
+        except SessionNotFoundError:
+            return False
+        return any(is_assistant_line(line.rstrip(b"\r")) for line in data.split(b"\n"))
+
+    def delete_session(self, path: Path, *, backups: bool = False) -> None:
+        """Delete the row (a database keeps no artifacts beside it and no ``.bak`` rows)."""
         self.run(lambda c: c.execute(self.sql.delete, (os.fspath(path),)))
 
 

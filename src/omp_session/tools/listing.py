@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from omp_session.dialects import Dialect
+from omp_session.dialects import NEWEST, Dialect, DialectChoice, explicit_dialect
 from omp_session.errors import SessionError
 from omp_session.format.codec import BOM, decode_line
 from omp_session.format.title_slot import split_slot
@@ -25,6 +25,7 @@ from omp_session.gcpause import gc_paused
 from omp_session.store import SessionStorage
 from omp_session.store.configured import configured_storage
 from omp_session.store.loading import is_session_header, read_header
+from omp_session.store.orphans import promote_orphaned_backups
 from omp_session.store.paths import is_within, sessions_root
 from omp_session.store.pins import load_pinned_session_ids, sort_pinned_first
 from omp_session.tools.content import message_text
@@ -37,10 +38,13 @@ __all__ = [
     "SessionList",
     "find_most_recent_session",
     "fold_slot_record",
+    "for_picker",
     "list_all_sessions",
     "list_sessions",
     "list_store",
     "message_text",
+    "most_recent_non_empty",
+    "picker_dialect",
     "session_files",
     "session_info",
     "stored_header",
@@ -225,7 +229,7 @@ def _list_stored(store: SessionStorage, paths: list[Path], dialect: Dialect | No
     if dialect is not None and dialect.listing.prefix_bytes is not None:
         from omp_session.tools.listing18 import list_stored
 
-        return list_stored(store, paths, dialect.listing.prefix_bytes)
+        return list_stored(store, paths, dialect.listing.prefix_bytes, dialect.listing.assistant_turns)
     return _newest_first(_stored_summaries(store, paths))
 
 
@@ -322,12 +326,15 @@ def list_sessions(
         stored = _list_stored(store, list(session_files(directory=base, storage=store)), dialect)
         return _pinned_first(SessionList(stored), dialect)
     skipped: list[tuple[str, str]] = []
+    if dialect is not None and dialect.listing.promote_orphaned_backups:
+        promote_orphaned_backups(base)
     entries = list(_file_entries(None, base, False, skipped))
     if dialect is not None and dialect.listing.prefix_bytes is not None:
         from omp_session.tools.listing18 import list_files
 
         files = [Path(entry.path) for entry in entries]
-        return _pinned_first(SessionList(list_files(files, dialect.listing.prefix_bytes), skipped), dialect)
+        listed = list_files(files, dialect.listing.prefix_bytes, dialect.listing.assistant_turns)
+        return _pinned_first(SessionList(listed, skipped), dialect)
     infos = _summaries(entries, base, cache, skipped)
     return _pinned_first(SessionList(_newest_first(infos), skipped), dialect)
 
@@ -354,9 +361,46 @@ def list_all_sessions(
         from omp_session.tools.listing18 import list_files
 
         files = [Path(entry.path) for entry in entries]
-        return _pinned_first(SessionList(list_files(files, dialect.listing.prefix_bytes), skipped), dialect)
+        listed = list_files(files, dialect.listing.prefix_bytes, dialect.listing.assistant_turns)
+        return _pinned_first(SessionList(listed, skipped), dialect)
     infos = _summaries(entries, base, cache, skipped)
     return _pinned_first(SessionList(_newest_first(infos), skipped), dialect)
+
+
+def picker_dialect(choice: DialectChoice) -> Dialect:
+    """The dialect a picker list is made under: the one chosen when its listing counts
+    ``assistantTurns`` (what the empty-session rule needs), else the newest omp's (18.3)."""
+    chosen = explicit_dialect(choice)
+    return chosen if chosen is not None and chosen.listing.assistant_turns else NEWEST
+
+
+def for_picker(found: SessionList) -> SessionList:
+    """``found`` without omp 18.3's empty sessions, pinned ones kept (``filterSessionsForPicker``);
+    the order is kept (pinned first, when ``found`` came from an omp 18 listing). Reads the pins."""
+    from omp_session.tools.listing18 import for_picker as keep
+
+    return SessionList(keep(found, load_pinned_session_ids()), found.skipped)
+
+
+def most_recent_non_empty(
+    directory: Path, *, dialect: Dialect, storage: SessionStorage | None = None
+) -> Path | None:
+    """omp 18.3's ``findMostRecentNonEmptySession``: the newest session of ``directory`` (by mtime,
+    pins not considered) that is not empty (:func:`~omp_session.tools.listing18.is_empty_session`),
+    as the listing of ``dialect`` (an omp 18 one) sees it. Reads only."""
+    from omp_session.tools.listing18 import is_empty_session, list_files
+
+    prefix = dialect.listing.prefix_bytes if dialect.listing.prefix_bytes is not None else 4096
+    ruled = dialect if dialect.listing.assistant_turns else NEWEST
+    store = _store(storage)
+    if store is not None:
+        infos = _list_stored(store, list(session_files(directory=directory, storage=store)), ruled)
+    else:
+        if dialect.listing.promote_orphaned_backups:
+            promote_orphaned_backups(directory)  # omp's scan of the directory does
+        files = [Path(entry.path) for entry in _file_entries(None, directory, False, [])]
+        infos = list_files(files, prefix, assistant_turns=True)
+    return next((Path(info.path) for info in infos if not is_empty_session(info)), None)
 
 
 def list_store(root: Path | str, *, cache: ListingCache | None = None) -> SessionList:

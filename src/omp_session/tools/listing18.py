@@ -13,21 +13,35 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from omp_session.dialects import JS_TRIM
 from omp_session.errors import SessionError
 from omp_session.format.codec import BOM, decode_lines
 from omp_session.format.ids import iso_to_ms, ms_to_datetime
 from omp_session.format.title_slot import slot_from_value
 from omp_session.store import SessionStorage
+from omp_session.store.file_sessions import FileSessionStorage
 from omp_session.tools.content import message_text
 from omp_session.tools.listing_summary import SessionInfo
 
-__all__ = ["SUFFIX_BYTES", "list_files", "scan_session_file", "session_status"]
+__all__ = [
+    "SUFFIX_BYTES",
+    "for_picker",
+    "is_empty_session",
+    "list_files",
+    "scan_session_file",
+    "session_status",
+]
+
+#: ``(path) -> bool``: the storage's full-line scan for an assistant message (omp 18.3
+#: ``hasAssistantTurn``); given, a listing counts ``assistantTurns`` (omp 18.2.9+).
+FullScan = Callable[[Path], bool]
 
 SUFFIX_BYTES = 32_768
 
@@ -89,6 +103,31 @@ def _count_message_markers(content: str) -> int:
             if (close < 0 or "\\" in content[value + 1 : close]) and _string_property(
                 content, "type", at
             ) == "message":
+                count += 1
+        index = colon + 1
+
+
+def _count_assistant_markers(content: str) -> int:
+    """How many ``"role"`` keys of ``content`` have the value ``"assistant"``, nested ones and those
+    of any branch included (omp 18.3 ``countAssistantMarkers``; counted textually)."""
+    count, index, end = 0, 0, len(content)
+    while True:
+        at = content.find('"role"', index)
+        if at < 0:
+            return count
+        colon = content.find(":", at + 6)
+        if colon < 0:
+            return count
+        value = colon + 1
+        while value < end and content[value] in " \t\n\r":
+            value += 1
+        if content.startswith('"assistant"', value):
+            count += 1
+        elif value < end and content[value] == '"':
+            close = content.find('"', value + 1)
+            if (close < 0 or "\\" in content[value + 1 : close]) and _string_property(
+                content, "role", at
+            ) == "assistant":
                 count += 1
         index = colon + 1
 
@@ -173,8 +212,11 @@ def _header_and_title(records: list[dict[str, Any]], text: str) -> tuple[dict[st
     return {"type": "session", **{k: v for k, v in header.items() if v is not None}}, override
 
 
-def scan_session_file(path: Path, prefix_bytes: int = 4096) -> SessionInfo | None:
-    """One file as omp 18 lists it, or ``None`` when its prefix holds no session header."""
+def scan_session_file(
+    path: Path, prefix_bytes: int = 4096, full_scan: FullScan | None = None
+) -> SessionInfo | None:
+    """One file as omp 18 lists it, or ``None`` when its prefix holds no session header (with
+    ``full_scan``, omp 18.3's ``assistantTurns`` too)."""
     try:
         with open(path, "rb") as handle:
             stat = os.fstat(handle.fileno())
@@ -183,24 +225,36 @@ def scan_session_file(path: Path, prefix_bytes: int = 4096) -> SessionInfo | Non
             suffix = handle.read(SUFFIX_BYTES)
     except OSError:
         return None
-    return summarize_ends(path, prefix, suffix, stat.st_size, stat.st_mtime)
+    return summarize_ends(path, prefix, suffix, stat.st_size, stat.st_mtime, full_scan)
 
 
-def summarize_ends(path: Path, prefix: bytes, suffix: bytes, size: int, mtime: float) -> SessionInfo | None:
+def summarize_ends(
+    path: Path,
+    prefix: bytes,
+    suffix: bytes,
+    size: int,
+    mtime: float,
+    full_scan: FullScan | None = None,
+) -> SessionInfo | None:
     """What omp 18 lists for a session from its first ``prefix`` bytes and last ``suffix`` bytes
-    (a file's, or a database row's, as omp's SQL storage reads them with ``readTextSlices``)."""
+    (a file's, or a database row's, as omp's SQL storage reads them with ``readTextSlices``).
+
+    With ``full_scan`` (omp 18.3) ``assistant_turns`` is the largest of the assistant messages
+    parsed from the prefix and the ``"role":"assistant"`` markers of prefix and suffix; when all are
+    0, ``full_scan(path)`` (every line of the session) can make it 1."""
     text = prefix.removeprefix(BOM).decode("utf-8", errors="replace")
     records = decode_lines(prefix.removeprefix(BOM)).records
     header, override = _header_and_title(records, text)
     if header is None:
         return None
-    count, first, texts, short = 0, "", [], None
+    count, assistants, first, texts, short = 0, 0, "", [], None
     for record in records[1:]:
         if record.get("type") == "compaction" and isinstance(record.get("shortSummary"), str):
             short = record["shortSummary"]
         message = record.get("message")
         if record.get("type") == "message" and isinstance(message, dict) and message:
             count += 1
+            assistants += message.get("role") == "assistant"
             if message.get("role") in ("user", "assistant"):
                 content = message_text(message)
                 if content:
@@ -210,6 +264,12 @@ def summarize_ends(path: Path, prefix: bytes, suffix: bytes, size: int, mtime: f
     first = first or _first_display_message(text) or ""
     title = None if override is None else (override if override is not ... else header.get("title"))
     created = iso_to_ms(header.get("timestamp"))
+    turns: int | None = None
+    if full_scan is not None:
+        tail = suffix.decode("utf-8", errors="replace")
+        turns = max(assistants, _count_assistant_markers(text), _count_assistant_markers(tail))
+        if turns == 0 and full_scan(path):
+            turns = 1
     return SessionInfo(
         path=os.fspath(path),
         id=str(header["id"]),
@@ -219,6 +279,7 @@ def summarize_ends(path: Path, prefix: bytes, suffix: bytes, size: int, mtime: f
         created=ms_to_datetime(created),
         modified=datetime.fromtimestamp(mtime, timezone.utc),
         message_count=max(count, _count_message_markers(text)),
+        assistant_turns=turns,
         first_message=first or "(no messages)",
         all_messages_text=" ".join(texts) if texts else first,
         size=size,
@@ -226,19 +287,26 @@ def summarize_ends(path: Path, prefix: bytes, suffix: bytes, size: int, mtime: f
     )
 
 
-def list_files(files: list[Path], prefix_bytes: int = 4096) -> list[SessionInfo]:
+def list_files(
+    files: list[Path], prefix_bytes: int = 4096, assistant_turns: bool = False
+) -> list[SessionInfo]:
     """The sessions among ``files``, sorted as omp 18 sorts: mtime, then created, then path, each
-    descending."""
+    descending (``assistant_turns``: with omp 18.3's count, falling back to a full scan)."""
+    full_scan = FileSessionStorage().has_assistant_turn if assistant_turns else None
     infos = []
     for path in files:
-        info = scan_session_file(path, prefix_bytes)
+        info = scan_session_file(path, prefix_bytes, full_scan)
         if info is not None:
             infos.append(info)
     return _sorted(infos)
 
 
-def list_stored(store: SessionStorage, paths: list[Path], prefix_bytes: int = 4096) -> list[SessionInfo]:
-    """:func:`list_files` for the sessions of a database store."""
+def list_stored(
+    store: SessionStorage, paths: list[Path], prefix_bytes: int = 4096, assistant_turns: bool = False
+) -> list[SessionInfo]:
+    """:func:`list_files` for the sessions of a database store (its ``has_assistant_turn`` is
+    the full scan)."""
+    full_scan = store.has_assistant_turn if assistant_turns else None
     infos = []
     for path in paths:
         stat = store.stat_session(path)
@@ -247,7 +315,9 @@ def list_stored(store: SessionStorage, paths: list[Path], prefix_bytes: int = 40
         except SessionError:
             continue
         if stat is not None:
-            info = summarize_ends(path, data[:prefix_bytes], data[-SUFFIX_BYTES:], len(data), stat.mtime)
+            info = summarize_ends(
+                path, data[:prefix_bytes], data[-SUFFIX_BYTES:], len(data), stat.mtime, full_scan
+            )
             if info is not None:
                 infos.append(info)
     return _sorted(infos)
@@ -258,3 +328,29 @@ def _sorted(infos: list[SessionInfo]) -> list[SessionInfo]:
     infos.sort(key=lambda i: i.created.timestamp() if i.created else float("-inf"), reverse=True)
     infos.sort(key=lambda i: i.modified, reverse=True)
     return infos
+
+
+def _sanitized(value: str | None) -> str:
+    """omp 18.3's ``sanitizeSessionName``: the first line, control characters removed, trimmed."""
+    if not value:
+        return ""
+    first = value.replace("\r\n", "\n").split("\n", 1)[0]
+    return "".join(ch for ch in first if not (ord(ch) < 0x20 or ord(ch) == 0x7F)).strip(JS_TRIM)
+
+
+def is_empty_session(info: SessionInfo) -> bool:
+    """omp 18.3's ``isEmptySession``: status pending, unknown or absent, no assistant turn, and
+    neither a title nor a first message (each sanitised; ``(no messages)`` is none)."""
+    if info.status is not None and info.status not in ("pending", "unknown"):
+        return False
+    if (info.assistant_turns if info.assistant_turns is not None else 1) > 0:
+        return False
+    if _sanitized(info.title):
+        return False
+    first = None if info.first_message == "(no messages)" else info.first_message
+    return not _sanitized(first)
+
+
+def for_picker(infos: Iterable[SessionInfo], pinned: frozenset[str] | set[str]) -> list[SessionInfo]:
+    """omp 18.3's ``filterSessionsForPicker``: the empty sessions dropped unless pinned."""
+    return [info for info in infos if info.id in pinned or not is_empty_session(info)]

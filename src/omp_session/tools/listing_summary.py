@@ -58,6 +58,9 @@ class SessionInfo:
     #: The first user message that is not a slash command (``/mode``), for display titles; not an
     #: omp field (issue 13 #7: a session opened with ``/mode`` was listed as "/mode").
     first_prompt: str = ""
+    #: omp 18.3 listings only: the assistant turns the listing windows show (``listing18.py``;
+    #: placed after ``messageCount`` in the JSON shape).
+    assistant_turns: int | None = None
 
     @classmethod
     def from_cache(cls, fields: dict[str, Any], text: Callable[[], str]) -> SessionInfo:
@@ -93,6 +96,8 @@ class SessionInfo:
         out["created"] = _iso(self.created)
         out["modified"] = _iso(self.modified)
         out["messageCount"] = self.message_count
+        if self.assistant_turns is not None:
+            out["assistantTurns"] = self.assistant_turns
         out["firstMessage"] = self.first_message
         out["allMessagesText"] = self.all_messages_text
         if self.status is not None:

@@ -241,11 +241,13 @@ def create_app(
     allowed_hosts: Sequence[str] = DEFAULT_ALLOWED_HOSTS,
     foreign_stores: Sequence[ForeignSessionStore] = (),
     windowed_bytes: int = WINDOWED_BYTES,
+    banner_lines: Sequence[str] | None = None,
 ) -> Starlette:
     """The viewer application for ``sessions_root`` (blobs default to ``<root>/../blobs``).
 
     Only requests whose ``Host`` is in ``allowed_hosts`` are answered, so a web page cannot reach
-    the viewer through DNS rebinding.
+    the viewer through DNS rebinding. ``banner_lines`` (``serve --redact``) puts the "redacted"
+    banner with those lines on every page.
     """
     config = ViewerConfig(
         Path(sessions_root),
@@ -273,6 +275,10 @@ def create_app(
         Middleware(SecurityHeadersMiddleware),
         Middleware(TrustedHostMiddleware, allowed_hosts=list(config.allowed_hosts)),
     ]
+    if banner_lines is not None:
+        from omp_session.web.redacted import RedactedBannerMiddleware, banner_html
+
+        middleware.append(Middleware(RedactedBannerMiddleware, banner=banner_html(list(banner_lines))))
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:

@@ -44,10 +44,15 @@ def serve(
     open_browser: bool = False,
     announce: Callable[[str], None] = print,
     foreign_stores: Sequence[ForeignSessionStore] = (),
+    banner_lines: Sequence[str] | None = None,
 ) -> None:
     """Serve the viewer until interrupted (Ctrl-C). Binds to 127.0.0.1 unless told otherwise."""
     app = create_app(
-        sessions_root, blobs_dir, allowed_hosts=allowed_hosts_for(host), foreign_stores=foreign_stores
+        sessions_root,
+        blobs_dir,
+        allowed_hosts=allowed_hosts_for(host),
+        foreign_stores=foreign_stores,
+        banner_lines=banner_lines,
     )
     url = viewer_url(host, port)
     announce(f"omp-session viewer for {Path(sessions_root)} at {url}  (Ctrl-C to stop)")

@@ -17,6 +17,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from omp_session.format.bun_hash import bun_hash, bun_hash_base36
 from omp_session.format.codec import encode_json
 from omp_session.integrations.providers._anthropic import anthropic_body
 from omp_session.integrations.providers._common import UnsupportedConversion
@@ -32,7 +33,6 @@ from omp_session.integrations.providers._target import (
 )
 from omp_session.integrations.providers._tools import UnsupportedToolSchema
 from omp_session.integrations.providers._transform import transform_messages
-from omp_session.integrations.providers._wyhash import bun_hash, bun_hash_base36
 from omp_session.manager import SessionManager
 from omp_session.model.llm import convert_to_llm
 from omp_session.store.blobs import BlobSink
@@ -172,7 +172,8 @@ def session_request_body(
     sub-agent sessions), else none. Reads only.
     """
     context = session_context(os.fspath(path), leaf_id=leaf_id, blobs=blobs)
-    init = SessionManager.peek_session_init(path).get("init")
+    peeked = SessionManager.peek_session_init(path)  # None: no header (omp 18.3's projection)
+    init = peeked.get("init") if peeked is not None else None
     system_prompt = init.get("systemPrompt") if isinstance(init, Mapping) else None
     if not isinstance(system_prompt, (str, list)):
         system_prompt = None

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from omp_session.format.bun_hash import bun_hash_base36
 from omp_session.integrations.providers._common import (
     DEMOTED,
     NON_VISION_IMAGE_PLACEHOLDER,
@@ -21,7 +22,6 @@ from omp_session.integrations.providers._openai_responses import js_stringify
 from omp_session.integrations.providers._target import ModelTarget
 from omp_session.integrations.providers._tools import openai_chat_tools
 from omp_session.integrations.providers._transform import transform_messages
-from omp_session.integrations.providers._wyhash import bun_hash_base36
 
 __all__ = ["openai_chat_body"]
 

@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from omp_session.format.bun_hash import bun_hash_base36
 from omp_session.format.codec import encode_json
 from omp_session.integrations.providers._common import (
     NON_VISION_IMAGE_PLACEHOLDER,
@@ -25,7 +26,6 @@ from omp_session.integrations.providers._common import (
 from omp_session.integrations.providers._target import ModelTarget
 from omp_session.integrations.providers._tools import openai_responses_tools
 from omp_session.integrations.providers._transform import transform_messages
-from omp_session.integrations.providers._wyhash import bun_hash_base36
 
 __all__ = ["openai_responses_body"]
 

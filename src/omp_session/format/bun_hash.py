@@ -1,7 +1,9 @@
 """``Bun.hash``: Zig's ``std.hash.Wyhash`` with seed 0 over a string's UTF-8 bytes.
 
-pi-ai derives replacement OpenAI item ids from it (``fc_`` + the hash in base 36), so a request body
-that contains such an id is byte-equal only with the same 64-bit hash.
+One owner for a JavaScript-runtime fact two omp rules depend on: pi-ai derives replacement OpenAI
+item ids from it (``fc_`` + the hash in base 36), and omp 18.3's secret obfuscator seeds its
+deterministic replacements with it. Either output is byte-equal with omp only with the same 64-bit
+hash.
 """
 
 from __future__ import annotations
@@ -27,9 +29,9 @@ def _read(data: bytes, offset: int, size: int) -> int:
     return int.from_bytes(data[offset : offset + size], "little")
 
 
-def bun_hash(text: str, seed: int = 0) -> int:
-    """The unsigned 64-bit ``Bun.hash(text)``."""
-    data = text.encode("utf-8", "surrogatepass")
+def bun_hash(text: str | bytes, seed: int = 0) -> int:
+    """The unsigned 64-bit ``Bun.hash(text)`` (a ``str`` is hashed as its UTF-8 bytes)."""
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
     length = len(data)
     state0 = seed ^ _mix(seed ^ _SECRET[0], _SECRET[1])
     state = [state0, state0, state0]

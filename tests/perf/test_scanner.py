@@ -1,0 +1,307 @@
+"""The session-file scanner (store/scanner.py): the compiled one and its pure-Python reference
+agree on every input, generated and mutated, including the lines the compiled one hands to the
+full decoder; both build the same offset index as the index builder's own loop over decoded
+entries; and a cold open through either, a skim (the pure-Python cold open), a warm open through
+the stored index and a full load read the same session alike."""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from collections.abc import Callable, Collection
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from omp_session import SessionManager
+from omp_session.store import offset_index, scanner
+from omp_session.store.index_builder import STATEFUL_TYPES, ComplexSession, IndexBuilder
+from omp_session.store.offset_index import OffsetIndex
+from omp_session.store.scanner import Scanned
+
+from .sessions import full_snapshot, jump_back_lines, opened_cold, session_lines, snapshot
+from .test_skim_open import _ODD_VALUES, _odd_sessions
+
+SETTINGS = settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+Scan = Callable[[bytes, int, int, Any, Collection[str]], Scanned]
+#: Every scanner this installation has (the compiled one is missing where no compiler was).
+SCANNERS: list[tuple[str, Scan]] = [("pure", scanner.py_scan)]
+if scanner.c_scan is not None:
+    SCANNERS.append(("compiled", scanner.c_scan))
+
+
+def _scan(implementation: Scan, data: bytes) -> tuple[str, Any]:
+    """What one scanner makes of ``data`` (a header line, then entries): the index it builds, or
+    the kind of error it raises."""
+    start = data.find(b"\n") + 1
+    end = data.rfind(b"\n") + 1
+    builder = IndexBuilder()
+    try:
+        found = implementation(data, start, max(start, end), builder, STATEFUL_TYPES)
+    except orjson.JSONDecodeError:
+        return "rejected", None
+    except ComplexSession:
+        return "complex", None
+    special = {position: orjson.dumps(entry) for position, entry in found.special.items()}
+    builder.adopt(found)
+    index = OffsetIndex.from_builder(builder, {"covered": end})
+    usage = builder.usage.to_state()
+    return "ok", (index.to_bytes(), special, sorted(found.dangling), repr(usage), builder.stateful)
+
+
+def _by_the_builder(data: bytes) -> tuple[str, Any]:
+    """The same from ``IndexBuilder.add_all`` over every line decoded by orjson (the loop the
+    scanner replaces)."""
+    start = data.find(b"\n") + 1
+    end = data.rfind(b"\n") + 1
+    lines = data[start : end - 1].split(b"\n") if end > start else []
+    try:
+        entries = list(map(orjson.loads, lines))
+    except orjson.JSONDecodeError:
+        return "rejected", None
+    if any(type(entry) is not dict for entry in entries):
+        return "complex", None
+    builder = IndexBuilder()
+    offsets, at = [], start
+    for line in lines:
+        offsets.append(at)
+        at += len(line) + 1
+    try:
+        builder.add_all(entries, offsets, list(map(len, lines)))
+    except ComplexSession:
+        return "complex", None
+    index = OffsetIndex.from_builder(builder, {"covered": end})
+    return "ok", (index.to_bytes(), repr(builder.usage.to_state()), builder.stateful)
+
+
+def _check(data: bytes) -> None:
+    results = [_scan(implementation, data) for _name, implementation in SCANNERS]
+    assert all(result == results[0] for result in results), "the scanners disagree"
+    status, found = results[0]
+    expected_status, expected = _by_the_builder(data)
+    # (Both give up on such a file; which reason comes first depends on the order of the checks.)
+    assert (status == "ok") == (expected_status == "ok")
+    if status == "ok":
+        assert (found[0], found[3], found[4]) == expected
+
+
+_MUTATIONS = st.sampled_from(
+    [
+        *_ODD_VALUES,
+        b'"\\u0069d"',
+        b'"a\\"b"',
+        b'"\xc3\xa9"',
+        b'"\xe2\x80\xa8"',
+        b"1e308",
+        b"1E-400",
+        b"-",
+        b"01",
+        b"{}",
+        b"[]",
+        b'{"id":"dup"}',
+        b" ",
+        b"\t",
+        b"\r",
+        b"",
+        b",",
+        b"}",
+        b'"',
+        b"\\",
+        b"\xff",
+        b"\x00",
+    ]
+)
+
+
+@st.composite
+def _mutated(draw: st.DrawFn) -> bytes:
+    """A generated session with a few bytes replaced, inserted or deleted anywhere."""
+    data = bytearray(b"".join(draw(session_lines(weird=draw(st.booleans())))))
+    for _ in range(draw(st.integers(0, 4))):
+        at = draw(st.integers(0, len(data)))
+        cut = draw(st.integers(0, 3))
+        data[at : at + cut] = draw(_MUTATIONS)
+    return bytes(data)
+
+
+@SETTINGS
+@given(lines=session_lines())
+def test_the_scanners_agree_on_generated_sessions(lines: list[bytes]) -> None:
+    _check(b"".join(lines))
+
+
+@SETTINGS
+@given(data=_mutated())
+def test_the_scanners_agree_on_mutated_lines(data: bytes) -> None:
+    _check(data)
+
+
+@SETTINGS
+@given(lines=_odd_sessions())
+def test_the_scanners_agree_on_odd_values(lines: list[bytes]) -> None:
+    _check(b"".join(lines))
+
+
+@pytest.mark.parametrize("odd", _ODD_VALUES)
+def test_a_line_the_compiled_scanner_cannot_read_exactly_goes_to_the_full_decoder(odd: bytes) -> None:
+    line = b'{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":' + odd + b"}}"
+    if scanner.c_scan is not None:
+        from omp_session.store._scanner_c import line_readable
+
+        # It reads a line itself only when orjson reads it too (else orjson decides).
+        try:
+            orjson.loads(line)
+            accepted = True
+        except orjson.JSONDecodeError:
+            accepted = False
+        if not accepted:
+            assert not line_readable(line)
+        if odd in (b'"\\ud800"', b"1e400", b'"\xff"', b'"\xed\xa0\x80"', b'"a\x01"'):
+            assert not line_readable(line)
+        assert line_readable(b'{"type":"message","id":"a","parentId":null,"message":{"role":"user"}}')
+    _check(b"{}\n" + line + b"\n")
+
+
+def test_deep_nesting_goes_to_the_full_decoder() -> None:
+    deep = b"[" * 1100 + b"]" * 1100
+    _check(b'{}\n{"type":"x","id":"a","v":' + deep + b"}\n")
+    limit = sys.getrecursionlimit()
+    _check(b'{}\n{"type":"x","id":"a","v":' + b"[" * 600 + b"]" * 600 + b"}\n")
+    assert sys.getrecursionlimit() == limit
+
+
+def test_the_note_names_the_scanner_in_use() -> None:
+    assert scanner.NOTE.startswith("omp-session: compiled") == scanner.COMPILED
+    assert scanner.scan is (scanner.c_scan if scanner.COMPILED else scanner.py_scan)
+
+
+# -- the cold open through the scanner, against the other ways to read a session ----------------
+
+
+def _through(monkeypatch: pytest.MonkeyPatch, implementation: Scan) -> None:
+    monkeypatch.setattr(scanner, "COMPILED", True)
+    monkeypatch.setattr(scanner, "scan", implementation)
+
+
+def _all_reads_agree(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    expected = full_snapshot(path, monkeypatch)
+    for _name, implementation in SCANNERS:
+        with monkeypatch.context() as patch:
+            _through(patch, implementation)
+            offset_index.drop_index(path)
+            with SessionManager.open(path, read_only=True) as manager:  # cold: through the scanner
+                assert snapshot(manager) == expected
+            with SessionManager.open(path, read_only=True) as manager:  # warm: the index it wrote
+                assert snapshot(manager) == expected
+    with monkeypatch.context() as patch:
+        patch.setattr(scanner, "COMPILED", False)  # the skim or the one-pass open
+        offset_index.drop_index(path)
+        with SessionManager.open(path, read_only=True) as manager:
+            assert snapshot(manager) == expected
+
+
+@SETTINGS
+@given(lines=session_lines())
+def test_lazy_skim_and_full_loads_agree(lines: list[bytes], monkeypatch: pytest.MonkeyPatch) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "session.jsonl"
+        path.write_bytes(b"".join(lines))
+        _all_reads_agree(path, monkeypatch)
+
+
+@SETTINGS
+@given(lines=_odd_sessions())
+def test_lazy_skim_and_full_loads_agree_on_odd_values(
+    lines: list[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "session.jsonl"
+        path.write_bytes(b"".join(lines))
+        _all_reads_agree(path, monkeypatch)
+
+
+@SETTINGS
+@given(lines=jump_back_lines())
+def test_lazy_skim_and_full_loads_agree_on_branches_that_jump_back(
+    lines: list[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "session.jsonl"
+        path.write_bytes(b"".join(lines))
+        _all_reads_agree(path, monkeypatch)
+
+
+@pytest.mark.parametrize(("name", "implementation"), SCANNERS)
+def test_a_plain_session_is_opened_cold_through_the_scanner(
+    name: str, implementation: Scan, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from .test_skim_open import _plain
+
+    path = _plain(tmp_path)
+    expected = full_snapshot(path, monkeypatch)
+    calls: list[int] = []
+
+    def counted(*args: Any) -> Scanned:
+        calls.append(1)
+        return implementation(*args)
+
+    _through(monkeypatch, counted)
+    with SessionManager.open(path, read_only=True) as manager:
+        assert opened_cold(manager)
+        assert snapshot(manager) == expected
+    assert calls == [1]
+
+
+# -- usage totals added in C -------------------------------------------------------------------
+
+_NUMBERS = st.one_of(
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from([0, 0.0, -0.0, 1e-300, 2**63 - 1, -(2**63), 2**64]),
+)
+_VALUES = st.one_of(
+    _NUMBERS, st.none(), st.booleans(), st.text(max_size=3), st.lists(st.integers(), max_size=2)
+)
+_KEYS = ["input", "output", "cacheRead", "cacheWrite", "totalTokens", "premiumRequests", "x"]
+
+
+def _dumps(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False).encode()  # (any integer, unlike orjson)
+
+
+@st.composite
+def _usage_json(draw: st.DrawFn) -> bytes:
+    """One usage value as JSON: numbers of every kind, missing and odd fields, nested parts,
+    sometimes a duplicate key, extra spaces, or not an object at all."""
+    if draw(st.integers(0, 15)) == 0:
+        return _dumps(draw(_VALUES))
+    parts = []
+    for key in draw(st.lists(st.sampled_from(_KEYS), max_size=8)):
+        parts.append(b'"' + key.encode() + b'":' + _dumps(draw(_VALUES)))
+    if draw(st.booleans()):
+        inner = {k: draw(_VALUES) for k in draw(st.lists(st.sampled_from(["input", "output", "cacheRead"])))}
+        parts.append(b'"orchestration":' + _dumps(inner if draw(st.integers(0, 5)) else 3))
+    if draw(st.booleans()):
+        parts.append(b'"cost":' + _dumps({"total": draw(_VALUES), "input": 1}))
+    separator = b" , " if draw(st.booleans()) else b","
+    return b"{" + separator.join(parts) + b"}"
+
+
+@SETTINGS
+@given(usages=st.lists(_usage_json(), max_size=12))
+def test_usage_totals_added_in_c_are_usage_statistics(usages: list[bytes]) -> None:
+    lines = [b'{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/"}']
+    for number, usage in enumerate(usages):
+        parent = b"null" if number == 0 else b'"e%d"' % (number - 1)
+        lines.append(
+            b'{"type":"message","id":"e%d","parentId":%s,"message":{"role":"assistant","usage":%s}}'
+            % (number, parent, usage)
+        )
+    _check(b"\n".join(lines) + b"\n")
