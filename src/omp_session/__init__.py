@@ -34,6 +34,8 @@ from omp_session.errors import (
     UnsafeNameError,
     UnstableEntryIdError,
     UnsupportedByDialectError,
+    UnsupportedConversion,
+    UnsupportedToolSchema,
     UnwritableValueError,
     WorkspaceError,
 )
@@ -95,6 +97,8 @@ __all__ = [
     "UnsafeNameError",
     "UnstableEntryIdError",
     "UnsupportedByDialectError",
+    "UnsupportedConversion",
+    "UnsupportedToolSchema",
     "UnwritableValueError",
     "UsageStatistics",
     "WorkspaceError",

@@ -25,6 +25,8 @@ subclass names the file, line or id involved in its message. The tree (also in `
     ├── UnsafeNameError (also ValueError)
     ├── UnsupportedByDialectError (also AttributeError)
     ├── UnknownDialectError (also ValueError)
+    ├── UnsupportedConversion (also ValueError)
+    │   └── UnsupportedToolSchema
     └── WorkspaceError (also ValueError)
 """
 
@@ -56,6 +58,8 @@ __all__ = [
     "UnsafeNameError",
     "UnstableEntryIdError",
     "UnsupportedByDialectError",
+    "UnsupportedConversion",
+    "UnsupportedToolSchema",
     "UnwritableValueError",
     "WorkspaceError",
 ]
@@ -292,3 +296,12 @@ class SecretsConfigError(SessionError):
 class UnwritableValueError(SessionError, ValueError):
     """A value cannot be written the way omp writes it (a title slot whose metadata alone exceeds
     its 256 bytes: omp throws too)."""
+
+
+class UnsupportedConversion(SessionError, ValueError):
+    """A provider request body needs a pi-ai rule ``omp_session.providers`` does not reproduce; no
+    body is made rather than one that would differ from omp's."""
+
+
+class UnsupportedToolSchema(UnsupportedConversion):
+    """A tool schema uses a keyword whose provider rewrite is not reproduced."""
