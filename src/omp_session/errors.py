@@ -8,13 +8,16 @@ subclass names the file, line or id involved in its message. The tree (also in `
     │   └── UnstableEntryIdError
     ├── AmbiguousEntryError
     ├── CorruptSessionError
+    │   └── NotASessionError
     ├── SessionNotFoundError (also FileNotFoundError)
     │   └── NoMatchingSessionError
     ├── AmbiguousSessionError
     ├── ForeignSessionError
     ├── SessionLockedError
     ├── SessionChangedError
+    ├── NoRowsUnderRootError
     ├── PersistenceError
+    ├── StoreReadError
     ├── ReadOnlySessionError
     ├── TargetExistsError
     ├── SecretsConfigError
@@ -22,6 +25,8 @@ subclass names the file, line or id involved in its message. The tree (also in `
     ├── UnsafeNameError (also ValueError)
     ├── UnsupportedByDialectError (also AttributeError)
     ├── UnknownDialectError (also ValueError)
+    ├── UnsupportedConversion (also ValueError)
+    │   └── UnsupportedToolSchema
     └── WorkspaceError (also ValueError)
 """
 
@@ -38,6 +43,8 @@ __all__ = [
     "EntryNotFoundError",
     "ForeignSessionError",
     "NoMatchingSessionError",
+    "NoRowsUnderRootError",
+    "NotASessionError",
     "PersistenceError",
     "ReadOnlySessionError",
     "SecretsConfigError",
@@ -45,11 +52,14 @@ __all__ = [
     "SessionError",
     "SessionLockedError",
     "SessionNotFoundError",
+    "StoreReadError",
     "TargetExistsError",
     "UnknownDialectError",
     "UnsafeNameError",
     "UnstableEntryIdError",
     "UnsupportedByDialectError",
+    "UnsupportedConversion",
+    "UnsupportedToolSchema",
     "UnwritableValueError",
     "WorkspaceError",
 ]
@@ -89,6 +99,29 @@ class CorruptSessionError(SessionError):
         super().__init__(f"{where}: {message}")
 
 
+class NotASessionError(CorruptSessionError):
+    """``repair`` refused a file in which no line is a session header or entry (an empty file, a
+    binary, a text file, someone else's JSON); nothing was written. ``force=True`` overrides."""
+
+
+class NoRowsUnderRootError(SessionError):
+    """``pull`` found no session row under its root while the database holds rows under others
+    (``roots``: each root and its number of rows): rows are named by absolute paths, so restoring
+    elsewhere needs ``as_root``."""
+
+    def __init__(self, root: Path, roots: Sequence[tuple[Path, int]]) -> None:
+        self.root = root
+        self.roots = list(roots)
+        named = ", ".join(f"{where} ({count})" for where, count in self.roots[:5])
+        more = f" and {len(self.roots) - 5} more" if len(self.roots) > 5 else ""
+        first = self.roots[0][0] if self.roots else root
+        super().__init__(
+            f"no session rows under {root}; the database holds rows under {named}{more}. "
+            f"Rows keep their absolute paths: to restore them here, give the root they are under "
+            f"(--as-root {first})"
+        )
+
+
 class SessionLockedError(SessionError):
     """Another process holds the write lock of this session."""
 
@@ -116,7 +149,18 @@ class PersistenceError(SessionError):
     def __init__(self, path: Path | str, cause: BaseException) -> None:
         self.path = Path(path)
         self.cause = cause
-        super().__init__(f"{self.path}: write failed: {cause}")
+        # The text as given: a store's URL is no path (Path would fold its "//").
+        super().__init__(f"{path}: write failed: {cause}")
+
+
+class StoreReadError(SessionError):
+    """Reading from a store failed: a database that cannot be reached, or a table that is not
+    there (a read never creates one). ``where`` names the store, without a password."""
+
+    def __init__(self, where: str, cause: BaseException | str) -> None:
+        self.where = where
+        self.cause = cause
+        super().__init__(f"{where}: read failed: {cause}")
 
 
 class ReadOnlySessionError(SessionError):
@@ -252,3 +296,12 @@ class SecretsConfigError(SessionError):
 class UnwritableValueError(SessionError, ValueError):
     """A value cannot be written the way omp writes it (a title slot whose metadata alone exceeds
     its 256 bytes: omp throws too)."""
+
+
+class UnsupportedConversion(SessionError, ValueError):
+    """A provider request body needs a pi-ai rule ``omp_session.providers`` does not reproduce; no
+    body is made rather than one that would differ from omp's."""
+
+
+class UnsupportedToolSchema(UnsupportedConversion):
+    """A tool schema uses a keyword whose provider rewrite is not reproduced."""

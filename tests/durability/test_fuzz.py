@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from omp_session import SessionError, SessionManager
 from omp_session.format.codec import decode_lines
-from omp_session.tools.repair import check, repair
+from omp_session.tools.repair import NotASessionError, check, repair
 
 CORPUS = Path(__file__).resolve().parents[1] / "conformance" / "load"
 SEEDS = [
@@ -89,7 +89,14 @@ def test_check_reports_damage_and_repair_output_loads(tmp_path: Path, data: byte
     decoded = decode_lines(data)
     if decoded.skipped or decoded.has_bom:
         assert problems, "skipped lines or a BOM must be reported"
-    report = repair(path)
+    sidecar = path.with_name(path.name + ".rejected")
+    sidecar_before = sidecar.read_bytes() if sidecar.exists() else None  # tmp_path is per test
+    try:
+        report = repair(path)
+    except NotASessionError:  # no line is a session header or entry: refused, nothing written
+        assert path.read_bytes() == data
+        assert (sidecar.read_bytes() if sidecar.exists() else None) == sidecar_before
+        report = repair(path, force=True)
     repaired = SessionManager.open(path, read_only=True)  # always a loadable session now
     assert not decode_lines(path.read_bytes()).skipped
     if report.changes:  # a repair also upgrades; an old version alone is information (item 13)

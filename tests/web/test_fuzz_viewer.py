@@ -67,7 +67,9 @@ def test_a_hang_is_counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
 
     monkeypatch.setattr(_APP, "build_usage_page", slow)
     figures = campaign(files=1, seed=1, keep=tmp_path / "failures", timeout=1)
-    assert figures.hangs == 3 * 2  # the three usage requests on each viewer
+    # The usage requests on each viewer: the plain one and the one with a range; the one with a
+    # bad range is the plain page, which the viewer builds once (issue 25's load test).
+    assert figures.hangs == 2 * 2
     assert figures.foreign["hang: /usage"] == 2
 
 

@@ -17,7 +17,14 @@ import click
 
 from omp_session import __version__
 from omp_session._extras import missing_extra_message
-from omp_session.cli._common import CliError, CliState, display_safe_streams, is_database_url, open_database
+from omp_session.cli._common import (
+    WRITING_COMMANDS,
+    CliError,
+    CliState,
+    display_safe_streams,
+    is_database_url,
+    open_database,
+)
 from omp_session.cli.context import context
 from omp_session.cli.edit import fork, label
 from omp_session.cli.export import export
@@ -159,7 +166,7 @@ def main(ctx: click.Context, sessions_dir: Path | None, store: str | None, table
         _EXIT_HOOK.append(True)
     root = sessions_dir if sessions_dir is not None else sessions_root()
     if store is not None and is_database_url(store):
-        database = open_database(store, table)
+        database = open_database(store, table, writes=ctx.invoked_subcommand in WRITING_COMMANDS)
         ctx.call_on_close(database.close)
         ctx.with_resource(storage_configured(database))  # every command works on the database
         ctx.obj = CliState(root, database)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EXIT_ERROR",
     "EXIT_PROBLEMS",
+    "WRITING_COMMANDS",
     "CliError",
     "CliState",
     "console",
@@ -64,12 +65,17 @@ def is_database_url(store: str) -> bool:
     return store.startswith(("postgresql://", "postgres://"))
 
 
-def open_database(url: str, table: str) -> PostgresStorage:
-    """The PostgreSQL store at ``url`` (connected now, so a bad URL fails before any command)."""
+#: The commands that write to a database ``--store``: only they create its table when missing.
+WRITING_COMMANDS = frozenset({"push", "fork", "label"})
+
+
+def open_database(url: str, table: str, *, writes: bool = True) -> PostgresStorage:
+    """The PostgreSQL store at ``url`` (connected now, so a bad URL fails before any command).
+    Unless ``writes``, nothing is created: a missing table is an error (issue 25)."""
     from omp_session.store.postgres import PostgresStorage
 
     try:
-        return PostgresStorage(url, table)
+        return PostgresStorage(url, table, create_table=writes)
     except ValueError as exc:
         raise CliError(str(exc)) from None
 

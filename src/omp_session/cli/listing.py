@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import click
@@ -14,8 +15,9 @@ from rich.table import Table
 from rich.text import Text
 
 from omp_session.cli._common import console, emit_json, human_size, json_option, state
-from omp_session.tools.listing import SessionInfo, list_all_sessions, list_sessions
+from omp_session.tools.listing import SessionInfo, list_all_sessions, list_every_stored_session, list_sessions
 from omp_session.tools.summary import one_line
+from omp_session.tools.sync import host_root
 
 __all__ = ["list_command"]
 
@@ -67,7 +69,11 @@ def list_command(
     if cwd is not None and all_projects:
         raise click.UsageError("give --cwd or --all, not both")
     cli = state(ctx)
-    found = list_all_sessions(cli.root) if all_projects else list_sessions(cli.project_dir(cwd))
+    if all_projects and cli.database is not None:
+        # A shared store's point: every row, whatever machine or home filled it (issue 25).
+        found = list_every_stored_session(cli.database)
+    else:
+        found = list_all_sessions(cli.root) if all_projects else list_sessions(cli.project_dir(cwd))
     for path, reason in getattr(found, "skipped", []):
         click.echo(f"omp-session: skipped {path}: {reason}", err=True)
     skipped = len(getattr(found, "skipped", []))
@@ -81,4 +87,21 @@ def list_command(
         where = "any project" if all_projects else f"{cwd or os.getcwd()} (try --all)"
         click.echo(f"No sessions for {where} under {cli.root}.", err=True)
         return
+    if all_projects and cli.database is not None:
+        _grouped_by_host_path(infos)
+        return
     console().print(_table(infos, show_cwd=True))
+
+
+def _grouped_by_host_path(infos: list[SessionInfo]) -> None:
+    """One table per sessions root the rows are under (a machine, a home), the root as heading;
+    the roots in the order of their newest session."""
+    groups: dict[Path, list[SessionInfo]] = {}
+    for info in infos:
+        groups.setdefault(host_root(Path(info.path)), []).append(info)
+    out = console()
+    for number, (root, rows) in enumerate(groups.items()):
+        if number:
+            out.print()
+        out.print(Text(f"{root} ({len(rows)} session{'s' if len(rows) != 1 else ''})", style="bold"))
+        out.print(_table(rows, show_cwd=True))

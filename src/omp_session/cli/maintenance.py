@@ -22,7 +22,7 @@ from omp_session.cli._common import (
     state,
 )
 from omp_session.errors import SessionError
-from omp_session.tools.repair import Problem, migrate_file
+from omp_session.tools.repair import NotASessionError, Problem, migrate_file
 from omp_session.tools.repair import check as check_file
 from omp_session.tools.repair import repair as repair_file
 
@@ -88,16 +88,27 @@ def _files_only(ctx: click.Context, command: str) -> None:
 
 @click.command(epilog="\b\nExample:\n  omp-session repair 15d0c6a0")
 @session_argument()
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Repair even a file in which no line is a session header or entry (every line then goes "
+    "to <name>.rejected and a new header is written).",
+)
 @json_option
 @click.pass_context
-def repair(ctx: click.Context, session: str, as_json: bool) -> None:
+def repair(ctx: click.Context, session: str, force: bool, as_json: bool) -> None:
     """Fix what can be fixed in SESSION, keeping a backup and the dropped lines.
 
     The old file stays as <name>.repair.bak; lines that cannot be kept are moved, byte for byte,
-    to <name>.rejected. Running it again changes nothing.
+    to <name>.rejected. Running it again changes nothing. A file that is not a session at all
+    (no line is a session header or entry) is refused, exit status 2, unless --force.
     """
     _files_only(ctx, "repair")
-    report = repair_file(state(ctx).resolve(session))
+    try:
+        report = repair_file(state(ctx).resolve(session), force=force)
+    except NotASessionError as exc:
+        hint = "--force repairs it anyway: a new header, every line to the sidecar"
+        raise CliError(f"{exc} ({hint})") from None
     if as_json:
         data: dict[str, Any] = {
             "path": str(report.path),

@@ -167,6 +167,8 @@ class ForeignSessionStore(Protocol):
     """Lists and converts the sessions of another agent (omp's ``ForeignSessionStore``)."""
 
     source: Source
+    #: The agent's own directory (``~/.claude``, ``~/.codex``, ``~/.pi/agent``) or the one given.
+    root: Path
 
     def list(self) -> list[ForeignSessionInfo]:
         """Every session of the store, newest first, without parsing whole transcripts."""

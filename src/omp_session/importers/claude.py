@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from omp_session.errors import CorruptSessionError
 from omp_session.format.codec import decode_line
 from omp_session.importers.base import (
     ConvertedSession,
@@ -31,6 +32,7 @@ from omp_session.importers.claude_convert import convert_claude
 from omp_session.importers.claude_records import claude_timestamp_ms
 from omp_session.importers.claude_resume import ImportedSession, tail_hash
 from omp_session.importers.jsonl import iter_records, lines_containing
+from omp_session.store.regular import read_regular
 
 _CWD_PREFIX_BYTES = 64 * 1024
 
@@ -95,8 +97,8 @@ def _read_history(path: Path) -> dict[str, _HistoryItem]:
 
 def _registered_projects(config: Path) -> list[str]:
     try:
-        parsed = orjson.loads(config.read_bytes())
-    except (OSError, orjson.JSONDecodeError):
+        parsed = orjson.loads(read_regular(config))
+    except (OSError, CorruptSessionError, orjson.JSONDecodeError):
         return []
     projects = parsed.get("projects") if isinstance(parsed, dict) else None
     if not isinstance(projects, dict):

@@ -25,6 +25,9 @@ from typing import Any
 
 import orjson
 
+from omp_session.errors import CorruptSessionError
+from omp_session.store.regular import regular_file
+
 #: How many bytes before the resume offset are hashed to recognise a transcript rewritten since.
 TAIL_HASH_BYTES = 4096
 
@@ -33,10 +36,10 @@ def tail_hash(path: str | os.PathLike[str], offset: int) -> str | None:
     """SHA-256 of the ``TAIL_HASH_BYTES`` before ``offset`` (``None`` when the file is shorter)."""
     start = max(0, offset - TAIL_HASH_BYTES)
     try:
-        with open(path, "rb") as handle:
+        with regular_file(path) as handle:
             handle.seek(start)
             data = handle.read(offset - start)
-    except OSError:
+    except (OSError, CorruptSessionError):
         return None
     return hashlib.sha256(data).hexdigest() if len(data) == offset - start else None
 
@@ -65,7 +68,7 @@ class ImportedSession:
     _ids: set[bytes] | None = field(default=None, init=False, repr=False)
 
     def __enter__(self) -> ImportedSession:
-        with open(self.path, "rb") as handle:
+        with regular_file(self.path) as handle:
             if os.fstat(handle.fileno()).st_size:
                 self._view = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         return self

@@ -17,7 +17,9 @@ from typing import Any
 
 import orjson
 
+from omp_session.errors import CorruptSessionError
 from omp_session.format.codec import decode_line
+from omp_session.store.regular import regular_file
 
 _CHUNK = 1 << 20
 #: How much of a file a backward search maps at once (``lines_containing``).
@@ -55,7 +57,7 @@ def _line_batches(
 ) -> Iterator[list[bytes]]:
     """:func:`iter_lines` a chunk at a time: the lines completed by each chunk read."""
     remaining = limit
-    with open(path, "rb") as handle:
+    with regular_file(path) as handle:  # the special-file rule: a FIFO never blocks an import
         if start:
             handle.seek(start)
         pending = b""
@@ -142,7 +144,7 @@ def lines_containing(path: str | Path, needle: bytes, last_bytes: int | None = N
     (a whole-file mapping would count every page of it in the process's memory). ``last_bytes``
     searches only that much of the file's end (a match there is still yielded as its whole line).
     """
-    with open(path, "rb") as handle:
+    with regular_file(path) as handle:
         size = os.fstat(handle.fileno()).st_size
         if size == 0:
             return
@@ -173,7 +175,7 @@ def _release(view: mmap.mmap, start: int, end: int) -> None:
 
 def complete_length(path: str | Path) -> int:
     """The file's size up to and including its last LF (a line still being written excluded)."""
-    with open(path, "rb") as handle:
+    with regular_file(path) as handle:
         end = handle.seek(0, 2)
         while end > 0:
             start = max(0, end - _CHUNK)
@@ -190,7 +192,7 @@ def first_record(path: str | Path) -> dict[str, Any] | None:
     try:
         for _, record in iter_records(path):
             return record
-    except OSError:
+    except (OSError, CorruptSessionError):  # missing, unreadable, or not a regular file
         return None
     return None
 

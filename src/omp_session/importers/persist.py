@@ -29,6 +29,7 @@ from omp_session.format.codec import encode_line
 from omp_session.format.ids import now_iso
 from omp_session.format.title_slot import TitleSlot, encode_slot
 from omp_session.importers.base import ConvertedSession, ForeignSessionInfo, ForeignSessionStore
+from omp_session.importers.formats import require_format
 from omp_session.importers.session_file import (
     IMPORT_TYPE,
     encode_entries,
@@ -236,10 +237,12 @@ def import_session(
 ) -> ImportOutcome:
     """Import ``info`` unless already done; bring an earlier import up to date (module docstring).
 
-    Raises :class:`ForeignSessionError` (naming the source) when the source cannot be read or the
+    Raises :class:`ForeignSessionError` (naming the source) when the source is recognisably
+    another agent's format (``importers/formats.py``, naming that format), cannot be read, or the
     session cannot be written, for example under a project directory whose name the recorded cwd
     makes too long for the file system."""
     try:
+        require_format(info.source, info.path)  # a Codex rollout is not imported as Claude's (issue 25)
         return _import_session(store, info, root, session_dir, fallback_cwd, lossless, dry_run, known)
     except OSError as error:
         raise ForeignSessionError(info.path, f"Unable to import {info.path}: {error}") from error

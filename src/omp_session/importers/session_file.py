@@ -16,12 +16,14 @@ from typing import IO, Any
 
 import orjson
 
+from omp_session.errors import CorruptSessionError
 from omp_session.format.codec import encode_line
 from omp_session.format.javascript import holds_float
 from omp_session.format.title_slot import SLOT_BYTES, TitleSlot, encode_slot
 from omp_session.importers.base import ConvertedSession, ForeignSessionInfo, clean_title, fresh_entry_id
 from omp_session.store.atomic_files import fsync_directory
 from omp_session.store.lock import try_lock
+from omp_session.store.regular import regular_file
 
 Entry = dict[str, Any]
 IMPORT_TYPE = "foreign_session_import"
@@ -175,7 +177,7 @@ def find_imports(root: Path) -> dict[tuple[str, str], Path]:
             try:
                 markers = list(import_markers(path))
                 mtime = path.stat().st_mtime if markers else 0.0
-            except OSError:
+            except (OSError, CorruptSessionError):  # gone, unreadable, or not a regular file
                 continue
             for data in markers:
                 key = (str(data.get("source")), str(data.get("sourcePath")))
@@ -186,7 +188,7 @@ def find_imports(root: Path) -> dict[tuple[str, str], Path]:
 
 def import_markers(path: Path) -> Iterator[dict[str, Any]]:
     """The ``data`` of each ``foreign_session_import`` entry of a session, the newest first."""
-    with open(path, "rb") as handle:
+    with regular_file(path) as handle:  # a FIFO under the sessions root never blocks an import
         if os.fstat(handle.fileno()).st_size == 0:
             return
         with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:

@@ -26,6 +26,7 @@ from omp_session.importers.session_file import (
     last_import_data,
     resume_state,
 )
+from omp_session.store.regular import regular_file
 
 Entry = dict[str, Any]
 Status = Literal["imported", "updated", "unchanged", "reimported"]
@@ -62,7 +63,7 @@ class _Existing:
 
 def read_existing(path: Path) -> _Existing:
     found = _Existing(path)
-    with open(path, "rb") as handle:
+    with regular_file(path) as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from omp_session.dialects import Dialect, DialectChoice, explicit_dialect
-from omp_session.errors import SessionChangedError, SessionNotFoundError
+from omp_session.errors import CorruptSessionError, SessionChangedError, SessionNotFoundError
 from omp_session.format import entry_factory as make
 from omp_session.format.entries import CURRENT_VERSION
 from omp_session.manager.layout import dialect_for_file, dialect_for_new
@@ -131,9 +131,9 @@ def open_session(
 
     opened = open_it()
     if opened.loaded is None:
-        if throw_if_missing:
+        if throw_if_missing:  # an existing file or row with nothing in it: nothing to open
             opened.storage.close()
-            raise SessionNotFoundError(file_path)
+            raise CorruptSessionError(file_path, "is empty: there is no session to open")
         chosen, locked = dialect_for_new(dialect, file_path.parent, _database(storage))
         try:
             return compose(_start_at(directory, opened.storage, chosen, locked, runtime))

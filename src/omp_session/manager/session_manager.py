@@ -166,8 +166,10 @@ class SessionManager:
         storage: SessionStorage | None = None,
     ) -> SessionManager:
         """Open a session file (or the row of a database ``storage``). A missing or blank file starts a
-        new session at that path (its header is written at once, as omp does); a file with a bad
-        header raises ``CorruptSessionError`` and is never modified.
+        new session at that path (its header is written at once, as omp does), unless
+        ``throw_if_missing``: then a missing file raises ``SessionNotFoundError`` and a blank one
+        ``CorruptSessionError``, and nothing is written. A file with a bad header raises
+        ``CorruptSessionError`` and is never modified.
 
         Writable (the default): takes the writer lock and writes this terminal's breadcrumb
         ``<agent dir>/terminal-sessions/<terminal>`` (§7.8; unless the runtime turns breadcrumbs
@@ -725,13 +727,16 @@ class SessionManager:
 
     # ---------------------------------------- whole-session operations: WholeSession
 
-    def create_branched_session(self, leaf_id: str) -> str | None:
+    def create_branched_session(self, leaf_id: str, *, cwd: str | None = None) -> str | None:
         """Replace this session by a new one holding only the path to ``leaf_id`` (+ its labels).
 
         Label entries on the path are dropped and the path stays connected (each entry's parent is
         its nearest kept ancestor; omp leaves an orphan). Returns the new file (``None`` in memory).
+        ``cwd``: the new header's cwd (default: this session's working directory, as omp does;
+        ``omp-session fork`` passes the recorded one, which omp 18 replaces by the process cwd
+        when that directory is gone).
         """
-        return self._whole_session.create_branched_session(leaf_id)
+        return self._whole_session.create_branched_session(leaf_id, cwd=cwd)
 
     def fork(self) -> ForkResult | None:
         """Copy this session (every branch, same ids) into a new file; ``None`` in memory."""

@@ -99,7 +99,7 @@ class WholeSession:
         self._state.storage = storage
         return storage
 
-    def create_branched_session(self, leaf_id: str) -> str | None:
+    def create_branched_session(self, leaf_id: str, *, cwd: str | None = None) -> str | None:
         self._state.require_writable()
         # omp's getBranch(leafId ?? leaf): a null leaf id branches from the current leaf
         start = leaf_id if leaf_id is not None else self._state.leaf
@@ -113,7 +113,7 @@ class WholeSession:
         directory = Path(self._state.session_dir) if persistent else Path(".")
         dialect = self._state.dialect
         header, new_path = new_header_and_path(
-            self._state.runtime, self._state.cwd, directory, dialect=dialect
+            self._state.runtime, cwd if cwd is not None else self._state.cwd, directory, dialect=dialect
         )
         name, source = self._state.session_name, self._state.title_source
         header = make.ordered(

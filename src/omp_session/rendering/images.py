@@ -17,8 +17,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from omp_session.errors import CorruptSessionError
 from omp_session.store.blobs import FileBlobStore, parse_blob_ref
 from omp_session.store.paths import is_within
+from omp_session.store.regular import read_regular, regular_file
 
 __all__ = ["ImageSource", "blob_file", "inline_images", "linked_images", "sniff_raster_mime"]
 
@@ -74,7 +76,7 @@ def blob_file(blobs_dir: Path | None, digest: str) -> Path | None:
 
 
 def _blob_head(path: Path) -> bytes:
-    with open(path, "rb") as handle:
+    with regular_file(path) as handle:
         return handle.read(16)
 
 
@@ -117,7 +119,10 @@ def inline_images(blobs_dir: Path | None) -> ImageSource:
         found = _blob_or_inline(block, blobs_dir)
         if isinstance(found, tuple):
             return found
-        raw = found.read_bytes()
+        try:
+            raw = read_regular(found)
+        except (OSError, CorruptSessionError):
+            return None, NOT_RASTER
         mime = sniff_raster_mime(raw[:16])
         if mime is None:
             return None, NOT_RASTER

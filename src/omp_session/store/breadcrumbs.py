@@ -15,7 +15,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from omp_session.errors import CorruptSessionError
 from omp_session.store.paths import is_within, terminal_sessions_dir, validate_name
+from omp_session.store.regular import read_regular
 
 __all__ = ["read_breadcrumb", "terminal_id", "write_breadcrumb"]
 
@@ -81,8 +83,8 @@ def read_breadcrumb(
     if source is None:
         return None
     try:
-        lines = source.read_text(encoding="utf-8").split("\n")
-    except (OSError, UnicodeDecodeError):
+        lines = read_regular(source).decode("utf-8").split("\n")
+    except (OSError, UnicodeDecodeError, CorruptSessionError):
         return None
     if len(lines) < 2 or os.path.abspath(lines[0]) != os.path.abspath(cwd):
         return None

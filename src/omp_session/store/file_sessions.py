@@ -23,6 +23,7 @@ from omp_session.store.configured import configured_storage
 from omp_session.store.file import FileStorage
 from omp_session.store.loading import parse_session, read_session_bytes
 from omp_session.store.moves import recover_move
+from omp_session.store.regular import regular_file
 
 
 class FileSessionStorage:
@@ -61,9 +62,9 @@ class FileSessionStorage:
 
     def read_head(self, path: Path, limit: int) -> bytes:
         try:
-            with open(path, "rb") as handle:
+            with regular_file(path) as handle:
                 return handle.read(limit)
-        except OSError:
+        except (OSError, CorruptSessionError):
             return b""
 
     def list_sessions(self, directory: Path) -> list[StoredSession]:

@@ -15,7 +15,9 @@ import os
 import shutil
 from pathlib import Path
 
+from omp_session.errors import CorruptSessionError
 from omp_session.store.atomic_files import fsync_directory, replace_file
+from omp_session.store.regular import read_regular
 
 __all__ = ["begin_move", "finish_move", "journal_for", "move_directory", "recover_move"]
 
@@ -48,8 +50,8 @@ def recover_move(path: Path) -> bool:
     """
     journal = journal_for(path)
     try:
-        old_artifacts = Path(os.fsdecode(journal.read_bytes()))
-    except OSError:
+        old_artifacts = Path(os.fsdecode(read_regular(journal)))
+    except (OSError, CorruptSessionError):
         return False
     new_artifacts = path.with_suffix("")
     moved = False

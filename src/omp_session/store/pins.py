@@ -19,8 +19,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from omp_session.errors import PersistenceError
+from omp_session.errors import CorruptSessionError, PersistenceError
 from omp_session.store.paths import agent_dir
+from omp_session.store.regular import read_regular
 
 __all__ = ["load_pinned_session_ids", "pins_path", "sort_pinned_first", "toggle_session_pin"]
 
@@ -43,8 +44,8 @@ def pins_path(directory: Path | None = None) -> Path:
 def load_pinned_session_ids(directory: Path | None = None) -> set[str]:
     """The pinned session ids; an absent or damaged file is no pins (as in omp)."""
     try:
-        pins = json.loads(pins_path(directory).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        pins = json.loads(read_regular(pins_path(directory)).decode("utf-8"))
+    except (OSError, ValueError, CorruptSessionError):
         return set()
     return {pin for pin in pins if isinstance(pin, str)} if isinstance(pins, list) else set()
 
@@ -77,8 +78,8 @@ def toggle_session_pin(session_id: str, directory: Path | None = None) -> bool:
 
 def _ordered_pins(target: Path) -> list[str]:
     try:
-        pins = json.loads(target.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        pins = json.loads(read_regular(target).decode("utf-8"))
+    except (OSError, ValueError, CorruptSessionError):
         return []
     return [pin for pin in pins if isinstance(pin, str)] if isinstance(pins, list) else []
 

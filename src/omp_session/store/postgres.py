@@ -16,15 +16,21 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
-from omp_session.errors import CorruptSessionError, PersistenceError, SessionNotFoundError
+from omp_session.errors import (
+    CorruptSessionError,
+    PersistenceError,
+    SessionError,
+    SessionNotFoundError,
+    StoreReadError,
+)
 from omp_session.format.entries import is_assistant_line
+from omp_session.format.header import is_blank, is_slot_only
 from omp_session.format.title_slot import TitleSlot
 from omp_session.store import DurabilityPolicy, OpenedFile, StoredSession
 from omp_session.store.blobs import BlobSink, MemoryBlobStore
-from omp_session.store.loading import is_blank, is_slot_only, parse_session
-from omp_session.store.postgres_session import PostgresSessionStorage
+from omp_session.store.loading import parse_session
 from omp_session.store.postgres_sql import (
     DEFAULT_TABLE,
     Clock,
@@ -39,16 +45,28 @@ from omp_session.store.postgres_sql import (
 if TYPE_CHECKING:
     import psycopg
 
+    from omp_session.store.postgres_session import PostgresSessionStorage
 
 T = TypeVar("T")
+#: What a statement does, for the error a failure raises (``PersistenceError`` or ``StoreReadError``).
+Operation = Literal["read", "write"]
+
+
+def _one_line(exc: BaseException) -> str:
+    """A driver error as one line (libpq's messages span several)."""
+    return " ".join(str(exc).split())
 
 
 class PostgresStorage:
     """Sessions as rows of ``table`` in the PostgreSQL database at ``dsn`` (a libpq connection
     string or ``postgresql://`` URL), connected at once. The table is created if missing, as omp does; pass
-    ``create_table=False`` when it is owned by a migration. Thread-safe; use ``close()`` (or
-    ``with``) to release the store's connection. Each writing session holds its own connection
-    for its advisory lock (``PostgresSessionStorage``)."""
+    ``create_table=False`` when it is owned by a migration, or when only reading: then nothing is
+    created or altered, and a missing table raises :class:`StoreReadError` ("no table ...").
+    Thread-safe; use ``close()`` (or ``with``) to release the store's connection. Each writing
+    session holds its own connection for its advisory lock (``PostgresSessionStorage``).
+
+    Failures name the store by its URL without the password; a failed read raises
+    :class:`StoreReadError`, a failed write :class:`PersistenceError`."""
 
     def __init__(self, dsn: str, table: str = DEFAULT_TABLE, *, create_table: bool = True) -> None:
         self.dsn = dsn
@@ -59,13 +77,22 @@ class PostgresStorage:
         self._connection: psycopg.Connection[Row] | None = None
         self._lock = threading.RLock()
         self._ready = False
-        self.run(lambda connection: None)  # connect and create the table now, as omp's create() does
+        # Connect (and create the table) now, as omp's create() does.
+        self.run(lambda connection: None, "write" if create_table else "read")
 
     # -- connections ---------------------------------------------------------------------------
 
-    def connect(self) -> psycopg.Connection[Row]:
+    def failure(self, operation: Operation, cause: BaseException | str) -> SessionError:
+        """The error for a failed ``operation`` on this store."""
+        if operation == "write":
+            error = cause if isinstance(cause, BaseException) else OSError(cause)
+            return PersistenceError(self.describe(), error)
+        return StoreReadError(self.describe(), cause)
+
+    def connect(self, operation: Operation = "write") -> psycopg.Connection[Row]:
         """A new autocommit connection: every statement is committed before it returns, and
-        ``synchronous_commit`` is on, so a commit is on the server's disk when acknowledged."""
+        ``synchronous_commit`` is on, so a commit is on the server's disk when acknowledged.
+        ``operation``: what it is for, which decides the error a failure raises."""
         pg = _psycopg()
         try:
             connection: psycopg.Connection[Row] = pg.connect(
@@ -76,14 +103,14 @@ class PostgresStorage:
                 connect_timeout=10,
             )
         except pg.Error as exc:
-            raise PersistenceError(self.describe(), exc) from exc
+            raise self.failure(operation, _one_line(exc)) from exc
         try:
             connection.execute("SET synchronous_commit TO on")
             self._prepare(connection)
         except BaseException as exc:
             connection.close()
             if isinstance(exc, pg.Error):
-                raise PersistenceError(self.describe(), exc) from exc
+                raise self.failure(operation, _one_line(exc)) from exc
             raise
         return connection
 
@@ -99,16 +126,23 @@ class PostgresStorage:
             connection.execute(self.sql.create_table)
             for statement in self.sql.add_title_columns:
                 connection.execute(statement)
+        else:  # a reader creates nothing (issue 25: `--table nope list` made table nope)
+            found = connection.execute("SELECT to_regclass(%s)", (self.table,)).fetchone()
+            if found is None or found[0] is None:
+                raise StoreReadError(
+                    self.describe(),
+                    f"no table {self.table} (a command that only reads never creates one; push does)",
+                )
         self._ready = True
 
-    def run(self, action: Callable[[psycopg.Connection[Row]], T]) -> T:
+    def run(self, action: Callable[[psycopg.Connection[Row]], T], operation: Operation = "read") -> T:
         """``action`` on the store's shared connection; a lost connection is replaced and the
         action retried once (only read-only or idempotent actions go through here)."""
         with self._lock:
             for attempt in (1, 2):
                 connection = self._connection
                 if connection is None or connection.closed:
-                    connection = self._connection = self.connect()
+                    connection = self._connection = self.connect(operation)
                 try:
                     return action(connection)
                 except Exception as exc:
@@ -117,18 +151,21 @@ class PostgresStorage:
                     self._connection = None
                     connection.close()
                     if attempt == 2:
-                        raise PersistenceError(self.describe(), exc) from exc
+                        raise self.failure(operation, _one_line(exc)) from exc
             raise AssertionError("unreachable")
 
     def describe(self) -> str:
-        """The database and table, without the password (for error messages)."""
+        """The database's URL without the password, and the table (for error messages):
+        ``postgresql://user@host:port/db#table``."""
         pg = _psycopg()
         try:
             info = pg.conninfo.conninfo_to_dict(self.dsn)
         except pg.ProgrammingError:
-            return f"postgresql:{self.table}"
+            return f"postgresql:#{self.table}"
         host = info.get("host") or "localhost"
-        return f"postgresql://{host}:{info.get('port') or 5432}/{info.get('dbname') or ''}#{self.table}"
+        user = f"{info['user']}@" if info.get("user") else ""
+        database = info.get("dbname") or ""
+        return f"postgresql://{user}{host}:{info.get('port') or 5432}/{database}#{self.table}"
 
     def close(self) -> None:
         with self._lock:
@@ -153,6 +190,7 @@ class PostgresStorage:
         self, path: Path, blobs: BlobSink, *, durability: DurabilityPolicy = "os"
     ) -> PostgresSessionStorage:
         """Storage for one session (``durability`` is moot: every write is a commit)."""
+        from omp_session.store.postgres_session import PostgresSessionStorage
 
         return PostgresSessionStorage(self, path, blobs)
 
@@ -167,6 +205,7 @@ class PostgresStorage:
     ) -> OpenedFile:
         """Lock (unless ``read_only``), then read the row: nobody can append in between. A missing
         or blank row gives ``loaded=None`` (read-only: an error), as for files."""
+        from omp_session.store.postgres_session import PostgresSessionStorage
 
         storage = PostgresSessionStorage(self, path, blobs, read_only=read_only)
         try:
@@ -223,11 +262,16 @@ class PostgresStorage:
         """Every ``*.jsonl`` row of the table."""
         return [StoredSession(Path(p), s, m / 1000) for p, s, m in self._rows_under("")]
 
-    def write_session(self, path: Path, data: bytes, *, expected_size: int | None) -> None:
+    def write_session(
+        self, path: Path, data: bytes, *, expected_size: int | None, mtime_ms: int | None = None
+    ) -> None:
         """Store ``data`` at ``path`` in one statement, only if the stored size is ``expected_size``
-        (``None``: only if there is no row). ``SessionChangedError`` otherwise."""
+        (``None``: only if there is no row). ``SessionChangedError`` otherwise. ``mtime_ms``: the
+        row's modified time (push gives the file's own; default now)."""
+        from omp_session.store.postgres_session import PostgresSessionStorage
 
         storage = PostgresSessionStorage(self, path, MemoryBlobStore(), known_size=expected_size)
+        storage.mtime_ms = mtime_ms
         try:
             storage.lock()
             storage.rewrite([data])
@@ -238,7 +282,7 @@ class PostgresStorage:
         """Set the title columns without rewriting the body (omp's ``updateSessionTitle``); the
         slot of the stored body is read with the new title laid over it."""
         values = (slot.title, slot.source, slot.updated_at, self.clock.now_ms(), os.fspath(path))
-        if self.run(lambda c: c.execute(self.sql.update_title, values).fetchone()) is None:
+        if self.run(lambda c: c.execute(self.sql.update_title, values).fetchone(), "write") is None:
             raise SessionNotFoundError(path)
 
     def has_assistant_turn(self, path: Path) -> bool:
@@ -251,7 +295,7 @@ class PostgresStorage:
 
     def delete_session(self, path: Path, *, backups: bool = False) -> None:
         """Delete the row (a database keeps no artifacts beside it and no ``.bak`` rows)."""
-        self.run(lambda c: c.execute(self.sql.delete, (os.fspath(path),)))
+        self.run(lambda c: c.execute(self.sql.delete, (os.fspath(path),)), "write")
 
 
 __all__ = ["PostgresStorage", "connection_lost", "stored_content", "title_columns"]

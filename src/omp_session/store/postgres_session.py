@@ -78,6 +78,8 @@ class PostgresSessionStorage:
         self._locked = False
         #: The stored size as this writer last saw or made it (``None``: there is no row).
         self._known: int | None = known_size
+        #: The ``mtime_ms`` a whole write stores (push: the file's own); ``None``: now.
+        self.mtime_ms: int | None = None
         #: Whether ``_known`` was learned under the lock (appends learn it before their first write).
         self._tail_checked = known_size is not None
         self._read_size: int | None = None
@@ -266,7 +268,7 @@ class PostgresSessionStorage:
         title = title_columns(data)
 
         def attempt(connection: psycopg.Connection[Row]) -> None:
-            values = (self._key, text, self._store.clock.now_ms(), *title)
+            values = (self._key, text, self._stamp(), *title)
             if connection.execute(self._store.sql.insert_if_missing, values).fetchone() is None:
                 raise SessionChangedError(self._key, "a session appeared at this path")
 
@@ -281,6 +283,9 @@ class PostgresSessionStorage:
         if stored_content(row) == data:
             return True
         raise SessionChangedError(self._key, "a session appeared at this path")
+
+    def _stamp(self) -> int:
+        return self.mtime_ms if self.mtime_ms is not None else self._store.clock.now_ms()
 
     def append_entry(self, entry: Entry, line: bytes) -> None:
         self.append(line)
@@ -313,7 +318,7 @@ class PostgresSessionStorage:
             with connection.transaction():
                 if backup_suffix is not None:
                     self._copy_to_backup(connection, backup_suffix)
-                values = (text, self._store.clock.now_ms(), *title, self._key, known)
+                values = (text, self._stamp(), *title, self._key, known)
                 if connection.execute(self._store.sql.replace_if_size, values).fetchone() is None:
                     actual = _size_on(connection, self._store.sql.size, self._key)
                     raise SessionChangedError(self._key, _change(known, actual))

@@ -1,9 +1,12 @@
-"""Opening a session file only if it is a regular file, without ever blocking (issue 11 item 4).
+"""Opening a file only if it is a regular file, without ever blocking: the special-file rule
+(issue 11 item 4, issue 25 item 2; docs/durability.md).
 
-A FIFO named ``*.jsonl`` would block ``open`` until a writer appears, and a symlink to
-``/dev/zero`` reads until memory runs out. Every read of a session opens with ``O_NONBLOCK`` (which
-only matters for such special files), then checks with ``fstat`` what it opened: no window between
-a check and the open.
+A FIFO named ``*.jsonl`` would block ``open`` until a writer appears, a socket cannot be opened, a
+symlink to ``/dev/zero`` reads until memory runs out, and a directory is no file. Every read of a
+session, a transcript, an import marker, a blob or a small store file opens with ``O_NONBLOCK``
+(which only matters for such special files), then checks with ``fstat`` what it opened: no window
+between a check and the open. Scans skip what this refuses; a file named on the command line is
+refused with :class:`CorruptSessionError` naming it.
 """
 
 from __future__ import annotations
@@ -12,10 +15,11 @@ import errno
 import os
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
 from omp_session.errors import CorruptSessionError
 
-__all__ = ["open_regular", "read_regular"]
+__all__ = ["open_regular", "read_regular", "regular_file"]
 
 _KINDS = {
     stat.S_IFIFO: "a FIFO",
@@ -48,6 +52,11 @@ def open_regular(path: Path | str, flags: int = os.O_RDONLY) -> int:
         kind = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
         raise CorruptSessionError(path, f"is {kind}, not a session file; not read")
     return fd
+
+
+def regular_file(path: Path | str | os.PathLike[str]) -> BinaryIO:
+    """:func:`open_regular` as a binary file object (``with regular_file(path) as handle:``)."""
+    return os.fdopen(open_regular(os.fspath(path)), "rb")
 
 
 def read_regular(path: Path | str) -> bytes:

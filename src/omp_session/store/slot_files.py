@@ -12,18 +12,22 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from omp_session.errors import CorruptSessionError
 from omp_session.format.title_slot import SLOT_BYTES, parse_slot_line
 from omp_session.store import SessionStorage
+from omp_session.store.regular import open_regular
 
 __all__ = ["directory_has_slot_files", "starts_with_slot"]
 
 
 def starts_with_slot(path: Path | str) -> bool:
-    """Whether the file's first line is an omp 18 title slot (reads at most 256 bytes)."""
+    """Whether the file's first line is an omp 18 title slot (reads at most 256 bytes). A FIFO,
+    socket, device or directory named ``*.jsonl`` is not one, and is never opened blocking (the
+    special-file rule, docs/durability.md)."""
     try:
-        with open(path, "rb") as handle:
+        with os.fdopen(open_regular(path), "rb") as handle:
             head = handle.read(SLOT_BYTES)
-    except OSError:
+    except (OSError, CorruptSessionError):
         return False
     return _is_slot_head(head)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from omp_session.dialects import NEWEST, Dialect, DialectChoice, explicit_dialect
 from omp_session.errors import SessionError
@@ -23,7 +23,7 @@ from omp_session.format.codec import BOM, decode_line
 from omp_session.format.header import is_session_header
 from omp_session.format.title_slot import split_slot
 from omp_session.gcpause import gc_paused
-from omp_session.store import SessionStorage
+from omp_session.store import SessionStorage, StoredSession
 from omp_session.store.configured import configured_storage
 from omp_session.store.loading import read_header
 from omp_session.store.orphans import promote_orphaned_backups
@@ -41,6 +41,7 @@ __all__ = [
     "fold_slot_record",
     "for_picker",
     "list_all_sessions",
+    "list_every_stored_session",
     "list_sessions",
     "list_store",
     "message_text",
@@ -232,6 +233,21 @@ def _list_stored(store: SessionStorage, paths: list[Path], dialect: Dialect | No
 
         return list_stored(store, paths, dialect.listing.prefix_bytes, dialect.listing.assistant_turns)
     return _newest_first(_stored_summaries(store, paths))
+
+
+class EveryRowStore(SessionStorage, Protocol):
+    """A database store that can name every session it holds (``PostgresStorage``)."""
+
+    def all_sessions(self) -> list[StoredSession]: ...
+
+
+def list_every_stored_session(store: EveryRowStore, *, dialect: Dialect | None = None) -> SessionList:
+    """Every session row of a database store, whatever its path prefix (another machine's root,
+    another home), newest first; sub-agent sessions inside artifact directories are left out, as
+    in :func:`list_all_sessions`. Writes nothing."""
+    paths = {row.path for row in store.all_sessions()}
+    top = sorted(path for path in paths if path.parent.with_name(path.parent.name + ".jsonl") not in paths)
+    return _pinned_first(SessionList(_list_stored(store, top, dialect)), dialect)
 
 
 def stored_header(store: SessionStorage, path: Path) -> dict[str, Any] | None:

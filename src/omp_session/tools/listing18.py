@@ -21,12 +21,13 @@ from typing import Any
 import orjson
 
 from omp_session.dialects import JS_TRIM
-from omp_session.errors import SessionError
+from omp_session.errors import CorruptSessionError, SessionError
 from omp_session.format.codec import BOM, decode_lines
 from omp_session.format.ids import iso_to_ms, ms_to_datetime
 from omp_session.format.title_slot import slot_from_value
 from omp_session.store import SessionStorage
 from omp_session.store.file_sessions import FileSessionStorage
+from omp_session.store.regular import regular_file
 from omp_session.tools.content import message_text
 from omp_session.tools.listing_summary import SessionInfo
 
@@ -218,12 +219,12 @@ def scan_session_file(
     """One file as omp 18 lists it, or ``None`` when its prefix holds no session header (with
     ``full_scan``, omp 18.3's ``assistantTurns`` too)."""
     try:
-        with open(path, "rb") as handle:
+        with regular_file(path) as handle:
             stat = os.fstat(handle.fileno())
             prefix = handle.read(prefix_bytes)
             handle.seek(max(0, stat.st_size - SUFFIX_BYTES))
             suffix = handle.read(SUFFIX_BYTES)
-    except OSError:
+    except (OSError, CorruptSessionError):  # gone, unreadable, or not a regular file: skipped
         return None
     return summarize_ends(path, prefix, suffix, stat.st_size, stat.st_mtime, full_scan)
 

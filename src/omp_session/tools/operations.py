@@ -26,7 +26,9 @@ def _open_existing(path: Path | str) -> tuple[SessionManager, int | None]:
     """
     if not stored_session_exists(Path(path)):
         raise SessionNotFoundError(path)
-    session = SessionManager.open(path)
+    # throw_if_missing: an empty or blank file is an error here, never a new session written
+    # into it (issue 25: fork of an empty file wrote a header into its source).
+    session = SessionManager.open(path, throw_if_missing=True)
     return session, session.get_migrated_from()
 
 
@@ -39,7 +41,8 @@ def fork_session(path: Path | str, leaf_id: str | None = None) -> Path:
 
     ``createBranchedSession`` semantics (spec §6.5): fresh session id, ``parentSession`` = the
     source path, the path's entries with their ids, labels of kept entries re-created. The source
-    file is not modified. ``leaf_id`` may be a unique id prefix.
+    file is not modified (an empty one is refused). The new header keeps the source's recorded
+    cwd. ``leaf_id`` may be a unique id prefix.
     """
     session, migrated_from = _open_existing(path)
     with session:
@@ -49,7 +52,10 @@ def fork_session(path: Path | str, leaf_id: str | None = None) -> Path:
         )
         if leaf is None:
             raise SessionError(f"{path}: the session has no entries to fork")
-        new_path = session.create_branched_session(leaf)
+        recorded = session.get_header().get("cwd")
+        # The fork is filed beside its source, so its header keeps the source's recorded cwd (as
+        # `export -f jsonl` does), even where omp 18 would work in the process cwd instead.
+        new_path = session.create_branched_session(leaf, cwd=recorded if isinstance(recorded, str) else None)
     if new_path is None:  # only in-memory sessions return None
         raise SessionError(f"{path}: the branched session was not written")
     return Path(new_path)

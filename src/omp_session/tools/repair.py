@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from omp_session.errors import CorruptSessionError, PersistenceError
+from omp_session.errors import CorruptSessionError, NotASessionError, PersistenceError
 from omp_session.format.codec import (
     BLANK,
     BOM,
@@ -32,7 +32,8 @@ from omp_session.store.file import FileStorage
 from omp_session.store.regular import read_regular
 from omp_session.tools.check import Problem, check
 
-__all__ = ["Problem", "RepairReport", "check", "migrate_file", "repair"]  # check, Problem: tools/check.py
+# check, Problem: tools/check.py
+__all__ = ["NotASessionError", "Problem", "RepairReport", "check", "migrate_file", "repair"]
 
 Entry = dict[str, Any]
 
@@ -67,9 +68,27 @@ def _raw_lines(data: bytes) -> list[bytes]:
     return lines
 
 
-def _plan(path: Path, data: bytes) -> _Plan:
+def _is_session_line(record: Entry) -> bool:
+    """A session header, or an entry: a typed record with a string id and a ``parentId`` key
+    (v2/v3 entries; v1 messages have ``type: message`` and a ``message``)."""
+    kind = record.get("type")
+    if not isinstance(kind, str):
+        return False
+    if is_session_header(record):
+        return True
+    return (isinstance(record.get("id"), str) and "parentId" in record) or (
+        kind == "message" and isinstance(record.get("message"), dict)
+    )
+
+
+def _plan(path: Path, data: bytes, *, force: bool = False) -> _Plan:
     decoded = decode_lines(data)
     slot = peel_title_slot(decoded, data)
+    if not force and slot is None and not any(_is_session_line(r) for r in decoded.records):
+        # A binary, a text file, someone else's JSON: "repairing" it would move every line to the
+        # sidecar and leave a header of our own (issue 25). Refused unless forced.
+        what = "is empty" if not data else "has no line that is a session header or entry"
+        raise NotASessionError(path, f"is not a session: it {what}; nothing was changed")
     raw = _raw_lines(data)
     changes: list[str] = []
     slot_line = None
@@ -101,9 +120,15 @@ def _plan(path: Path, data: bytes) -> _Plan:
             "timestamp": now_iso(),
             "cwd": "",
         }
-        changes.append(
-            "missing or corrupt header replaced by a new one (the old first line is in the sidecar)"
+        first_rejected = bool(raw) and any(i.line == 1 for i in decoded.skipped)
+        where = (
+            "the old first line is in the sidecar"
+            if first_rejected
+            else "the file was empty"
+            if not records and not rejected
+            else "the first line was kept as an entry"
         )
+        changes.append(f"missing or corrupt header replaced by a new one ({where})")
         records, keep_raw = [header, *records], [b"", *keep_raw]
         header_raw: bytes | None = None
     else:
@@ -169,8 +194,12 @@ def _write_sidecar(path: Path, rejected: list[bytes]) -> Path:
     return sidecar
 
 
-def repair(path: Path | str) -> RepairReport:
-    """Fix what can be fixed in ``path`` (see the module docstring); returns what changed."""
+def repair(path: Path | str, *, force: bool = False) -> RepairReport:
+    """Fix what can be fixed in ``path`` (see the module docstring); returns what changed.
+
+    A file in which no line is a session header or entry (an empty file, a binary, a text file,
+    JSON that is not a session) raises :class:`NotASessionError` and is not touched, unless
+    ``force``: then every line goes to the sidecar and a new header is written."""
     path = Path(path)
     if not path.exists():
         raise CorruptSessionError(path, "no such file")
@@ -179,7 +208,7 @@ def repair(path: Path | str) -> RepairReport:
     try:
         data = storage.read()
         report = RepairReport(path)
-        plan = _plan(path, data)
+        plan = _plan(path, data, force=force)
         if not plan.changes:
             return report
         if plan.rejected:

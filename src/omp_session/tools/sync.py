@@ -11,15 +11,17 @@ rename for files), so a writer that appends meanwhile is never overwritten eithe
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from omp_session.errors import SessionError, SessionLockedError
+from omp_session.errors import NoRowsUnderRootError, SessionError, SessionLockedError
 from omp_session.store import StoredSession
 from omp_session.store.blobs import MemoryBlobStore
 from omp_session.store.file import FileStorage
+from omp_session.store.regular import open_regular
 
 #: Called once per session with (index, total, path) before it is copied.
 Progress = Callable[[int, int, Path], None]
@@ -36,7 +38,11 @@ class DatabaseStore(Protocol):
 
     def stat_session(self, path: Path) -> StoredSession | None: ...
 
-    def write_session(self, path: Path, data: bytes, *, expected_size: int | None) -> None: ...
+    def write_session(
+        self, path: Path, data: bytes, *, expected_size: int | None, mtime_ms: int | None = None
+    ) -> None: ...
+
+    def all_sessions(self) -> list[StoredSession]: ...
 
 
 @dataclass
@@ -74,7 +80,7 @@ def local_session_files(root: Path) -> list[Path]:
         return []
 
 
-def stored_session_paths(store: DatabaseStore, root: Path) -> list[Path]:
+def stored_sessions(store: DatabaseStore, root: Path) -> list[StoredSession]:
     """Every session row under ``root``: the root, its projects and their sub-directories."""
     folders: set[Path] = {root}
     pending = [root]
@@ -83,31 +89,79 @@ def stored_session_paths(store: DatabaseStore, root: Path) -> list[Path]:
             if folder not in folders:
                 folders.add(folder)
                 pending.append(folder)
-    return sorted(found.path for folder in folders for found in store.list_sessions(folder))
+    found = [row for folder in folders for row in store.list_sessions(folder)]
+    return sorted(found, key=lambda row: row.path)
 
 
-def push(root: Path, store: DatabaseStore, progress: Progress | None = None) -> SyncReport:
-    """Copy every session file under ``root`` into ``store`` (see the module docstring)."""
+def stored_session_paths(store: DatabaseStore, root: Path) -> list[Path]:
+    """The paths of :func:`stored_sessions`."""
+    return [row.path for row in stored_sessions(store, root)]
+
+
+def host_root(path: Path) -> Path:
+    """The sessions root a stored session's path is under: up to its last ``sessions``
+    directory (omp's roots end so: ``~/.omp/agent/sessions``, ``$XDG_DATA_HOME/omp/sessions``),
+    else its project directory's parent. Used to group rows by host path and in hints."""
+    for parent in path.parents:
+        if parent.name == "sessions":
+            return parent
+    return path.parent.parent
+
+
+def _re_rooted(path: Path, source_root: Path, target_root: Path) -> Path:
+    return target_root / path.relative_to(source_root)
+
+
+def push(
+    root: Path, store: DatabaseStore, progress: Progress | None = None, *, as_root: Path | None = None
+) -> SyncReport:
+    """Copy every session file under ``root`` into ``store`` (see the module docstring). Each
+    row keeps the file's mtime (``mtime_ms``). ``as_root``: the rows are named under that root
+    instead of ``root`` (``<as_root>/<project>/<name>.jsonl``)."""
+    local_root = Path(os.path.abspath(root))
+    row_root = Path(os.path.abspath(as_root)) if as_root is not None else local_root
 
     def push_one(path: Path) -> str:
-        key = Path(os.path.abspath(path))
-        source = path.read_bytes()
+        key = _re_rooted(Path(os.path.abspath(path)), local_root, row_root)
+        with os.fdopen(open_regular(path), "rb") as handle:  # the special-file rule: never blocks
+            mtime_ms = os.fstat(handle.fileno()).st_mtime_ns // 1_000_000
+            source = handle.read()
         target = store.read_session(key) if store.stat_session(key) is not None else None
         outcome = _outcome(source, target)
         if outcome in ("copy", "update"):
-            store.write_session(key, source, expected_size=None if target is None else len(target))
+            expected = None if target is None else len(target)
+            store.write_session(key, source, expected_size=expected, mtime_ms=mtime_ms)
         return outcome
 
-    files = local_session_files(Path(os.path.abspath(root)))
+    files = local_session_files(local_root)
     return _copy_each(files, push_one, "a writer has the session open in the database", progress)
 
 
-def pull(root: Path, store: DatabaseStore, progress: Progress | None = None) -> SyncReport:
-    """Copy every session row under ``root`` from ``store`` into files at their paths."""
-    paths = stored_session_paths(store, Path(os.path.abspath(root)))
-    return _copy_each(
-        paths, lambda path: _pull_one(path, store.read_session(path)), "a writer has the file open", progress
-    )
+def pull(
+    root: Path, store: DatabaseStore, progress: Progress | None = None, *, as_root: Path | None = None
+) -> SyncReport:
+    """Copy every session row under ``root`` from ``store`` into files at their paths, each
+    file given its row's mtime. ``as_root``: copy the rows under that root instead, into the same
+    places under ``root``. Raises :class:`NoRowsUnderRootError` when there is no row under the
+    root but rows under others (without ``as_root`` nothing could be restored)."""
+    local_root = Path(os.path.abspath(root))
+    row_root = Path(os.path.abspath(as_root)) if as_root is not None else local_root
+    rows = stored_sessions(store, row_root)
+    if not rows:
+        counts = Counter(host_root(row.path) for row in store.all_sessions())
+        if counts:
+            raise NoRowsUnderRootError(row_root, sorted(counts.items(), key=lambda item: -item[1]))
+    mtimes = {row.path: row.mtime for row in rows}
+
+    def pull_one(path: Path) -> str:
+        target = _re_rooted(path, row_root, local_root)
+        outcome = _pull_one(target, store.read_session(path))
+        if outcome in ("copy", "update"):
+            stamp = round(mtimes[path] * 1000) * 1_000_000  # the row's mtime_ms, exactly
+            os.utime(target, ns=(stamp, stamp))
+        return outcome
+
+    return _copy_each([row.path for row in rows], pull_one, "a writer has the file open", progress)
 
 
 def _copy_each(
@@ -157,4 +211,13 @@ def _record(report: SyncReport, outcome: str, path: Path) -> None:
         report.skipped.append((path, "differs from the target, which is not an older copy of it"))
 
 
-__all__ = ["SyncReport", "local_session_files", "pull", "push", "stored_session_paths"]
+__all__ = [
+    "NoRowsUnderRootError",
+    "SyncReport",
+    "host_root",
+    "local_session_files",
+    "pull",
+    "push",
+    "stored_session_paths",
+    "stored_sessions",
+]

@@ -43,7 +43,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from omp_session.errors import SessionError
+from omp_session.errors import CorruptSessionError, SessionError
 from omp_session.importers.base import ForeignSessionStore
 from omp_session.rendering.images import blob_file, inline_images, linked_images, sniff_raster_mime
 from omp_session.rendering.page import (
@@ -59,6 +59,7 @@ from omp_session.rendering.view import SessionView, build_session_view
 from omp_session.rendering.windowed import WINDOWED_BYTES
 from omp_session.rendering.windowed_export import export_windowed_html
 from omp_session.store.paths import blobs_dir_near
+from omp_session.store.regular import read_regular
 from omp_session.web.catalog import SessionCatalog, SessionSummary
 from omp_session.web.foreign import ForeignMirror, agent_of_ref
 from omp_session.web.import_route import ForeignImport
@@ -67,7 +68,7 @@ from omp_session.web.index_view import IndexPage, build_index
 from omp_session.web.responses import NO_STORE, Html, Json, Text, day_param, not_found, unreadable
 from omp_session.web.security import SecurityHeadersMiddleware
 from omp_session.web.session_cache import RecentlyUsed, is_big, session_version
-from omp_session.web.usage_view import build_usage_page
+from omp_session.web.usage_view import UsagePage, build_usage_page
 from omp_session.web.windowed_routes import WindowedRoutes
 
 __all__ = ["DEFAULT_ALLOWED_HOSTS", "ViewerConfig", "create_app", "default_blobs_dir"]
@@ -80,6 +81,10 @@ _VIEW_CACHE_SIZE = 8
 def default_blobs_dir(sessions_root: Path) -> Path:
     """The blob store beside the sessions root (see :func:`omp_session.store.paths.blobs_dir_near`)."""
     return blobs_dir_near(sessions_root)
+
+
+#: Threads for searches and the usage page (the rest of the server keeps its own pool).
+_HEAVY_THREADS = 2
 
 
 @dataclass(frozen=True)
@@ -107,6 +112,11 @@ class _Viewer:
         self.catalog = SessionCatalog(self.root)
         self.search = CatalogSearch()
         self._views: RecentlyUsed[SessionView] = RecentlyUsed(_VIEW_CACHE_SIZE)
+        self._usage_pages: RecentlyUsed[UsagePage] = RecentlyUsed(4)
+        #: Threads for work that reads every session (searches, the usage page).
+        from anyio import CapacityLimiter  # starlette's own dependency (the [web] extra)
+
+        self._heavy = CapacityLimiter(_HEAVY_THREADS)
         self.windowed_bytes = config.windowed_bytes
         self.windowed = WindowedRoutes(self.blobs, self._locate, self.poll_ms)
         self.foreign = ForeignMirror(config.foreign_stores) if config.foreign_stores else None
@@ -143,6 +153,22 @@ class _Viewer:
         return self.catalog.parent_ref(view.parent_session) if view.parent_session else None
 
     # -- routes --------------------------------------------------------------------------------
+
+    async def index_route(self, request: Request) -> Response:
+        """``/``: a search runs on the viewer's few heavy-work threads, so many clients searching
+        at once wait there (without holding a thread) instead of starving every other page of
+        the server's thread pool (issue 25's load test)."""
+        from anyio import to_thread
+
+        heavy = bool(request.query_params.get("q", "").strip())
+        limiter = self._heavy if heavy else None
+        return await to_thread.run_sync(self.index, request, limiter=limiter)
+
+    async def usage_route(self, request: Request) -> Response:
+        """``/usage`` reads every session's usage: on the heavy-work threads, as searches."""
+        from anyio import to_thread
+
+        return await to_thread.run_sync(self.usage, request, limiter=self._heavy)
 
     def index(self, request: Request) -> Response:
         query = request.query_params.get("q", "").strip()[:200]
@@ -189,8 +215,14 @@ class _Viewer:
     def usage(self, request: Request) -> Response:
         params = request.query_params
         since, until = day_param(params.get("since")), day_param(params.get("until"))
-        paths = [summary.path for summary in self.catalog.sessions()]
-        page = build_usage_page(paths, since, until)
+        summaries = self.catalog.sessions()
+        paths = [summary.path for summary in summaries]
+        # Built once per range and catalog version, however many clients ask at once (the page
+        # reads every session's usage: a minute over 1,000 sessions on a loaded machine).
+        catalog = str(hash(tuple((str(s.path), s.size, s.modified.timestamp()) for s in summaries)))
+        page = self._usage_pages.get(
+            (f"{since}|{until}", catalog), lambda: build_usage_page(paths, since, until)
+        )
         return Html(environment().get_template("usage.html").render(u=page))
 
     def export(self, request: Request) -> Response:
@@ -212,7 +244,10 @@ class _Viewer:
         path = blob_file(self.blobs, digest) if _DIGEST.match(digest) else None
         if path is None:
             return not_found()
-        data = path.read_bytes()
+        try:
+            data = read_regular(path)
+        except (OSError, CorruptSessionError):
+            return not_found()
         mime = sniff_raster_mime(data[:16])
         if mime is None:
             return Text("not a raster image", status_code=415)
@@ -259,14 +294,14 @@ def create_app(
     )
     viewer = _Viewer(config)
     routes = [
-        Route("/", viewer.index),
+        Route("/", viewer.index_route),
         Route("/session/{ref:path}", viewer.session),
         Route("/api/version/{ref:path}", viewer.version),
         Route("/api/body/{ref:path}", viewer.body),
         Route("/api/window/{ref:path}", viewer.windowed.window),
         Route("/api/rows/{ref:path}", viewer.windowed.rows),
         Route("/export/{ref:path}", viewer.export),
-        Route("/usage", viewer.usage),
+        Route("/usage", viewer.usage_route),
         Route("/blob/{digest}", viewer.blob),
         Route("/static/{name}", viewer.static),
         Route("/api/import/{ref:path}", viewer.importer.handle, methods=["POST"]),

@@ -20,6 +20,7 @@ from omp_session.store.file_sessions import read_stored_session
 from omp_session.tools.reading import read_session
 from omp_session.tools.search import SearchHit, compile_query, search_session
 from omp_session.web.catalog import SessionSummary
+from omp_session.web.session_cache import RecentlyUsed
 
 __all__ = ["CatalogSearch", "SessionHits"]
 
@@ -63,10 +64,17 @@ class CatalogSearch:
         self._queries = queries
         self._cache: OrderedDict[str, dict[tuple[str, int, float], list[SearchHit]]] = OrderedDict()
         self._lock = threading.Lock()
+        # One search per query and catalog at a time: the clients asking the same while it runs
+        # wait for it instead of each reading every session again (issue 25's load test).
+        self._running: RecentlyUsed[list[SessionHits]] = RecentlyUsed(0)
 
     def __call__(self, summaries: list[SessionSummary], query: str) -> list[SessionHits]:
         """Sessions of ``summaries`` (order kept) with at least one hit of the literal,
         case-insensitive ``query``, each with its hits."""
+        keys = tuple((str(s.path), s.size, s.modified.timestamp()) for s in summaries)
+        return self._running.get((query, str(hash(keys))), lambda: self._search(summaries, query))
+
+    def _search(self, summaries: list[SessionSummary], query: str) -> list[SessionHits]:
         pattern = compile_query(query)
         needle = _plain_needle(query)
         with self._lock:

@@ -6,6 +6,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from omp_session import errors
+
 __all__ = [
     "DEMOTED",
     "NON_VISION_IMAGE_PLACEHOLDER",
@@ -22,9 +24,8 @@ __all__ = [
 NON_VISION_IMAGE_PLACEHOLDER = "[image omitted: model does not support vision]"
 
 
-class UnsupportedConversion(ValueError):
-    """The input needs a pi-ai rule this package does not reproduce; no body is made rather than a
-    body that would differ from omp's."""
+# Raised when a body would need a pi-ai rule not reproduced here (defined with every public error).
+UnsupportedConversion = errors.UnsupportedConversion
 
 
 # A key that marks a text block made from demoted thinking (pi-ai marks it with a symbol that is never

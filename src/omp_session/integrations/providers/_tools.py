@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from omp_session.integrations.providers._common import UnsupportedConversion
+from omp_session import errors
 
 __all__ = [
     "UnsupportedToolSchema",
@@ -63,8 +63,7 @@ _SIMPLE_KEYS = frozenset(
 )
 
 
-class UnsupportedToolSchema(UnsupportedConversion):
-    """A tool schema uses a keyword whose provider rewrite is not reproduced here."""
+UnsupportedToolSchema = errors.UnsupportedToolSchema
 
 
 def _check_simple(schema: Any, path: str) -> None:

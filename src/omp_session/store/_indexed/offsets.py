@@ -35,10 +35,12 @@ from typing import Any
 
 import orjson
 
+from omp_session.errors import CorruptSessionError
 from omp_session.format.codec import LineIssue
 from omp_session.store._indexed.builder import ComplexSession, IndexBuilder, State
 from omp_session.store._indexed.trust import RACY_NS, changed_in_place, file_state, fingerprint
 from omp_session.store.paths import agent_dir
+from omp_session.store.regular import read_regular
 
 __all__ = [
     "FORMAT_VERSION",
@@ -324,8 +326,8 @@ def _dumps_meta(meta: dict[str, Any], prefix: int) -> bytes:
 def read_index(session_path: Path | str) -> OffsetIndex | None:
     """The stored index of ``session_path``, or ``None`` if there is none usable."""
     try:
-        raw = index_path(session_path).read_bytes()
-    except OSError:
+        raw = read_regular(index_path(session_path))
+    except (OSError, CorruptSessionError):
         return None
     return OffsetIndex.from_bytes(raw)
 
