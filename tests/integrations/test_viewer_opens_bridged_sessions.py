@@ -1,11 +1,14 @@
-"""Sessions written through the bridges open in the viewer like any omp session."""
+"""Sessions written through the bridges open in the viewer like any omp session, and load through
+the omp 18.3 conformance harness as omp 18.3 would load them."""
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 from pathlib import Path
 from typing import Any
 
+import pytest
 from starlette.testclient import TestClient
 
 from omp_session import SessionManager
@@ -14,6 +17,7 @@ from omp_session.integrations.claude_agent_sdk import OmpClaudeSessionStore
 from omp_session.integrations.openai_agents import OmpSession
 from omp_session.integrations.pydantic_ai import append_model_messages, to_model_messages
 from omp_session.web import create_app
+from tests.conformance_omp18_harness import run_load_case
 
 KEY = {"project_key": "-work-app", "session_id": "3f1c2d4e-0000-4000-8000-0000000000aa"}
 CLAUDE_LINES: list[dict[str, Any]] = [
@@ -45,7 +49,9 @@ CLAUDE_LINES: list[dict[str, Any]] = [
 ]
 
 
-def test_viewer_renders_each_bridged_session(tmp_path: Path) -> None:
+def test_viewer_renders_each_bridged_session(
+    tmp_path: Path, isolated_agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = tmp_path / "sessions"
     project = root / "-work-app"
 
@@ -85,3 +91,20 @@ def test_viewer_renders_each_bridged_session(tmp_path: Path) -> None:
         assert text in page.text, ref
     index = client.get("/")
     assert index.status_code == 200 and "-work-app" in index.text
+
+    # The same files through the omp 18.3 corpus harness (load, then the probe append), as the
+    # conformance cases run: each opens, keeps its messages in the context and takes an append.
+    monkeypatch.chdir(tmp_path)
+    for number, (path, text) in zip(
+        itertools.count(), ((agents, "Agents answer"), (claude, "Claude answer"), (pydantic, "Agents answer"))
+    ):
+        work = tmp_path / f"harness-{number}"
+        work.mkdir()
+        raw = run_load_case(path, work, isolated_agent_dir, "18.3")
+        assert "load_error" not in raw, (path, raw.get("load_error"))
+        assert not raw["file_changed_by_load"], path
+        roles = [message["role"] for message in raw["context"]["messages"]]
+        assert roles[:2] == ["user", "assistant"], (path, roles)
+        assert text in str(raw["context"]["messages"]), path
+        returns = raw["after_append"]["returns"]
+        assert isinstance(returns[1], str) and "__error__" not in str(returns), (path, returns)
