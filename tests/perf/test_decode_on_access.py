@@ -248,3 +248,33 @@ def test_a_context_of_a_small_share_of_the_file_does_not_decode_the_id_column(tm
         assert manager._state.index._store._ids_padded is None  # type: ignore[attr-defined]
         assert sum(1 for _ in manager.get_entries()) == 6000  # a walk: the column then pays
         assert manager._state.index._store._ids_padded is not None  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("with_empty_id", [True, False])
+def test_an_empty_parent_id_is_a_root_yet_a_child_of_the_empty_id(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, with_empty_id: bool
+) -> None:
+    # omp lists an entry among the children of its raw parentId (13.19's loop, omp 18's children
+    # map), even when that parentId is "" and so makes a root of the tree. Found by the property
+    # test above: the lazy index's parent column stores "" as a root, SessionIndex skipped it.
+    def message(entry_id: str, parent: str | None) -> dict[str, object]:
+        return {
+            "type": "message",
+            "id": entry_id,
+            "parentId": parent,
+            "timestamp": "2025-06-02T14:00:00Z",
+            "message": {"role": "user", "content": entry_id, "timestamp": 1},
+        }
+
+    path = tmp_path / "s.jsonl"
+    lines = [HEADER, message("a", None), message("" if with_empty_id else "b", "a"), message("c", "")]
+    path.write_bytes(b"".join(encode_line(line) for line in lines))
+    with _lazy(path) as lazy:
+        assert [entry["id"] for entry in lazy.get_children("")] == ["c"]
+        assert "c" in [node.entry["id"] for node in lazy.get_tree()]
+    with monkeypatch.context() as patch:
+        patch.setattr(offset_index, "MIN_INDEXED_BYTES", 1 << 62)
+        with SessionManager.open(path, read_only=True) as full:
+            assert not is_lazy(full)
+            assert [entry["id"] for entry in full.get_children("")] == ["c"]
+            assert "c" in [node.entry["id"] for node in full.get_tree()]

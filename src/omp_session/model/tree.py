@@ -332,7 +332,9 @@ class SessionIndex:
 
     def children(self, parent_id: str) -> list[Entry]:
         """Entries whose ``parentId`` is ``parent_id``, in file order of first appearance."""
-        if self._has_duplicates:
+        if self._has_duplicates or not parent_id:
+            # omp compares the raw parentId (13.19's loop and omp 18's children map alike): an
+            # empty parentId makes a root of the tree, yet its entry is still a child of "".
             return [e for e in self.by_id.values() if e.get("parentId") == parent_id]
         if self._children is None:
             self._children = _children_of(self.entries)

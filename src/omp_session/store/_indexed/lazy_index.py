@@ -228,7 +228,9 @@ class LazySessionIndex:
         if self._full is not None:
             return self._full.children(parent_id)
         parent = self._find(parent_id)
-        if parent is None:
+        if parent is None or not parent_id:
+            # The parent column stores an empty parentId as a root, yet omp still lists that entry
+            # among the children of "" (SessionIndex.children): a rare query, answered from a full load.
             return self._materialize().children(parent_id)
         size = self._size
         found: list[int] = []
