@@ -114,6 +114,17 @@ def test_old_version_is_upgraded_with_a_backup(tmp_path: Path) -> None:
     assert migrate_file(path) is None
 
 
+def test_a_repair_keeps_a_newer_version_as_written(tmp_path: Path) -> None:
+    # A file from a format newer than ours is loaded as it is (omp migrates only older ones), so a
+    # repair of its damage must not relabel it as version 3 (found by the fuzz test in CI).
+    header = HEADER.replace(b'"version":3', b'"version":4')
+    path = write(tmp_path, header + b'\x00"torn\n' + entry("a", None))
+    report = repair(path)
+    assert report.changes and not any("upgraded" in change for change in report.changes)
+    assert path.read_bytes().startswith(header)
+    assert SessionManager.open(path, read_only=True).get_header()["version"] == 4
+
+
 def test_corrupt_header_is_rebuilt_and_the_old_line_kept(tmp_path: Path) -> None:
     path = write(tmp_path, b"garbage header\n" + entry("a", None))
     assert kinds(path)[0] == "header"
