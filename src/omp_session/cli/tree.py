@@ -12,9 +12,9 @@ from omp_session.cli._common import console, emit_json, json_option, session_arg
 from omp_session.cli._lines import LineWriter, Piece
 from omp_session.cli._wrap import cut_line
 from omp_session.tools.entry_kinds import EntryKind
-from omp_session.tools.reading import read_session
+from omp_session.tools.reading import read_session, resolve_entry
 from omp_session.tools.summary import TREE_KINDS
-from omp_session.tools.tree_view import TreeLine, render_tree_line, tree_lines
+from omp_session.tools.tree_view import TreeLine, fold_text, render_tree_line, tree_lines
 
 __all__ = ["tree"]
 
@@ -28,13 +28,14 @@ _KIND_STYLES = {
 
 
 def _fit(line: TreeLine, width: int | None) -> TreeLine:
-    """``line`` cut to ``width`` cells by shortening its text (and, on deep branches, the prefix
+    """``line`` cut to ``width`` cells by shortening its text (and, if that is not enough, the prefix
     from the left), never the id, the ``[label]`` or the ``◀ leaf`` marker (issue 13 #3). Cells,
-    not characters: a line of wide characters (CJK) fits the terminal too."""
-    if width is None or line.kind == "fold":
+    not characters: a line of wide characters (CJK) fits the terminal too. Fold lines fit too
+    (issue 30 #1: they were never cut)."""
+    if width is None:
         return line
     text = line.text
-    if text:
+    if text and line.kind != "fold":
         others = cells(render_tree_line(line, ""))  # all but the text, which gives way first
         _start, end, tail = cut_line(text, max(width - others, 1))  # at least the "…"
         if not tail:
@@ -50,7 +51,15 @@ def _fit(line: TreeLine, width: int | None) -> TreeLine:
         prefix = "…" + prefix[min(excess + 1, len(prefix) - 1) :]
     # Built directly: ``dataclasses.replace`` costs more than the rest of this function.
     return TreeLine(
-        prefix, line.entry_id, line.kind, text, line.label, line.is_leaf, line.on_current_branch, line.hidden
+        prefix,
+        line.entry_id,
+        line.kind,
+        text,
+        line.label,
+        line.is_leaf,
+        line.on_current_branch,
+        line.hidden,
+        line.depth,
     )
 
 
@@ -58,7 +67,7 @@ def _pieces(line: TreeLine) -> list[Piece]:
     """The line in its colours: the same text as :func:`render_tree_line`."""
     pieces: list[Piece] = [(line.prefix, "dim")]
     if line.kind == "fold":
-        return [*pieces, (f"… {line.hidden} entries folded", "italic dim")]
+        return [*pieces, (fold_text(line), "italic dim")]
     if line.kind == "repeat":
         return [*pieces, (f"{line.entry_id} {line.text}", "dim")]
     pieces += [(line.entry_id or "?", "bold cyan" if line.on_current_branch else "cyan"), (" ", "")]
@@ -73,10 +82,35 @@ def _pieces(line: TreeLine) -> list[Piece]:
 
 
 @click.command(
-    epilog="\b\nExamples:\n  omp-session tree 15d0c6a0\n  omp-session tree 15d0 --full --json",
+    epilog="\b\nExamples:\n  omp-session tree 15d0c6a0\n  omp-session tree 15d0 --depth 0\n"
+    "  omp-session tree 15d0 --around a0000003\n  omp-session tree 15d0 --full --json",
 )
 @session_argument()
 @click.option("--full", is_flag=True, help="Do not fold long linear runs.")
+@click.option(
+    "--depth",
+    type=click.IntRange(min=0),
+    help="Fold side branches deeper than N levels into one line each (0: only the current branch).",
+)
+@click.option(
+    "--around",
+    metavar="ENTRY",
+    help="Put the branch through ENTRY (id or unique prefix) in column 0 and show only the lines "
+    "near it (see --lines).",
+)
+@click.option(
+    "--lines",
+    "context_lines",
+    type=click.IntRange(min=0),
+    default=10,
+    show_default=True,
+    help="With --around: lines shown above and below ENTRY.",
+)
+@click.option(
+    "--all-entries",
+    is_flag=True,
+    help="Also show import bookkeeping (the foreign_session_import leaf, kept Claude Code/Codex records).",
+)
 @click.option(
     "--width",
     type=click.IntRange(min=20),
@@ -84,14 +118,32 @@ def _pieces(line: TreeLine) -> list[Piece]:
 )
 @json_option
 @click.pass_context
-def tree(ctx: click.Context, session: str, full: bool, width: int | None, as_json: bool) -> None:
-    """Show the tree of SESSION: one line per entry, branches drawn with lines.
+def tree(
+    ctx: click.Context,
+    session: str,
+    full: bool,
+    depth: int | None,
+    around: str | None,
+    context_lines: int,
+    all_entries: bool,
+    width: int | None,
+    as_json: bool,
+) -> None:
+    """Show the tree of SESSION: one line per entry, the current branch in column 0.
 
-    Labels are shown in brackets, the leaf (where omp resumes) is marked, and long runs without
-    user messages, labels or summaries are folded unless --full is given.
+    Branches left behind hang under their fork point, indented (at most four levels; deeper ones
+    show their level instead, as "6» "). Labels are shown in brackets, the leaf (where omp resumes)
+    is marked, and long runs without user messages, labels or summaries are folded unless --full
+    is given.
     """
     with read_session(state(ctx).resolve(session)) as opened:
-        lines = tree_lines(opened, full=full)
+        focus = resolve_entry(opened, around) if around is not None else None
+        lines = tree_lines(opened, full=full, depth=depth, around=focus, all_entries=all_entries)
+    above = below = 0
+    if focus is not None:
+        at = next(i for i, line in enumerate(lines) if line.entry_id == focus and line.kind != "repeat")
+        above, below = max(at - context_lines, 0), max(len(lines) - at - context_lines - 1, 0)
+        lines = lines[at - min(at, context_lines) : at + context_lines + 1]
     if as_json:
         emit_json([line.to_dict() for line in lines])
         return
@@ -100,16 +152,28 @@ def tree(ctx: click.Context, session: str, full: bool, width: int | None, as_jso
     columns = width if width is not None else writer.width
     if not lines:
         writer.text("(no entries)", "italic")
+    if above:
+        writer.line([(f"({above} lines above)", "dim")])
     # Each line is cut to fit above and written whole: no wrapping to undo (issue 12 #6).
     for line in lines:
         text = clean(line.text)  # no bell or backspace from a session reaches the terminal
         if text is not line.text:
             line = TreeLine(
-                line.prefix, line.entry_id, line.kind, text, line.label, line.is_leaf, line.on_current_branch
+                line.prefix,
+                line.entry_id,
+                line.kind,
+                text,
+                line.label,
+                line.is_leaf,
+                line.on_current_branch,
+                line.hidden,
+                line.depth,
             )
         fitted = _fit(line, columns)
         if writer.styled:
             writer.line(_pieces(fitted))
         else:
             writer.line([(render_tree_line(fitted), "")])
+    if below:
+        writer.line([(f"({below} lines below)", "dim")])
     writer.flush()

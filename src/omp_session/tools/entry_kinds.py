@@ -22,7 +22,27 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-__all__ = ["STATE_CHANGES", "Classified", "EntryKind", "classify", "model_of_change", "state_value"]
+__all__ = [
+    "IMPORT_BOOKKEEPING_TYPES",
+    "STATE_CHANGES",
+    "Classified",
+    "EntryKind",
+    "classify",
+    "is_import_bookkeeping",
+    "model_of_change",
+    "state_value",
+]
+
+#: The ``custom`` entries an import writes for itself, not for the reader: omp's
+#: ``foreign_session_import`` marker (the leaf of every import) and the source records a lossless
+#: import keeps in place (``claude_record``, ``codex_record``). Views hide them unless asked
+#: (issue 30 #5); they never reach the model's context either way (custom entries never do).
+IMPORT_BOOKKEEPING_TYPES = frozenset({"foreign_session_import", "claude_record", "codex_record"})
+
+
+def is_import_bookkeeping(entry: Mapping[str, Any]) -> bool:
+    """True for a ``custom`` entry of :data:`IMPORT_BOOKKEEPING_TYPES`."""
+    return entry.get("type") == "custom" and entry.get("customType") in IMPORT_BOOKKEEPING_TYPES
 
 
 class EntryKind(str, Enum):
