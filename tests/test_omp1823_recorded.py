@@ -18,7 +18,7 @@ from tests.test_conformance_omp18 import normalize
 CASES = Path(__file__).parent / "omp1823_recorded" / "cases"
 #: Recorded cases where we still differ from omp 18.2.3 (README.md, "Open gaps"): not run here
 #: until fixed, so that main stays green; each is listed in the issue's report.
-OPEN_GAPS = {"openai-signature-1319-under-18"}
+OPEN_GAPS: set[str] = set()
 NAMES = sorted(
     p.stem for p in CASES.glob("*.json") if not p.name.endswith(".expected.json") and p.stem not in OPEN_GAPS
 )

@@ -7,7 +7,8 @@ differences are described in ``shared/spec/omp18-differences.md`` (cited as §n 
 
 Reading does not depend on the dialect: a file written by either omp opens under both (the title
 slot of omp 18 is always recognised and folded into the header). The dialect decides how we
-*write* and how we *interpret* (context, usage, listing).
+*write* and how we *interpret* (context, usage, listing); the one load rule it decides is whether
+OpenAI replay history is kept in memory (``keeps_openai_replay``).
 
 Selecting one: ``SessionManager.create(..., dialect="18.3")`` (``"13"``, ``"18.2"``, ``"18.3"``,
 ``"18"`` = the newest 18.x we know, 18.3; or a :class:`Dialect`), else the environment variable
@@ -148,6 +149,10 @@ class PersistRules:
     signed_verbatim: bool
     #: A spilled MCP tool result is written without ``details.structuredContent`` (18.3 §3).
     drop_spilled_structured_content: bool = False
+    #: A thinking signature whose reasoning item the message's OpenAI Responses ``providerPayload``
+    #: already carries is left out of the written line (omp 18's
+    #: ``stripReplayedReasoningSignatures``; memory keeps it).
+    drop_replayed_signatures: bool = False
 
 
 @dataclass(frozen=True)
@@ -199,6 +204,10 @@ class Dialect:
     #: A path (``get_branch``, the context) is walked up from its entry until an id repeats (omp 18's
     #: ``pathTo``), instead of starting at the root we choose for a parent cycle (docs/durability.md).
     path_stops_at_repeated_id: bool = False
+    #: An assistant message's OpenAI Responses replay (``providerPayload``, thinking signatures) is
+    #: kept in memory on load, except a ``github-copilot`` one; omp 13.19 drops every one (§6.6).
+    #: Dropping any makes the next write a full rewrite under omp 18 (its ``#rewriteRequired``).
+    keeps_openai_replay: bool = False
     #: ``drop_session`` also deletes every ``<name>.jsonl.*.bak`` beside the file (omp 18.2.9+,
     #: 18.3 §1; docs/compatibility.md says what that does to our own backups).
     drop_removes_backups: bool = False
@@ -353,10 +362,14 @@ OMP_18_2 = Dialect(
         prefix_bytes=4096, size_and_status=True, pinned_first=True, promote_orphaned_backups=True
     ),
     persist=PersistRules(
-        dropped_keys=frozenset({"jsonlEvents"}), image_extensions=True, signed_verbatim=True
+        dropped_keys=frozenset({"jsonlEvents"}),
+        image_extensions=True,
+        signed_verbatim=True,
+        drop_replayed_signatures=True,
     ),
     aliases=("18.2", "18.2.3", "omp18.2"),
     path_stops_at_repeated_id=True,
+    keeps_openai_replay=True,
 )
 
 #: omp 18.3 (18.3.4, the newest omp): the file format of 18.2, with 18.3's listing, resuming,

@@ -43,8 +43,8 @@ def _assert_all_present(path: Path, acknowledged: list[str]) -> None:
 
 def test_sigkill_during_appends_loses_nothing(session_file: Callable[[], Path]) -> None:
     path = session_file()
-    acknowledged, kills = _kill_loop(path, kills=200, seed=20261130)
-    assert kills == 200 and len(acknowledged) > 500
+    acknowledged, kills = _kill_loop(path, kills=60, seed=20261130)  # (1000 a policy: the slow one)
+    assert kills == 60 and len(acknowledged) > 150
     _assert_all_present(path, acknowledged)
     # And appending continues cleanly afterwards.
     with SessionManager.open(path) as session:

@@ -13,14 +13,17 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Callable
 from typing import Any
 
 from omp_session.dialects import OMP_13_19, PersistRules
 from omp_session.format.blob_refs import BLOB_PREFIX, BlobSink, blob_ref, parse_blob_ref
-from omp_session.format.codec import encode_json
+from omp_session.format.codec import decode_line, encode_json
 
 __all__ = [
     "BLOB_MARKER",
+    "COPILOT_MARKER",
+    "COPILOT_PROVIDER",
     "ESCAPE_MARKER",
     "IMAGE_URL_MARKER",
     "MAX_STRING_UNITS",
@@ -30,11 +33,14 @@ __all__ = [
     "REWRITE_MARKERS",
     "STRUCTURED_CONTENT_MARKER",
     "TRUNCATION_NOTICE",
+    "KeepReplay",
+    "drop_replay",
     "js_length",
     "prepare_for_disk",
     "resolve_blob_refs",
     "sanitize_openai_replay",
     "truncate_js",
+    "without_replayed_signatures",
 ]
 
 MAX_STRING_UNITS = 500_000
@@ -60,6 +66,10 @@ PERSIST_MARKERS = (b'"image"', b'"image_url"', b'"partialJson"', b'"jsonlEvents"
 BLOB_MARKER = BLOB_PREFIX.encode("ascii")
 IMAGE_URL_MARKER = b"image_url"
 OPENAI_MARKER = b"openaiResponsesHistory"
+#: The provider whose OpenAI replay omp 18 still drops on load: it rejects replayed assistant-side
+#: history on a resumed session (HTTP 401). A file that names it may need a full load under omp 18.
+COPILOT_PROVIDER = "github-copilot"
+COPILOT_MARKER = COPILOT_PROVIDER.encode("ascii")
 ESCAPE_MARKER = b"\\u"
 #: A whole-file rewrite encodes a line again instead of copying it when a transform may make its
 #: entry's line differ from it: the persistence transform's markers, the OpenAI replay (dropped in
@@ -236,8 +246,80 @@ def without_spilled_structured_content(entry: dict[str, Any]) -> dict[str, Any]:
     return {**entry, "message": {**message, "details": details}}
 
 
+def _reasoning_keys(item: Any) -> tuple[str | None, str | None] | None:
+    """``(encrypted_content, id)`` of a reasoning item (each only when a non-empty string), or
+    ``None`` for anything that is not one (omp 18's ``readReasoningItem``)."""
+    if not isinstance(item, dict) or item.get("type") != "reasoning":
+        return None
+    encrypted, item_id = item.get("encrypted_content"), item.get("id")
+    return (
+        encrypted if isinstance(encrypted, str) and encrypted else None,
+        item_id if isinstance(item_id, str) and item_id else None,
+    )
+
+
+def _covered(signature: str, encrypted: set[str], ids: set[str]) -> bool:
+    # A signature is the JSON of a reasoning item: covered when the payload carries the same
+    # encrypted blob, or (without one) the same item id; anything else, unparsable included, stays.
+    try:
+        keys = _reasoning_keys(decode_line(signature.encode("utf-8", "surrogatepass")))
+    except ValueError:
+        return False
+    if keys is None:
+        return False
+    blob, item_id = keys
+    if blob is not None:
+        return blob in encrypted
+    return item_id is not None and item_id in ids
+
+
+def without_replayed_signatures(entry: dict[str, Any]) -> dict[str, Any]:
+    """``entry`` as omp 18 writes it: an assistant message whose ``providerPayload`` (OpenAI
+    Responses history) already carries a thinking block's reasoning item is written without that
+    block's ``thinkingSignature``, which is the same item again as JSON (omp 18's
+    ``stripReplayedReasoningSignatures``). A shallow copy; ``entry``, which memory keeps, is not
+    modified."""
+    message = entry.get("message")
+    if entry.get("type") != "message" or not isinstance(message, dict) or message.get("role") != "assistant":
+        return entry
+    payload = message.get("providerPayload")
+    content = message.get("content")
+    if (
+        not isinstance(payload, dict)
+        or payload.get("type") != "openaiResponsesHistory"
+        or not isinstance(payload.get("items"), list)
+        or not isinstance(content, list)
+    ):
+        return entry
+    encrypted: set[str] = set()
+    ids: set[str] = set()
+    for item in payload["items"]:
+        keys = _reasoning_keys(item)
+        if keys is not None:
+            if keys[0] is not None:
+                encrypted.add(keys[0])
+            if keys[1] is not None:
+                ids.add(keys[1])
+    if not encrypted and not ids:
+        return entry
+    blocks = []
+    changed = False
+    for block in content:
+        is_thinking = isinstance(block, dict) and block.get("type") == "thinking"
+        signature = block.get("thinkingSignature") if is_thinking else None
+        if isinstance(signature, str) and signature and _covered(signature, encrypted, ids):
+            block = {key: value for key, value in block.items() if key != "thinkingSignature"}
+            changed = True
+        blocks.append(block)
+    if not changed:
+        return entry
+    return {**entry, "message": {**message, "content": blocks}}
+
+
 def prepare_for_disk(entry: dict[str, Any], sink: BlobSink, rules: PersistRules = OMP_13_19.persist) -> bytes:
     """The exact line (with ``\\n``) that is written for ``entry``; ``entry`` is not modified."""
+    if rules.drop_replayed_signatures:
+        entry = without_replayed_signatures(entry)
     if rules.drop_spilled_structured_content:
         entry = without_spilled_structured_content(entry)
     if _is_plain(entry, 1, rules.dropped_keys):
@@ -297,15 +379,34 @@ def resolve_blob_refs(entry: dict[str, Any], sink: BlobSink, *, image_urls: bool
         _resolve_image_urls(entry, sink)
 
 
-def sanitize_openai_replay(entry: dict[str, Any]) -> None:
-    """Drop OpenAI Responses replay metadata from an assistant message in place (§6.6)."""
+#: Whether an OpenAI Responses replay is kept in memory on load, given whether the file starts with
+#: omp 18's title slot: the opening dialect decides (``Dialect.keeps_openai_replay``; *auto* picks
+#: the dialect by the slot, so the store asks only once it has read the file's first line).
+KeepReplay = Callable[[bool], bool]
+
+
+def drop_replay(_has_slot: bool) -> bool:
+    """omp 13.19's rule (and the default of readers without a dialect): drop every replay."""
+    return False
+
+
+def sanitize_openai_replay(entry: dict[str, Any], keep_replay: bool = False) -> bool:
+    """Drop OpenAI Responses replay metadata from an assistant message in place (§6.6); returns
+    whether anything was dropped.
+
+    omp 13.19 drops the ``providerPayload`` and every thinking signature of each such message;
+    omp 18 (``keep_replay``) only of a ``github-copilot`` one, keeping the others for native replay
+    and remote compaction (omp18-differences.md §5.5)."""
     message = entry.get("message")
     if entry.get("type") != "message" or not isinstance(message, dict) or message.get("role") != "assistant":
-        return
+        return False
     payload = message.get("providerPayload")
     if not isinstance(payload, dict) or payload.get("type") != "openaiResponsesHistory":
-        return
+        return False
+    if keep_replay and message.get("provider") != COPILOT_PROVIDER:
+        return False
     del message["providerPayload"]
     for block in message.get("content") or ():
         if isinstance(block, dict) and block.get("type") == "thinking":
             block.pop("thinkingSignature", None)
+    return True

@@ -127,6 +127,7 @@ def open_session(
             read_only=read_only,
             durability=durability,
             use_index=runtime.offset_index,
+            keep_replay=lambda has_slot: dialect_for_file(dialect, has_slot)[0].keeps_openai_replay,
         )
 
     opened = open_it()
@@ -169,6 +170,8 @@ def open_session(
             runtime=runtime,
         )
         state.read_offset = opened.read_offset
+        if loaded.replay_dropped and not state.rewrite_pending:
+            state.rewrite_pending, state.rewrite_backup = True, ".replay.bak"
         if not read_only:  # a reader is not "using" the session in this terminal
             runtime.remember_terminal_session(cwd, os.fspath(file_path))
     except BaseException:
@@ -288,9 +291,11 @@ def fork_from(
     store = session_storage(storage)
     source = Path(source_path)
     blobs = runtime.blob_store()
-    loaded = parse_session(source, store.read_session(source), blobs)
     directory = session_dir_for(cwd, session_dir)
     chosen, locked = dialect_for_new(dialect, directory, _database(storage))
+    # The copied history is sanitised by the new session's rules (omp's forkFrom).
+    keep = chosen.keeps_openai_replay
+    loaded = parse_session(source, store.read_session(source), blobs, lambda _has_slot: keep)
     timestamp = runtime.now()
     session_id = runtime.session_id(chosen.new_session_id)
     header = make.fork_from_header(

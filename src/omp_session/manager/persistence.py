@@ -79,7 +79,7 @@ class Persistence:
         state.require_writable()
         backup = f".v{state.migrated_from}.bak" if state.migrated_from is not None else None
         if backup is None and state.rewrite_pending:
-            backup = ".malformed.bak"  # omp 18 drops malformed lines; we keep the old file beside
+            backup = state.rewrite_backup  # omp 18 drops malformed lines; we keep the old file beside
         with_slot = self.writes_slot()
         # The entries as the index holds them (a lazy index: a view decoding only the lines the
         # storage encodes again; it copies the others from its file).
@@ -156,7 +156,10 @@ class Persistence:
         # report the entries this reader had not seen.
         state = self._state
         data = state.storage.read()
-        loaded = parse_session(Path(str(state.session_file())), data, state.storage.blobs)
+        keep = state.dialect.keeps_openai_replay
+        loaded = parse_session(
+            Path(str(state.session_file())), data, state.storage.blobs, lambda _has_slot: keep
+        )
         seen = set(state.index.by_id)
         state.reset(loaded.header, loaded.entries, loaded.title_slot, index=loaded.entry_index())
         state.read_offset = data.rfind(b"\n") + 1

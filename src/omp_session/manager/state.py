@@ -62,8 +62,11 @@ class SessionState:
     flushed: bool = False
     #: The version a v1/v2 file was migrated from; its first write rewrites it with a backup.
     migrated_from: int | None = None
-    #: omp 18: the first write after a load with malformed lines rewrites the file (§5.4).
+    #: omp 18: the first write after a load with malformed lines (§5.4), or one that dropped a
+    #: ``github-copilot`` OpenAI replay (``LoadedSession.replay_dropped``), rewrites the file; the
+    #: replaced file is kept beside it under this suffix (we keep what omp drops).
     rewrite_pending: bool = False
+    rewrite_backup: str = ".malformed.bak"
     #: How far a read-only follower has read the file (``refresh``).
     read_offset: int = 0
     #: omp 18 ``seal()``: appends and renames are dropped.

@@ -19,6 +19,7 @@ from typing import Any, Literal, NamedTuple, Protocol
 from omp_session.format.blob_refs import BlobSink
 from omp_session.format.codec import DecodedFile, LineIssue
 from omp_session.format.title_slot import TitleSlot
+from omp_session.format.transform import KeepReplay, drop_replay
 from omp_session.gcpause import gc_paused
 from omp_session.model.tree import EntryIndex, SessionIndex
 
@@ -118,6 +119,9 @@ class LoadedSession:
     #: The index over ``entries``: given by an open path that builds its own (the lazy one of an
     #: indexed file), else built on the first ``entry_index()``.
     index: EntryIndex | None = None
+    #: Whether a kept OpenAI replay was dropped all the same (``github-copilot``'s, omp 18): memory
+    #: then differs from the file, which omp 18 rewrites at the next write.
+    replay_dropped: bool = False
 
     def entry_index(self) -> EntryIndex:
         """The index a manager reads this session through (built once, then kept)."""
@@ -162,9 +166,11 @@ class SessionStorage(Protocol):
         read_only: bool,
         durability: DurabilityPolicy,
         use_index: bool = True,
+        keep_replay: KeepReplay = drop_replay,
     ) -> OpenedFile:
         """Lock (unless ``read_only``) and read the session at ``path`` (see ``opening.open_file``;
-        ``use_index``: whether a file store may use and write its offset-index cache)."""
+        ``use_index``: whether a file store may use and write its offset-index cache;
+        ``keep_replay``: the opening dialect's OpenAI replay rule, ``parse_session``)."""
 
     def read_session(self, path: Path) -> bytes:
         """The bytes of the session at ``path`` (``SessionNotFoundError`` if there is none)."""

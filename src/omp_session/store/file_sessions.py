@@ -15,6 +15,7 @@ from pathlib import Path
 from omp_session.errors import CorruptSessionError, SessionError, SessionNotFoundError
 from omp_session.format.entries import is_assistant_line
 from omp_session.format.header import is_blank, is_slot_only
+from omp_session.format.transform import KeepReplay, drop_replay
 from omp_session.store import DurabilityPolicy, OpenedFile, SessionStorage, StoredSession
 from omp_session.store._indexed.fast_open import IndexedOpen, open_cold, open_indexed, remember_index
 from omp_session.store._indexed.line_table import LineTable
@@ -41,8 +42,16 @@ class FileSessionStorage:
         read_only: bool,
         durability: DurabilityPolicy,
         use_index: bool = True,
+        keep_replay: KeepReplay = drop_replay,
     ) -> OpenedFile:
-        return open_file(path, blobs, read_only=read_only, durability=durability, use_index=use_index)
+        return open_file(
+            path,
+            blobs,
+            read_only=read_only,
+            durability=durability,
+            use_index=use_index,
+            keep_replay=keep_replay,
+        )
 
     def read_session(self, path: Path) -> bytes:
         try:
@@ -142,9 +151,16 @@ def stored_session_exists(path: Path) -> bool:
 
 
 def open_file(
-    path: Path, blobs: BlobSink, *, read_only: bool, durability: DurabilityPolicy, use_index: bool = True
+    path: Path,
+    blobs: BlobSink,
+    *,
+    read_only: bool,
+    durability: DurabilityPolicy,
+    use_index: bool = True,
+    keep_replay: KeepReplay = drop_replay,
 ) -> OpenedFile:
-    """Lock (unless ``read_only``) and read ``path``; raise ``SessionError``s for unusable files.
+    """Lock (unless ``read_only``) and read ``path``; raise ``SessionError``s for unusable files
+    (``keep_replay``: the opening dialect's OpenAI replay rule, ``parse_session``).
 
     A missing, empty or whitespace-only file gives ``loaded=None`` (read-only: an error instead).
     On an error the storage is closed again, so no lock is left behind.
@@ -163,7 +179,7 @@ def open_file(
             raise SessionNotFoundError(path)
         return OpenedFile(path, storage)
     try:
-        found = _lock_and_read(storage, path, read_only, use_index)
+        found = _lock_and_read(storage, path, read_only, use_index, keep_replay)
         if isinstance(found, IndexedOpen):
             _keep_lines(storage, found.lines, read_only)
             return OpenedFile(path, storage, found.loaded, found.read_offset)
@@ -173,11 +189,11 @@ def open_file(
                 raise CorruptSessionError(path, "empty session file")
             return OpenedFile(path, storage)
         # Without the index (the runtime switched it off), no cold open either: it writes one.
-        cold = open_cold(path, found, storage) if use_index else None
+        cold = open_cold(path, found, storage, keep_replay) if use_index else None
         if cold is not None:
             _keep_lines(storage, cold.lines, read_only)
             return OpenedFile(path, storage, cold.loaded, cold.read_offset)
-        loaded = parse_session(path, found, storage.blobs)
+        loaded = parse_session(path, found, storage.blobs, keep_replay)
         if use_index:
             remember_index(path, found, loaded)
         decoded = loaded.decoded
@@ -197,7 +213,9 @@ def _keep_lines(storage: FileStorage, table: LineTable | None, read_only: bool) 
         storage.keep_lines(table)
 
 
-def _lock_and_read(storage: FileStorage, path: Path, read_only: bool, use_index: bool) -> bytes | IndexedOpen:
+def _lock_and_read(
+    storage: FileStorage, path: Path, read_only: bool, use_index: bool, keep_replay: KeepReplay
+) -> bytes | IndexedOpen:
     """Take the writer lock, then read: nobody can append in between.
 
     The order of the open path (store/_indexed/fast_open.py): a large file with a valid offset index is
@@ -208,7 +226,7 @@ def _lock_and_read(storage: FileStorage, path: Path, read_only: bool, use_index:
         if not read_only:
             storage.lock()
             recover_move(path)  # a move_to killed between its two renames (store/moves.py)
-        return (open_indexed(path, storage) if use_index else None) or storage.read()
+        return (open_indexed(path, storage, keep_replay) if use_index else None) or storage.read()
     except SessionError:
         raise
     except OSError as exc:

@@ -23,6 +23,8 @@ from omp_session.format.transform import (
     BLOB_MARKER,
     IMAGE_URL_MARKER,
     OPENAI_MARKER,
+    KeepReplay,
+    drop_replay,
     resolve_blob_refs,
     sanitize_openai_replay,
 )
@@ -59,9 +61,12 @@ def read_session_bytes(path: Path) -> bytes:
         raise CorruptSessionError(path, f"cannot be read: {exc.strerror or exc}") from exc
 
 
-def parse_session(path: Path, data: bytes, blobs: BlobSink | None) -> LoadedSession:
-    """Decode, fold the title slot, validate the header, migrate, resolve blobs.
-    Raises ``CorruptSessionError``."""
+def parse_session(
+    path: Path, data: bytes, blobs: BlobSink | None, keep_replay: KeepReplay = drop_replay
+) -> LoadedSession:
+    """Decode, fold the title slot, validate the header, migrate, resolve blobs, sanitise OpenAI
+    replay history (``keep_replay``: the opening dialect's rule, asked with whether the file has a
+    title slot). Raises ``CorruptSessionError``."""
     with gc_paused():  # acyclic objects only: see gcpause.py
         decoded = decode_lines(data)
     slot = peel_title_slot(decoded, data)
@@ -81,10 +86,15 @@ def parse_session(path: Path, data: bytes, blobs: BlobSink | None) -> LoadedSess
         image_urls = IMAGE_URL_MARKER in data
         for entry in entries:
             resolve_blob_refs(entry, blobs, image_urls=image_urls)
+    dropped = False
     if OPENAI_MARKER in data:
+        keep = keep_replay(slot is not None)
         for entry in entries:
-            sanitize_openai_replay(entry)
-    return LoadedSession(records[0], entries, migrated_from, decoded.issues, decoded, len(data), slot)
+            dropped = sanitize_openai_replay(entry, keep) or dropped
+        dropped = dropped and keep
+    loaded = LoadedSession(records[0], entries, migrated_from, decoded.issues, decoded, len(data), slot)
+    loaded.replay_dropped = dropped
+    return loaded
 
 
 def load_session(path: Path | str, blobs: BlobSink | None = None) -> LoadedSession:

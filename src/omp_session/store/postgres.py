@@ -28,6 +28,7 @@ from omp_session.errors import (
 from omp_session.format.entries import is_assistant_line
 from omp_session.format.header import is_blank, is_slot_only
 from omp_session.format.title_slot import TitleSlot
+from omp_session.format.transform import KeepReplay, drop_replay
 from omp_session.store import DurabilityPolicy, OpenedFile, StoredSession
 from omp_session.store.blobs import BlobSink, MemoryBlobStore
 from omp_session.store.loading import parse_session
@@ -202,6 +203,7 @@ class PostgresStorage:
         read_only: bool,
         durability: DurabilityPolicy = "os",
         use_index: bool = True,
+        keep_replay: KeepReplay = drop_replay,
     ) -> OpenedFile:
         """Lock (unless ``read_only``), then read the row: nobody can append in between. A missing
         or blank row gives ``loaded=None`` (read-only: an error), as for files."""
@@ -217,7 +219,7 @@ class PostgresStorage:
                 if read_only:
                     raise SessionNotFoundError(path) if data is None else CorruptSessionError(path, "empty")
                 return OpenedFile(path, storage)
-            loaded = parse_session(path, data, blobs)
+            loaded = parse_session(path, data, blobs, keep_replay)
         except BaseException:
             storage.close()
             raise

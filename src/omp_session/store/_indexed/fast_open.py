@@ -34,6 +34,7 @@ from omp_session.format.codec import DecodedFile, LineIssue
 from omp_session.format.entries import CURRENT_VERSION
 from omp_session.format.migrate import header_version
 from omp_session.format.title_slot import TitleSlot, fold_into_header, split_slot
+from omp_session.format.transform import KeepReplay, drop_replay
 from omp_session.gcpause import gc_paused
 from omp_session.model.usage import UsageStatistics
 from omp_session.store import scanner
@@ -95,8 +96,11 @@ class IndexedOpen(NamedTuple):
 # -- opening -------------------------------------------------------------------------------------
 
 
-def open_indexed(path: Path, storage: OpenTarget) -> IndexedOpen | None:
-    """Open ``path`` through its offset index, or ``None`` to say "load it in full"."""
+def open_indexed(
+    path: Path, storage: OpenTarget, keep_replay: KeepReplay = drop_replay
+) -> IndexedOpen | None:
+    """Open ``path`` through its offset index, or ``None`` to say "load it in full"
+    (``keep_replay``: as for ``parse_session``)."""
     try:
         if os.stat(path).st_size < offset_index.MIN_INDEXED_BYTES:
             return None
@@ -108,7 +112,7 @@ def open_indexed(path: Path, storage: OpenTarget) -> IndexedOpen | None:
         return None
     holder: list[LazyStore] = []
     try:
-        opened = _open_with(path, fd, index, storage, holder)
+        opened = _open_with(path, fd, index, storage, holder, keep_replay)
     except _FALLBACK:
         opened = None
     except BaseException:
@@ -120,7 +124,12 @@ def open_indexed(path: Path, storage: OpenTarget) -> IndexedOpen | None:
 
 
 def _open_with(
-    path: Path, fd: int, index: OffsetIndex, storage: OpenTarget, holder: list[LazyStore]
+    path: Path,
+    fd: int,
+    index: OffsetIndex,
+    storage: OpenTarget,
+    holder: list[LazyStore],
+    keep_replay: KeepReplay,
 ) -> IndexedOpen:
     stat = os.fstat(fd)
     covered = index.covered
@@ -152,9 +161,9 @@ def _open_with(
     if cut:
         index = extend_index(path, index, rest[:cut], fd, header_line, stat)
     tail = rest[cut:]
-    store = LazyStore(
-        path, fd, index, storage.blobs, Markers(*index.meta["markers"]).merged(Markers.of(tail))
-    )
+    markers = Markers(*index.meta["markers"]).merged(Markers.of(tail))
+    keep = _keep_replay(markers, keep_replay, slot)
+    store = LazyStore(path, fd, index, storage.blobs, markers, keep_replay=keep)
     holder.append(store)
     usage = UsageStatistics.from_state(json.loads(index.meta["usage"]))
     # FileStorage.read() records what it read, to refuse rewrites over someone else's changes;
@@ -164,7 +173,9 @@ def _open_with(
     return _opened(header, store, usage, bool(index.meta["has_assistant"]), tail, stat.st_size, slot, lines)
 
 
-def open_cold(path: Path, data: bytes, storage: OpenTarget) -> IndexedOpen | None:
+def open_cold(
+    path: Path, data: bytes, storage: OpenTarget, keep_replay: KeepReplay = drop_replay
+) -> IndexedOpen | None:
     """Open a large file without an index in one pass over ``data`` (the whole file, just read):
     decode every line and index it in the same loop, store the index for the next ``open`` and
     serve this one lazily from the decoded entries (the lines after the first are decoded once).
@@ -213,10 +224,16 @@ def open_cold(path: Path, data: bytes, storage: OpenTarget) -> IndexedOpen | Non
     except (OSError, CorruptSessionError):
         return None
     markers = Markers(*meta["markers"]).merged(Markers.of(tail))
+    try:
+        keep = _keep_replay(markers, keep_replay, slot)
+    except ComplexSession:
+        return None
     every, some = (kept, None) if isinstance(kept, list) else (None, kept)
     # A cold open's builder: a plain dict, or none at all when the scanner built the id column.
     positions = None if builder.id_column is not None else cast("dict[str, int]", builder.id_positions)
-    store = LazyStore(path, fd, index, storage.blobs, markers, every, positions, cached=some)
+    store = LazyStore(
+        path, fd, index, storage.blobs, markers, every, positions, cached=some, keep_replay=keep
+    )
     try:
         for position in store.marked:  # what parse_session's transforms change (lazy_store.py)
             entry = every[position] if every is not None else some.get(position) if some else None
@@ -230,6 +247,16 @@ def open_cold(path: Path, data: bytes, storage: OpenTarget) -> IndexedOpen | Non
     except BaseException:
         store.close()
         raise
+
+
+def _keep_replay(markers: Markers, keep_replay: KeepReplay, slot: TitleSlot | None) -> bool:
+    """The opening dialect's OpenAI replay rule for this file. Where it keeps replay (omp 18) but a
+    ``github-copilot`` one may still be dropped, which makes omp 18 rewrite the file at its next
+    write, only a full load can tell (``LoadedSession.replay_dropped``): ``ComplexSession``."""
+    keep = keep_replay(slot is not None)
+    if keep and markers.replay_needs_full_load:
+        raise ComplexSession("OpenAI replay that omp 18 may drop (github-copilot)")
+    return keep
 
 
 def _index_lines(data: bytes, start: int, end: int, builder: IndexBuilder) -> list[Entry] | dict[int, Entry]:

@@ -58,10 +58,12 @@ class LazyStore:
         positions: dict[str, int] | None = None,
         *,
         cached: dict[int, Entry] | None = None,
+        keep_replay: bool = False,
     ) -> None:
         """``decoded``: every indexed entry, already decoded and transformed (a cold open has just
         read them all); ``cached``: some of them by position (a cold open that kept only those);
-        ``positions``: the position of each id, when the caller has it."""
+        ``positions``: the position of each id, when the caller has it; ``keep_replay``: the
+        opening dialect's OpenAI replay rule for this file (``KeepReplay``)."""
         self.path = path
         self.fd = fd
         self.index = index
@@ -77,7 +79,8 @@ class LazyStore:
         self._ids_padded: list[Any] | None = None
         self._absent: set[str] = set()  # ids a scan of the id column did not find
         self._scans = 0
-        self.lines = IndexedLines(fd, index, blobs, markers)
+        self.keep_replay = keep_replay
+        self.lines = IndexedLines(fd, index, blobs, markers, keep_replay)
         self._known = self.lines.known  # ids of the entries decoded so far
         self._closer = weakref.finalize(self, os.close, fd)
         self._last_id: str | None = None
@@ -256,7 +259,8 @@ class LazyStore:
             data = os.pread(self.fd, self.index.covered, 0)
         except OSError as exc:
             raise SessionChangedError(self.path, f"cannot be read again ({exc})") from exc
-        return list(parse_session(self.path, data, self.blobs).entries)
+        keep = self.keep_replay
+        return list(parse_session(self.path, data, self.blobs, lambda _has_slot: keep).entries)
 
     def _give_up(self, exc: BaseException) -> NoReturn:
         # The file changed under us in place (appends never do this): the index is useless now.

@@ -43,8 +43,11 @@ class StaleIndex(Exception):
 class IndexedLines:
     """Lines of the indexed part of one file by position: read, decoded, transformed, checked."""
 
-    def __init__(self, fd: int, index: OffsetIndex, blobs: BlobSink | None, markers: Markers) -> None:
+    def __init__(
+        self, fd: int, index: OffsetIndex, blobs: BlobSink | None, markers: Markers, keep_replay: bool = False
+    ) -> None:
         self.fd = fd
+        self.keep_replay = keep_replay
         self.index = index
         self.blobs = blobs
         self.markers = markers
@@ -72,7 +75,7 @@ class IndexedLines:
         if markers.blob and self.blobs is not None and (BLOB_MARKER in line or ESCAPE_MARKER in line):
             resolve_blob_refs(entry, self.blobs, image_urls=markers.image_url)
         if markers.openai and (OPENAI_MARKER in line or ESCAPE_MARKER in line):
-            sanitize_openai_replay(entry)
+            sanitize_openai_replay(entry, self.keep_replay)
 
     def _check_links(self, value: Entry, position: int) -> None:
         # The line has the id and parent the index recorded (a few lines: compare encoded ids).

@@ -13,7 +13,13 @@ import re
 from bisect import bisect_right
 from collections.abc import Sequence
 
-from omp_session.format.transform import BLOB_MARKER, ESCAPE_MARKER, IMAGE_URL_MARKER, OPENAI_MARKER
+from omp_session.format.transform import (
+    BLOB_MARKER,
+    COPILOT_MARKER,
+    ESCAPE_MARKER,
+    IMAGE_URL_MARKER,
+    OPENAI_MARKER,
+)
 
 __all__ = ["BLOB_MARKER", "ESCAPE_MARKER", "OPENAI_MARKER", "Markers", "marked_lines"]
 
@@ -29,19 +35,26 @@ _ESCAPE_SEARCH = re.compile(re.escape(ESCAPE_MARKER))
 
 
 class Markers:
-    """Which load-side transforms the file needs (the same whole-file tests as parse_session)."""
+    """Which load-side transforms the file needs (the same whole-file tests as parse_session).
 
-    def __init__(self, blob: bool, image_url: bool, openai: bool) -> None:
-        self.blob, self.image_url, self.openai = blob, image_url, openai
+    ``copilot``: the file names ``github-copilot``, the only provider whose OpenAI replay omp 18
+    drops on load; with ``openai`` too, whether that makes a rewrite depends on which lines hold
+    them, which only a full load knows (fast_open.py). Looked for only where ``openai`` was found
+    (``None``: not looked for; a scan of a big file costs as much as each marker's)."""
+
+    def __init__(self, blob: bool, image_url: bool, openai: bool, copilot: bool | None = None) -> None:
+        self.blob, self.image_url, self.openai, self.copilot = blob, image_url, openai, copilot
 
     @classmethod
     def of(cls, data: bytes, end: int | None = None) -> Markers:
         """The markers found in ``data[:end]`` (without copying it)."""
         stop = len(data) if end is None else end
+        openai = data.find(OPENAI_MARKER, 0, stop) >= 0
         return cls(
             data.find(BLOB_MARKER, 0, stop) >= 0,
             data.find(IMAGE_URL_MARKER, 0, stop) >= 0,  # kept even without blobs: a later tail may add one
-            data.find(OPENAI_MARKER, 0, stop) >= 0,
+            openai,
+            data.find(COPILOT_MARKER, 0, stop) >= 0 if openai else None,
         )
 
     @property
@@ -50,11 +63,24 @@ class Markers:
 
     def merged(self, other: Markers) -> Markers:
         return Markers(
-            self.blob or other.blob, self.image_url or other.image_url, self.openai or other.openai
+            self.blob or other.blob,
+            self.image_url or other.image_url,
+            self.openai or other.openai,
+            True
+            if self.copilot or other.copilot
+            else None
+            if None in (self.copilot, other.copilot)
+            else False,
         )
 
-    def to_list(self) -> list[bool]:
-        return [self.blob, self.image_url, self.openai]
+    @property
+    def replay_needs_full_load(self) -> bool:
+        """Whether keeping OpenAI replay (omp 18) may still drop a ``github-copilot`` one (a part
+        not searched for the name counts as naming it)."""
+        return self.openai and self.copilot is not False
+
+    def to_list(self) -> list[bool | None]:
+        return [self.blob, self.image_url, self.openai, self.copilot]
 
 
 def marked_lines(

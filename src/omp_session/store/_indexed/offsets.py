@@ -58,7 +58,7 @@ __all__ = [
 ]
 
 MAGIC = b"OMPIDX\x00\x01"
-FORMAT_VERSION = 4  # 4: the sorted id-hash column
+FORMAT_VERSION = 5  # 4: the sorted id-hash column; 5: the github-copilot marker
 #: Files smaller than this are simply read in full (the index would save little).
 MIN_INDEXED_BYTES = 256 * 1024
 # Only the offsets need 64 bits (they come first, so every column stays aligned).
