@@ -28,6 +28,7 @@ import orjson
 from omp_session.errors import SessionError
 from omp_session.store.paths import agent_dir
 from omp_session.store.regular import open_regular
+from omp_session.tools.catalog_schema import CATALOG_DROP, CATALOG_SCHEMA
 from omp_session.tools.listing_scan import summarize_bytes
 from omp_session.tools.listing_summary import SessionInfo
 
@@ -35,8 +36,10 @@ __all__ = ["SCHEMA_VERSION", "FileKey", "ListingCache", "cache_path", "read_file
 
 # 3: files starting with an omp 18 title slot are sessions (the slot folded into the header).
 # 4: the texts in their own table.
-SCHEMA_VERSION = 4
-_SCHEMA = """
+# 5: the store catalog's tables (``catalog.py``): per-session entry facts and the full-text index.
+SCHEMA_VERSION = 5
+_SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS infos (
     path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, ino INTEGER, info BLOB
 );
@@ -44,7 +47,11 @@ CREATE TABLE IF NOT EXISTS texts (
     path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, ino INTEGER, text TEXT
 );
 """
-_DROP = "DROP TABLE IF EXISTS sessions; DROP TABLE IF EXISTS texts; DROP TABLE IF EXISTS infos;"
+    + CATALOG_SCHEMA
+)
+_DROP = (
+    "DROP TABLE IF EXISTS sessions; DROP TABLE IF EXISTS texts; DROP TABLE IF EXISTS infos;" + CATALOG_DROP
+)
 
 
 class FileKey(NamedTuple):
@@ -62,6 +69,7 @@ class FileKey(NamedTuple):
 
 
 def cache_path() -> Path:
+    """The catalog database: the listing's summaries and the store catalog (``catalog.py``)."""
     return agent_dir() / "cache" / "session-list.sqlite3"
 
 
@@ -95,7 +103,9 @@ class ListingCache:
 
     def _connect(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.path, timeout=0.05, isolation_level=None)
+        # A writer waits this long for another (two commands indexing at once); readers never
+        # wait in WAL mode.
+        db = sqlite3.connect(self.path, timeout=2.0, isolation_level=None, check_same_thread=False)
         try:
             db.execute("PRAGMA synchronous=OFF")  # a cache: losing the last writes costs a re-read
             version = db.execute("PRAGMA user_version").fetchone()[0]
@@ -120,6 +130,22 @@ class ListingCache:
             return self._connect()
         except (sqlite3.Error, OSError):
             return None
+
+    @property
+    def database(self) -> sqlite3.Connection | None:
+        """The open database (``None``: no cache this time), for the catalog's own tables."""
+        return self._db
+
+    def failed(self, exc: sqlite3.Error) -> None:
+        """A statement on :attr:`database` failed: busy means go on without the cache; anything
+        else means a damaged database, which is replaced by an empty one."""
+        self._failed(exc)
+
+    @contextlib.contextmanager
+    def transaction(self) -> Any:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT`` on :attr:`database` (rolled back on an error)."""
+        with self._transaction() as db:
+            yield db
 
     def close(self) -> None:
         if self._db is not None:

@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 from omp_session.errors import SessionError
 from omp_session.format.ids import iso_to_ms, ms_to_datetime
 from omp_session.model.usage import UsageStatistics
+from omp_session.tools.catalog import Catalog, CatalogSession
 from omp_session.tools.entry_kinds import EntryKind, classify
 from omp_session.tools.reading import read_session
 from omp_session.tools.stats import counted_once
@@ -163,10 +164,16 @@ def _title(header: Entry, entries: Sequence[Entry]) -> str:
     return " ".join(first_prompt(texts).split())[:80]
 
 
-def _read(paths: Iterable[Path | str], skipped: list[tuple[str, str]]) -> list[_Read]:
-    loaded = []
-    for raw in paths:
-        path = Path(raw)
+def _read(paths: Iterable[Path | str], skipped: list[tuple[str, str]]) -> list[_Read | CatalogSession]:
+    """The sessions of ``paths`` from the store catalog (re-reading only the changed ones), and
+    those it cannot hold this time read in full."""
+    wanted = [Path(raw) for raw in paths]
+    with Catalog() as catalog:
+        loaded: list[_Read | CatalogSession] = list(catalog.sessions(wanted))
+        left = catalog.uncatalogued | {path for path, _reason in catalog.skipped}
+    for path in wanted:
+        if os.fspath(path) not in left:
+            continue
         try:
             with read_session(path) as session:
                 # A list: a lazy view would keep each session's file open until the report ends.
@@ -183,7 +190,10 @@ def collect_spend(
     """Every entry with usage in ``paths`` (copies made by forks counted once), and the number of
     copies left out. Unreadable files are appended to ``skipped``."""
     loaded = _read(paths, skipped if skipped is not None else [])
-    titles = [_title(session.header, session.entries) for session in loaded]
+    titles = [
+        session.title if isinstance(session, CatalogSession) else _title(session.header, session.entries)
+        for session in loaded
+    ]
     spend: list[UsageSpend] = []
     copies = 0
     for position, entry in counted_once(loaded):

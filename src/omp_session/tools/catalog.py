@@ -1,0 +1,649 @@
+"""The store catalog: a derived, incremental index of every session of a store, in SQLite.
+
+It lives in the listing cache's database (``<agent dir>/cache/session-list.sqlite3``, tables in
+``catalog_schema.py``) and holds, per session, the storage state it was read at, the header, the
+usage title, the entries reduced to what the reports count (:func:`slim_entry`), and the text of
+each entry for full-text search (FTS5, trigram tokenizer: substring matching).
+
+**Never stale.** Every call first compares each session's storage state (one ``stat`` per file,
+one ``stat_session`` per database row) with the one it was read at and re-reads the sessions that
+changed, in one streaming pass each (one line decoded at a time; memory is bounded by the longest
+line and the session's reduced entries). A session that only grew (same inode, longer, the first
+and the last 4 KiB before the old end unchanged) is read from where the catalog stopped.
+
+**Never precious.** A catalog of another schema version, a damaged one, or none at all is
+rebuilt without a word; an unwritable or busy one makes the call read the sessions itself
+(:attr:`Catalog.uncatalogued`). Deleting the database loses nothing.
+
+**Side effects:** writes only the catalog database (or nothing, with ``ListingCache.disabled()``);
+never a session.
+
+Internal module (used by the reports, search, resolution and the viewer); not part of the public API.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import orjson
+
+from omp_session.errors import SessionError
+from omp_session.format.codec import BOM, decode_line
+from omp_session.format.entries import CURRENT_VERSION
+from omp_session.format.header import is_session_header
+from omp_session.format.title_slot import fold_into_header, parse_slot_line
+from omp_session.store import SessionStorage
+from omp_session.store.configured import configured_storage
+from omp_session.store.loading import parse_session
+from omp_session.store.regular import open_regular
+from omp_session.tools.entry_kinds import EntryKind, classify
+from omp_session.tools.listing_cache import FileKey, ListingCache
+from omp_session.tools.search import entry_text
+from omp_session.tools.summary import is_slash_command, message_text
+
+Entry = dict[str, Any]
+
+__all__ = ["Catalog", "CatalogSession", "TextRow", "slim_entry"]
+
+#: How much of the file is read at a time, and how much of each end of the indexed extent is
+#: digested to tell "it only grew" from "it was rewritten".
+_CHUNK = 1 << 20
+_DIGEST_SPAN = 4096
+#: Text rows are written to the database in batches of this many (a large session is never held
+#: in memory as text).
+_BATCH = 2000
+_MESSAGE_KEYS = ("role", "model", "provider", "usage", "toolName", "stopReason")
+_ENTRY_KEYS = ("type", "id", "parentId", "timestamp", "usage")
+
+
+def slim_entry(entry: Mapping[str, Any]) -> Entry:
+    """``entry`` reduced to what usage reports, statistics and copy detection read: its type, id,
+    parent, timestamp and usage; for a message its role, model, provider, usage, tool name, the
+    names of its tool calls and a task result's ``details.usage``. Conversation text is dropped."""
+    slim = {key: entry[key] for key in _ENTRY_KEYS if key in entry}
+    message = entry.get("message")
+    if isinstance(message, dict):
+        kept = {key: message[key] for key in _MESSAGE_KEYS if key in message}
+        content = message.get("content")
+        if isinstance(content, list):
+            kept["content"] = [
+                {"type": "toolCall", "name": block.get("name")}
+                for block in content
+                if isinstance(block, dict) and block.get("type") == "toolCall"
+            ]
+        details = message.get("details")
+        if isinstance(details, dict) and "usage" in details:
+            kept["details"] = {"usage": details["usage"]}
+        slim["message"] = kept
+    elif "message" in entry:
+        slim["message"] = message if not isinstance(message, str | list) else None
+    return slim
+
+
+class CatalogSession(NamedTuple):
+    """One session as the catalog holds it (a ``stats.ReadSession``): its path, header, reduced
+    entries (:func:`slim_entry`, file order) and the title reports show (header title, else the
+    first real prompt, whitespace squeezed, 80 characters)."""
+
+    path: Path
+    header: Entry
+    entries: Sequence[Entry]
+    title: str
+
+
+class TextRow(NamedTuple):
+    """One entry's searchable text, with what the search filters look at."""
+
+    entry_id: str
+    role: str
+    timestamp: str | None
+    tools: str
+    model: str
+    text: str
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+class _Source:
+    """The bytes of one session: an open file (read in chunks) or a database row's bytes."""
+
+    def __init__(self, key: FileKey, fd: int | None = None, data: bytes | None = None) -> None:
+        self.key = key
+        self._fd = fd
+        self._data = data
+
+    @property
+    def size(self) -> int:
+        return self.key.size if self._data is None else len(self._data)
+
+    def read_at(self, offset: int, length: int) -> bytes:
+        if self._data is not None:
+            return self._data[offset : offset + length]
+        assert self._fd is not None
+        return os.pread(self._fd, length, offset)
+
+    def all_bytes(self) -> bytes:
+        return self._data if self._data is not None else self.read_at(0, self.size)
+
+    def lines(self, start: int) -> Iterator[tuple[int, bytes, bool]]:
+        """``(offset, line without its newline, complete)`` from ``start`` to the end read."""
+        offset, pending, end = start, b"", self.size
+        position = start
+        while position < end:
+            chunk = self.read_at(position, min(_CHUNK, end - position))
+            if not chunk:
+                break
+            position += len(chunk)
+            pending += chunk
+            cut = 0
+            while (newline := pending.find(b"\n", cut)) >= 0:
+                yield offset, pending[cut:newline], True
+                offset += newline + 1 - cut
+                cut = newline + 1
+            pending = pending[cut:]
+        if pending:
+            yield offset, pending, False
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+class _Row(NamedTuple):
+    key: FileKey
+    indexed_to: int
+    resumable: bool
+    head: bytes | None
+    tail: bytes | None
+
+
+@dataclass
+class _Build:
+    """What one pass over a session accumulates."""
+
+    header: Entry | None = None
+    slim: list[Entry] = field(default_factory=list)
+    #: The first real prompt found so far, and the first non-empty slash command (its fallback).
+    prompt: str | None = None
+    fallback: str = ""
+    texts: list[TextRow] = field(default_factory=list)
+    indexed_to: int = 0
+    resumable: bool = True
+    #: False when the session could not be stored (a value JSON or SQLite cannot hold).
+    storable: bool = True
+
+    def title(self) -> str:
+        header = self.header or {}
+        title = header.get("title")
+        if isinstance(title, str) and title:
+            return title
+        prompt = self.prompt if self.prompt is not None else self.fallback
+        return " ".join(prompt.split())[:80]
+
+    def add(self, entry: Entry) -> None:
+        self.slim.append(slim_entry(entry))
+        found = classify(entry)
+        if found.kind == EntryKind.USER and self.prompt is None:
+            text = message_text(found.fields)
+            if text.strip():
+                if not is_slash_command(text):
+                    self.prompt = text
+                elif not self.fallback:
+                    self.fallback = text
+        searchable = entry_text(entry)
+        entry_id = entry.get("id")
+        if searchable is None or not isinstance(entry_id, str):
+            return
+        timestamp = entry.get("timestamp")
+        tools, model = "", ""
+        fields = found.fields
+        if found.kind == EntryKind.ASSISTANT:
+            content = fields.get("content")
+            names = [
+                str(block.get("name"))
+                for block in (content if isinstance(content, list) else ())
+                if isinstance(block, dict) and block.get("type") == "toolCall"
+            ]
+            tools = " ".join(names)
+            model = str(fields.get("model") or "")
+        elif found.kind == EntryKind.TOOL_RESULT:
+            tools = str(fields.get("toolName") or "")
+        self.texts.append(
+            TextRow(
+                entry_id,
+                searchable[0],
+                timestamp if isinstance(timestamp, str) else None,
+                tools,
+                model,
+                searchable[1],
+            )
+        )
+
+
+class Catalog:
+    """The catalog of one store (files by default, else ``storage`` or the configured store).
+
+    ``cache`` is the database to use (default: the one at ``listing_cache.cache_path()``, opened
+    and closed by this object)."""
+
+    def __init__(self, cache: ListingCache | None = None, *, storage: SessionStorage | None = None) -> None:
+        self._own_cache = cache is None
+        self.cache = cache if cache is not None else ListingCache()
+        self.store = storage if storage is not None else configured_storage()
+        #: Paths whose catalog rows could not be brought up to date this time (busy or unwritable
+        #: database, a value SQLite cannot store): callers read those sessions themselves.
+        self.uncatalogued: set[str] = set()
+        #: ``(path, reason)`` of sessions that are not sessions or could not be read.
+        self.skipped: list[tuple[str, str]] = []
+
+    def close(self) -> None:
+        if self._own_cache:
+            self.cache.close()
+
+    def __enter__(self) -> Catalog:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    # -- keeping it fresh ---------------------------------------------------------------------------
+
+    def _key(self, path: Path) -> FileKey | None:
+        if self.store is not None:
+            stat = self.store.stat_session(path)
+            return FileKey(stat.size, round(stat.mtime * 1e9), -1, -1) if stat is not None else None
+        try:
+            return FileKey.of(os.stat(path))
+        except OSError:
+            return None
+
+    def _open(self, path: Path) -> _Source | None:
+        if self.store is not None:
+            key = self._key(path)
+            try:
+                data = self.store.read_session(path)
+            except SessionError:
+                return None
+            return _Source(
+                FileKey(len(data), key.mtime_ns, -1, -1) if key else FileKey(len(data), 0, -1, -1), data=data
+            )
+        try:
+            fd = open_regular(path)
+        except (OSError, SessionError):
+            return None
+        try:
+            return _Source(FileKey.of(os.fstat(fd)), fd=fd)
+        except OSError:
+            os.close(fd)
+            return None
+
+    def _rows(self, db: sqlite3.Connection) -> dict[str, _Row]:
+        rows = db.execute(
+            "SELECT path, size, mtime_ns, ctime_ns, ino, indexed_to, resumable, head, tail FROM catalog_files"
+        ).fetchall()
+        make_key = tuple.__new__
+        return {
+            path: _Row(make_key(FileKey, (size, mtime, ctime, ino)), to, bool(resumable), head, tail)
+            for path, size, mtime, ctime, ino, to, resumable, head, tail in rows
+        }
+
+    def refresh(self, paths: Iterable[Path | str]) -> list[Path]:
+        """Bring the rows of ``paths`` up to date (re-reading what changed); returns the paths that
+        are sessions the catalog now describes. Sessions it could not store are in
+        :attr:`uncatalogued`, unreadable or invalid ones in :attr:`skipped`."""
+        wanted = [Path(path) for path in paths]
+        db = self.cache.database
+        if db is None:
+            self.uncatalogued.update(os.fspath(path) for path in wanted)
+            return []
+        try:
+            rows = self._rows(db)
+        except sqlite3.Error as exc:
+            self.cache.failed(exc)
+            self.uncatalogued.update(os.fspath(path) for path in wanted)
+            return []
+        fresh: list[Path] = []
+        for path in wanted:
+            text_path = os.fspath(path)
+            row = rows.get(text_path)
+            key = self._key(path)
+            if key is None:
+                self.skipped.append((text_path, "cannot be read"))
+                continue
+            if row is None or row.key != key:
+                state = self._index(path, row)
+                if state is None:
+                    continue
+            fresh.append(path)
+        return fresh
+
+    def _resume_point(self, source: _Source, row: _Row | None) -> int:
+        """Where to continue reading: the old end when the session only grew, else 0."""
+        if row is None or not row.resumable or row.head is None or row.tail is None:
+            return 0
+        old = row.key
+        if old.ino != source.key.ino or source.size <= old.size or row.indexed_to != old.size:
+            return 0
+        head_span = min(_DIGEST_SPAN, old.size)
+        tail_start = max(old.size - _DIGEST_SPAN, 0)
+        if _digest(source.read_at(0, head_span)) != row.head:
+            return 0
+        if _digest(source.read_at(tail_start, old.size - tail_start)) != row.tail:
+            return 0
+        return old.size
+
+    def _index(self, path: Path, row: _Row | None) -> bool | None:
+        """Re-read one session into the catalog; ``None`` when it is no session or unreadable."""
+        text_path = os.fspath(path)
+        source = self._open(path)
+        if source is None:
+            self.skipped.append((text_path, "cannot be read"))
+            return None
+        try:
+            start = self._resume_point(source, row)
+            build = self._resumed(text_path) if start else None
+            if build is None:
+                start, build = 0, _Build()
+            build = self._read(path, source, start, build)
+            if build is None:
+                self._forget(text_path)
+                self.skipped.append((text_path, "not a session"))
+                return None
+            if not self._store(text_path, source, build, append=start > 0):
+                self.uncatalogued.add(text_path)
+            return True
+        finally:
+            source.close()
+
+    def _resumed(self, path: str) -> _Build | None:
+        db = self.cache.database
+        if db is None:
+            return None
+        try:
+            found = db.execute(
+                "SELECT header, prompt, slim FROM catalog_files WHERE path = ?", (path,)
+            ).fetchone()
+        except sqlite3.Error:
+            return None
+        if found is None or found[0] is None or found[2] is None:
+            return None
+        prompt, fallback = orjson.loads(found[1])
+        return _Build(
+            header=orjson.loads(found[0]), slim=orjson.loads(found[2]), prompt=prompt, fallback=fallback
+        )
+
+    def _read(self, path: Path, source: _Source, start: int, build: _Build) -> _Build | None:
+        """The pass: every line after ``start`` decoded, reduced and its text kept (as
+        ``parse_session`` reads them: the header first, behind an omp 18 title slot if any)."""
+        slot = None
+        for offset, raw, complete in source.lines(start):
+            line = raw[len(BOM) :] if offset == 0 and raw.startswith(BOM) else raw
+            if complete:
+                build.indexed_to = offset + len(raw) + 1
+            else:
+                build.resumable = False
+            if build.header is not None:
+                try:
+                    value = decode_line(line)
+                except ValueError:
+                    continue  # blank or malformed: skipped, as every reader skips it
+                if type(value) is dict:
+                    build.add(value)
+                continue
+            if offset == 0 and complete and (slot := parse_slot_line(line)) is not None:
+                continue
+            try:
+                value = decode_line(line)
+            except ValueError:
+                value = None
+            if not is_session_header(value):
+                # Blank lines or garbage before the header: the whole-file reader's rules decide.
+                return self._legacy(path, source)
+            if slot is not None:
+                fold_into_header(value, slot)
+            build.header = value
+            if value.get("version") != CURRENT_VERSION:
+                return self._legacy(path, source)
+        if build.header is None:
+            return None
+        return build
+
+    def _legacy(self, path: Path, source: _Source) -> _Build | None:
+        """A file of an older format version, or with something odd before its header: loaded
+        whole as every reader loads it (migrated); ``None`` when that refuses it."""
+        try:
+            loaded = parse_session(path, source.all_bytes(), None)
+        except SessionError:
+            return None
+        build = _Build(header=loaded.header, indexed_to=source.size, resumable=False)
+        for entry in loaded.entries:
+            build.add(entry)
+        return build
+
+    def _forget(self, path: str) -> None:
+        db = self.cache.database
+        if db is None:
+            return
+        with contextlib.suppress(sqlite3.Error), self.cache.transaction() as tx:
+            _delete_texts(tx, path)
+            tx.execute("DELETE FROM catalog_files WHERE path = ?", (path,))
+
+    def _store(self, path: str, source: _Source, build: _Build, *, append: bool) -> bool:
+        db = self.cache.database
+        if db is None:
+            return False
+        end = build.indexed_to
+        try:
+            header = orjson.dumps(build.header)
+            slim = orjson.dumps(build.slim)
+            prompt = orjson.dumps([build.prompt, build.fallback])
+            path.encode()
+        except (orjson.JSONEncodeError, UnicodeEncodeError, TypeError):
+            self._forget(path)
+            return False
+        head = _digest(source.read_at(0, min(_DIGEST_SPAN, end)))
+        tail = _digest(source.read_at(max(end - _DIGEST_SPAN, 0), end - max(end - _DIGEST_SPAN, 0)))
+        try:
+            with self.cache.transaction() as tx:
+                if not append:
+                    _delete_texts(tx, path)
+                for start in range(0, len(build.texts), _BATCH):
+                    _insert_texts(tx, path, build.texts[start : start + _BATCH])
+                tx.execute(
+                    "INSERT OR REPLACE INTO catalog_files VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (
+                        path,
+                        *source.key,
+                        end,
+                        int(build.resumable),
+                        head,
+                        tail,
+                        header.decode(),
+                        build.title(),
+                        prompt,
+                        slim,
+                    ),
+                )
+        except UnicodeEncodeError:
+            self._forget(path)  # a lone surrogate in the text: this session is read in full
+            return False
+        except sqlite3.Error as exc:
+            self.cache.failed(exc)
+            return False
+        return True
+
+    # -- reading it ----------------------------------------------------------------------------------
+
+    def sessions(self, paths: Iterable[Path | str]) -> list[CatalogSession]:
+        """The catalog's view of each session of ``paths`` (refreshed first), in the order given;
+        sessions it does not hold this time are left out and named in :attr:`uncatalogued`."""
+        fresh = self.refresh(paths)
+        db = self.cache.database
+        if db is None or not fresh:
+            return []
+        wanted = {os.fspath(path) for path in fresh} - self.uncatalogued
+        found: dict[str, CatalogSession] = {}
+        try:
+            for text_path, header, title, slim in db.execute(
+                "SELECT path, header, title, slim FROM catalog_files WHERE slim IS NOT NULL"
+            ):
+                if text_path in wanted:
+                    found[text_path] = CatalogSession(
+                        Path(text_path), orjson.loads(header), orjson.loads(slim), title
+                    )
+        except sqlite3.Error as exc:
+            self.cache.failed(exc)
+            self.uncatalogued.update(wanted)
+            return []
+        self.uncatalogued.update(wanted - found.keys())
+        return [found[os.fspath(path)] for path in fresh if os.fspath(path) in found]
+
+    def text_candidates(self, paths: Iterable[Path | str], needles: Sequence[str]) -> list[Path]:
+        """Of ``paths`` (refreshed first), those that may hold an entry containing every one of
+        ``needles`` (ASCII, case-insensitively, each at least 3 characters) and those the catalog
+        does not hold; the order is kept."""
+        wanted = [Path(path) for path in paths]
+        fresh = self.refresh(wanted)
+        db = self.cache.database
+        held = {os.fspath(path) for path in fresh} - self.uncatalogued
+        if db is None:
+            return wanted
+        query = " AND ".join(_phrase(needle) for needle in needles)
+        try:
+            matching = {
+                row[0]
+                for row in db.execute(
+                    "SELECT DISTINCT e.path FROM catalog_text t JOIN catalog_entries e ON e.rowid = t.rowid"
+                    " WHERE catalog_text MATCH ?",
+                    (query,),
+                )
+            }
+        except sqlite3.Error:
+            return wanted
+        return [path for path in wanted if os.fspath(path) not in held or os.fspath(path) in matching]
+
+    def entry_facts(self, path: str) -> dict[str, tuple[str, str]]:
+        """``{entry id: (tool names, model)}`` of one catalogued session's text entries."""
+        db = self.cache.database
+        if db is None:
+            return {}
+        try:
+            return {
+                entry_id: (tools, model)
+                for entry_id, tools, model in db.execute(
+                    "SELECT entry_id, tools, model FROM catalog_entries WHERE path = ?", (path,)
+                )
+            }
+        except sqlite3.Error:
+            return {}
+
+    def ranked(
+        self,
+        paths: Iterable[Path | str],
+        query: str,
+        *,
+        roles: Sequence[str] = (),
+        tool: str | None = None,
+        model: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        limit: int = 50,
+    ) -> list[RankedHit]:
+        """Entries matching the FTS5 ``query`` (words and ``"phrases"``, each matched as a
+        substring; ``AND``/``OR``/``NOT``), best first (bm25), with a snippet whose match is
+        between ``\\x02`` and ``\\x03``. Filters: roles, a tool name, a model (substring), and an
+        ISO timestamp range (``since`` <= timestamp < ``until``)."""
+        wanted = {os.fspath(path) for path in self.refresh(paths)} - self.uncatalogued
+        db = self.cache.database
+        if db is None:
+            return []
+        where, params = ["catalog_text MATCH ?"], [query]
+        if roles:
+            where.append(f"e.role IN ({','.join('?' * len(roles))})")
+            params.extend(roles)
+        if tool:
+            where.append("(' ' || e.tools || ' ') LIKE ?")
+            params.append(f"% {tool} %")
+        if model:
+            where.append("e.model LIKE ?")
+            params.append(f"%{model}%")
+        if since:
+            where.append("e.timestamp >= ?")
+            params.append(since)
+        if until:
+            where.append("e.timestamp < ?")
+            params.append(until)
+        sql = (
+            "SELECT e.path, e.entry_id, e.role, e.timestamp, e.tools, e.model,"
+            " snippet(catalog_text, 0, char(2), char(3), '…', 16), bm25(catalog_text)"
+            " FROM catalog_text t JOIN catalog_entries e ON e.rowid = t.rowid"
+            f" WHERE {' AND '.join(where)} ORDER BY bm25(catalog_text)"
+        )
+        hits: list[RankedHit] = []
+        try:
+            for row in db.execute(sql, params):
+                if row[0] in wanted:
+                    hits.append(RankedHit(*row))
+                    if len(hits) >= limit:
+                        break
+        except sqlite3.Error as exc:
+            raise ValueError(f"not a search query: {exc}") from None
+        return hits
+
+
+class RankedHit(NamedTuple):
+    """One entry a ranked search found."""
+
+    path: str
+    entry_id: str
+    role: str
+    timestamp: str | None
+    tools: str
+    model: str
+    #: The text around the match, the match between ``\\x02`` and ``\\x03``.
+    snippet: str
+    #: bm25 score: lower is better.
+    score: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "entryId": self.entry_id,
+            "role": self.role,
+            "timestamp": self.timestamp,
+            "tools": self.tools.split(),
+            "model": self.model or None,
+            "snippet": self.snippet.replace("\x02", "").replace("\x03", ""),
+            "score": self.score,
+        }
+
+
+def _phrase(needle: str) -> str:
+    return '"' + needle.replace('"', '""') + '"'
+
+
+def _delete_texts(db: sqlite3.Connection, path: str) -> None:
+    db.execute(
+        "DELETE FROM catalog_text WHERE rowid IN (SELECT rowid FROM catalog_entries WHERE path = ?)", (path,)
+    )
+    db.execute("DELETE FROM catalog_entries WHERE path = ?", (path,))
+
+
+def _insert_texts(db: sqlite3.Connection, path: str, rows: Sequence[TextRow]) -> None:
+    for row in rows:
+        cursor = db.execute(
+            "INSERT INTO catalog_entries (path, entry_id, role, timestamp, tools, model)"
+            " VALUES (?,?,?,?,?,?)",
+            (path, row.entry_id, row.role, row.timestamp, row.tools, row.model),
+        )
+        db.execute("INSERT INTO catalog_text (rowid, text) VALUES (?, ?)", (cursor.lastrowid, row.text))

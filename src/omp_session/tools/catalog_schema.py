@@ -1,0 +1,35 @@
+"""The tables of the store catalog, created in the listing cache's database (one database, one
+version number: ``listing_cache.SCHEMA_VERSION``).
+
+* ``catalog_files``: one row per session, keyed by its path and trusted only for the storage state
+  it was read at (size, mtime, ctime, inode; a database row has inode -1). ``indexed_to`` is the
+  offset after the last complete line read, ``head``/``tail`` are digests of the first and the last
+  4 KiB before it, so a session that only grew is read from there. ``slim`` holds the session's
+  entries reduced to what the reports count (orjson), ``header`` its header.
+* ``catalog_entries`` and ``catalog_text``: one row per entry with conversation text, the same
+  rowid in both; the text is in an FTS5 table with the trigram tokenizer (substring matching).
+
+Internal module (used by :mod:`omp_session.tools.listing_cache` and :mod:`omp_session.tools.catalog`).
+"""
+
+from __future__ import annotations
+
+__all__ = ["CATALOG_DROP", "CATALOG_SCHEMA"]
+
+CATALOG_SCHEMA = """
+CREATE TABLE IF NOT EXISTS catalog_files (
+    path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, ino INTEGER,
+    indexed_to INTEGER, resumable INTEGER, head BLOB, tail BLOB,
+    header BLOB, title TEXT, prompt BLOB, slim BLOB
+);
+CREATE TABLE IF NOT EXISTS catalog_entries (
+    rowid INTEGER PRIMARY KEY, path TEXT, entry_id TEXT, role TEXT, timestamp TEXT,
+    tools TEXT, model TEXT
+);
+CREATE INDEX IF NOT EXISTS catalog_entries_path ON catalog_entries(path);
+CREATE VIRTUAL TABLE IF NOT EXISTS catalog_text USING fts5(text, tokenize='trigram');
+"""
+CATALOG_DROP = (
+    "DROP TABLE IF EXISTS catalog_files; DROP TABLE IF EXISTS catalog_entries;"
+    " DROP TABLE IF EXISTS catalog_text;"
+)
