@@ -22,6 +22,8 @@ from omp_session.cli._common import (
     skipped,
     state,
 )
+from omp_session.tools.catalog import Catalog, RankedHit
+from omp_session.tools.catalog_search import SearchFilter, candidate_paths
 from omp_session.tools.search import SearchHit, compile_query, search_sessions
 
 __all__ = ["PROGRESS_MIN_FILES", "search"]
@@ -30,9 +32,13 @@ __all__ = ["PROGRESS_MIN_FILES", "search"]
 PROGRESS_MIN_FILES = 20
 
 
-def _hits(paths: list[Path], query: str, regex: bool, case_sensitive: bool) -> Iterator[SearchHit]:
+def _hits(
+    paths: list[Path], query: str, regex: bool, case_sensitive: bool, catalog: Catalog
+) -> Iterator[SearchHit]:
     pattern = compile_query(query, regex=regex, case_sensitive=case_sensitive)
     errors: list[tuple[str, str]] = []
+    # The catalog's index names the sessions that can match; only those are read.
+    paths = candidate_paths(paths, query, regex=regex, catalog=catalog)
     if len(paths) >= PROGRESS_MIN_FILES and is_terminal(sys.stderr):
         with Progress(console=console(stderr=True), transient=True) as progress:
             task = progress.add_task("searching", total=len(paths))
@@ -43,6 +49,21 @@ def _hits(paths: list[Path], query: str, regex: bool, case_sensitive: bool) -> I
         yield from search_sessions(paths, pattern, errors=errors)
     for path, reason in errors:
         skipped(path, reason)
+
+
+def _ranked_line(hit: RankedHit) -> Text:
+    text = Text("  ")
+    text.append(hit.entry_id, style="cyan").append(f" {hit.role}", style="bold")
+    if hit.timestamp:
+        text.append(f" {hit.timestamp[:16]}", style="dim")
+    text.append("  ")
+    for position, piece in enumerate(hit.snippet.replace("\n", " ").split("\x02")):
+        found, _, rest = piece.partition("\x03")
+        if position:  # every piece after the first starts with a match
+            text.append(found, style="bold reverse").append(rest)
+        else:
+            text.append(piece)
+    return text
 
 
 def _line(hit: SearchHit) -> Text:
@@ -67,6 +88,19 @@ def _line(hit: SearchHit) -> Text:
 @click.option("--all", "all_projects", is_flag=True, help="Search every project (default: the current one).")
 @click.option("--cwd", metavar="DIR", help="Search the sessions of the project in DIR.")
 @click.option("--limit", "-n", type=click.IntRange(min=1), help="Stop after N hits.")
+@click.option(
+    "--rank",
+    is_flag=True,
+    help='Best matches first (bm25) from the catalog\'s index: QUERY is words and "phrases"'
+    " (each matched as a substring of 3+ characters), AND/OR/NOT.",
+)
+@click.option(
+    "--role", "roles", multiple=True, metavar="ROLE", help="Only entries of ROLE (user, assistant, ...)."
+)
+@click.option("--tool", metavar="NAME", help="Only tool calls and results of the tool NAME.")
+@click.option("--model", metavar="TEXT", help="Only assistant messages of a model containing TEXT.")
+@click.option("--since", metavar="DATE", help="Only entries at or after DATE (ISO, UTC).")
+@click.option("--until", metavar="DATE", help="Only entries before DATE (ISO, UTC).")
 @json_option
 @click.pass_context
 def search(
@@ -77,6 +111,12 @@ def search(
     all_projects: bool,
     cwd: str | None,
     limit: int | None,
+    rank: bool,
+    roles: tuple[str, ...],
+    tool: str | None,
+    model: str | None,
+    since: str | None,
+    until: str | None,
     as_json: bool,
 ) -> None:
     """Search the text of every message: user, assistant, thinking, tool calls and results,
@@ -93,11 +133,18 @@ def search(
     cli = state(ctx)
     require_root(cli.root)
     paths = cli.session_files(all_projects=all_projects, cwd=cwd)
-    found: list[SearchHit] = []
-    for hit in _hits(paths, query, regex, case_sensitive):
-        found.append(hit)
-        if limit is not None and len(found) >= limit:
-            break
+    with Catalog() as catalog:
+        if rank:
+            _print_ranked(catalog, paths, query, roles, tool, model, since, until, limit, as_json)
+            return
+        keep = SearchFilter(catalog, roles=roles, tool=tool, model=model, since=since, until=until)
+        found: list[SearchHit] = []
+        for hit in _hits(paths, query, regex, case_sensitive, catalog):
+            if keep.active and not keep.keeps(hit):
+                continue
+            found.append(hit)
+            if limit is not None and len(found) >= limit:
+                break
     if as_json:
         emit_json([hit.to_dict() for hit in found])
         return
@@ -112,3 +159,33 @@ def search(
     if not all_projects and not found:
         where = cwd if cwd is not None else "this directory"
         click.echo(f"(only the sessions of {where} were searched; --all searches every project)", err=True)
+
+
+def _print_ranked(
+    catalog: Catalog,
+    paths: list[Path],
+    query: str,
+    roles: tuple[str, ...],
+    tool: str | None,
+    model: str | None,
+    since: str | None,
+    until: str | None,
+    limit: int | None,
+    as_json: bool,
+) -> None:
+    try:
+        hits = catalog.ranked(
+            paths, query, roles=roles, tool=tool, model=model, since=since, until=until, limit=limit or 20
+        )
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    for path in sorted(catalog.uncatalogued):
+        skipped(path, "not in the catalog this time (busy or unwritable); not searched by --rank")
+    if as_json:
+        emit_json([hit.to_dict() for hit in hits])
+        return
+    out = console()
+    for hit in hits:
+        out.print(Text(hit.path, style="bold"), no_wrap=True, overflow="ellipsis")
+        out.print(_ranked_line(hit), no_wrap=True, overflow="ellipsis")
+    click.echo(f"{len(hits)} hit{'s' if len(hits) != 1 else ''} in {len(paths)} session files", err=True)

@@ -120,6 +120,8 @@ class _Source:
         self.key = key
         self._fd = fd
         self._data = data
+        #: Bytes read as lines (what a refresh costs; the digests are not counted).
+        self.bytes_read = 0
 
     @property
     def size(self) -> int:
@@ -143,6 +145,7 @@ class _Source:
             if not chunk:
                 break
             position += len(chunk)
+            self.bytes_read += len(chunk)
             pending += chunk
             cut = 0
             while (newline := pending.find(b"\n", cut)) >= 0:
@@ -245,6 +248,9 @@ class Catalog:
         self.uncatalogued: set[str] = set()
         #: ``(path, reason)`` of sessions that are not sessions or could not be read.
         self.skipped: list[tuple[str, str]] = []
+        #: Bytes of sessions read as lines by this object's refreshes, and how many sessions.
+        self.bytes_read = 0
+        self.sessions_read = 0
 
     def close(self) -> None:
         if self._own_cache:
@@ -355,6 +361,8 @@ class Catalog:
             if build is None:
                 start, build = 0, _Build()
             build = self._read(path, source, start, build)
+            self.bytes_read += source.bytes_read
+            self.sessions_read += 1
             if build is None:
                 self._forget(text_path)
                 self.skipped.append((text_path, "not a session"))
@@ -585,7 +593,7 @@ class Catalog:
             params.append(until)
         sql = (
             "SELECT e.path, e.entry_id, e.role, e.timestamp, e.tools, e.model,"
-            " snippet(catalog_text, 0, char(2), char(3), '…', 16), bm25(catalog_text)"
+            " snippet(catalog_text, 0, char(2), char(3), '…', 64), bm25(catalog_text)"
             " FROM catalog_text t JOIN catalog_entries e ON e.rowid = t.rowid"
             f" WHERE {' AND '.join(where)} ORDER BY bm25(catalog_text)"
         )

@@ -164,13 +164,19 @@ def _title(header: Entry, entries: Sequence[Entry]) -> str:
     return " ".join(first_prompt(texts).split())[:80]
 
 
-def _read(paths: Iterable[Path | str], skipped: list[tuple[str, str]]) -> list[_Read | CatalogSession]:
-    """The sessions of ``paths`` from the store catalog (re-reading only the changed ones), and
-    those it cannot hold this time read in full."""
+def _read(
+    paths: Iterable[Path | str], skipped: list[tuple[str, str]], catalog: Catalog | None = None
+) -> list[_Read | CatalogSession]:
+    """The sessions of ``paths`` from the store catalog (default: the agent dir's; re-reading only
+    the changed sessions), and those it cannot hold this time read in full."""
     wanted = [Path(raw) for raw in paths]
-    with Catalog() as catalog:
-        loaded: list[_Read | CatalogSession] = list(catalog.sessions(wanted))
-        left = catalog.uncatalogued | {path for path, _reason in catalog.skipped}
+    used = catalog if catalog is not None else Catalog()
+    try:
+        loaded: list[_Read | CatalogSession] = list(used.sessions(wanted))
+        left = used.uncatalogued | {path for path, _reason in used.skipped}
+    finally:
+        if catalog is None:
+            used.close()
     for path in wanted:
         if os.fspath(path) not in left:
             continue
@@ -185,11 +191,15 @@ def _read(paths: Iterable[Path | str], skipped: list[tuple[str, str]]) -> list[_
 
 
 def collect_spend(
-    paths: Iterable[Path | str], skipped: list[tuple[str, str]] | None = None
+    paths: Iterable[Path | str],
+    skipped: list[tuple[str, str]] | None = None,
+    *,
+    catalog: Catalog | None = None,
 ) -> tuple[list[UsageSpend], int]:
     """Every entry with usage in ``paths`` (copies made by forks counted once), and the number of
-    copies left out. Unreadable files are appended to ``skipped``."""
-    loaded = _read(paths, skipped if skipped is not None else [])
+    copies left out. Unreadable files are appended to ``skipped``. Reads through the store
+    ``catalog`` (default: the agent dir's, which it brings up to date)."""
+    loaded = _read(paths, skipped if skipped is not None else [], catalog)
     titles = [
         session.title if isinstance(session, CatalogSession) else _title(session.header, session.entries)
         for session in loaded

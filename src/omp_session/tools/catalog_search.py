@@ -1,0 +1,120 @@
+"""Search over the store catalog: the catalog's full-text index narrows which sessions are read.
+
+:func:`candidate_paths` keeps, of the sessions to search, only those the catalog's trigram index
+says may contain the query (and every session the catalog does not hold), so a search reads the
+few sessions that match instead of all of them; the hits themselves are still those of
+:func:`omp_session.tools.search.search_session` on the sessions read, so they are exactly what a
+full scan finds. The narrowing uses *needles*: runs of at least three ASCII characters that every
+match must contain (:func:`needles_of`); a query without one (``a``, ``.*``, ``x|y``) is searched
+in every session.
+
+Internal module (used by ``omp-session search`` and the viewer's search box); not part of the
+public API.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from omp_session.tools.catalog import Catalog
+from omp_session.tools.search import SearchHit
+
+__all__ = ["SearchFilter", "candidate_paths", "needles_of"]
+
+_JSON_PUNCTUATION = re.compile(r"[:,]\s*")
+#: Needles shorter than this cannot be looked up in a trigram index.
+_MIN_NEEDLE = 3
+
+try:  # the regex parser (private in 3.11+, public as sre_parse before): only for needles
+    from re import _constants as _sre_constants  # type: ignore[attr-defined]
+    from re import _parser as _sre_parser  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - older Pythons
+    import sre_constants as _sre_constants
+    import sre_parse as _sre_parser
+
+
+def _usable(needle: str) -> bool:
+    # Only ASCII: SQLite's case folding and Python's IGNORECASE agree there.
+    return len(needle) >= _MIN_NEEDLE and needle.isascii()
+
+
+def _literal_runs(query: str) -> list[str]:
+    """The runs of literal characters a match of the regular expression ``query`` must contain,
+    in order; ``[]`` when it has a top-level alternation or cannot be read."""
+    try:
+        parsed: Any = _sre_parser.parse(query)
+    except (re.error, RecursionError, OverflowError):
+        return []
+    runs, current = [], []
+    for op, value in parsed:
+        if op is _sre_constants.LITERAL:
+            current.append(chr(value))
+            continue
+        if op is _sre_constants.BRANCH:
+            return []
+        if current:
+            runs.append("".join(current))
+            current = []
+    if current:
+        runs.append("".join(current))
+    return runs
+
+
+def needles_of(query: str, *, regex: bool) -> list[str]:
+    """Text every match of ``query`` contains (case aside) that the catalog can look up."""
+    pieces = _literal_runs(query) if regex else _JSON_PUNCTUATION.split(query)
+    return [piece for piece in pieces if _usable(piece)]
+
+
+def candidate_paths(paths: Sequence[Path], query: str, *, regex: bool, catalog: Catalog) -> list[Path]:
+    """Of ``paths``, the sessions that may hold a hit of ``query`` (order kept; the catalog is
+    brought up to date first)."""
+    needles = needles_of(query, regex=regex)
+    if not needles:
+        return list(paths)
+    return catalog.text_candidates(paths, needles)
+
+
+class SearchFilter:
+    """Which hits to keep: roles, a tool name, a model (substring), a time range (ISO, ``since``
+    inclusive, ``until`` exclusive). The tool and model of an entry come from the catalog."""
+
+    def __init__(
+        self,
+        catalog: Catalog,
+        *,
+        roles: Iterable[str] = (),
+        tool: str | None = None,
+        model: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+    ) -> None:
+        self.catalog = catalog
+        self.roles = frozenset(roles)
+        self.tool, self.model, self.since, self.until = tool, model, since, until
+        self._facts: dict[str, dict[str, tuple[str, str]]] = {}
+
+    @property
+    def active(self) -> bool:
+        return bool(self.roles or self.tool or self.model or self.since or self.until)
+
+    def keeps(self, hit: SearchHit) -> bool:
+        if self.roles and hit.role not in self.roles:
+            return False
+        if self.since and (hit.timestamp is None or hit.timestamp < self.since):
+            return False
+        if self.until and (hit.timestamp is None or hit.timestamp >= self.until):
+            return False
+        if self.tool or self.model:
+            facts = self._facts.get(hit.path)
+            if facts is None:
+                facts = self._facts[hit.path] = self.catalog.entry_facts(hit.path)
+            tools, model = facts.get(hit.entry_id, ("", ""))
+            if self.tool and self.tool not in tools.split():
+                return False
+            if self.model and self.model not in model:
+                return False
+        return True

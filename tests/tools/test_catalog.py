@@ -1,0 +1,274 @@
+"""The store catalog (tools/catalog.py): incremental, never stale, never precious, and what the
+store-wide commands read from it equals what a full read of every session gives."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from omp_session.tools.catalog import Catalog, slim_entry
+from omp_session.tools.catalog_search import candidate_paths, needles_of
+from omp_session.tools.listing_cache import SCHEMA_VERSION, ListingCache, cache_path
+from omp_session.tools.reading import read_session
+from omp_session.tools.search import compile_query, search_sessions
+from omp_session.tools.usage_report import collect_spend, report_of
+from tests.helpers import HEADER, assistant, jsonl, msg, usage, user, write_session
+from tests.perf.sessions import session_lines
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "sessions"
+Entry = dict[str, Any]
+
+
+def _turns(count: int, start: int = 0, text: str = "word") -> list[Entry]:
+    entries: list[Entry] = []
+    parent = None
+    for number in range(start, start + count):
+        ask = msg(f"u{number}", parent, user(f"{text} question {number}"))
+        answer = msg(
+            f"a{number}", ask["id"], assistant(f"answer {number} " + "x" * 300, usage=usage(10, 5, 0.01))
+        )
+        entries += [ask, answer]
+        parent = answer["id"]
+    return entries
+
+
+def _full(path: Path) -> tuple[dict[str, Any], list[Entry]]:
+    with read_session(path) as session:
+        return session.get_header(), [slim_entry(entry) for entry in session.get_entries()]
+
+
+def _held(path: Path) -> tuple[dict[str, Any], list[Entry]]:
+    with Catalog() as catalog:
+        found = catalog.sessions([path])
+        assert catalog.uncatalogued == set()
+    assert len(found) == 1
+    return found[0].header, list(found[0].entries)
+
+
+def test_a_session_that_grew_is_read_from_where_the_catalog_stopped(tmp_path: Path) -> None:
+    path = write_session(tmp_path / "p" / "s.jsonl", _turns(40))
+    assert _held(path) == _full(path)
+    added = jsonl(_turns(1, start=40))
+    with path.open("ab") as handle:
+        handle.write(added)
+    with Catalog() as catalog:
+        catalog.refresh([path])
+        assert catalog.sessions_read == 1
+        assert catalog.bytes_read == len(added)  # only the new line was read
+    assert _held(path) == _full(path)
+    assert len(_held(path)[1]) == 82
+
+
+def test_a_rewritten_replaced_or_deleted_session_is_read_again(tmp_path: Path) -> None:
+    path = write_session(tmp_path / "p" / "s.jsonl", _turns(30))
+    _held(path)
+    # Rewritten in place, longer, but with a different beginning: not an append.
+    data = path.read_bytes()
+    path.write_bytes(data.replace(b"question 0", b"QUESTION 0") + jsonl(_turns(1, start=30)))
+    with Catalog() as catalog:
+        catalog.refresh([path])
+        assert catalog.bytes_read == path.stat().st_size
+    assert _held(path) == _full(path)
+    # Replaced by a file of the same size (another inode): read again.
+    same_size = path.read_bytes().replace(b"QUESTION 0", b"question 0")
+    replacement = path.with_suffix(".new")
+    replacement.write_bytes(same_size)
+    os.replace(replacement, path)
+    assert _held(path) == _full(path)
+    # Shrunk (a repair dropped the last turn).
+    path.write_bytes(jsonl([HEADER, *_turns(3)]))
+    assert _held(path) == _full(path)
+    path.unlink()
+    with Catalog() as catalog:
+        assert catalog.sessions([path]) == []
+        assert [reason for _path, reason in catalog.skipped] == ["cannot be read"]
+
+
+def test_a_torn_last_line_is_not_resumed_from(tmp_path: Path) -> None:
+    path = write_session(tmp_path / "p" / "s.jsonl", _turns(5))
+    with path.open("ab") as handle:
+        handle.write(b'{"type":"message","id":"torn"')
+    assert _held(path) == _full(path)
+    with path.open("ab") as handle:  # the writer finishes the line, then another
+        handle.write(
+            b',"parentId":"a4","timestamp":"2025-06-02T14:00:00.000Z","message":{"role":"user","content":"x"}}\n'
+        )
+    assert _held(path) == _full(path)
+    assert _held(path)[1][-1]["id"] == "torn"
+
+
+@pytest.mark.parametrize("damage", ["garbage", "version", "truncated"])
+def test_a_damaged_or_foreign_catalog_is_rebuilt_silently(tmp_path: Path, damage: str) -> None:
+    path = write_session(tmp_path / "p" / "s.jsonl", _turns(3))
+    _held(path)
+    database = cache_path()
+    if damage == "garbage":
+        database.write_bytes(b"this is not a database" * 100)
+    elif damage == "version":
+        with sqlite3.connect(database) as db:
+            db.execute(f"PRAGMA user_version={SCHEMA_VERSION - 1}")
+    else:
+        with database.open("r+b") as handle:
+            handle.truncate(1000)
+    assert _held(path) == _full(path)
+    with sqlite3.connect(database) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+def test_without_a_writable_catalog_the_reports_read_the_sessions(tmp_path: Path) -> None:
+    paths = sorted(SAMPLES.rglob("*.jsonl"))
+    expected, _ = collect_spend(paths, catalog=Catalog(ListingCache.disabled()))
+    catalog = Catalog(ListingCache.disabled())
+    assert catalog.sessions(paths) == []
+    assert catalog.uncatalogued == {os.fspath(path) for path in paths}
+    got, _ = collect_spend(paths)
+    assert got == expected
+
+
+def _recount(paths: list[Path], view: str) -> dict[str, Any]:
+    spend, copies = collect_spend(paths, catalog=Catalog(ListingCache.disabled()))
+    return report_of(spend, view, copies).to_dict()
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(sessions=st.lists(session_lines(), min_size=1, max_size=4), grow=st.integers(0, 3))
+def test_usage_from_the_catalog_equals_a_full_recount(
+    tmp_path_factory: pytest.TempPathFactory, sessions: list[list[bytes]], grow: int
+) -> None:
+    folder = tmp_path_factory.mktemp("store")
+    paths = []
+    for number, lines in enumerate(sessions):
+        path = folder / f"{number}.jsonl"
+        cut = max(len(lines) - grow, 1)
+        path.write_bytes(b"".join(lines[:cut]))
+        paths.append((path, lines[cut:]))
+    files = [path for path, _rest in paths]
+    with Catalog() as catalog:
+        catalog.refresh(files)  # the first build...
+    for path, rest in paths:
+        with path.open("ab") as handle:  # ...then each session grows
+            handle.write(b"".join(rest))
+    for view in ("daily", "session", "model", "project"):
+        spend, copies = collect_spend(files)
+        assert report_of(spend, view, copies).to_dict() == _recount(files, view)
+
+
+def test_corpora_usage_from_the_catalog_equals_a_full_recount() -> None:
+    corpora = Path(__file__).resolve().parents[1]
+    files = sorted(
+        path
+        for folder in ("conformance", "conformance_omp18", "conformance_omp183", "omp1823_recorded")
+        for path in (corpora / folder).rglob("*.jsonl")
+    )
+    assert len(files) > 100
+    for view in ("daily", "model"):
+        skipped: list[tuple[str, str]] = []
+        spend, copies = collect_spend(files, skipped)
+        report = report_of(spend, view, copies, skipped).to_dict()
+        full_skipped: list[tuple[str, str]] = []
+        full, full_copies = collect_spend(files, full_skipped, catalog=Catalog(ListingCache.disabled()))
+        assert report == report_of(full, view, full_copies, full_skipped).to_dict()
+        assert skipped == full_skipped and skipped  # the broken files are named, the same way
+
+
+def test_concurrent_commands_share_the_catalog(tmp_path: Path) -> None:
+    root = tmp_path / "sessions" / "-p"
+    for number in range(12):
+        write_session(
+            root / f"{number:02}.jsonl", _turns(20, start=number * 100), {**HEADER, "id": f"s{number}"}
+        )
+    command = [
+        sys.executable,
+        "-m",
+        "omp_session",
+        "--dir",
+        str(tmp_path / "sessions"),
+        "usage",
+        "--all",
+        "--json",
+    ]
+    runs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(4)]
+    outputs = [run.communicate(timeout=60) for run in runs]
+    assert all(run.returncode == 0 for run in runs), [err for _out, err in outputs]
+    reports = [json.loads(out) for out, _err in outputs]
+    assert all(report == reports[0] for report in reports)
+    assert reports[0]["total"]["turns"] == 12 * 20
+    with Catalog() as catalog:  # and the catalog they built holds every session
+        catalog.refresh(sorted(root.glob("*.jsonl")))
+        assert catalog.sessions_read == 0
+
+
+# -- search --------------------------------------------------------------------------------------
+
+
+def test_needles_are_what_every_match_contains() -> None:
+    assert needles_of('"command": "grep', regex=False) == ['"command"', '"grep']
+    assert needles_of("ab", regex=False) == []
+    assert needles_of("colou?r sch[ae]me", regex=True) == ["colo", "r sch"]
+    assert needles_of("foo|barbaz", regex=True) == []
+    assert needles_of(".*", regex=True) == []
+    assert needles_of("café au lait", regex=False) == []  # not ASCII: every session is searched
+
+
+@pytest.mark.parametrize(
+    ("query", "regex"),
+    [
+        ("migration", False),
+        ("POSTGRES", False),
+        ("sequence reset", False),
+        ("migr.tion", True),
+        ("(SQLite|Postgres)", True),
+        ("zzzz-not-there", False),
+        ('"path":', False),
+        ("a", False),
+    ],
+)
+def test_narrowed_search_finds_exactly_what_a_full_scan_finds(query: str, regex: bool) -> None:
+    paths = sorted(SAMPLES.rglob("*.jsonl"))
+    pattern = compile_query(query, regex=regex)
+    full = list(search_sessions(paths, pattern))
+    with Catalog() as catalog:
+        narrowed = candidate_paths(paths, query, regex=regex, catalog=catalog)
+    assert list(search_sessions(narrowed, pattern)) == full
+    if needles_of(query, regex=regex):
+        assert {hit.path for hit in full} <= {os.fspath(path) for path in narrowed}
+        assert len(narrowed) <= len({hit.path for hit in full}) or not full
+
+
+def test_ranked_search_filters_and_snippets(tmp_path: Path) -> None:
+    tool_call = assistant("looking", usage=usage(1, 1, 0.0))
+    tool_call["content"].append(
+        {"type": "toolCall", "id": "c1", "name": "grep", "arguments": {"pattern": "needle"}}
+    )
+    other = dict(assistant("a needle in prose " * 3, model="gpt-5", provider="openai"))
+    entries = [
+        msg("u1", None, user("where is the needle? needle needle")),
+        msg("a1", "u1", tool_call, "2025-06-03T10:00:00.000Z"),
+        msg("a2", "a1", other, "2025-06-04T10:00:00.000Z"),
+    ]
+    path = write_session(tmp_path / "p" / "s.jsonl", entries)
+    with Catalog() as catalog:
+        hits = catalog.ranked([path], "needle")
+        assert hits[0].entry_id == "u1"  # three matches in a short entry rank first
+        assert {hit.entry_id for hit in hits} == {"u1", "a1", "a2"}
+        assert "\x02needle\x03" in hits[0].snippet
+        assert [h.entry_id for h in catalog.ranked([path], "needle", roles=["user"])] == ["u1"]
+        assert [h.entry_id for h in catalog.ranked([path], "needle", tool="grep")] == ["a1"]
+        assert [h.entry_id for h in catalog.ranked([path], "needle", model="gpt")] == ["a2"]
+        assert [h.entry_id for h in catalog.ranked([path], "needle", since="2025-06-04")] == ["a2"]
+        assert [h.entry_id for h in catalog.ranked([path], "eedl")] != []  # substrings match
+        assert [h.entry_id for h in catalog.ranked([path], '"the needle"')] == ["u1"]  # a phrase
+        assert catalog.ranked([path], "needle NOT prose NOT grep") == catalog.ranked(
+            [path], "needle", roles=["user"]
+        )
+        with pytest.raises(ValueError, match="not a search query"):
+            catalog.ranked([path], '"unclosed')
