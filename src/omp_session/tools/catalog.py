@@ -27,6 +27,7 @@ import contextlib
 import hashlib
 import os
 import sqlite3
+import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +60,8 @@ _DIGEST_SPAN = 4096
 #: Text rows are written to the database in batches of this many (a large session is never held
 #: in memory as text).
 _BATCH = 2000
+#: Held while a refresh runs (one per process at a time: see ``Catalog.refresh``).
+_REFRESHING = threading.RLock()
 _MESSAGE_KEYS = ("role", "model", "provider", "usage", "toolName", "stopReason")
 _ENTRY_KEYS = ("type", "id", "parentId", "timestamp", "usage")
 
@@ -308,6 +311,10 @@ class Catalog:
         are sessions the catalog now describes. Sessions it could not store are in
         :attr:`uncatalogued`, unreadable or invalid ones in :attr:`skipped`."""
         wanted = [Path(path) for path in paths]
+        with _REFRESHING:  # threads of one process (the viewer's) never index a session twice
+            return self._refresh(wanted)
+
+    def _refresh(self, wanted: list[Path]) -> list[Path]:
         db = self.cache.database
         if db is None:
             self.uncatalogued.update(os.fspath(path) for path in wanted)
@@ -367,7 +374,7 @@ class Catalog:
                 self._forget(text_path)
                 self.skipped.append((text_path, "not a session"))
                 return None
-            if not self._store(text_path, source, build, append=start > 0):
+            if not self._store(text_path, source, build, resumed=row if start else None):
                 self.uncatalogued.add(text_path)
             return True
         finally:
@@ -446,7 +453,9 @@ class Catalog:
             _delete_texts(tx, path)
             tx.execute("DELETE FROM catalog_files WHERE path = ?", (path,))
 
-    def _store(self, path: str, source: _Source, build: _Build, *, append: bool) -> bool:
+    def _store(self, path: str, source: _Source, build: _Build, *, resumed: _Row | None) -> bool:
+        """Write the pass's results; ``resumed``: the row it continued (its new lines are added,
+        unless another process has changed the row since, when nothing is written)."""
         db = self.cache.database
         if db is None:
             return False
@@ -463,8 +472,14 @@ class Catalog:
         tail = _digest(source.read_at(max(end - _DIGEST_SPAN, 0), end - max(end - _DIGEST_SPAN, 0)))
         try:
             with self.cache.transaction() as tx:
-                if not append:
+                if resumed is None:
                     _delete_texts(tx, path)
+                else:
+                    now = tx.execute(
+                        "SELECT size, mtime_ns, ctime_ns, ino FROM catalog_files WHERE path = ?", (path,)
+                    ).fetchone()
+                    if now is None or tuple(now) != tuple(resumed.key):
+                        return tuple(now or ()) == tuple(source.key)  # (another process stored it)
                 for start in range(0, len(build.texts), _BATCH):
                     _insert_texts(tx, path, build.texts[start : start + _BATCH])
                 tx.execute(

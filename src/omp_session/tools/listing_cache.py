@@ -101,6 +101,13 @@ class ListingCache:
         cache._db.executescript(_SCHEMA)
         return cache
 
+    @classmethod
+    def shared_or_in_memory(cls) -> ListingCache:
+        """The agent dir's database, shared with every other command; an in-memory one when that
+        cannot be opened or written (a read-only agent dir). Usable from any thread, one at a time."""
+        cache = cls()
+        return cache if cache._db is not None else cls.in_memory()
+
     def _connect(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # A writer waits this long for another (two commands indexing at once); readers never

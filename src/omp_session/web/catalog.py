@@ -2,8 +2,9 @@
 
 A root is laid out as omp lays out its sessions directory: ``<root>/<encoded cwd>/<file>.jsonl``;
 files directly in the root are listed too (``--dir`` may point at one project's directory). The
-listing is the library's (:func:`omp_session.tools.listing.list_store`) with a cache that lives in
-this process only: the viewer never writes.
+listing is the library's (:func:`omp_session.tools.listing.list_store`) with the store catalog's
+database in the agent dir, shared with the command line (the viewer writes no session, only that
+cache; one in this process's memory when the agent dir cannot be written).
 
 Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not part of the public API.
 """
@@ -112,11 +113,11 @@ def _summary(root: Path, info: SessionInfo) -> SessionSummary:
 
 
 class SessionCatalog:
-    """Summaries of every session under ``root`` (thread-safe; never writes)."""
+    """Summaries of every session under ``root`` (thread-safe; writes only the catalog database)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._cache = ListingCache.in_memory()
+        self._cache = ListingCache.shared_or_in_memory()
         self._lock = threading.Lock()
         #: How many ``*.jsonl`` entries the last scan could not read (shown on the index page).
         self.skipped = 0

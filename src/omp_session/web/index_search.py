@@ -1,9 +1,11 @@
 """The index's search box: the CLI's full-text search (:mod:`omp_session.tools.search`) over the catalog.
 
 Each session is searched with :func:`omp_session.tools.search.search_session`, so the box finds exactly
-what ``omp-session search`` finds. Two shortcuts keep it usable over thousands of sessions: a file
-whose raw bytes cannot contain the query is not parsed (only for plain queries, see
-:func:`_plain_needle`), and results are cached per file version and query.
+what ``omp-session search`` finds. Three shortcuts keep it usable over thousands of sessions: the
+store catalog's full-text index names the sessions that can match (the others are never read,
+:func:`omp_session.tools.catalog_search.candidate_paths`), a file whose raw bytes cannot contain the
+query is not parsed (only for plain queries, see :func:`_plain_needle`), and results are cached per
+file version and query.
 
 Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not part of the public API.
 """
@@ -17,6 +19,8 @@ from dataclasses import dataclass
 
 from omp_session.errors import SessionError
 from omp_session.store.file_sessions import read_stored_session
+from omp_session.tools.catalog import Catalog
+from omp_session.tools.catalog_search import candidate_paths
 from omp_session.tools.reading import read_session
 from omp_session.tools.search import SearchHit, compile_query, search_session
 from omp_session.web.catalog import SessionSummary
@@ -82,10 +86,15 @@ class CatalogSearch:
             self._cache[query] = cached
             while len(self._cache) > self._queries:
                 self._cache.popitem(last=False)
+        with Catalog() as catalog:  # (its own connection: searches run on several threads)
+            candidates = {
+                str(path)
+                for path in candidate_paths([s.path for s in summaries], query, regex=False, catalog=catalog)
+            }
         found: list[SessionHits] = []
         for summary in summaries:
             key = (str(summary.path), summary.size, summary.modified.timestamp())
-            hits = cached.get(key)
+            hits = cached.get(key) if str(summary.path) in candidates else []
             if hits is None:
                 hits = _search_one(summary, pattern, needle)
                 cached[key] = hits
