@@ -21,6 +21,7 @@ from omp_session.tools.tool_display import (
     is_one_line_call,
     language_for_path,
     parse_diff,
+    readable_output,
     tool_call_display,
 )
 
@@ -125,7 +126,7 @@ def test_show_prints_the_diff_the_file_and_the_command(tmp_path: Path) -> None:
     out = result.stdout
     assert "→ edit app/orders.py" in out
     assert "  10 -     return 1" in out and "  10 +     return 2" in out  # the file's line numbers
-    assert "→ write t.ts" in out and "  a\n  b" in out
+    assert "→ write t.ts" in out and "  1 + a\n  2 + b" in out  # the written file, numbered
     assert "  $ cd x\n    make test" in out  # a real line break, not "cd x\\nmake test"
     assert "\\n" not in out
 
@@ -149,7 +150,7 @@ def test_viewer_and_export_draw_the_diff_table(tmp_path: Path) -> None:
         ("add", "", "10"),
         ("ctx", "11", "11"),
     ]
-    assert [(c.kind, c.title) for c in calls[1].children] == [("code", "t.ts"), ("json", "other arguments")]
+    assert [(c.kind, c.title) for c in calls[1].children] == [("diff", "t.ts"), ("json", "other arguments")]
     assert calls[2].children[0].title == "command" and "make" in str(calls[2].children[0].html)
     html = render_export(view)
     assert '<tr class="d-add">' in html and '<tr class="d-del">' in html
@@ -179,3 +180,114 @@ def test_a_call_known_to_be_one_line_is_a_generic_call_of_one_liners(arguments: 
     if is_one_line_call(arguments):
         display = tool_call_display("read", arguments)
         assert display.kind == "generic" and not display.multiline
+
+
+def test_a_v4a_patch_is_one_change_per_file() -> None:
+    patch = (
+        "*** Begin Patch\n*** Update File: a.go\n@@ func f() {\n x\n-y\n+z\n\n w\n*** End of File\n"
+        "*** Add File: n.md\n+one\n+\n*** Delete File: d.txt\n*** Update File: u.py\n*** Move to: v.py\n"
+        "@@\n-a\n+b\n\n*** End Patch\nafter the end"
+    )
+    for arguments in (
+        {"input": patch},
+        {"command": ["apply_patch", patch]},
+        {"cmd": f"apply_patch <<'EOF'\n{patch}\nEOF"},
+    ):
+        display = tool_call_display("apply_patch", arguments)
+        assert display.kind == "edit" and display.where == "a.go +3 files" and display.language == "go"
+        assert [(c.heading, c.action, c.numbered_from_file) for c in display.files] == [
+            ("a.go", "update", False),
+            ("n.md (new file)", "add", True),
+            ("d.txt (deleted)", "delete", False),
+            ("u.py → v.py", "update", False),
+        ]
+        first, added, deleted, moved = display.files
+        assert diff_text(first.lines) == "@@ func f() {\n x\n-y\n+z\n \n w\n@@ end of file @@"
+        assert [(d.sign, d.text, d.new_line) for d in added.lines] == [("+", "one", 1), ("+", "", 2)]
+        assert deleted.lines == [] and deleted.numbering == ""
+        assert diff_text(moved.lines) == "@@\n-a\n+b" and moved.language == "python"
+        assert first.numbering == "no line numbers in the patch"
+    # A command that only prints a patch is a command, not an edit.
+    assert tool_call_display("bash", {"command": f"cat <<'EOF'\n{patch}\nEOF"}).kind == "command"
+    assert tool_call_display("apply_patch", {"input": "not a patch"}).kind == "generic"
+
+
+def test_claude_code_results_number_edits_by_the_file() -> None:
+    hunks = [
+        {
+            "oldStart": 7,
+            "oldLines": 2,
+            "newStart": 8,
+            "newLines": 2,
+            "lines": [" a", "-b", "+c", "\\ No newline at end of file"],
+        }
+    ]
+    edit = tool_call_display(
+        "Edit", {"file_path": "x.ts", "old_string": "b", "new_string": "c"}, {"structuredPatch": hunks}
+    )
+    assert edit.numbered_from_file
+    assert [(d.sign, d.old_line, d.new_line) for d in edit.diff] == [
+        ("@", None, None),
+        (" ", 7, 8),
+        ("-", 8, None),
+        ("+", None, 9),
+    ]
+    placed = tool_call_display(
+        "Edit", {"file_path": "x", "old_string": "b\nc", "new_string": "B"}, {"originalFile": "a\nb\nc\n"}
+    )
+    assert placed.numbered_from_file and [(d.sign, d.old_line, d.new_line) for d in placed.diff] == [
+        ("-", 2, None),
+        ("-", 3, None),
+        ("+", None, 2),
+    ]
+    missing = tool_call_display(
+        "Edit", {"file_path": "x", "old_string": "q", "new_string": "B"}, {"originalFile": "a"}
+    )
+    assert not missing.numbered_from_file and missing.files[0].numbering == "lines of the replaced text"
+    replaced = tool_call_display(
+        "Write", {"file_path": "w.py", "content": "c\n"}, {"type": "update", "structuredPatch": hunks}
+    )
+    assert (
+        replaced.kind == "write" and replaced.files[0].action == "update" and replaced.diff[1].old_line == 7
+    )
+    new = tool_call_display("Write", {"file_path": "w.py", "content": "a\nb\n"})
+    assert [(d.sign, d.text, d.new_line) for d in new.diff] == [("+", "a", 1), ("+", "b", 2)]
+    assert new.files[0].heading == "w.py"  # a write may replace a file: not called new
+
+
+def test_results_written_as_json_strings_are_decoded() -> None:
+    codex = '{"output":"line 1\\nline 2\\n","metadata":{"exit_code":1,"duration_seconds":0.5}}'
+    assert readable_output(codex) == "line 1\nline 2\n[exit_code 1, duration_seconds 0.5]"
+    assert readable_output('"quoted\\ntext"') == "quoted\ntext"
+    assert readable_output('{"a": [1, 2]}') == '{\n  "a": [\n    1,\n    2\n  ]\n}'
+    for plain in ("plain text", "{not json}", "[1, 2]", "", '{"output": 3}x'):
+        assert readable_output(plain) == plain
+
+
+def test_the_viewer_highlights_each_side_of_a_diff_as_one_text() -> None:
+    """``/**`` and ``*/`` on lines of their own are a comment, not two Pygments error boxes."""
+    old = "/**\n * Old.\n */\nconst a = 1;"
+    new = "/**\n * New.\n */\nconst a = 2;"
+    block = tool_call_block({"name": "edit", "arguments": {"path": "x.ts", "oldText": old, "newText": new}})
+    (diff,) = [child for child in block.children if child.kind == "diff"]
+    html = [str(row[3]) for row in diff.rows]
+    assert "hl-err" not in "".join(html)
+    assert all('class="hl-cm"' in line for line in html[:4]), html
+    assert html[0].count("<span") == html[0].count("</span>")  # every row is balanced HTML
+    patched = tool_call_block(
+        {
+            "name": "apply_patch",
+            "arguments": {
+                "input": "*** Begin Patch\n*** Add File: a.py\n+x = '<b>'\n"
+                "*** Delete File: b.py\n*** End Patch"
+            },
+        }
+    )
+    assert [(c.kind, c.title, c.detail) for c in patched.children] == [
+        ("diff", "a.py (new file)", "line numbers of the file"),
+        ("diff", "b.py (deleted)", ""),
+    ]
+    assert "<b>" not in str(patched.children[0].rows[0][3]) and "&lt;b&gt;" in str(
+        patched.children[0].rows[0][3]
+    )
+    assert patched.detail == "a.py +1 file"

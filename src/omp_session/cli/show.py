@@ -34,7 +34,7 @@ from omp_session.cli._lines import LineWriter, Piece
 from omp_session.tools.content import Execution, Part, ToolCall
 from omp_session.tools.entry_kinds import EntryKind
 from omp_session.tools.summary import display_time, usage_text
-from omp_session.tools.tool_display import ToolCallDisplay, is_one_line_call
+from omp_session.tools.tool_display import ToolCallDisplay, is_one_line_call, readable_output
 from omp_session.tools.transcript import Branch, Transcript, TranscriptItem, load_transcript
 
 __all__ = ["ARGUMENT_CHARS", "PREVIEW_LINES", "render_transcript", "show"]
@@ -134,21 +134,32 @@ class _Renderer:
         self.out.text(f"▸ thinking ({len(lines)} lines, --thinking expands): {first}", "italic dim")
 
     def diff(self, display: ToolCallDisplay) -> None:
-        lines = display.diff if self.full else display.diff[:DIFF_LINES]
-        width = max(
-            (len(str(n)) for d in lines for n in (d.old_line, d.new_line) if n is not None), default=1
-        )
-        for line in lines:
-            if line.sign == "@":
-                self.out.text(f"  {line.text}", "cyan dim")
-                continue
-            number = line.new_line if line.sign == "+" else line.old_line
-            gutter = f"{number:>{width}}" if number is not None else " " * width
-            style = {"+": "dim green", "-": "dim red"}.get(line.sign, "dim")
-            self.out.pieces([(f"  {gutter} {line.sign} ", "dim"), (line.text, style)])
-        if len(lines) < len(display.diff):
-            more = len(display.diff) - len(lines)
-            self.out.text(f"  … {more} more diff lines (--full shows all)", "italic dim")
+        """Each file's diff: its line numbers (the new file's for added and context lines, the old
+        one's for removed lines), the sign, the text; a file's name above its lines when the call
+        changed several files, or added, deleted or moved one."""
+        budget = None if self.full else DIFF_LINES
+        named = len(display.files) > 1
+        for change in display.files:
+            if named or change.named_apart:
+                self.out.text(f"  {change.heading}", "cyan")
+            lines = change.lines if budget is None else change.lines[:budget]
+            width = max(
+                (len(str(n)) for d in lines for n in (d.old_line, d.new_line) if n is not None), default=0
+            )
+            for line in lines:
+                if line.sign == "@":
+                    self.out.text(f"  {line.text}", "cyan dim")
+                    continue
+                number = line.new_line if line.sign == "+" else line.old_line
+                gutter = (f"{number:>{width}} " if number is not None else " " * (width + 1)) if width else ""
+                style = {"+": "dim green", "-": "dim red"}.get(line.sign, "dim")
+                self.out.pieces([(f"  {gutter}{line.sign} ", "dim"), (line.text, style)])
+            if budget is not None:
+                budget -= len(lines)
+                if len(lines) < len(change.lines):
+                    more = sum(len(c.lines) for c in display.files) - DIFF_LINES
+                    self.out.text(f"  … {more} more diff lines (--full shows all)", "italic dim")
+                    return
 
     def arguments(self, arguments: list[tuple[str, str]]) -> None:
         for name, text in arguments:
@@ -169,8 +180,8 @@ class _Renderer:
         command included) stays one JSON line."""
         line: list[Piece] = [("→ ", "cyan"), (call.name, "bold cyan")]
         display = None if is_one_line_call(call.arguments) else call.display()
-        if display is not None and display.kind in ("edit", "write") and display.path:
-            line.append((f" {display.path}", "cyan bold"))
+        if display is not None and display.where:
+            line.append((f" {display.where}", "cyan bold"))
         if call.intent:
             line.append((f" ({call.intent})", "cyan italic"))
         # Short calls read best as they are: one JSON line.
@@ -188,10 +199,8 @@ class _Renderer:
             self.call_line(line)
             return
         self.call_line(line)
-        if display.kind == "edit":
+        if display.kind in ("edit", "write"):
             self.diff(display)
-        elif display.kind == "write":
-            self.preview(display.code or "")
         elif display.kind == "command":
             prompt = "$ " if display.language == "bash" else ">>> "
             code = (display.code or "").replace("\n", "\n  " + " " * len(prompt))
@@ -208,7 +217,7 @@ class _Renderer:
         if result.pruned:
             mark.append((" (pruned from the context later)", f"{mark[0][1]} italic dim"))
         self.out.pieces(mark)
-        self.preview(result.text or "(no text output)", indent="    ")
+        self.preview(result.readable_text or "(no text output)", indent="    ")
         for part in result.parts:
             if part.kind == "image":
                 self.image(part)
@@ -296,7 +305,7 @@ class _Renderer:
         if kind == "custom" and item.meta.get("display") is False:
             out.text("(not displayed to the user)", "italic dim")
         if kind == "tool_result":
-            self.preview(item.text or "(no text output)")
+            self.preview(readable_output(item.text) or "(no text output)")
         else:
             self.parts(item.parts)
         if item.meta.get("errorMessage"):

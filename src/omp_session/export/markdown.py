@@ -17,7 +17,7 @@ from typing import Any
 from omp_session.tools.content import Execution, Part, ToolCall
 from omp_session.tools.entry_kinds import EntryKind
 from omp_session.tools.summary import display_time, usage_text
-from omp_session.tools.tool_display import diff_text
+from omp_session.tools.tool_display import diff_text, readable_output
 from omp_session.tools.transcript import Transcript, TranscriptItem, load_transcript
 
 __all__ = ["export_markdown", "fence", "render_markdown"]
@@ -69,10 +69,15 @@ def _call_body(call: ToolCall) -> list[str]:
     if display.kind == "generic" and not display.multiline:
         return [fence(_arguments(call.arguments), "json")] if call.arguments not in (None, {}) else []
     out = []
-    if display.kind == "edit":
-        out.append(fence(diff_text(display.diff), "diff"))
-    elif display.kind == "write":
+    if display.kind == "write" and all(change.action == "write" for change in display.files):
+        # A new file reads best as itself, in its language (a reader copies it from here).
         out.append(fence(display.code or "", display.language or ""))
+    elif display.kind in ("edit", "write"):
+        for change in display.files:
+            if len(display.files) > 1 or change.named_apart:
+                out.append(f"`{change.heading}`")
+            if change.lines:
+                out.append(fence(diff_text(change.lines), "diff"))
     elif display.kind == "command":
         out.append(fence(display.code or "", "sh" if display.language == "bash" else display.language or ""))
     for name, text in display.arguments:
@@ -82,13 +87,13 @@ def _call_body(call: ToolCall) -> list[str]:
 
 def _tool_call(call: ToolCall) -> str:
     display = call.display()
-    where = f" `{display.path}`" if display.kind in ("edit", "write") and display.path else ""
+    where = f" `{display.where}`" if display.where else ""
     out = [f"**Tool call** `{call.name}`{where}" + (f" — {call.intent}" if call.intent else "")]
     out.extend(_call_body(call))
     result = call.result
     if result is not None:
         status = "error" if result.is_error else "ok"
-        text = result.text or "(no text output)"
+        text = result.readable_text or "(no text output)"
         images = sum(1 for part in result.parts if part.kind == "image")
         extra = f", {images} image{'s' if images > 1 else ''}" if images else ""
         out.append(_details(f"Result ({status}{extra})", fence(text)))
@@ -136,7 +141,7 @@ def _body(item: TranscriptItem) -> Iterator[str]:
         else:
             yield f"`{mentioned.path}`\n\n" + fence(mentioned.content)
     if item.kind == "tool_result":
-        yield fence(item.text or "(no text output)")
+        yield fence(readable_output(item.text) or "(no text output)")
     else:
         yield from _parts(item.parts)
     if item.meta.get("errorMessage"):

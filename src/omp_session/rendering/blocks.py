@@ -16,8 +16,8 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from omp_session.rendering.images import ImageSource
-from omp_session.rendering.markdown import highlight_code, lexer_for_path, render_markdown
-from omp_session.tools.tool_display import ToolCallDisplay, tool_call_display
+from omp_session.rendering.markdown import highlight_code, highlight_lines, lexer_for_path, render_markdown
+from omp_session.tools.tool_display import FileChange, readable_output, tool_call_display
 
 __all__ = ["Block", "assistant_blocks", "content_blocks", "json_block", "output_block", "summarize_args"]
 
@@ -91,13 +91,14 @@ def content_blocks(content: Any, images: ImageSource) -> list[Block]:
 
 
 def result_blocks(content: Any, images: ImageSource, language: str | None) -> list[Block]:
-    """Tool-result content: text as (possibly long) preformatted output, images as images."""
+    """Tool-result content: text as (possibly long) preformatted output (a result written as a
+    JSON string decoded, as every view shows it), images as images."""
     if isinstance(content, str):
-        return [output_block(content, language=language)]
+        return [output_block(readable_output(content), language=language)]
     blocks: list[Block] = []
     for item in content if isinstance(content, list) else []:
         if isinstance(item, dict) and item.get("type") == "text" and isinstance(item.get("text"), str):
-            blocks.append(output_block(item["text"], language=language))
+            blocks.append(output_block(readable_output(item["text"]), language=language))
         elif isinstance(item, dict) and item.get("type") == "image":
             blocks.append(image_block(item, images))
         else:
@@ -109,6 +110,10 @@ def summarize_args(arguments: Any, limit: int = 110) -> str:
     """A one-line hint of what a tool call does: its command, path or first string argument."""
     if not isinstance(arguments, dict):
         return ""
+    if any(isinstance(v, str) and "*** Begin Patch" in v for v in arguments.values()):
+        patched = tool_call_display("apply_patch", arguments).where  # the files, not the patch text
+        if patched:
+            return patched
     value = next((arguments[k] for k in _SUMMARY_KEYS if isinstance(arguments.get(k), str)), None)
     if value is None:
         value = next((v for v in arguments.values() if isinstance(v, str)), "")
@@ -119,20 +124,29 @@ def summarize_args(arguments: Any, limit: int = 110) -> str:
 _ROW_CLASSES = {"+": "add", "-": "del", " ": "ctx", "@": "hunk"}
 
 
-def diff_block(display: ToolCallDisplay) -> Block:
-    """An edit as a diff table: line numbers (the file's when the tool's result gave them), sign,
-    and the line highlighted in the language of the file's extension."""
-    lexer = lexer_for_path(display.path) if display.path else None
+def _diff_html(change: FileChange, lexer: str | None) -> list[Markup]:
+    """Each line of ``change`` highlighted as part of its side's whole text: the old side (context
+    and removed lines) and the new side (context and added lines) are each highlighted once, so a
+    comment or string spanning lines keeps its colour on every line."""
+    old_side = [i for i, line in enumerate(change.lines) if line.sign in (" ", "-")]
+    new_side = [i for i, line in enumerate(change.lines) if line.sign in (" ", "+")]
+    html: dict[int, Markup] = {}
+    for side in (old_side, new_side):  # context lines: the new side's colours win
+        html.update(zip(side, highlight_lines([change.lines[i].text for i in side], lexer), strict=True))
+    return [html[i] if i in html else escape(line.text) for i, line in enumerate(change.lines)]
+
+
+def diff_block(change: FileChange) -> Block:
+    """One file's change as a diff table: line numbers (the file's when the tool's result or the
+    whole written file gave them), sign, and the line highlighted in the language of the file."""
+    path = change.moved_to or change.path
+    lexer = lexer_for_path(path) if path else None
     rows = []
-    for line in display.diff:
-        html = (
-            escape(line.text) if line.sign == "@" else Markup(highlight_code(line.text, lexer).rstrip("\n"))
-        )
+    for line, html in zip(change.lines, _diff_html(change, lexer), strict=True):
         old = str(line.old_line) if line.old_line is not None and line.sign != "@" else ""
         new = str(line.new_line) if line.new_line is not None and line.sign != "@" else ""
         rows.append((_ROW_CLASSES.get(line.sign, "ctx"), old, new, html))
-    where = "line numbers of the file" if display.numbered_from_file else "lines of the replaced text"
-    return Block("diff", title=display.path or "diff", detail=where, rows=rows)
+    return Block("diff", title=change.heading if change.path else "diff", detail=change.numbering, rows=rows)
 
 
 def tool_call_block(block: dict[str, Any], result_details: Any = None) -> Block:
@@ -143,12 +157,8 @@ def tool_call_block(block: dict[str, Any], result_details: Any = None) -> Block:
     arguments = block.get("arguments")
     display = tool_call_display(str(name), arguments, result_details)
     children: list[Block] = []
-    if display.kind == "edit":
-        children.append(diff_block(display))
-    elif display.kind == "write":
-        language = lexer_for_path(display.path) if display.path else None
-        code = highlight_code(display.code or "", language)
-        children.append(Block("code", code, title=display.path or "file"))
+    if display.kind in ("edit", "write"):
+        children.extend(diff_block(change) for change in display.files)
     elif display.kind == "command":
         title = "command" if display.language == "bash" else "code"
         children.append(Block("code", highlight_code(display.code or "", display.language), title=title))
@@ -162,7 +172,7 @@ def tool_call_block(block: dict[str, Any], result_details: Any = None) -> Block:
     elif arguments is not None:
         children.append(json_block(arguments, "arguments", collapsed=False))
     intent = block.get("intent")
-    hint = display.path if display.kind in ("edit", "write") and display.path else summarize_args(arguments)
+    hint = display.where or summarize_args(arguments)
     return Block(
         "toolcall",
         title=str(name),

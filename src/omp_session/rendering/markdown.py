@@ -24,7 +24,7 @@ from pygments.util import ClassNotFound
 
 from omp_session.format.codec import display_text
 
-__all__ = ["highlight_code", "lexer_for_path", "pygments_css", "render_markdown"]
+__all__ = ["highlight_code", "highlight_lines", "lexer_for_path", "pygments_css", "render_markdown"]
 
 #: Tags markdown-it can produce from CommonMark + tables + strikethrough (images become links).
 _TAGS = {
@@ -97,6 +97,28 @@ def highlight_code(code: str, language: str | None) -> Markup:
     return Markup(highlight(code, lexer, _FORMATTER))
 
 
+def highlight_lines(lines: list[str], language: str | None) -> list[Markup]:
+    """Each of ``lines`` as HTML, highlighted as one text and then split: a token that spans
+    lines (a ``/** … */`` comment, a triple-quoted string) is coloured as what it is, where
+    highlighting each line alone shows its ends as errors. Pygments' HTML formatter closes and
+    reopens its spans at every line break, so every piece is balanced HTML on its own. For the
+    lines of a diff: a lexer error is shown as plain text (see below)."""
+    if not lines:
+        return []
+    text = "\n".join(lines)
+    lexer = _lexer(language) if language else None
+    if lexer is None or len(text) > _MAX_HIGHLIGHT_CHARS:
+        return [escape(line) for line in lines]
+    pieces = str(highlight(text, lexer, _FORMATTER)).split("\n")
+    if len(pieces) > len(lines) and not pieces[-1]:
+        pieces.pop()  # a lexer that ends the text with a line break
+    if len(pieces) != len(lines):  # never seen; plain text rather than lines out of step
+        return [escape(line) for line in lines]
+    # The lines are a fragment of a file (a hunk may start inside a comment): what the lexer
+    # calls an error there is missing context, not an error in the file, so it is not boxed.
+    return [Markup(piece.replace('<span class="hl-err">', "<span>")) for piece in pieces]
+
+
 def lexer_for_path(path: str) -> str | None:
     """A Pygments lexer alias for a file name (``"src/app.py"`` → ``"python"``), or ``None``."""
     return _lexer_for_name(path.rsplit("/", 1)[-1])
@@ -114,8 +136,31 @@ def _lexer_for_name(name: str) -> str | None:
     return aliases[0] if aliases else None
 
 
+#: Pygments styles of the two colour schemes: readable on white, and on the dark theme's near-black
+#: (GitHub's dark palette, the one viewer.css's dark mode uses).
+LIGHT_STYLE = "default"
+DARK_STYLE = "github-dark"
+
+
+def _style_rules(style: str) -> list[str]:
+    # Only the rules scoped to .code: Pygments also emits global pre/td rules we do not want.
+    formatter = HtmlFormatter(classprefix="hl-", style=style)
+    css = str(formatter.get_style_defs(".code"))  # type: ignore[no-untyped-call]  # untyped in the stubs
+    return [line for line in css.splitlines() if line.startswith(".code")]
+
+
 @functools.lru_cache(maxsize=1)
 def pygments_css() -> str:
-    """Stylesheet for the classes :func:`highlight_code` emits (light, readable on white)."""
-    formatter = HtmlFormatter(classprefix="hl-", style="friendly")
-    return str(formatter.get_style_defs(".code"))  # type: ignore[no-untyped-call]  # untyped in the stubs
+    """Stylesheet for the classes :func:`highlight_code` emits: the light style, and the dark one
+    when the system asks for dark mode. Each scheme's rules apply only in that scheme, so no light
+    rule (a border, a background, bold) lingers under the dark colours; the dark style's own page
+    background is left out, the theme's card colour stays."""
+    light = _style_rules(LIGHT_STYLE)
+    dark = [rule for rule in _style_rules(DARK_STYLE) if not rule.startswith(".code {")]
+    return (
+        "@media not all and (prefers-color-scheme: dark) {\n"
+        + "\n".join(light)
+        + "\n}\n@media (prefers-color-scheme: dark) {\n"
+        + "\n".join(dark)
+        + "\n}\n"
+    )

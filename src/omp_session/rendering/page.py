@@ -75,8 +75,7 @@ def warm_up() -> None:
 def static_file(name: str) -> str:
     """The text of one static asset (a name of :data:`STATIC_FILES`; ``highlight.css`` is generated)."""
     if name == "highlight.css":
-        # Only the rules scoped to .code: Pygments also emits global pre/td rules we do not want.
-        return "\n".join(line for line in pygments_css().splitlines() if line.startswith(".code")) + "\n"
+        return pygments_css()
     if name not in STATIC_FILES:
         raise KeyError(name)
     static = resources.files("omp_session.rendering").joinpath("static")

@@ -12,7 +12,7 @@ from typing import Any
 
 from omp_session.format.blob_refs import parse_blob_ref
 from omp_session.model.llm import format_output_meta
-from omp_session.tools.tool_display import ToolCallDisplay, tool_call_display
+from omp_session.tools.tool_display import ToolCallDisplay, readable_output, tool_call_display
 
 __all__ = [
     "Execution",
@@ -46,6 +46,12 @@ class ToolResult:
     @property
     def text(self) -> str:
         return "\n".join(part.text for part in self.parts if part.kind == "text")
+
+    @property
+    def readable_text(self) -> str:
+        """The text as the views show it: each text part written as a JSON string decoded
+        (Codex's ``{"output": …, "metadata": …}``; :func:`readable_output`)."""
+        return "\n".join(readable_output(part.text) for part in self.parts if part.kind == "text")
 
 
 @dataclass

@@ -183,7 +183,7 @@ class _Viewer:
     def session(self, request: Request) -> Response:
         path = self._locate(request)
         if path is None:
-            return not_found()
+            return not_found(request.url.path)
         ref = str(request.path_params["ref"])
         try:
             version = session_version(path)
@@ -228,7 +228,7 @@ class _Viewer:
     def export(self, request: Request) -> Response:
         path = self._locate(request)
         if path is None:
-            return not_found()
+            return not_found(request.url.path)
         try:
             if self._windowed(path, str(request.path_params["ref"])):
                 html = export_windowed_html(path, inline_images(self.blobs))  # lazy, as the page
@@ -323,6 +323,11 @@ def create_app(
         if viewer.foreign is not None:
             viewer.foreign.close()  # the mirror is a private temporary directory
 
-    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    async def unknown_address(request: Request, _exc: Exception) -> Response:
+        return not_found(request.url.path)
+
+    app = Starlette(
+        routes=routes, middleware=middleware, lifespan=lifespan, exception_handlers={404: unknown_address}
+    )
     app.state.viewer = viewer
     return app

@@ -16,6 +16,7 @@ from typing import Any
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 
 from omp_session.format.codec import DISPLAY_ERRORS
+from omp_session.rendering.page import environment
 
 __all__ = ["NO_STORE", "Html", "Json", "Text", "day_param", "int_param", "not_found", "unreadable"]
 
@@ -54,8 +55,25 @@ class Text(PlainTextResponse):
         )
 
 
-def not_found() -> Response:
-    return Text("not found", status_code=404)
+#: Why a page was not found, by what its address asked for (the page says it, not only "404").
+_REASONS = {
+    "/session/": "No session under the viewer's root has this id or file name; "
+    "it may have been moved or deleted.",
+    "/export/": "No session under the viewer's root has this id or file name: nothing to export.",
+}
+
+
+def not_found(path: str = "") -> Response:
+    """404 as a page in the viewer's style, naming the address asked for (escaped by the template:
+    the address is whatever a link or a person typed)."""
+    prefix = next((prefix for prefix in _REASONS if path.startswith(prefix)), None)
+    reason = _REASONS[prefix] if prefix is not None else ""
+    # Only a bare id or file name is repeated: an address through directories may name what lies
+    # outside the root (a symlink, ``..``), and the answer must say nothing of it.
+    ref = path.removeprefix(prefix) if prefix is not None else None
+    shown = path if ref is not None and "/" not in ref and ref not in ("", ".", "..") else ""
+    page = environment().get_template("not_found.html").render(path=shown, reason=reason)
+    return Html(page, status_code=404)
 
 
 def unreadable(error: Exception) -> Response:
