@@ -30,10 +30,13 @@ def test_a_write_is_the_file_and_bash_a_command(page: Any, viewer: Viewer) -> No
     open_session(page, viewer, FLAKY)
     write = page.locator("#transcript details.toolcall:visible", has_text="write").first
     write.locator("> summary").click()
-    code = write.locator(".codeblock pre.code").first
-    assert "class Scheduler(Protocol):" in (code.text_content() or "")
-    assert (code.text_content() or "").count("\n") >= 2  # the file with its real line breaks
-    assert write.locator(".codeblock .cap").first.text_content() == "app/webhooks/scheduler.py"
+    # The written file as added lines numbered from 1 (issue 30: every write is a diff).
+    lines = write.locator("table.diff tr.d-add td.dl").all_text_contents()
+    assert lines[0] == "class Scheduler(Protocol):" and len(lines) == 2  # one row per real line
+    numbers = write.locator("table.diff tr.d-add td.ln:nth-child(2)").all_text_contents()
+    assert numbers == ["1", "2"]
+    caption = write.locator(".diffblock > .cap").first.text_content()
+    assert caption == "app/webhooks/scheduler.py · line numbers of the file"
     bash = page.locator("#transcript details.toolcall:visible", has_text="bash").first
     bash.locator("> summary").click()
     command = bash.locator(".codeblock pre.code").first
