@@ -37,8 +37,11 @@ def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Viewer]:
         yield Viewer(url, root, blobs, xss)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    # Per module, not per session: Playwright's sync API runs an asyncio loop in this thread for
+    # as long as it is started, and any later test calling asyncio.run() (the agent SDK bridges')
+    # would fail with "cannot be called from a running event loop".
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
