@@ -161,7 +161,7 @@ def test_every_search_hit_is_reachable_and_lands_marked(page: Any, viewer: Viewe
     page.goto(viewer.url + "/?q=passed")
     row = page.locator("table.sessions tbody tr", has_text="returns every order").first
     more = row.locator("details.more-hits")
-    assert more.locator("summary").inner_text() == "2 more hits in this session"
+    assert more.locator("summary").inner_text() == "2 more entries with a match in this session"
     more.locator("summary").click()
     links = more.locator("li a")
     assert links.count() == 2

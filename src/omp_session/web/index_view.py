@@ -1,4 +1,10 @@
-"""The index page: sessions filtered by project and full-text search, paged, then grouped by project.
+"""The index page: sessions filtered by project and full-text search, grouped by project, then paged.
+
+Sessions are ordered by project (the project with the newest activity first), newest first within
+a project, before the page is cut: one project's sessions are never spread over pages between other
+projects' (issue 30). A search row embeds at most :data:`MORE_HITS` further hits of its session
+and links to the session, where every match is marked, for the rest: a page of results stays small
+whatever the query matches.
 
 Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not part of the public API.
 """
@@ -20,6 +26,8 @@ from omp_session.web.index_search import SessionHits
 __all__ = ["IndexPage", "build_index"]
 
 PAGE_SIZE = 50
+#: Further hits of one session listed in its row; the session page marks every one.
+MORE_HITS = 20
 
 
 @dataclass
@@ -34,9 +42,13 @@ class SessionRow:
     forked: bool
     snippet: tuple[str, str, str] | None
     hit_entry: str | None
+    #: Occurrences of the query in the session, and the entries holding them (the hits).
     hit_count: int
-    #: Every further hit, so each one is reachable: ``(entry id, role, snippet parts)``.
+    hit_entries: int = 0
+    #: The next :data:`MORE_HITS` hits, each a link: ``(entry id, role, snippet parts)``; the
+    #: session page (linked) marks the ``more_left`` others.
     more: list[tuple[str, str, tuple[str, str, str]]] = field(default_factory=list)
+    more_left: int = 0
     #: The agent that wrote a foreign session ("Claude Code", …); ``None`` for omp's own.
     agent: str | None = None
 
@@ -56,6 +68,9 @@ class ProjectLink:
     count: int
     #: The project's directory name, shown when another project has the same cwd (issue 13 #7).
     hint: str = ""
+    #: What the narrow sidebar shows: the agent, then the shortest tail of the cwd that no other
+    #: project of that agent ends with (``Claude Code · …/work/app``); ``cwd`` is the tooltip.
+    label: str = ""
 
 
 @dataclass
@@ -89,7 +104,9 @@ def _row(summary: SessionSummary, hits: list[SearchHit] | None) -> SessionRow:
         snippet=_snippet(first) if first else None,
         hit_entry=first.entry_id if first else None,
         hit_count=sum(hit.matches for hit in hits) if hits else 0,
-        more=[(hit.entry_id, hit.role, _snippet(hit)) for hit in (hits or [])[1:]],
+        hit_entries=len(hits or []),
+        more=[(hit.entry_id, hit.role, _snippet(hit)) for hit in (hits or [])[1 : 1 + MORE_HITS]],
+        more_left=max(len(hits or []) - 1 - MORE_HITS, 0),
         agent=AGENT_NAMES.get(agent_of_ref(summary.ref) or ""),
     )
 
@@ -103,7 +120,36 @@ def _projects(summaries: list[SessionSummary]) -> list[ProjectLink]:
     for link in links.values():
         if by_cwd[link.cwd] > 1:
             link.hint = link.project or "(root)"
+    _label(list(links.values()))
     return list(links.values())
+
+
+def _agent_and_path(link: ProjectLink) -> tuple[str, str]:
+    """``("Claude Code · ", "/home/alice/app")`` for another agent's project (its cwd is shown
+    with the agent's name), ``("", cwd)`` for omp's own."""
+    agent = AGENT_NAMES.get(agent_of_ref(link.project) or "")
+    prefix = f"{agent} · " if agent else ""
+    return (
+        (prefix, link.cwd.removeprefix(prefix)) if prefix and link.cwd.startswith(prefix) else ("", link.cwd)
+    )
+
+
+def _label(links: list[ProjectLink]) -> None:
+    """Give each link the shortest tail of its path (two parts at least) that sets it apart from
+    every other project of the same agent: the sidebar cuts long names at its edge, so two
+    projects under one home directory both read ``Claude Code · /h…`` (issue 30)."""
+    split = {id(link): _agent_and_path(link) for link in links}
+    parts = {id(link): [p for p in split[id(link)][1].replace("\\", "/").split("/") if p] for link in links}
+    for link in links:
+        prefix, path = split[id(link)]
+        mine = parts[id(link)]
+        others = [parts[id(o)] for o in links if o is not link and split[id(o)][0] == prefix]
+        size = min(2, len(mine))
+        while size < len(mine) and any(other[-size:] == mine[-size:] for other in others):
+            size += 1
+        tail = "/".join(mine[-size:])
+        shortened = size < len(mine)
+        link.label = prefix + (("…/" + tail) if shortened else path)
 
 
 def build_index(
@@ -114,11 +160,18 @@ def build_index(
     page: int = 1,
 ) -> IndexPage:
     """Filter newest-first ``summaries`` by ``project`` and the full-text ``query`` (the CLI's search),
-    cut one page, and group that page by project (groups ordered by their newest session)."""
+    order them by project (the project of the newest session first, each project's sessions
+    together, newest first), cut one page and group it by project."""
     in_project = [s for s in summaries if project is None or s.project == project]
     found: list[SessionHits] = (
         search(in_project, query) if query.strip() else [SessionHits(s, []) for s in in_project]
     )
+    rank: dict[str, int] = {}
+    for item in found:  # newest first: a project ranks by its newest session
+        rank.setdefault(item.summary.project, len(rank))
+    # A new list (the search's may be shared by the clients asking the same); the sort is stable,
+    # so each project's sessions stay newest first.
+    found = sorted(found, key=lambda item: rank[item.summary.project])
     pages = max(1, math.ceil(len(found) / PAGE_SIZE))
     page = min(max(page, 1), pages)
     groups: dict[str, ProjectGroup] = {}
