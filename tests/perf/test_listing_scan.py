@@ -366,4 +366,4 @@ _PIECES = st.sampled_from(
 @settings(max_examples=500, deadline=None)
 @given(st.lists(_PIECES, max_size=14).map("".join))
 def test_omp18_message_count_of_a_cut_prefix_matches_decoding_each_value(content: str) -> None:
-    assert listing18._count_message_markers(content) == _markers_by_decoding_each(content)
+    assert listing18._count_key_value(content, "type", "message") == _markers_by_decoding_each(content)

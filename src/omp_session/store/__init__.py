@@ -209,9 +209,40 @@ def encoded_lines(
         yield encode(extra)
 
 
+class EncodesEveryLine:
+    """``Storage``'s entry-level writes for a backend that keeps no stored lines to copy (memory,
+    a database row): an entry's line is appended as it is, a full write encodes every entry. The
+    backend provides ``append`` and ``rewrite``."""
+
+    def append(self, data: bytes) -> None:
+        raise NotImplementedError
+
+    def rewrite(self, chunks: Iterable[bytes], *, backup_suffix: str | None = None) -> None:
+        raise NotImplementedError
+
+    def append_entry(self, entry: Entry, line: bytes) -> None:
+        self.append(line)
+
+    def write_entries(
+        self,
+        head: Iterable[bytes],
+        entries: Sequence[Entry],
+        encode: Encode,
+        *,
+        extra: Entry | None = None,
+        source: Storage | None = None,
+        backup_suffix: str | None = None,
+    ) -> None:
+        self.rewrite(encoded_lines(head, entries, encode, extra), backup_suffix=backup_suffix)
+
+    def forget_lines(self) -> None:
+        return None  # every write encodes every entry
+
+
 __all__ = [
     "DurabilityPolicy",
     "Encode",
+    "EncodesEveryLine",
     "LoadedSession",
     "OpenedFile",
     "SessionStorage",

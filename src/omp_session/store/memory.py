@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 
 from omp_session.errors import SessionChangedError
-from omp_session.store import Encode, Entry, Storage, encoded_lines
+from omp_session.store import EncodesEveryLine
 from omp_session.store.blobs import BlobSink, MemoryBlobStore
 
 __all__ = ["MemoryStorage"]
 
 
-class MemoryStorage:
+class MemoryStorage(EncodesEveryLine):
     """Keeps the session's bytes in a buffer; blobs in a dict."""
 
     path: Path | None = None
@@ -32,24 +32,6 @@ class MemoryStorage:
     def append(self, data: bytes) -> None:
         self._buffer += data
         self._written = True
-
-    def append_entry(self, entry: Entry, line: bytes) -> None:
-        self.append(line)
-
-    def write_entries(
-        self,
-        head: Iterable[bytes],
-        entries: Sequence[Entry],
-        encode: Encode,
-        *,
-        extra: Entry | None = None,
-        source: Storage | None = None,
-        backup_suffix: str | None = None,
-    ) -> None:
-        self.rewrite(encoded_lines(head, entries, encode, extra), backup_suffix=backup_suffix)
-
-    def forget_lines(self) -> None:
-        return None  # every write encodes every entry
 
     def rewrite(self, chunks: Iterable[bytes], *, backup_suffix: str | None = None) -> None:
         new = b"".join(chunks)

@@ -25,7 +25,7 @@ import contextlib
 import hashlib
 import os
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +38,7 @@ from omp_session.errors import (
     SessionNotFoundError,
 )
 from omp_session.format.title_slot import SLOT_BYTES, parse_slot_line, split_slot
-from omp_session.store import Encode, Entry, Storage, encoded_lines
+from omp_session.store import EncodesEveryLine
 from omp_session.store.blobs import BlobSink
 from omp_session.store.postgres_sql import (
     LOCK_HOLDER,
@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     import psycopg
 
 
-class PostgresSessionStorage:
+class PostgresSessionStorage(EncodesEveryLine):
     """The row ``path`` of a :class:`PostgresStorage`. One manager owns it; not thread-safe."""
 
     def __init__(
@@ -286,24 +286,6 @@ class PostgresSessionStorage:
 
     def _stamp(self) -> int:
         return self.mtime_ms if self.mtime_ms is not None else self._store.clock.now_ms()
-
-    def append_entry(self, entry: Entry, line: bytes) -> None:
-        self.append(line)
-
-    def write_entries(
-        self,
-        head: Iterable[bytes],
-        entries: Sequence[Entry],
-        encode: Encode,
-        *,
-        extra: Entry | None = None,
-        source: Storage | None = None,
-        backup_suffix: str | None = None,
-    ) -> None:
-        self.rewrite(encoded_lines(head, entries, encode, extra), backup_suffix=backup_suffix)
-
-    def forget_lines(self) -> None:
-        return None  # every write encodes every entry
 
     def rewrite(self, chunks: Iterable[bytes], *, backup_suffix: str | None = None) -> None:
         data = b"".join(chunks)

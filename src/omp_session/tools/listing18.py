@@ -81,54 +81,31 @@ def _decode_fragment(value: str) -> str:
         return value.replace("\\n", "\n").replace("\\r", "\r").replace("\\t", "\t").replace('\\"', '"')
 
 
-def _count_message_markers(content: str) -> int:
-    """How many ``"type"`` keys of ``content`` have the value ``"message"`` (a cut prefix: counted
-    textually, as omp 18 does)."""
+def _count_key_value(content: str, key: str, wanted: str) -> int:
+    """How many ``"<key>"`` keys of ``content`` have the string value ``wanted``, nested ones and
+    those of any branch included (a cut prefix: counted textually, as omp 18 does; omp 18.3's
+    ``countAssistantMarkers`` for ``role``/``assistant``)."""
+    quoted_key, quoted_value = f'"{key}"', f'"{wanted}"'
     count, index, end = 0, 0, len(content)
     while True:
-        at = content.find('"type"', index)
+        at = content.find(quoted_key, index)
         if at < 0:
             return count
-        colon = content.find(":", at + 6)
+        colon = content.find(":", at + len(quoted_key))
         if colon < 0:
             return count
         value = colon + 1
         while value < end and content[value] in " \t\n\r":
             value += 1
-        if content.startswith('"message"', value):
+        if content.startswith(quoted_value, value):
             count += 1
         elif value < end and content[value] == '"':
             close = content.find('"', value + 1)
             # Without a backslash before its closing quote the value is its text as written, which
-            # is not "message"; only an escape or a value cut at the end needs the decoding rule.
+            # is not ``wanted``; only an escape or a value cut at the end needs the decoding rule.
             if (close < 0 or "\\" in content[value + 1 : close]) and _string_property(
-                content, "type", at
-            ) == "message":
-                count += 1
-        index = colon + 1
-
-
-def _count_assistant_markers(content: str) -> int:
-    """How many ``"role"`` keys of ``content`` have the value ``"assistant"``, nested ones and those
-    of any branch included (omp 18.3 ``countAssistantMarkers``; counted textually)."""
-    count, index, end = 0, 0, len(content)
-    while True:
-        at = content.find('"role"', index)
-        if at < 0:
-            return count
-        colon = content.find(":", at + 6)
-        if colon < 0:
-            return count
-        value = colon + 1
-        while value < end and content[value] in " \t\n\r":
-            value += 1
-        if content.startswith('"assistant"', value):
-            count += 1
-        elif value < end and content[value] == '"':
-            close = content.find('"', value + 1)
-            if (close < 0 or "\\" in content[value + 1 : close]) and _string_property(
-                content, "role", at
-            ) == "assistant":
+                content, key, at
+            ) == wanted:
                 count += 1
         index = colon + 1
 
@@ -268,7 +245,11 @@ def summarize_ends(
     turns: int | None = None
     if full_scan is not None:
         tail = suffix.decode("utf-8", errors="replace")
-        turns = max(assistants, _count_assistant_markers(text), _count_assistant_markers(tail))
+        turns = max(
+            assistants,
+            _count_key_value(text, "role", "assistant"),
+            _count_key_value(tail, "role", "assistant"),
+        )
         if turns == 0 and full_scan(path):
             turns = 1
     return SessionInfo(
@@ -279,7 +260,7 @@ def summarize_ends(
         parent_session_path=header["parentSession"] if isinstance(header.get("parentSession"), str) else None,
         created=ms_to_datetime(created),
         modified=datetime.fromtimestamp(mtime, timezone.utc),
-        message_count=max(count, _count_message_markers(text)),
+        message_count=max(count, _count_key_value(text, "type", "message")),
         assistant_turns=turns,
         first_message=first or "(no messages)",
         all_messages_text=" ".join(texts) if texts else first,
