@@ -101,4 +101,46 @@ def test_text_summary_in_a_real_process(home: Path, isolated_agent_dir: Path) ->
     )
     assert done.returncode == 0, done.stderr
     assert "3 imported" in done.stdout and "Traceback" not in done.stderr
-    assert "kept beyond omp: claude.kept_record" in done.stdout
+    assert "kept_record" not in done.stdout  # jargon of the conversion, not for the reader
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_summary_is_one_line_per_session_with_what_was_left_out(
+    home: Path, isolated_agent_dir: Path, monkeypatch: pytest.MonkeyPatch, width: int
+) -> None:
+    monkeypatch.setenv("COLUMNS", str(width))
+    rollouts = home / ".codex" / "sessions" / "2025" / "11"
+    rollouts.mkdir(parents=True)
+    (rollouts / "rollout-bad.jsonl").write_text("not json\n")
+    (rollouts / "rollout-empty.jsonl").write_text("")
+    result = CliRunner().invoke(main, ["import", "codex", "--all"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert all(len(line) <= width for line in lines)
+    sessions = [line for line in lines if line.startswith("imported ")]
+    assert len(sessions) == 2
+    listed = {os.path.basename(str(p)): p for p in (isolated_agent_dir / "sessions").rglob("*.jsonl")}
+    with SessionManager.open(next(iter(listed.values())), read_only=True) as first:
+        assert any(first.get_session_id() in line for line in sessions)
+    # Titles skip Codex's <environment_context> message, as titles skip slash commands.
+    assert any(line.endswith("  What does main.go do?") for line in sessions), sessions
+    assert not any("environment_context" in line for line in lines)
+    assert lines[2] == "Not imported (2 files):"
+    bad = "  ~/.codex/sessions/2025/11/rollout-bad.jsonl: holds no record of a Codex rollout"
+    if width >= len(bad):
+        assert lines[3:-1] == [bad, "  ~/.codex/sessions/2025/11/rollout-empty.jsonl: is empty"]
+    else:  # the reason goes on a line of its own rather than being cut
+        assert lines[3:-1] == [
+            "  ~/.codex/sessions/2025/11/rollout-bad.jsonl:",
+            "    holds no record of a Codex rollout",
+            "  ~/.codex/sessions/2025/11/rollout-empty.jsonl: is empty",
+        ]
+    assert lines[-1] == "Codex → omp: 2 imported, 2 not imported"
+
+
+def test_an_empty_store_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("PI_CODING_AGENT_DIR_PI", raising=False)
+    result = CliRunner().invoke(main, ["import", "pi", "--all"])
+    assert result.exit_code == 0
+    assert result.stdout == f"No pi sessions found in {tmp_path}/.pi/agent: nothing to import.\n"

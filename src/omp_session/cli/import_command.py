@@ -9,12 +9,17 @@ from typing import Any
 
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
+from omp_session.cli._cells import cells, clean
 from omp_session.cli._common import EXIT_PROBLEMS, console, emit_json, is_terminal, json_option, state
+from omp_session.cli._wrap import cut_line
 from omp_session.importers import AGENT_NAMES, SOURCES
 from omp_session.importers.batch import Failure, import_many, select
 from omp_session.importers.persist import ImportOutcome
+from omp_session.importers.stores import make_store
+from omp_session.tools.content import message_text
+from omp_session.tools.listing import session_info
+from omp_session.tools.summary import first_prompt, one_line
 
 EPILOG = """\b
 Examples:
@@ -94,6 +99,11 @@ def import_command(
     if not paths and not all_sessions:
         raise click.UsageError("give PATH ... or --all")
     selection = select(source, paths, all_sessions=all_sessions, since_ms=_since(since))
+    if not selection.sessions and not selection.skipped and not as_json:
+        where = make_store(source).root if all_sessions and not paths else ", ".join(paths)
+        # An empty table said nothing (issue 30: `import pi --all` without ~/.pi).
+        click.echo(f"No {AGENT_NAMES[source]} sessions found in {where}: nothing to import.")
+        return
     root = state(ctx).root
     outcomes: list[ImportOutcome | Failure] = []
     out = console(stderr=True)
@@ -119,40 +129,79 @@ def import_command(
 
 
 def _short(path: str) -> str:
-    """``<parent dir>/<file>``: enough to recognise a session (``--json`` has full paths)."""
-    return os.path.join(os.path.basename(os.path.dirname(path)), os.path.basename(path))
+    """``path`` with the home directory as ``~`` (``--json`` has full paths)."""
+    home = os.path.expanduser("~")
+    return "~" + path[len(home) :] if home != "~" and path.startswith(home + os.sep) else path
+
+
+def _described(outcome: ImportOutcome) -> tuple[str, str]:
+    """The new session's id (what ``omp --resume`` takes; ``-`` on a dry run) and what it is about,
+    read back from the file (written, or there already) as ``list`` reads it: the title, else the first prompt
+    (environment context and slash commands skipped)."""
+    info = session_info(outcome.path) if outcome.path is not None and outcome.path.is_file() else None
+    if info is not None:
+        shown = info.title or info.first_prompt or info.first_message
+        return info.id, one_line(clean(shown or "")) or "(untitled)"
+    title = outcome.info.title or outcome.converted.title
+    if not title:  # a dry run of a new session: its first prompt, when the conversion kept entries
+        title = first_prompt(
+            message_text(entry["message"])
+            for entry in outcome.converted.entries
+            if entry.get("type") == "message"
+            and isinstance(entry.get("message"), dict)
+            and entry["message"].get("role") == "user"
+        )
+    return "-", one_line(clean(title or outcome.info.first_message or "")) or "(untitled)"
+
+
+def _fit(text: str, width: int) -> str:
+    """``text`` cut to ``width`` cells, ending in ``…`` when cut: one line per session whatever the
+    terminal (the table it replaces wrapped each path over 3–4 lines)."""
+    if cells(text) <= width:
+        return text
+    _start, end, _tail = cut_line(text, max(width - 1, 1))
+    return text[:end].rstrip() + "…"
 
 
 def _summary(source: str, outcomes: list[ImportOutcome | Failure], skipped: list[Any], dry_run: bool) -> None:
+    """One line per session (status, new session id, title), then the files not imported and why
+    (issue 30 #5), then the counts."""
     out = console()
-    table = Table(title=f"{AGENT_NAMES[source]} → omp{' (dry run: nothing written)' if dry_run else ''}")
-    for name in ("Status", "Source", "omp session", "Entries", "Note"):
-        table.add_column(name, overflow="fold")
+    width = out.width
     counts: Counter[str] = Counter()
-    kept: Counter[str] = Counter()
-    bad_lines = 0
+    described = {id(o): _described(o) for o in outcomes if not isinstance(o, Failure)}
+    id_width = max((len(session_id) for session_id, _ in described.values()), default=1)
     for outcome in outcomes:
         if isinstance(outcome, Failure):
             counts["failed"] += 1
-            table.add_row("failed", _short(outcome.info.path), "", "", outcome.reason)
             continue
         counts[outcome.status] += 1
-        kept.update(outcome.converted.deviations)
+        session_id, title = described[id(outcome)]
+        line = f"{outcome.status:<10} {session_id:<{id_width}}  {title}"
+        out.print(_fit(line, width), overflow="ignore", crop=False)
         lines = outcome.converted.stats.skipped_lines
-        bad_lines += len(lines)
-        note = outcome.reason or (f"{len(lines)} unreadable line(s) skipped: {lines[:5]}" if lines else "")
-        target = _short(str(outcome.path)) if outcome.path else ""
-        table.add_row(outcome.status, _short(outcome.info.path), target, str(outcome.added), note)
-    for info, reason in skipped:
-        counts["skipped"] += 1
-        table.add_row("skipped", _short(info.path), "", "", reason)
-    out.print(table)
-    order = ("imported", "updated", "unchanged", "reimported", "skipped", "failed")
-    out.print(", ".join(f"{counts[k]} {k}" for k in order if counts[k]) or "nothing to import")
-    if bad_lines:
-        out.print(f"{bad_lines} unreadable source line(s) skipped (listed per session above)")
-    if kept:
-        out.print("kept beyond omp: " + ", ".join(f"{name} ×{n}" for name, n in sorted(kept.items())))
+        note = outcome.reason
+        if lines:
+            shown = ", ".join(str(number) for number in lines[:5]) + (", …" if len(lines) > 5 else "")
+            note = f"{len(lines)} unreadable line(s) skipped (line {shown})"
+        if note:  # under its session, which the line names
+            out.print(_fit(f"{'':<10} {_short(outcome.info.path)}: {note}", width), crop=False)
+    failures = [o for o in outcomes if isinstance(o, Failure)]
+    left = [(o.info.path, o.reason) for o in failures] + [(info.path, reason) for info, reason in skipped]
+    counts["not imported"] = len(skipped)
+    if left:
+        out.print(f"Not imported ({len(left)} file{'' if len(left) == 1 else 's'}):")
+        for path, reason in left:
+            said = " ".join(str(reason).split()).replace(path, _short(path))
+            line = f"  {_short(path)}: {said}"
+            if cells(line) > width:  # the why matters most: on a line of its own
+                out.print(_fit(f"  {_short(path)}:", width), crop=False)
+                line = f"    {said}"
+            out.print(_fit(line, width), crop=False)
+    order = ("imported", "updated", "unchanged", "reimported", "failed", "not imported")
+    total = ", ".join(f"{counts[k]} {k}" for k in order if counts[k]) or "nothing to import"
+    suffix = " (dry run: nothing written)" if dry_run else ""
+    out.print(f"{AGENT_NAMES[source]} → omp: {total}{suffix}")
 
 
 __all__ = ["EPILOG", "import_command"]

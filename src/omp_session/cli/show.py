@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import click
@@ -33,6 +34,8 @@ from omp_session.cli._common import human_size as _human_size
 from omp_session.cli._lines import LineWriter, Piece
 from omp_session.tools.content import Execution, Part, ToolCall
 from omp_session.tools.entry_kinds import EntryKind
+from omp_session.tools.reading import read_session, session_short_ids
+from omp_session.tools.resolve import SHORT_ID
 from omp_session.tools.summary import display_time, usage_text
 from omp_session.tools.tool_display import ToolCallDisplay, is_one_line_call, readable_output
 from omp_session.tools.transcript import Branch, Transcript, TranscriptItem, load_transcript
@@ -337,6 +340,23 @@ def render_transcript(transcript: Transcript, out: LineWriter, options: _Options
     out.flush()
 
 
+def _shorten_ids(path: Path, transcript: Transcript) -> None:
+    """Long entry ids (an import's ``claude-<uuid>-message-1``) shown as their unique tail
+    (``…message-1``), which ``--leaf`` accepts back (issue 30 #5). Only the text output: ``--json``
+    keeps every id whole."""
+    items = [item for branch in transcript.branches for item in branch.items]
+    if not any(item.entry_id is not None and len(item.entry_id) > SHORT_ID for item in items):
+        return
+    with read_session(path) as opened:
+        shown = session_short_ids(opened, (item.entry_id for item in items))
+    for item in items:
+        if item.entry_id in shown:
+            item.entry_id = shown[item.entry_id]
+    for branch in transcript.branches:
+        branch.leaf_id = shown.get(branch.leaf_id or "", branch.leaf_id)
+        branch.joins_at = shown.get(branch.joins_at or "", branch.joins_at)
+
+
 @click.command(
     epilog="\b\nExamples:\n  omp-session show 15d0c6a0\n  omp-session show 15d0 --leaf a0000002 --thinking\n"
     "  omp-session show ~/.omp/agent/sessions/-src-app/2025-06-02T14-05-00-000Z_15d0c6a0e2b44001.jsonl",
@@ -347,6 +367,11 @@ def render_transcript(transcript: Transcript, out: LineWriter, options: _Options
 @click.option("--thinking", is_flag=True, help="Expand thinking blocks (folded by default).")
 @click.option("--full", is_flag=True, help="Show tool output, command output and files in full.")
 @click.option("--events", is_flag=True, help="Also show model, thinking-level and other state changes.")
+@click.option(
+    "--all-entries",
+    is_flag=True,
+    help="Also show import bookkeeping (the foreign_session_import entry, kept Claude Code/Codex records).",
+)
 @click.option("--pager/--no-pager", default=True, help="Page the output on a terminal (default: yes).")
 @json_option
 @click.pass_context
@@ -358,6 +383,7 @@ def show(
     thinking: bool,
     full: bool,
     events: bool,
+    all_entries: bool,
     pager: bool,
     as_json: bool,
 ) -> None:
@@ -368,10 +394,12 @@ def show(
     """
     if leaf_id is not None and all_branches:
         raise click.UsageError("give --leaf or --all-branches, not both")
-    transcript = load_transcript(state(ctx).resolve(session), leaf_id=leaf_id, all_branches=all_branches)
+    path = state(ctx).resolve(session)
+    transcript = load_transcript(path, leaf_id=leaf_id, all_branches=all_branches, all_entries=all_entries)
     if as_json:
         emit_json(transcript.to_dict())
         return
+    _shorten_ids(path, transcript)
     options = _Options(thinking=thinking, full=full, events=events)
     out = console()
     if pager and is_terminal():

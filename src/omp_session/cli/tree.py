@@ -12,7 +12,7 @@ from omp_session.cli._common import console, emit_json, json_option, session_arg
 from omp_session.cli._lines import LineWriter, Piece
 from omp_session.cli._wrap import cut_line
 from omp_session.tools.entry_kinds import EntryKind
-from omp_session.tools.reading import read_session, resolve_entry
+from omp_session.tools.reading import read_session, resolve_entry, session_short_ids
 from omp_session.tools.summary import TREE_KINDS
 from omp_session.tools.tree_view import TreeLine, fold_text, render_tree_line, tree_lines
 
@@ -139,6 +139,7 @@ def tree(
     with read_session(state(ctx).resolve(session)) as opened:
         focus = resolve_entry(opened, around) if around is not None else None
         lines = tree_lines(opened, full=full, depth=depth, around=focus, all_entries=all_entries)
+        shown_ids = {} if as_json else session_short_ids(opened, (line.entry_id for line in lines))
     above = below = 0
     if focus is not None:
         at = next(i for i, line in enumerate(lines) if line.entry_id == focus and line.kind != "repeat")
@@ -157,10 +158,10 @@ def tree(
     # Each line is cut to fit above and written whole: no wrapping to undo (issue 12 #6).
     for line in lines:
         text = clean(line.text)  # no bell or backspace from a session reaches the terminal
-        if text is not line.text:
+        if text is not line.text or line.entry_id in shown_ids:
             line = TreeLine(
                 line.prefix,
-                line.entry_id,
+                shown_ids.get(line.entry_id or "", line.entry_id),
                 line.kind,
                 text,
                 line.label,

@@ -35,9 +35,11 @@ __all__ = [
 
 #: The ``custom`` entries an import writes for itself, not for the reader: omp's
 #: ``foreign_session_import`` marker (the leaf of every import) and the source records a lossless
-#: import keeps in place (``claude_record``, ``codex_record``). Views hide them unless asked
-#: (issue 30 #5); they never reach the model's context either way (custom entries never do).
-IMPORT_BOOKKEEPING_TYPES = frozenset({"foreign_session_import", "claude_record", "codex_record"})
+#: import keeps (``claude_record``, ``claude_subagent_record``, ``codex_record``). Views hide them
+#: unless asked (issue 30 #5); they never reach the model's context either way (custom entries never do).
+IMPORT_BOOKKEEPING_TYPES = frozenset(
+    {"foreign_session_import", "claude_record", "claude_subagent_record", "codex_record"}
+)
 
 
 def is_import_bookkeeping(entry: Mapping[str, Any]) -> bool:

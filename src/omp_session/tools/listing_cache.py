@@ -37,7 +37,8 @@ __all__ = ["SCHEMA_VERSION", "FileKey", "ListingCache", "cache_path", "read_file
 # 3: files starting with an omp 18 title slot are sessions (the slot folded into the header).
 # 4: the texts in their own table.
 # 5: the store catalog's tables (``catalog.py``): per-session entry facts and the full-text index.
-SCHEMA_VERSION = 5
+# 6: a first prompt skips an agent's environment context (issue 30 #5).
+SCHEMA_VERSION = 6
 _SCHEMA = (
     """
 CREATE TABLE IF NOT EXISTS infos (

@@ -42,7 +42,7 @@ from omp_session.tools.listing_summary import (
     is_canonical_time,
     summarize_records,
 )
-from omp_session.tools.summary import is_slash_command
+from omp_session.tools.summary import is_prompt
 
 __all__ = ["summarize_bytes"]
 
@@ -137,7 +137,7 @@ class _Summary:
         if role == "user":
             if self.first is None:
                 self.first = text
-            if self.prompt is None and text.strip() and not is_slash_command(text):
+            if self.prompt is None and is_prompt(text):
                 self.prompt = text
         if text and (role == "user" or role == "assistant"):
             self.texts.append(text)
@@ -246,7 +246,7 @@ class _Summary:
                 text = _text(message.content)
                 if self.first is None:
                     self.first = text
-                if self.prompt is None and text.strip() and not is_slash_command(text):
+                if self.prompt is None and is_prompt(text):
                     self.prompt = text
                 if text:
                     texts.append(text)

@@ -21,7 +21,7 @@ from omp_session.format.ids import iso_to_ms, ms_to_datetime
 from omp_session.format.title_slot import fold_into_header, slot_from_value
 from omp_session.model.usage import UsageStatistics
 from omp_session.tools.content import message_text
-from omp_session.tools.summary import is_slash_command
+from omp_session.tools.summary import is_prompt
 
 __all__ = ["CANONICAL_TIME", "SessionInfo", "fold_slot_record", "is_canonical_time", "summarize_records"]
 
@@ -177,7 +177,7 @@ def summarize_records(
         text = message_text(message)
         if message.get("role") == "user" and first is None:
             first = text
-        if message.get("role") == "user" and prompt is None and text.strip() and not is_slash_command(text):
+        if message.get("role") == "user" and prompt is None and is_prompt(text):
             prompt = text
         if text:
             texts.append(text)

@@ -11,14 +11,15 @@ offset-index cache beside it (what ``SessionManager.open(read_only=True)`` docum
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from omp_session.manager import SessionManager
 from omp_session.model.context import SessionContext
 from omp_session.store.blobs import BlobSink, UnresolvedBlobs
-from omp_session.tools.resolve import resolve_entry_id
+from omp_session.tools.resolve import SHORT_ID, resolve_entry_id, short_entry_ids
 
-__all__ = ["read_session", "resolve_entry", "session_context"]
+__all__ = ["read_session", "resolve_entry", "session_context", "session_short_ids"]
 
 
 def read_session(path: Path | str | os.PathLike[str], *, blobs: BlobSink | None = None) -> SessionManager:
@@ -38,6 +39,15 @@ def resolve_entry(session: SessionManager, query: str) -> str:
         return query  # exact ids never need the full id list (a lazily opened file stays lazy)
     ids = {str(e["id"]): e for e in session.get_entries() if isinstance(e.get("id"), str)}
     return resolve_entry_id(ids, query, migrated_from=session.get_migrated_from())
+
+
+def session_short_ids(session: SessionManager, shown: Iterable[str | None]) -> dict[str, str]:
+    """How to display the ids among ``shown`` that are long (:func:`short_entry_ids`, unique
+    among every id of ``session``, so each typed back names its entry); ``{}`` when none is long,
+    without listing the session's ids."""
+    if not any(entry_id is not None and len(entry_id) > SHORT_ID for entry_id in shown):
+        return {}
+    return short_entry_ids(str(e["id"]) for e in session.get_entries() if isinstance(e.get("id"), str))
 
 
 def session_context(

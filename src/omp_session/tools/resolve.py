@@ -41,6 +41,7 @@ __all__ = [
     "resolve_entry_id",
     "resolve_session",
     "session_candidates",
+    "short_entry_ids",
 ]
 
 
@@ -145,10 +146,46 @@ def resolve_session(
     return found
 
 
+#: Ids up to this long are shown whole; omp's own are 8 hex digits.
+SHORT_ID = 12
+#: The shortest tail shown for a long id (``…message-12``): shorter ones say too little.
+_MIN_TAIL = 5
+
+
+def _tails(entry_id: str) -> list[str]:
+    """The tails of ``entry_id`` that start after one of its ``-``, shortest first."""
+    return [entry_id[i + 1 :] for i in range(len(entry_id) - 1, -1, -1) if entry_id[i] == "-"]
+
+
+def short_entry_ids(ids: Iterable[str]) -> dict[str, str]:
+    """How to show each long id of one session (issue 30 #5): ``…`` and its shortest tail, starting
+    after a ``-``, of at least 5 characters that no other id of the session ends with (Claude Code
+    imports write ids like ``claude-c1a0de07-0000-4000-8000-000000000001-message-1``, half of every
+    ``tree`` line). Ids of up to :data:`SHORT_ID` characters, and those with no such tail, are
+    absent: shown whole. :func:`resolve_entry_id` accepts what is shown."""
+    every = list(ids)
+    long_ids = [entry_id for entry_id in every if len(entry_id) > SHORT_ID]
+    if not long_ids:
+        return {}
+    counts: dict[str, int] = {}
+    for entry_id in every:  # short ids too: the tail must name one id when typed back
+        for tail in _tails(entry_id.lower()):
+            counts[tail] = counts.get(tail, 0) + 1
+    shown: dict[str, str] = {}
+    for entry_id in long_ids:
+        for tail in _tails(entry_id):
+            if len(tail) >= _MIN_TAIL and counts[tail.lower()] == 1 and len(tail) + 1 < len(entry_id):
+                shown[entry_id] = "…" + tail
+                break
+    return shown
+
+
 def resolve_entry_id(
     entries_by_id: Mapping[str, Any], query: str, *, migrated_from: int | None = None
 ) -> str:
-    """The entry id ``query`` names: an exact id, or a unique (case-insensitive) id prefix.
+    """The entry id ``query`` names: an exact id, a unique (case-insensitive) id prefix, or a
+    shortened id as :func:`short_entry_ids` shows it (``…message-1``: the id ending in
+    ``-message-1``, the ``…`` optional).
 
     Raises :class:`EntryNotFoundError` (:class:`UnstableEntryIdError` when ``migrated_from`` says
     the file was version 1) or :class:`AmbiguousEntryError`.
@@ -159,6 +196,9 @@ def resolve_entry_id(
     matches = (
         [entry_id for entry_id in entries_by_id if entry_id.lower().startswith(needle)] if needle else []
     )
+    tail = needle.removeprefix("…")
+    if not matches and len(tail) >= _MIN_TAIL:
+        matches = [entry_id for entry_id in entries_by_id if entry_id.lower().endswith("-" + tail)]
     if not matches:
         raise UnstableEntryIdError(query) if migrated_from == 1 else EntryNotFoundError(query)
     if len(matches) > 1:

@@ -22,6 +22,7 @@ __all__ = [
     "entry_summary",
     "event_text",
     "first_prompt",
+    "is_prompt",
     "is_slash_command",
     "message_text",
     "one_line",
@@ -31,6 +32,11 @@ __all__ = [
 _SPACES = re.compile(r"\s+")
 #: ``/mode``, ``/model sonnet``, ``/skill:review``: a command to the agent, not a prompt.
 _SLASH_COMMAND = re.compile(r"^/[A-Za-z][\w-]*(:[\w-]+)?(\s|$)")
+#: What Codex sends as a user message before the user types anything (its rollouts, imported):
+#: the working directory and shell, the AGENTS.md instructions. Context for the model, not a prompt.
+_AGENT_PREAMBLE = re.compile(
+    r"^\s*(<(environment_context|user_instructions)>|# AGENTS\.md instructions for )"
+)
 
 
 class EntrySummary(NamedTuple):
@@ -57,15 +63,22 @@ def is_slash_command(text: str) -> bool:
     return bool(_SLASH_COMMAND.match(text.strip()))
 
 
+def is_prompt(text: str) -> bool:
+    """True for a user text that says what a session is about: not empty, not a slash command,
+    not the environment context an agent sends first (Codex's ``<environment_context>``, issue 30
+    #5: imported Codex sessions were titled with it)."""
+    return bool(text.strip()) and not is_slash_command(text) and not _AGENT_PREAMBLE.match(text)
+
+
 def first_prompt(texts: Iterable[str]) -> str:
-    """The first real prompt of a session for its title: the first non-empty user text that is not
-    a slash command (issue 13 #7: a session opened with ``/mode`` was titled "/mode"), else the
-    first non-empty one, else ``""``."""
+    """The first real prompt of a session for its title: the first user text :func:`is_prompt`
+    accepts (issue 13 #7: a session opened with ``/mode`` was titled "/mode"), else the first
+    non-empty one, else ``""``."""
     fallback = ""
     for text in texts:
         if not text.strip():
             continue
-        if not is_slash_command(text):
+        if is_prompt(text):
             return text
         fallback = fallback or text
     return fallback

@@ -37,7 +37,7 @@ from omp_session.tools.content import (
     files_of,
     tool_result_of,
 )
-from omp_session.tools.entry_kinds import Classified, EntryKind, classify
+from omp_session.tools.entry_kinds import Classified, EntryKind, classify, is_import_bookkeeping
 from omp_session.tools.reading import read_session, resolve_entry
 from omp_session.tools.summary import event_text
 
@@ -238,10 +238,18 @@ def leaf_ids(session: SessionManager) -> list[str]:
     return leaves
 
 
-def _branches(session: SessionManager, current: str | None, all_branches: bool) -> list[Branch]:
+def _branches(
+    session: SessionManager, current: str | None, all_branches: bool, all_entries: bool
+) -> list[Branch]:
     labels = session.get_labels()
+
+    def items(entries: Sequence[Entry]) -> list[TranscriptItem]:
+        if not all_entries:
+            entries = [entry for entry in entries if not is_import_bookkeeping(entry)]
+        return build_items(entries, labels)
+
     if not all_branches:
-        return [Branch(current, True, None, build_items(session.get_branch(current), labels))]
+        return [Branch(current, True, None, items(session.get_branch(current)))]
     order = ([current] if current else []) + [leaf for leaf in leaf_ids(session) if leaf != current]
     shown: set[str] = set()
     branches: list[Branch] = []
@@ -251,12 +259,16 @@ def _branches(session: SessionManager, current: str | None, all_branches: bool) 
         joins_at = path[start - 1].get("id") if start > 0 else None
         fresh = path[start:]
         shown.update(str(e.get("id")) for e in fresh)
-        branches.append(Branch(leaf, leaf == current, joins_at, build_items(fresh, labels)))
+        branches.append(Branch(leaf, leaf == current, joins_at, items(fresh)))
     return branches
 
 
 def session_transcript(
-    session: SessionManager, *, leaf_id: str | None = None, all_branches: bool = False
+    session: SessionManager,
+    *,
+    leaf_id: str | None = None,
+    all_branches: bool = False,
+    all_entries: bool = True,
 ) -> Transcript:
     """The transcript of an open session (see :func:`load_transcript`)."""
     leaf = resolve_entry(session, leaf_id) if leaf_id is not None else session.get_leaf_id()
@@ -269,20 +281,23 @@ def session_transcript(
         cwd=_str(header.get("cwd")),
         created=header.get("timestamp") if isinstance(header.get("timestamp"), str) else None,
         leaf_id=leaf,
-        branches=_branches(session, leaf, all_branches),
+        branches=_branches(session, leaf, all_branches, all_entries),
     )
 
 
 def load_transcript(
-    path: Path | str, *, leaf_id: str | None = None, all_branches: bool = False
+    path: Path | str, *, leaf_id: str | None = None, all_branches: bool = False, all_entries: bool = True
 ) -> Transcript:
     """Read ``path`` (never writing it) and build the transcript of the current branch.
 
     ``leaf_id`` (an id or unique id prefix) shows the branch ending there instead; with
     ``all_branches`` every branch is included, the current one first, each later one only from
-    where it leaves the branches already shown.
+    where it leaves the branches already shown. Unless ``all_entries``, import bookkeeping
+    (:func:`~omp_session.tools.entry_kinds.is_import_bookkeeping`) is left out.
     """
     with read_session(path) as session:
-        transcript = session_transcript(session, leaf_id=leaf_id, all_branches=all_branches)
+        transcript = session_transcript(
+            session, leaf_id=leaf_id, all_branches=all_branches, all_entries=all_entries
+        )
     transcript.path = os.fspath(path)  # as the caller named it, not made absolute
     return transcript
