@@ -148,7 +148,11 @@ def test_stats_one_session_and_all(store: Store) -> None:
     path = store.add("v3-branch-summaries", session_id="5ca1ab1e")
     one = run("stats", str(path))
     assert one.exit_code == 0
-    assert "u0000005 (current)" in one.stdout and "all branches" in one.stdout and "$0.0120" in one.stdout
+    assert "u0000005 (current)" in one.stdout and "all branches" in one.stdout and "$0.01" in one.stdout
+    # The other branches are summarised unless --branches is given (issue 27 #6).
+    assert "a0000002" not in one.stdout and "2 other branches (4 to 5 entries" in one.stdout
+    every_branch = run("stats", "--branches", str(path)).stdout
+    assert "a0000002" in every_branch and "a0000003" in every_branch and "other branches" not in every_branch
     store.add("omp-large-real")
     every = run("stats", "--all")
     assert "total" in every.stdout and "Tool calls: bash 192, edit 146, read 50, write 3" in every.stdout

@@ -33,12 +33,12 @@ def _files(root: Path) -> list[Path]:
 
 def test_every_view_adds_up_to_the_same_total(root: Path) -> None:
     totals = set()
-    for view in ("daily", "monthly", "session", "model", "project"):
+    for view in ("daily", "weekly", "monthly", "session", "model", "project", "blocks"):
         report = usage_report(_files(root), view)
         assert report.rows
-        assert round(sum(row.usage.cost for row in report.rows), 9) == round(report.total.usage.cost, 9)
+        assert round(sum(row.cost for row in report.rows), 9) == round(report.total.cost, 9)
         assert sum(row.turns for row in report.rows) == report.total.turns
-        totals.add((round(report.total.usage.cost, 9), report.total.usage.output))
+        totals.add((round(report.total.cost, 9), report.total.output))
     assert len(totals) == 1
     daily = usage_report(_files(root), "daily")
     assert [row.key for row in daily.rows] == sorted(row.key for row in daily.rows)
@@ -79,7 +79,7 @@ def test_command_line_views_and_formats(root: Path) -> None:
         "Total"
     )  # 100 columns
     data = json.loads(run("--dir", str(root), "usage", "model", "--all", "--json").stdout)
-    assert data["view"] == "model" and data["rows"][0]["key"] == "anthropic/claude-sonnet-4-5"
+    assert data["view"] == "model" and data["rows"][0]["key"] == "claude-sonnet-4-5"
     assert data["copiedEntries"] > 0
     rows = list(csv.reader(io.StringIO(run("--dir", str(root), "usage", "project", "--all", "--csv").stdout)))
     assert rows[0] == [
@@ -90,7 +90,11 @@ def test_command_line_views_and_formats(root: Path) -> None:
         "cacheRead",
         "cacheWrite",
         "totalTokens",
+        "cacheHitRate",
         "cost",
+        "costEstimated",
+        "estimatedCost",
+        "unpricedTurns",
         "turns",
     ]
     assert rows[-1][0] == "total" and len(rows) == 2 + len({r[0] for r in rows[1:-1]})
@@ -108,7 +112,8 @@ def test_command_line_views_and_formats(root: Path) -> None:
         (["usage", "--since", "June"], "is not a date"),
         (["usage", "--since", "2025-06-05", "--until", "2025-06-01"], "--since is after --until"),
         (["usage", "--json", "--csv"], "not both"),
-        (["usage", "weekly"], "weekly"),
+        (["usage", "hourly"], "hourly"),
+        (["usage", "--timezone", "Mars/Olympus"], "is not a time zone"),
     ],
 )
 def test_bad_usage_arguments(root: Path, argv: list[str], message: str) -> None:

@@ -20,7 +20,8 @@ from omp_session.tools.catalog_search import candidate_paths, needles_of
 from omp_session.tools.listing_cache import SCHEMA_VERSION, ListingCache, cache_path
 from omp_session.tools.reading import read_session
 from omp_session.tools.search import compile_query, search_sessions
-from omp_session.tools.usage_report import collect_spend, report_of
+from omp_session.tools.usage_records import collect_records
+from omp_session.tools.usage_report import build_report
 from tests.helpers import HEADER, assistant, jsonl, msg, usage, user, write_session
 from tests.perf.sessions import session_lines
 
@@ -126,17 +127,17 @@ def test_a_damaged_or_foreign_catalog_is_rebuilt_silently(tmp_path: Path, damage
 
 def test_without_a_writable_catalog_the_reports_read_the_sessions(tmp_path: Path) -> None:
     paths = sorted(SAMPLES.rglob("*.jsonl"))
-    expected, _ = collect_spend(paths, catalog=Catalog(ListingCache.disabled()))
+    expected = collect_records(paths, catalog=Catalog(ListingCache.disabled()))
     catalog = Catalog(ListingCache.disabled())
     assert catalog.sessions(paths) == []
     assert catalog.uncatalogued == {os.fspath(path) for path in paths}
-    got, _ = collect_spend(paths)
-    assert got == expected
+    got = collect_records(paths)
+    assert got.records == expected.records and got.records
 
 
 def _recount(paths: list[Path], view: str) -> dict[str, Any]:
-    spend, copies = collect_spend(paths, catalog=Catalog(ListingCache.disabled()))
-    return report_of(spend, view, copies).to_dict()
+    collected = collect_records(paths, catalog=Catalog(ListingCache.disabled()))
+    return build_report(collected.records, view, copied_entries=collected.copied_entries).to_dict()
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -157,9 +158,10 @@ def test_usage_from_the_catalog_equals_a_full_recount(
     for path, rest in paths:
         with path.open("ab") as handle:  # ...then each session grows
             handle.write(b"".join(rest))
-    for view in ("daily", "session", "model", "project"):
-        spend, copies = collect_spend(files)
-        assert report_of(spend, view, copies).to_dict() == _recount(files, view)
+    for view in ("daily", "weekly", "session", "model", "project", "blocks"):
+        collected = collect_records(files)
+        report = build_report(collected.records, view, copied_entries=collected.copied_entries)
+        assert report.to_dict() == _recount(files, view)
 
 
 def test_corpora_usage_from_the_catalog_equals_a_full_recount() -> None:
@@ -170,14 +172,13 @@ def test_corpora_usage_from_the_catalog_equals_a_full_recount() -> None:
         for path in (corpora / folder).rglob("*.jsonl")
     )
     assert len(files) > 100
+    held = collect_records(files)
+    full = collect_records(files, catalog=Catalog(ListingCache.disabled()))
     for view in ("daily", "model"):
-        skipped: list[tuple[str, str]] = []
-        spend, copies = collect_spend(files, skipped)
-        report = report_of(spend, view, copies, skipped).to_dict()
-        full_skipped: list[tuple[str, str]] = []
-        full, full_copies = collect_spend(files, full_skipped, catalog=Catalog(ListingCache.disabled()))
-        assert report == report_of(full, view, full_copies, full_skipped).to_dict()
-        assert skipped == full_skipped and skipped  # the broken files are named, the same way
+        report = build_report(held.records, view, copied_entries=held.copied_entries, skipped=held.skipped)
+        recount = build_report(full.records, view, copied_entries=full.copied_entries, skipped=full.skipped)
+        assert report.to_dict() == recount.to_dict()
+    assert held.skipped == full.skipped and held.skipped  # the broken files are named, the same way
 
 
 def test_concurrent_commands_share_the_catalog(tmp_path: Path) -> None:

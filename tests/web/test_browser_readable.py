@@ -143,7 +143,8 @@ def test_the_usage_page_charts_cost_and_tokens(strict_page: Any, viewer: Viewer)
     bars = page.locator("#cost-chart g.bar")
     assert bars.count() >= 7  # one per day of the samples
     tips = page.locator("#cost-chart rect title").all_text_contents()
-    assert any("anthropic/claude-sonnet-4-5" in tip for tip in tips)
+    # Aliases merged (issue 27 #5): the samples name it with and without "anthropic/".
+    assert any("· claude-sonnet-4-5:" in tip for tip in tips)
     assert page.locator("#cost-chart rect").first.bounding_box()["height"] > 0
     projects = page.locator("#project-chart li .hlabel").all_text_contents()
     assert "/home/ada/projects/shop-api" in projects

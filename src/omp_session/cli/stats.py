@@ -9,7 +9,6 @@ from collections import Counter
 from pathlib import Path
 
 import click
-from rich.table import Table
 from rich.text import Text
 
 from omp_session.cli._common import (
@@ -21,12 +20,14 @@ from omp_session.cli._common import (
     skipped,
     state,
 )
+from omp_session.cli._table import Column, Row, money, print_table
+from omp_session.tools.short_ids import unique_prefixes
 from omp_session.tools.stats import SessionStats, StatsReport, Totals, collect_stats
 from omp_session.tools.summary import one_line
 
 __all__ = ["stats"]
 
-_COLUMNS = ("Entries", "Msgs", "Input", "Output", "Cache read", "Cache write", "Cost")
+_COLUMNS = ("Entries", "Msgs", "Input", "Output", "Cache R", "Cache W", "Cost")
 
 
 def _count(value: float) -> str:
@@ -43,19 +44,15 @@ def _cells(totals: Totals) -> list[str]:
     usage = totals.usage
     numbers = (usage.input, usage.output, usage.cacheRead, usage.cacheWrite)
     try:
-        cost = f"${float(usage.cost):,.4f}"
+        cost = money(float(usage.cost))
     except OverflowError:  # an integer cost beyond a float's range
         cost = "$∞"
     return [f"{totals.entries:,}", f"{totals.messages:,}", *(_count(n) for n in numbers), cost]
 
 
-def _table(first_column: str) -> Table:
-    table = Table(box=None, pad_edge=False, collapse_padding=True, header_style="bold", show_edge=False)
-    # Numbers are never cut; the name column gives way on a narrow terminal.
-    table.add_column(first_column, no_wrap=True, overflow="ellipsis", max_width=48)
-    for name in _COLUMNS:
-        table.add_column(name, justify="right", no_wrap=True, min_width=9 if name == "Cost" else len(name))
-    return table
+def _columns(first: str, *texts: Column) -> list[Column]:
+    # The first column names a branch or a session by id: never cut.
+    return [Column(first, keep=True), *texts, *(Column(name, numeric=True) for name in _COLUMNS)]
 
 
 def _counts(title: str, counter: Counter[str]) -> Text:
@@ -63,21 +60,42 @@ def _counts(title: str, counter: Counter[str]) -> Text:
     return text.append(", ".join(f"{name} {count:,}" for name, count in counter.most_common()) or "none")
 
 
-def _one_session(session: SessionStats) -> Table:
-    table = _table("Branch (leaf)")
-    for branch in session.branches:
-        table.add_row(branch.leaf_id + (" (current)" if branch.is_current else ""), *_cells(branch.totals))
-    table.add_row(Text("all branches", style="bold"), *_cells(session.totals), end_section=True)
-    return table
+def _one_session(session: SessionStats) -> None:
+    rows = [
+        Row([branch.leaf_id + (" (current)" if branch.is_current else ""), *_cells(branch.totals)])
+        for branch in session.branches
+    ]
+    rows.append(Row(["all branches", *_cells(session.totals)], style="bold"))
+    print_table(_columns("Branch (leaf)"), rows)
+    other = session.other_branches
+    if other is not None:
+        plural = "es" if other.count != 1 else ""
+        sizes = (
+            f"{other.min_entries:,} entries, {money(other.min_cost)}"
+            if other.min_entries == other.max_entries
+            else f"{other.min_entries:,} to {other.max_entries:,} entries, "
+            f"{money(other.min_cost)} to {money(other.max_cost)}"
+        )
+        console().print(
+            Text(f"{other.count:,} other branch{plural} ({sizes} each): --branches lists them", style="dim"),
+            soft_wrap=True,
+        )
 
 
-def _many_sessions(report: StatsReport) -> Table:
-    table = _table("Session")
-    for session in report.sessions:
-        name = session.session_id[:16] + (f" {one_line(session.title)}" if session.title else "")
-        table.add_row(name, *_cells(session.totals))
-    table.add_row(Text("total", style="bold"), *_cells(report.total))
-    return table
+def _many_sessions(report: StatsReport) -> None:
+    short = unique_prefixes(session.session_id for session in report.sessions)
+    rows = [
+        Row(
+            [
+                short.get(session.session_id, session.session_id),
+                one_line(session.title or ""),
+                *_cells(session.totals),
+            ]
+        )
+        for session in report.sessions
+    ]
+    rows.append(Row(["total", "", *_cells(report.total)], style="bold"))
+    print_table(_columns("Session", Column("Title", min_width=10, drop=1)), rows)
 
 
 def _print(report: StatsReport) -> None:
@@ -86,9 +104,9 @@ def _print(report: StatsReport) -> None:
         session = report.sessions[0]
         out.print(Text(f"Session {session.session_id}", style="bold"))
         out.print(Text(session.path, style="dim"), soft_wrap=True)
-        out.print(_one_session(session))
+        _one_session(session)
     else:
-        out.print(_many_sessions(report))
+        _many_sessions(report)
         if report.copied_entries:
             out.print(
                 Text(f"{report.copied_entries:,} entries copied by forks are counted once.", style="dim")
@@ -104,14 +122,26 @@ def _print(report: StatsReport) -> None:
 @session_argument(nargs=-1)
 @click.option("--all", "all_projects", is_flag=True, help="Every session of every project.")
 @click.option("--cwd", metavar="DIR", help="Every session of the project in DIR.")
+@click.option(
+    "--branches",
+    "every_branch",
+    is_flag=True,
+    help="One row per branch (default: the current branch and a summary of the others).",
+)
 @json_option
 @click.pass_context
 def stats(
-    ctx: click.Context, session: tuple[str, ...], all_projects: bool, cwd: str | None, as_json: bool
+    ctx: click.Context,
+    session: tuple[str, ...],
+    all_projects: bool,
+    cwd: str | None,
+    every_branch: bool,
+    as_json: bool,
 ) -> None:
     """Token usage, cost, models, messages and tool calls of one or more sessions.
 
-    One SESSION: per branch (each leaf's path) and for all branches. Several (or --all, or
+    One SESSION: the current branch (its leaf's path), a summary of the other branches (each
+    of them with --branches) and all branches together. Several (or --all, or
     --cwd, or none: the current directory's project): per session and in total, where entries a
     fork copied from its parent are counted once.
     """
@@ -123,7 +153,7 @@ def stats(
         if session
         else cli.session_files(all_projects=all_projects, cwd=cwd)
     )
-    report = collect_stats(paths)
+    report = collect_stats(paths, branches=every_branch)
     if session and report.skipped:  # a file named on the command line must be readable
         raise CliError(" ".join(report.skipped[0][1].split()))
     for path, reason in report.skipped:

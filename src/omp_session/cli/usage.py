@@ -1,17 +1,29 @@
-"""``omp-session usage``: tokens and cost by day, month, session, model or project (issue 13 #6).
+"""``omp-session usage``: tokens and cost by day, week, month, session, model, project or 5-hour
+billing block (issue 13 #6, issue 27 #5).
 
 Internal module (a command of ``omp-session``, which is the interface); not part of the public API.
 """
 
 from __future__ import annotations
 
-from datetime import date
+import time
+from datetime import date, datetime, timezone, tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import click
-from rich.table import Table
+from rich.text import Text
 
 from omp_session.cli._common import console, emit_json, require_root, skipped, state
-from omp_session.tools.usage_report import VIEWS, UsageReport, UsageRow, usage_report
+from omp_session.cli._table import Column, Row, money, print_table
+from omp_session.tools.short_ids import unique_prefixes
+from omp_session.tools.usage_report import (
+    VIEWS,
+    ReportOptions,
+    UsageReport,
+    UsageRow,
+    start_of_week_number,
+    usage_report,
+)
 
 __all__ = ["usage"]
 
@@ -30,70 +42,166 @@ def _bad(value: str) -> date:
     raise click.BadParameter(f"{value!r} is not a date (YYYY-MM-DD or YYYYMMDD)")
 
 
+def _zone(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tzinfo:
+    if value is None or value.upper() == "UTC":
+        return timezone.utc
+    if value.lower() == "local":
+        local = datetime.now().astimezone().tzinfo
+        return local if local is not None else timezone.utc
+    try:
+        return ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise click.BadParameter(
+            f"{value!r} is not a time zone (an IANA name such as Europe/Paris, UTC or local)"
+        ) from None
+
+
 _HEADINGS = {  # the first column of each view
     "daily": "Date",
+    "weekly": "Week of",
     "monthly": "Month",
     "session": "Session",
     "model": "Model",
     "project": "Project",
+    "blocks": "Block start",
 }
+_NUMBERS = ("Input", "Output", "Cache R", "Cache W", "Tokens", "Hit", "Cost")
 
 
 def _tokens(value: float) -> str:
-    return f"{int(value):,}"
+    try:
+        return f"{int(value):,}"
+    except (OverflowError, ValueError):  # a damaged file's 1e400 or NaN
+        return "∞" if value == value else "?"
 
 
-def _cells(row: UsageRow) -> list[str]:
-    usage = row.usage
+def _cost(row: UsageRow) -> str:
+    return money(row.cost, estimated=row.is_estimated) + ("?" if row.unpriced_turns else "")
+
+
+def _numbers(row: UsageRow) -> list[str]:
+    rate = row.cache_hit_rate
     return [
-        _tokens(usage.input),
-        _tokens(usage.output),
-        _tokens(usage.cacheRead),
-        _tokens(usage.cacheWrite),
+        _tokens(row.input),
+        _tokens(row.output),
+        _tokens(row.cache_read),
+        _tokens(row.cache_write),
         _tokens(row.tokens),
-        f"${usage.cost:,.2f}" if usage.cost >= 0.1 else f"${usage.cost:.4f}",
+        f"{rate:.0%}" if rate is not None else "-",
+        _cost(row),
     ]
 
 
-def _print(report: UsageReport) -> None:
+def _duration(ms: float) -> str:
+    minutes = int(ms // 60_000)
+    return f"{minutes // 60}h {minutes % 60:02d}m" if minutes >= 60 else f"{minutes}m"
+
+
+def _block_note(row: UsageRow, now_ms: int) -> str:
+    block = row.block
+    if block is None:
+        return ""
+    if block.gap:
+        return f"(gap {_duration(block.end_ms - block.start_ms)})"
+    if block.active:
+        return f"ACTIVE, {_duration(block.end_ms - now_ms)} left"
+    return f"{_duration(block.last_ms - block.first_ms)} used"
+
+
+def _print(report: UsageReport, now_ms: int) -> None:
+    view = report.view
+    # Dates, weeks, blocks and session ids are never cut (a cut one names another); names narrow.
+    columns = [Column(_HEADINGS[view], min_width=12, keep=view not in ("model", "project"))]
+    if view == "session":
+        columns.append(Column("Title", min_width=10, drop=2))
+    if view == "blocks":
+        columns.append(Column("Status", min_width=6, drop=3))
+    if view in ("daily", "weekly", "monthly", "blocks"):
+        columns.append(Column("Models", min_width=10, drop=1))
+    columns.extend(Column(name, numeric=True) for name in _NUMBERS)
+    short = unique_prefixes(row.key for row in report.rows) if view == "session" else {}
+    rows = []
+    for row in [*report.rows, report.total]:
+        is_total = row is report.total
+        lead = ["Total" if is_total else short.get(row.key, row.key)]
+        styles: dict[int, str] = {}
+        if view == "session":
+            lead.append("" if is_total else row.label)
+        if view == "blocks":
+            lead.append("" if is_total else _block_note(row, now_ms))
+        if view in ("daily", "weekly", "monthly", "blocks"):
+            lead.append("" if is_total else ", ".join(sorted(row.models, key=lambda m: -row.models[m])))
+        rows.append(Row([*lead, *_numbers(row)], style="bold" if is_total else None, cell_styles=styles))
+    print_table(columns, rows)
+    _notes(report)
+
+
+def _notes(report: UsageReport) -> None:
     out = console()
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    with_models = report.view in ("daily", "monthly") and out.width >= 96  # --json/--csv always have them
-    keys = [row.key for row in report.rows]
-    key_width = min(max(map(len, [*keys, "Total"])), 8 if report.view == "session" else 40)
-    table.add_column(_HEADINGS[report.view], no_wrap=True, overflow="ellipsis", min_width=key_width)
-    if report.view == "session":
-        table.add_column("Title", overflow="ellipsis", no_wrap=True, max_width=max(out.width - 70, 10))
-    if with_models:
-        table.add_column("Models", overflow="ellipsis", no_wrap=True, max_width=24)
-    numbers = [_cells(row) for row in [*report.rows, report.total]]
-    for position, name in enumerate(("Input", "Output", "Cache R", "Cache W", "Tokens", "Cost")):
-        widest = max(len(cells[position]) for cells in numbers)  # numbers are never cut
-        table.add_column(name, justify="right", no_wrap=True, min_width=widest)
-    for row in [*report.rows, None, report.total]:
-        if row is None:
-            table.add_section()
-            continue
-        lead = [row.key if row is not report.total else "Total"]
-        if report.view == "session":
-            lead = [lead[0][:8], row.label]  # the short id, as 'list' shows it
-        if with_models:
-            short = sorted({name.rsplit("/", 1)[-1] for name in row.models})  # provider left out
-            lead.append(", ".join(short) if row is not report.total else "")
-        table.add_row(*lead, *_cells(row), style="bold" if row is report.total else None)
-    out.print(table)
+    total = report.total
+    if total.is_estimated:
+        out.print(
+            Text(
+                f"~ includes {money(total.estimated_cost)} estimated from list prices of "
+                f"{report.prices_date} (omp recorded no cost for those turns)",
+                style="dim",
+            ),
+            soft_wrap=True,
+        )
+    if total.unpriced_turns:
+        models = ", ".join(sorted(total.unpriced_models))
+        out.print(
+            Text(
+                f"? {total.unpriced_turns:,} turns of models without a known price ({models}): "
+                "their cost is not in the totals",
+                style="dim",
+            ),
+            soft_wrap=True,
+        )
+    active = report.active_block
+    if active is not None and active.block is not None and active.block.burn is not None:
+        burn = active.block.burn
+        out.print(
+            Text(
+                f"Active block: {_tokens(burn.tokens_per_minute)} tokens/min, "
+                f"{money(burn.cost_per_hour)}/h; projected by its end: "
+                f"{_tokens(burn.projected_tokens)} tokens, {money(burn.projected_cost)}",
+                style="bold",
+            ),
+            soft_wrap=True,
+        )
 
 
 @click.command(
     epilog="\b\nExamples:\n  omp-session usage\n  omp-session usage monthly --all\n"
+    "  omp-session usage weekly --all --timezone Europe/Paris\n"
+    "  omp-session usage blocks --all\n"
     "  omp-session usage model --since 2025-06-01 --until 2025-06-30 --csv\n"
     "  omp-session usage session --cwd ~/src/app --json",
 )
 @click.argument("view", type=click.Choice(VIEWS), default="daily")
 @click.option("--all", "all_projects", is_flag=True, help="Every project (default: the current directory's).")
 @click.option("--cwd", metavar="DIR", help="The sessions of the project in DIR.")
-@click.option("--since", callback=_date, metavar="DATE", help="Only entries on or after DATE (UTC).")
-@click.option("--until", callback=_date, metavar="DATE", help="Only entries on or before DATE (UTC).")
+@click.option(
+    "--since", callback=_date, metavar="DATE", help="Only entries on or after DATE (in --timezone)."
+)
+@click.option(
+    "--until", callback=_date, metavar="DATE", help="Only entries on or before DATE (in --timezone)."
+)
+@click.option(
+    "--timezone",
+    "zone",
+    callback=_zone,
+    metavar="ZONE",
+    help="Days, weeks, months and block times in ZONE (IANA name, UTC or local; default UTC).",
+)
+@click.option(
+    "--start-of-week",
+    type=click.Choice(["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]),
+    default="monday",
+    show_default=True,
+    help="The first day of a week (weekly view).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV.")
 @click.pass_context
@@ -104,13 +212,17 @@ def usage(
     cwd: str | None,
     since: date | None,
     until: date | None,
+    zone: tzinfo,
+    start_of_week: str,
     as_json: bool,
     as_csv: bool,
 ) -> None:
-    """Tokens and cost by VIEW: daily (default), monthly, session, model or project.
+    """Tokens and cost by VIEW: daily (default), weekly, monthly, session, model, project or
+    blocks (5-hour billing windows, with the active one's burn rate).
 
     Every branch counts (abandoned work was paid for too); entries a fork copied from another
-    listed session count once. Days are UTC days of the entries' timestamps.
+    listed session count once. Cost is what omp recorded; where it recorded none (imported
+    sessions) it is estimated from list prices and marked ~ (costEstimated in JSON).
     """
     if all_projects and cwd is not None:
         raise click.UsageError("give --all or --cwd, not both")
@@ -120,9 +232,15 @@ def usage(
         raise click.UsageError("--since is after --until")
     cli = state(ctx)
     require_root(cli.root)
-    report = usage_report(
-        cli.session_files(all_projects=all_projects, cwd=cwd), view, since=since, until=until
+    now_ms = int(time.time() * 1000)
+    options = ReportOptions(
+        since=since,
+        until=until,
+        zone=zone,
+        start_of_week=start_of_week_number(start_of_week),
+        now_ms=now_ms,
     )
+    report = usage_report(cli.session_files(all_projects=all_projects, cwd=cwd), view, options)
     for path, reason in report.skipped:
         skipped(path, reason)
     if as_json:
@@ -134,7 +252,4 @@ def usage(
             "No usage in these sessions" + ("" if all_projects else " (--all: every project)"), err=True
         )
     else:
-        _print(report)
-
-
-__all__ = ["usage"]
+        _print(report, now_ms)

@@ -23,14 +23,24 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
 from omp_session.errors import SessionError
+from omp_session.gcpause import gc_paused
 from omp_session.manager import SessionManager
+from omp_session.model.tree import SessionIndex, path_stopping_at_repeat
 from omp_session.model.usage import UsageStatistics
 from omp_session.tools.reading import read_session
 from omp_session.tools.transcript import leaf_ids
 
 Entry = dict[str, Any]
 
-__all__ = ["BranchStats", "SessionStats", "StatsReport", "Totals", "collect_stats", "session_stats"]
+__all__ = [
+    "BranchStats",
+    "BranchSummary",
+    "SessionStats",
+    "StatsReport",
+    "Totals",
+    "collect_stats",
+    "session_stats",
+]
 
 
 @dataclass
@@ -72,6 +82,28 @@ class Totals:
             totals.add(entry)
         return totals
 
+    def without(self, part: Totals) -> Totals | None:
+        """These totals less ``part`` (totals of some of the same entries), or ``None`` when
+        ``part`` holds ``model_usage`` spend (nested totals that do not subtract)."""
+        if part.usage.side:
+            return None
+        whole, less = self.usage.to_state(), part.usage.to_state()
+        numbers = {
+            key: value - less.get(key, 0)
+            for key, value in whole.items()
+            if isinstance(value, int | float) and not isinstance(value, bool)
+        }
+        usage = UsageStatistics.from_state(numbers)
+        usage.missing, usage.side = list(self.usage.missing), dict(self.usage.side)
+        return Totals(
+            usage,
+            self.entries - part.entries,
+            self.messages - part.messages,
+            self.roles - part.roles,
+            self.models - part.models,
+            self.tool_calls - part.tool_calls,
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """JSON shape: omp's usage keys, then the counters sorted by count (most first)."""
         usage = self.usage.to_dict()
@@ -99,9 +131,29 @@ class BranchStats:
         return {"leafId": self.leaf_id, "current": self.is_current, **self.totals.to_dict()}
 
 
+@dataclass(frozen=True)
+class BranchSummary:
+    """The branches other than the current one, summarised: how many, and the range of their
+    sizes and costs (each branch is its leaf's whole root→leaf path)."""
+
+    count: int
+    min_entries: int
+    max_entries: int
+    min_cost: float
+    max_cost: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "count": self.count,
+            "entries": {"min": self.min_entries, "max": self.max_entries},
+            "cost": {"min": round(self.min_cost, 6), "max": round(self.max_cost, 6)},
+        }
+
+
 @dataclass
 class SessionStats:
-    """Totals of one session file (every entry once) and of each of its branches."""
+    """Totals of one session file (every entry once) and of its branches: each of them, or the
+    current one and a :class:`BranchSummary` of the others (``other_branches``)."""
 
     path: str
     session_id: str
@@ -109,9 +161,11 @@ class SessionStats:
     parent_session: str | None
     totals: Totals
     branches: list[BranchStats]
+    #: Set when only the current branch is in ``branches``: the others, summarised.
+    other_branches: BranchSummary | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "path": self.path,
             "id": self.session_id,
             "title": self.title,
@@ -119,6 +173,9 @@ class SessionStats:
             "total": self.totals.to_dict(),
             "branches": [branch.to_dict() for branch in self.branches],
         }
+        if self.other_branches is not None:
+            out["otherBranches"] = self.other_branches.to_dict()
+        return out
 
 
 @dataclass
@@ -150,11 +207,161 @@ class _Read(NamedTuple):
     stats: SessionStats
 
 
-def _stats_of(session: SessionManager, path: Path | str) -> SessionStats:
+@dataclass
+class _Walked:
+    """One pass over a session's entries: their totals, and each root→entry path's size and cost
+    (``depth``, ``path_cost``) with each entry's parent position, known when every parent link
+    names an earlier entry with a unique id (``simple``; what omp writes)."""
+
+    totals: Totals
+    parent: list[int]
+    depth: list[int]
+    path_cost: list[float]
+    position: dict[str, int]
+    is_parent: list[bool]
+    simple: bool
+
+
+def _walk(entries: Sequence[Entry]) -> _Walked:
+    totals = Totals()
+    usage = totals.usage
+    parent: list[int] = []
+    depth: list[int] = []
+    path_cost: list[float] = []
+    position: dict[str, int] = {}
+    is_parent = [False] * len(entries)
+    simple = True
+    for at, entry in enumerate(entries):
+        before = usage.cost
+        totals.add(entry)
+        own = usage.cost - before
+        entry_id, parent_id = entry.get("id"), entry.get("parentId")
+        up = -1
+        if parent_id is not None:
+            found = position.get(parent_id) if isinstance(parent_id, str) else None
+            if found is None:
+                simple = False  # a link to a later, missing or odd id: the general walk below
+            else:
+                up = found
+                is_parent[found] = True
+        if isinstance(entry_id, str):
+            if entry_id in position:
+                simple = False  # a repeated id: the later entry wins the id, as omp's map keeps
+            position[entry_id] = at
+        parent.append(up)
+        depth.append(depth[up] + 1 if up >= 0 else 1)
+        path_cost.append(path_cost[up] + own if up >= 0 else own)
+    return _Walked(totals, parent, depth, path_cost, position, is_parent, simple)
+
+
+def _other_branches(entries: Sequence[Entry], walked: _Walked, current: str | None) -> BranchSummary | None:
+    """The summary of every branch but ``current``: each leaf's path size and cost, from the
+    walk's running sums (one pass however many long branches share their start, issue 27 #6)."""
+    if walked.simple:
+        sizes = [
+            (walked.depth[at], walked.path_cost[at])
+            for entry_id, at in walked.position.items()
+            if not walked.is_parent[at] and entry_id != current
+        ]
+    else:
+        sizes = _walked_slowly(entries, current)
+    if not sizes:
+        return None
+    return BranchSummary(
+        len(sizes),
+        min(size for size, _ in sizes),
+        max(size for size, _ in sizes),
+        min(cost for _, cost in sizes),
+        max(cost for _, cost in sizes),
+    )
+
+
+def _walked_slowly(entries: Sequence[Entry], current: str | None) -> list[tuple[int, float]]:
+    """Each leaf's path size and cost in a file whose links are not all to earlier, unique ids:
+    up through parent links (by id, the later entry for a repeated one) until a root, a missing
+    parent or a repeat, memoised per id."""
+    by_id: dict[str, Entry] = {}
+    parents: set[Any] = set()
+    for entry in entries:
+        entry_id = entry.get("id")
+        if isinstance(entry_id, str):
+            by_id[entry_id] = entry
+        parent_id = entry.get("parentId")
+        if isinstance(parent_id, str):
+            parents.add(parent_id)
+    counter = UsageStatistics()
+    memo: dict[str, tuple[int, float]] = {}
+    sizes: list[tuple[int, float]] = []
+    for leaf in (entry_id for entry_id in by_id if entry_id not in parents and entry_id != current):
+        chain: list[str] = []
+        seen: set[str] = set()
+        node: Any = leaf
+        base = (0, 0.0)
+        while isinstance(node, str) and node in by_id and node not in seen:
+            if node in memo:
+                base = memo[node]
+                break
+            seen.add(node)
+            chain.append(node)
+            node = by_id[node].get("parentId")
+        count, cost = base
+        for entry_id in reversed(chain):
+            counter.cost = 0
+            counter.add_entry(by_id[entry_id])
+            count, cost = count + 1, cost + counter.cost
+            memo[entry_id] = (count, cost)
+        sizes.append(memo.get(leaf, base))
+    return sizes
+
+
+def _branch(session: SessionManager, entries: list[Entry], walked: _Walked, leaf: str) -> list[Entry]:
+    """``session.get_branch(leaf)`` from the entries already read (a lazy session would decode
+    every line of the path a second time): the parent positions of the walk when its links are
+    simple (then every rule of the path walk gives the same path), else an eager index of the
+    entries walked by the session's dialect, as its own navigation walks it."""
+    if walked.simple:
+        at = walked.position.get(leaf, -1)
+        path: list[Entry] = []
+        while at >= 0:
+            path.append(entries[at])
+            at = walked.parent[at]
+        path.reverse()
+        return path
+    index = SessionIndex(entries)
+    found = index.branch(leaf)
+    if session.dialect.path_stops_at_repeated_id:
+        return path_stopping_at_repeat(index, found, leaf)
+    return found
+
+
+def _branch_totals(session: SessionManager, entries: list[Entry], walked: _Walked, leaf: str) -> Totals:
+    """The totals of the path to ``leaf``: the session's totals less the entries off the path when
+    those are fewer (most of a long session is on its current branch), else counted directly."""
+    path = _branch(session, entries, walked, leaf)
+    if len(path) * 2 > len(entries):
+        on_path = {id(entry) for entry in path}
+        less = walked.totals.without(Totals.of(entry for entry in entries if id(entry) not in on_path))
+        if less is not None:
+            return less
+    return Totals.of(path)
+
+
+def _stats_of(
+    session: SessionManager, path: Path | str, entries: list[Entry], branches: bool = True
+) -> SessionStats:
     current = session.get_leaf_id()
-    branches = [
-        BranchStats(leaf, leaf == current, Totals.of(session.get_branch(leaf))) for leaf in leaf_ids(session)
-    ]
+    other: BranchSummary | None = None
+    walked = _walk(entries)
+    if branches:
+        rows = [
+            BranchStats(leaf, leaf == current, Totals.of(session.get_branch(leaf)))
+            for leaf in leaf_ids(session)
+        ]
+    else:
+        rows = (
+            [BranchStats(current, True, _branch_totals(session, entries, walked, current))] if current else []
+        )
+        other = _other_branches(entries, walked, current)
     header = session.get_header()
     title, parent = header.get("title"), header.get("parentSession")
     return SessionStats(
@@ -162,15 +369,17 @@ def _stats_of(session: SessionManager, path: Path | str) -> SessionStats:
         session_id=session.get_session_id(),
         title=title if isinstance(title, str) else None,
         parent_session=parent if isinstance(parent, str) else None,
-        totals=Totals.of(session.get_entries()),
-        branches=branches,
+        totals=walked.totals,
+        branches=rows,
+        other_branches=other,
     )
 
 
-def session_stats(path: Path | str) -> SessionStats:
-    """Statistics of one session file (read only)."""
+def session_stats(path: Path | str, *, branches: bool = True) -> SessionStats:
+    """Statistics of one session file (read only): every branch, or (``branches=False``) the
+    current one and a summary of the others."""
     with read_session(path) as session:
-        return _stats_of(session, path)
+        return _stats_of(session, path, list(session.get_entries()), branches)
 
 
 def _copy_key(entry: Entry) -> tuple[str, str, str] | None:
@@ -230,6 +439,8 @@ def counted_once(loaded: Sequence[ReadSession]) -> Iterator[tuple[int, Entry | N
 
 
 def _combined(loaded: Sequence[_Read]) -> tuple[Totals, int]:
+    if len(loaded) == 1 and _no_repeated_keys(loaded[0].entries):
+        return loaded[0].stats.totals, 0  # nothing to count once: the session's own totals
     total, copies = Totals(), 0
     for _position, entry in counted_once(loaded):
         if entry is None:
@@ -239,8 +450,17 @@ def _combined(loaded: Sequence[_Read]) -> tuple[Totals, int]:
     return total, copies
 
 
-def collect_stats(paths: Iterable[Path | str]) -> StatsReport:
-    """Statistics of every session in ``paths`` and their combined totals (copies counted once).
+def _no_repeated_keys(entries: Sequence[Entry]) -> bool:
+    ids = [entry_id for entry in entries if isinstance(entry_id := entry.get("id"), str)]
+    if len(set(ids)) == len(ids):
+        return True  # a key holds the id: unique ids, unique keys (and no repr of each timestamp)
+    keys = [key for key in map(_copy_key, entries) if key is not None]
+    return len(set(keys)) == len(keys)
+
+
+def collect_stats(paths: Iterable[Path | str], *, branches: bool = True) -> StatsReport:
+    """Statistics of every session in ``paths`` and their combined totals (copies counted once);
+    each session's branches as :func:`session_stats` gives them.
 
     Files that cannot be loaded are listed in ``skipped`` instead of stopping the whole report.
     """
@@ -249,11 +469,13 @@ def collect_stats(paths: Iterable[Path | str]) -> StatsReport:
     for raw in paths:
         path = Path(raw)
         try:
-            with read_session(path) as session:
+            # gc_paused: the counting builds many small acyclic objects (see gcpause).
+            with read_session(path) as session, gc_paused():
                 # A list: kept after the session is closed, and a lazy view would keep its file
                 # open (one descriptor per session of the report).
                 entries = list(session.get_entries())
-                loaded.append(_Read(path, session.get_header(), entries, _stats_of(session, path)))
+                stats = _stats_of(session, path, entries, branches)
+                loaded.append(_Read(path, session.get_header(), entries, stats))
         except (SessionError, OSError) as exc:
             skipped.append((os.fspath(path), str(exc)))
     # Oldest first, so an entry a fork copied is attributed to the session that made it.

@@ -1,307 +1,480 @@
-"""Usage reports (issue 13 #6): tokens and cost by day, month, session, model or project.
+"""Usage reports (issue 13 #6, issue 27 #5): tokens and cost by day, week, month, session, model,
+project or 5-hour billing block.
 
-What ``omp-session usage`` prints and the viewer's usage page draws. Every assistant message with
-``usage`` and every ``task`` tool result with ``details.usage`` counts (spec §6.3, the same rule as
-:class:`~omp_session.model.usage.UsageStatistics`), on every branch (tokens spent on an abandoned
-branch were spent), and an entry a fork copied from another listed session counts once
-(:func:`omp_session.tools.stats.counted_once`). Days and months are those of the entry's timestamp
-in UTC; entries without a readable timestamp are left out of date ranges and the daily and monthly
-views, but kept in the others when no range is given.
+What ``omp-session usage`` prints and the viewer's usage page draws. A report is a pure function
+(:func:`build_report`) of an iterable of :class:`~omp_session.tools.usage_records.UsageRecord`, so
+it does not matter what read them (:func:`usage_report` reads files in full; a catalog of the store
+can give the same records). Nothing here reads a clock: the blocks view's "now" is passed in.
+
+* **Days, weeks and months** are those of the entry's timestamp in the report's time zone (UTC
+  unless given); weeks start on ``start_of_week`` (Monday unless given) and are named by their
+  first day. ``since``/``until`` are inclusive days in that zone. Entries without a readable
+  timestamp are left out of every dated view and of any date range, kept in the others.
+* **Models** are merged under one name (:func:`~omp_session.tools.pricing.canonical_model`):
+  ``anthropic/claude-sonnet-4-5`` and ``claude-sonnet-4-5-20250929`` are one row.
+* **Cost** is what omp recorded; where it recorded none (imported sessions, models it could not
+  price) it is estimated from the shipped price table and the row says so (``estimatedCost``);
+  tokens of a model the table does not know either are counted in ``unpricedTurns``, never as a
+  silent $0.
+* **Cache-hit rate** is the share of prompt tokens read from the cache:
+  ``cacheRead / (input + cacheRead + cacheWrite)``.
+* **Blocks** follow ccusage's definition of Claude's 5-hour billing windows: a block starts at its
+  first entry's time floored to the hour (UTC) and lasts 5 hours; an entry after the block's end,
+  or more than 5 hours after the previous entry, starts a new one; a gap of more than 5 hours
+  between two blocks is shown as a gap row. The block holding ``now`` (its end not passed, its last
+  entry less than 5 hours old) is active, with its burn rate (tokens per minute and cost per hour
+  between its first and last entry) and what the block will have cost at that rate by its end.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime, timedelta, timezone, tzinfo
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
-from omp_session.errors import SessionError
-from omp_session.format.ids import iso_to_ms, ms_to_datetime
-from omp_session.model.usage import UsageStatistics
-from omp_session.tools.catalog import Catalog, CatalogSession
-from omp_session.tools.entry_kinds import EntryKind, classify
-from omp_session.tools.reading import read_session
-from omp_session.tools.stats import counted_once
-from omp_session.tools.summary import first_prompt
+from omp_session.format.ids import ms_to_datetime
+from omp_session.tools.pricing import PriceTable, canonical_model, default_prices
+from omp_session.tools.usage_records import SUB_AGENT, UNKNOWN_MODEL, UsageRecord, collect_records
 
-Entry = dict[str, Any]
-
-__all__ = ["VIEWS", "UsageReport", "UsageRow", "UsageSpend", "collect_spend", "report_of", "usage_report"]
+__all__ = [
+    "VIEWS",
+    "BlockInfo",
+    "BurnRate",
+    "ReportOptions",
+    "UsageReport",
+    "UsageRow",
+    "build_report",
+    "usage_report",
+]
 
 #: The report views, each grouping spend by one key.
-VIEWS = ("daily", "monthly", "session", "model", "project")
+VIEWS = ("daily", "weekly", "monthly", "session", "model", "project", "blocks")
 
-#: What a ``task`` result's usage is filed under in the model view (its model is the sub-agent's).
-SUB_AGENT = "(sub-agent tasks)"
+#: A billing block's length (Claude's 5-hour usage window).
+BLOCK_MS = 5 * 3600 * 1000
+_HOUR_MS = 3600 * 1000
+_DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 
-class UsageSpend(NamedTuple):
-    """One entry's spend and what it is grouped by."""
+@dataclass(frozen=True)
+class ReportOptions:
+    """What shapes a report besides its view."""
 
-    day: date | None
-    model: str
-    session_id: str
-    session_path: str
-    title: str
-    project: str
-    usage: UsageStatistics
+    since: date | None = None
+    until: date | None = None
+    #: The zone of days, weeks, months and the blocks' shown times.
+    zone: tzinfo = timezone.utc
+    #: 0 (Monday) .. 6 (Sunday): the first day of a week.
+    start_of_week: int = 0
+    #: The time the blocks view calls now (ms since the epoch); ``None``: no block is active.
+    now_ms: int | None = None
+    prices: PriceTable = field(default_factory=default_prices)
+
+
+@dataclass(frozen=True)
+class BurnRate:
+    """The active block's pace, from its first entry to its last."""
+
+    tokens_per_minute: float
+    cost_per_hour: float
+    #: What the block holds at its end if this pace goes on from now.
+    projected_tokens: float
+    projected_cost: float
+    remaining_minutes: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tokensPerMinute": round(self.tokens_per_minute, 3),
+            "costPerHour": round(self.cost_per_hour, 6),
+            "projectedTokens": round(self.projected_tokens),
+            "projectedCost": round(self.projected_cost, 6),
+            "remainingMinutes": round(self.remaining_minutes, 1),
+        }
+
+
+@dataclass
+class BlockInfo:
+    """A billing block's times (ms since the epoch), or a gap's (``gap``: no entries in it)."""
+
+    start_ms: int
+    end_ms: int
+    first_ms: int
+    last_ms: int
+    gap: bool = False
+    active: bool = False
+    burn: BurnRate | None = None
+
+    def to_dict(self, zone: tzinfo) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "start": _iso(self.start_ms, zone),
+            "end": _iso(self.end_ms, zone),
+            "gap": self.gap,
+            "active": self.active,
+        }
+        if not self.gap:
+            out["firstEntry"] = _iso(self.first_ms, zone)
+            out["lastEntry"] = _iso(self.last_ms, zone)
+        if self.burn is not None:
+            out["burnRate"] = self.burn.to_dict()
+        return out
 
 
 @dataclass
 class UsageRow:
-    """Totals of one group (a day, a month, a session, a model or a project)."""
+    """Totals of one group (a day, a week, a month, a session, a model, a project or a block)."""
 
     key: str
-    usage: UsageStatistics = field(default_factory=UsageStatistics)
+    label: str = ""
+    input: float = 0
+    output: float = 0
+    cache_read: float = 0
+    cache_write: float = 0
+    #: Recorded plus estimated cost.
+    cost: float = 0
+    #: The part of ``cost`` estimated from the price table (omp recorded none).
+    estimated_cost: float = 0
+    #: Messages whose tokens have no price at all (cost neither recorded nor in the table).
+    unpriced_turns: int = 0
     #: Messages with usage counted here.
     turns: int = 0
-    #: Cost by model inside this group (for stacked charts and the daily/monthly model lists).
+    #: Cost by (canonical) model inside this group.
     models: dict[str, float] = field(default_factory=dict)
-    #: A readable name for session rows (title or first words), else ``""``.
-    label: str = ""
+    #: The models of the unpriced turns.
+    unpriced_models: set[str] = field(default_factory=set)
+    block: BlockInfo | None = None
 
     @property
     def tokens(self) -> float:
-        usage = self.usage
-        return usage.input + usage.output + usage.cacheRead + usage.cacheWrite
+        return self.input + self.output + self.cache_read + self.cache_write
 
-    def to_dict(self) -> dict[str, Any]:
-        usage = self.usage
+    @property
+    def cache_hit_rate(self) -> float | None:
+        """Share of prompt tokens read from the cache; ``None`` without prompt tokens."""
+        prompt = self.input + self.cache_read + self.cache_write
+        return self.cache_read / prompt if prompt else None
+
+    @property
+    def is_estimated(self) -> bool:
+        return self.estimated_cost > 0
+
+    def add(self, record: UsageRecord, model: str, cost: float, estimated: bool, unpriced: bool) -> None:
+        self.input += record.input
+        self.output += record.output
+        self.cache_read += record.cache_read
+        self.cache_write += record.cache_write
+        self.cost += cost
+        if estimated:
+            self.estimated_cost += cost
+        if unpriced:
+            self.unpriced_turns += 1
+            self.unpriced_models.add(model)
+        self.turns += 1
+        self.models[model] = self.models.get(model, 0.0) + cost
+
+    def to_dict(self, zone: tzinfo = timezone.utc) -> dict[str, Any]:
         out: dict[str, Any] = {"key": self.key}
         if self.label:
             out["label"] = self.label
+        rate = self.cache_hit_rate
         out.update(
-            input=usage.input,
-            output=usage.output,
-            cacheRead=usage.cacheRead,
-            cacheWrite=usage.cacheWrite,
+            input=self.input,
+            output=self.output,
+            cacheRead=self.cache_read,
+            cacheWrite=self.cache_write,
             totalTokens=self.tokens,
-            cost=round(usage.cost, 6),  # float sums drift in the last digits
+            cacheHitRate=round(rate, 6) if rate is not None else None,
+            cost=round(self.cost, 6),  # float sums drift in the last digits
+            costEstimated=self.is_estimated,
+            estimatedCost=round(self.estimated_cost, 6),
+            unpricedTurns=self.unpriced_turns,
             turns=self.turns,
             models={name: round(cost, 6) for name, cost in sorted(self.models.items())},
         )
+        if self.unpriced_models:
+            out["unpricedModels"] = sorted(self.unpriced_models)
+        if self.block is not None:
+            out["block"] = self.block.to_dict(zone)
         return out
 
 
 @dataclass
 class UsageReport:
-    """Rows of one view (sorted by key; sessions by cost, most first), their total, what was skipped."""
+    """Rows of one view, their total, and what was left out or skipped."""
 
     view: str
     rows: list[UsageRow]
     total: UsageRow
     copied_entries: int = 0
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    zone: tzinfo = timezone.utc
+    #: The price table's ``sourceDate`` (what estimates are based on).
+    prices_date: str = ""
+
+    @property
+    def active_block(self) -> UsageRow | None:
+        return next((row for row in self.rows if row.block is not None and row.block.active), None)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "view": self.view,
-            "rows": [row.to_dict() for row in self.rows],
-            "total": self.total.to_dict(),
+            "timezone": _zone_name(self.zone),
+            "rows": [row.to_dict(self.zone) for row in self.rows],
+            "total": self.total.to_dict(self.zone),
             "copiedEntries": self.copied_entries,
+            "pricesSourceDate": self.prices_date,
             "skipped": [{"path": path, "reason": reason} for path, reason in self.skipped],
         }
 
     def to_csv(self) -> str:
-        """One line per row, then the total: key, label, tokens by kind, total, cost, turns."""
+        """One line per row, then the total."""
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
-        columns = ["input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost", "turns"]
+        columns = [
+            "input",
+            "output",
+            "cacheRead",
+            "cacheWrite",
+            "totalTokens",
+            "cacheHitRate",
+            "cost",
+            "costEstimated",
+            "estimatedCost",
+            "unpricedTurns",
+            "turns",
+        ]
         writer.writerow([self.view, "label", *columns])
         for row in [*self.rows, self.total]:
-            data = row.to_dict()
-            writer.writerow([data["key"], data.get("label", ""), *(_number(data[c]) for c in columns)])
+            data = row.to_dict(self.zone)
+            writer.writerow([data["key"], data.get("label", ""), *(_cell(data[c]) for c in columns)])
         return out.getvalue()
 
 
-def _number(value: Any) -> str:
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
     return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
-class _Read(NamedTuple):
-    path: Path
-    header: Entry
-    entries: Sequence[Entry]
+def _zone_name(zone: tzinfo) -> str:
+    key = getattr(zone, "key", None)
+    return key if isinstance(key, str) else str(zone.tzname(None) or zone)
 
 
-def _model_of(entry: Entry) -> str | None:
-    """The model an entry's usage belongs to; ``None`` when the entry has no usage."""
-    found = classify(entry)
-    fields = found.fields
-    if found.kind == EntryKind.ASSISTANT and isinstance(fields.get("usage"), dict):
-        model, provider = fields.get("model"), fields.get("provider")
-        if isinstance(model, str) and model:
-            return f"{provider}/{model}" if isinstance(provider, str) and provider else model
-        return "(unknown model)"
-    if found.kind == EntryKind.TOOL_RESULT and fields.get("toolName") == "task":
-        details = fields.get("details")
-        if isinstance(details, dict) and isinstance(details.get("usage"), dict):
-            return SUB_AGENT
-    return None
-
-
-def _day(entry: Entry) -> date | None:
-    """The entry's UTC day; ``None`` without a time or for a year JavaScript has but Python's dates
-    do not (``"20202T14:01:45.000Z"`` from a damaged file; found by fuzzing the viewer)."""
-    moment = ms_to_datetime(iso_to_ms(entry.get("timestamp")))
-    return moment.date() if moment is not None else None
-
-
-def _title(header: Entry, entries: Sequence[Entry]) -> str:
-    title = header.get("title")
-    if isinstance(title, str) and title:
-        return title
-    from omp_session.tools.summary import message_text
-
-    texts = (
-        message_text(found.fields) for entry in entries if (found := classify(entry)).kind == EntryKind.USER
-    )
-    return " ".join(first_prompt(texts).split())[:80]
-
-
-def _read(
-    paths: Iterable[Path | str], skipped: list[tuple[str, str]], catalog: Catalog | None = None
-) -> list[_Read | CatalogSession]:
-    """The sessions of ``paths`` from the store catalog (default: the agent dir's; re-reading only
-    the changed sessions), and those it cannot hold this time read in full."""
-    wanted = [Path(raw) for raw in paths]
-    used = catalog if catalog is not None else Catalog()
+def _local(ms: int | None, zone: tzinfo) -> datetime | None:
+    moment = ms_to_datetime(ms)
+    if moment is None:
+        return None
     try:
-        loaded: list[_Read | CatalogSession] = list(used.sessions(wanted))
-        left = used.uncatalogued | {path for path, _reason in used.skipped}
-    finally:
-        if catalog is None:
-            used.close()
-    for path in wanted:
-        if os.fspath(path) not in left:
-            continue
-        try:
-            with read_session(path) as session:
-                # A list: a lazy view would keep each session's file open until the report ends.
-                loaded.append(_Read(path, session.get_header(), list(session.get_entries())))
-        except (SessionError, OSError) as exc:
-            skipped.append((os.fspath(path), str(exc)))
-    loaded.sort(key=lambda item: str(item.header.get("timestamp") or ""))  # the oldest made a copy
-    return loaded
+        return moment.astimezone(zone)
+    except (OverflowError, ValueError):  # a year at the edge of Python's range
+        return None
 
 
-def collect_spend(
-    paths: Iterable[Path | str],
-    skipped: list[tuple[str, str]] | None = None,
-    *,
-    catalog: Catalog | None = None,
-) -> tuple[list[UsageSpend], int]:
-    """Every entry with usage in ``paths`` (copies made by forks counted once), and the number of
-    copies left out. Unreadable files are appended to ``skipped``. Reads through the store
-    ``catalog`` (default: the agent dir's, which it brings up to date)."""
-    loaded = _read(paths, skipped if skipped is not None else [], catalog)
-    titles = [
-        session.title if isinstance(session, CatalogSession) else _title(session.header, session.entries)
-        for session in loaded
-    ]
-    spend: list[UsageSpend] = []
-    copies = 0
-    for position, entry in counted_once(loaded):
-        if entry is None:
-            copies += 1
-            continue
-        model = _model_of(entry)
-        if model is None:
-            continue
-        session = loaded[position]
-        usage = UsageStatistics()
-        usage.add_entry(entry)
-        cwd = session.header.get("cwd")
-        spend.append(
-            UsageSpend(
-                day=_day(entry),
-                model=model,
-                session_id=str(session.header.get("id")),
-                session_path=os.fspath(session.path),
-                title=titles[position],
-                project=cwd if isinstance(cwd, str) and cwd else "(no cwd)",
-                usage=usage,
-            )
-        )
-    return spend, copies
+def _iso(ms: int, zone: tzinfo) -> str:
+    moment = _local(ms, zone)
+    return moment.isoformat(timespec="seconds") if moment is not None else str(ms)
 
 
-def _key(view: str, item: UsageSpend) -> str | None:
+def model_name(record: UsageRecord) -> str:
+    """The row a record's model is counted in (one per model, its aliases merged)."""
+    if record.model in (SUB_AGENT, UNKNOWN_MODEL):
+        return record.model
+    return canonical_model(record.model)
+
+
+def _priced(record: UsageRecord, prices: PriceTable) -> tuple[float, bool, bool]:
+    """``(cost, estimated, unpriced)`` of one record. A recorded zero for spent tokens is not a
+    price (omp 18.2.3's importers write zeros; omp records zero for a model it cannot price)."""
+    tokens = record.tokens
+    if record.cost is not None and (record.cost != 0 or not tokens):
+        return record.cost, False, False
+    if not tokens:
+        return 0.0, False, False
+    price = prices.price_of(record.model)
+    if price is None:
+        return 0.0, False, True
+    return price.cost(record.input, record.output, record.cache_read, record.cache_write), True, False
+
+
+def _week_start(day: date, start_of_week: int) -> date:
+    return day - timedelta(days=(day.weekday() - start_of_week) % 7)
+
+
+def _key(view: str, record: UsageRecord, day: date | None, options: ReportOptions) -> str | None:
     if view == "daily":
-        return item.day.isoformat() if item.day else None
+        return day.isoformat() if day else None
+    if view == "weekly":
+        return _week_start(day, options.start_of_week).isoformat() if day else None
     if view == "monthly":
-        return item.day.strftime("%Y-%m") if item.day else None
+        return day.strftime("%Y-%m") if day else None
     if view == "session":
-        return item.session_id
+        return record.session_id
     if view == "model":
-        return item.model
+        return model_name(record)
     if view == "project":
-        return item.project
+        return record.project
     raise ValueError(f"unknown usage view {view!r}; one of {', '.join(VIEWS)}")
 
 
-def _add(row: UsageRow, item: UsageSpend) -> None:
-    row.usage.add_usage(_as_usage_dict(item.usage))
-    row.turns += 1
-    row.models[item.model] = row.models.get(item.model, 0.0) + item.usage.cost
+def _in_range(day: date | None, options: ReportOptions) -> bool:
+    if options.since is None and options.until is None:
+        return True
+    if day is None:
+        return False
+    return (options.since is None or day >= options.since) and (options.until is None or day <= options.until)
 
 
-def _as_usage_dict(usage: UsageStatistics) -> dict[str, Any]:
-    data: dict[str, Any] = usage.to_dict()
-    data["cost"] = {"total": usage.cost}
-    return data
-
-
-def report_of(
-    spend: Sequence[UsageSpend],
+def build_report(
+    records: Iterable[UsageRecord],
     view: str,
-    copies: int = 0,
-    skipped: list[tuple[str, str]] | None = None,
+    options: ReportOptions | None = None,
     *,
-    since: date | None = None,
-    until: date | None = None,
+    titles: Mapping[str, str] | None = None,
+    copied_entries: int = 0,
+    skipped: Sequence[tuple[str, str]] = (),
 ) -> UsageReport:
-    """Group already collected ``spend`` into the ``view`` report (several views share one read)."""
+    """The ``view`` report (see :data:`VIEWS`) of ``records``: pure, no I/O, no clock.
+
+    ``titles`` (session id → title) labels the session view's rows; ``copied_entries`` and
+    ``skipped`` are passed through to the report for the caller that read the records."""
     if view not in VIEWS:
         raise ValueError(f"unknown usage view {view!r}; one of {', '.join(VIEWS)}")
-    rows: dict[str, UsageRow] = {}
+    options = options or ReportOptions()
+    names = titles or {}
     total = UsageRow("total")
-    for item in spend:
-        if since is not None or until is not None:
-            if item.day is None or (since is not None and item.day < since):
-                continue
-            if until is not None and item.day > until:
-                continue
-        key = _key(view, item)
-        if key is None:
+    kept: list[tuple[UsageRecord, date | None, str, float, bool, bool]] = []
+    for record in records:
+        moment = _local(record.timestamp_ms, options.zone)
+        day = moment.date() if moment is not None else None
+        if not _in_range(day, options):
             continue
-        row = rows.get(key)
-        if row is None:
-            row = rows[key] = UsageRow(key, label=item.title if view == "session" else "")
-        _add(row, item)
-        _add(total, item)
-    ordered = sorted(rows.values(), key=lambda row: row.key)
-    if view in ("session", "model", "project"):
-        ordered.sort(key=lambda row: row.usage.cost, reverse=True)
-    return UsageReport(view, ordered, total, copies, list(skipped or []))
+        model = model_name(record)
+        cost, estimated, unpriced = _priced(record, options.prices)
+        kept.append((record, day, model, cost, estimated, unpriced))
+    if view == "blocks":
+        rows = _blocks(kept, options)
+    else:
+        grouped: dict[str, UsageRow] = {}
+        for record, day, model, cost, estimated, unpriced in kept:
+            key = _key(view, record, day, options)
+            if key is None:
+                continue
+            row = grouped.get(key)
+            if row is None:
+                label = names.get(record.session_id, "") if view == "session" else ""
+                row = grouped[key] = UsageRow(key, label=label)
+            row.add(record, model, cost, estimated, unpriced)
+        rows = sorted(grouped.values(), key=lambda row: row.key)
+        if view in ("session", "model", "project"):
+            rows.sort(key=lambda row: row.cost, reverse=True)
+    for row in rows:
+        _fold(total, row)
+    return UsageReport(
+        view, rows, total, copied_entries, list(skipped), options.zone, options.prices.source_date
+    )
+
+
+def _fold(total: UsageRow, row: UsageRow) -> None:
+    """Add a row into the total (the total is the sum of the rows, exactly what is shown)."""
+    total.input += row.input
+    total.output += row.output
+    total.cache_read += row.cache_read
+    total.cache_write += row.cache_write
+    total.cost += row.cost
+    total.estimated_cost += row.estimated_cost
+    total.unpriced_turns += row.unpriced_turns
+    total.unpriced_models |= row.unpriced_models
+    total.turns += row.turns
+    for model, cost in row.models.items():
+        total.models[model] = total.models.get(model, 0.0) + cost
+
+
+def _block_key(ms: int, zone: tzinfo) -> str:
+    moment = _local(ms, zone)
+    return moment.strftime("%Y-%m-%d %H:%M") if moment is not None else str(ms)
+
+
+def _blocks(
+    kept: list[tuple[UsageRecord, date | None, str, float, bool, bool]], options: ReportOptions
+) -> list[UsageRow]:
+    dated = sorted(
+        (item for item in kept if item[0].timestamp_ms is not None and item[1] is not None),
+        key=lambda item: item[0].timestamp_ms or 0,
+    )
+    rows: list[UsageRow] = []
+    current: UsageRow | None = None
+    for record, _day, model, cost, estimated, unpriced in dated:
+        moment = record.timestamp_ms
+        assert moment is not None
+        block = current.block if current is not None else None
+        if block is None or moment - block.start_ms >= BLOCK_MS or moment - block.last_ms > BLOCK_MS:
+            if block is not None and moment - block.last_ms > BLOCK_MS:
+                gap_start = block.last_ms + BLOCK_MS
+                gap = BlockInfo(gap_start, moment, gap_start, gap_start, gap=True)
+                rows.append(UsageRow(_block_key(gap_start, options.zone), block=gap))
+            start = moment - moment % _HOUR_MS
+            block = BlockInfo(start, start + BLOCK_MS, moment, moment)
+            current = UsageRow(_block_key(start, options.zone), block=block)
+            rows.append(current)
+        assert current is not None
+        block.last_ms = moment
+        current.add(record, model, cost, estimated, unpriced)
+    now = options.now_ms
+    if current is not None and current.block is not None and now is not None:
+        block = current.block
+        if now < block.end_ms and now - block.last_ms < BLOCK_MS and now >= block.start_ms:
+            block.active = True
+            block.burn = _burn(current, block, now)
+    return rows
+
+
+def _burn(row: UsageRow, block: BlockInfo, now: int) -> BurnRate | None:
+    minutes = (block.last_ms - block.first_ms) / 60_000
+    if minutes <= 0:
+        return None
+    per_minute = row.tokens / minutes
+    cost_per_minute = row.cost / minutes
+    remaining = max((block.end_ms - now) / 60_000, 0.0)
+    return BurnRate(
+        per_minute,
+        cost_per_minute * 60,
+        row.tokens + per_minute * remaining,
+        row.cost + cost_per_minute * remaining,
+        remaining,
+    )
 
 
 def usage_report(
     paths: Iterable[Path | str],
     view: str = "daily",
+    options: ReportOptions | None = None,
     *,
     since: date | None = None,
     until: date | None = None,
 ) -> UsageReport:
-    """The ``view`` report (see :data:`VIEWS`) of the sessions in ``paths``, restricted to entries
-    dated ``since``..``until`` (inclusive, UTC days) when given."""
+    """The ``view`` report of the session files at ``paths``, read in full (see the module).
+    ``since``/``until`` (when ``options`` is not given): inclusive UTC days."""
     if view not in VIEWS:
         raise ValueError(f"unknown usage view {view!r}; one of {', '.join(VIEWS)}")
-    skipped: list[tuple[str, str]] = []
-    spend, copies = collect_spend(paths, skipped)
-    return report_of(spend, view, copies, skipped, since=since, until=until)
+    if options is None:
+        options = ReportOptions(since=since, until=until)
+    collected = collect_records(paths)
+    return build_report(
+        collected.records,
+        view,
+        options,
+        titles=collected.titles,
+        copied_entries=collected.copied_entries,
+        skipped=collected.skipped,
+    )
+
+
+def start_of_week_number(name: str) -> int:
+    """``"monday"`` → 0 … ``"sunday"`` → 6 (a :class:`ValueError` for anything else)."""
+    return _DAY_NAMES.index(name.lower())

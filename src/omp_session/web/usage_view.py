@@ -12,7 +12,8 @@ from datetime import date
 from pathlib import Path
 
 from omp_session.rendering.format import format_cost, format_tokens
-from omp_session.tools.usage_report import UsageReport, UsageRow, collect_spend, report_of
+from omp_session.tools.usage_records import collect_records
+from omp_session.tools.usage_report import ReportOptions, UsageReport, UsageRow, build_report
 
 __all__ = ["UsagePage", "build_usage_page"]
 
@@ -66,7 +67,7 @@ def _colours(models: UsageReport) -> dict[str, str]:
 
 
 def _bars(daily: UsageReport, colours: dict[str, str]) -> tuple[list[Bar], float, float]:
-    peak = max((row.usage.cost for row in daily.rows), default=0.0) or 1.0
+    peak = max((row.cost for row in daily.rows), default=0.0) or 1.0
     step = 40.0
     bars = []
     for position, row in enumerate(daily.rows):
@@ -89,7 +90,7 @@ def _project_bars(projects: UsageReport) -> list[HBar]:
         HBar(
             row.key,
             round(row.tokens / peak * 100, 2),
-            f"{format_tokens(row.tokens)} · {format_cost(row.usage.cost)}",
+            f"{format_tokens(row.tokens)} · {format_cost(row.cost)}",
         )
         for row in sorted(projects.rows, key=lambda row: -row.tokens)
     ]
@@ -97,11 +98,20 @@ def _project_bars(projects: UsageReport) -> list[HBar]:
 
 def build_usage_page(paths: list[Path], since: date | None, until: date | None) -> UsagePage:
     """The usage page of the sessions at ``paths`` (entries dated ``since``..``until`` when given)."""
-    skipped: list[tuple[str, str]] = []
-    spend, copies = collect_spend(paths, skipped)
-    daily = report_of(spend, "daily", copies, skipped, since=since, until=until)
-    projects = report_of(spend, "project", copies, skipped, since=since, until=until)
-    models = report_of(spend, "model", copies, skipped, since=since, until=until)
+    collected = collect_records(paths)
+    options = ReportOptions(since=since, until=until)
+
+    def report(view: str) -> UsageReport:
+        return build_report(
+            collected.records,
+            view,
+            options,
+            titles=collected.titles,
+            copied_entries=collected.copied_entries,
+            skipped=collected.skipped,
+        )
+
+    daily, projects, models = report("daily"), report("project"), report("model")
     colours = _colours(models)
     bars, width, peak = _bars(daily, colours)
     total: UsageRow = daily.total
@@ -117,6 +127,6 @@ def build_usage_page(paths: list[Path], since: date | None, until: date | None) 
         peak=format_cost(peak) if daily.rows else "$0",
         since=since.isoformat() if since else "",
         until=until.isoformat() if until else "",
-        total_cost=format_cost(total.usage.cost),
+        total_cost=format_cost(total.cost),
         total_tokens=format_tokens(total.tokens),
     )
