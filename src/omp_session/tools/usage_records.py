@@ -14,18 +14,15 @@ another listed session counts once (:func:`omp_session.tools.stats.counted_once`
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
-from omp_session.errors import SessionError
 from omp_session.format.ids import iso_to_ms
-from omp_session.tools.catalog import Catalog, CatalogSession
+from omp_session.tools.catalog import Catalog, CatalogSession, read_sessions
 from omp_session.tools.entry_kinds import EntryKind, classify
-from omp_session.tools.reading import read_session
 from omp_session.tools.stats import counted_once
-from omp_session.tools.summary import first_prompt, message_text
 
 Entry = dict[str, Any]
 
@@ -120,22 +117,6 @@ def records_of_session(header: Entry, entries: Iterable[Entry]) -> Iterator[Usag
             yield record
 
 
-class _Read(NamedTuple):
-    path: Path
-    header: Entry
-    entries: Sequence[Entry]
-
-
-def _title(header: Entry, entries: Sequence[Entry]) -> str:
-    title = header.get("title")
-    if isinstance(title, str) and title:
-        return title
-    texts = (
-        message_text(found.fields) for entry in entries if (found := classify(entry)).kind == EntryKind.USER
-    )
-    return " ".join(first_prompt(texts).split())[:80]
-
-
 @dataclass
 class CollectedRecords:
     """The records of a set of session files, with what a report says about how they were read."""
@@ -153,26 +134,10 @@ class CollectedRecords:
 
 def _read(
     paths: Iterable[Path | str], skipped: list[tuple[str, str]], catalog: Catalog | None
-) -> list[_Read | CatalogSession]:
-    """The sessions of ``paths`` from the store catalog (default: the agent dir's; re-reading only
-    the changed sessions), and those it cannot hold this time read in full; oldest first."""
-    wanted = [Path(raw) for raw in paths]
-    used = catalog if catalog is not None else Catalog()
-    try:
-        loaded: list[_Read | CatalogSession] = list(used.sessions(wanted))
-        left = used.uncatalogued | {path for path, _reason in used.skipped}
-    finally:
-        if catalog is None:
-            used.close()
-    for path in wanted:
-        if os.fspath(path) not in left:
-            continue
-        try:
-            with read_session(path) as session:
-                # A list: a lazy view would keep each session's file open until the report ends.
-                loaded.append(_Read(path, session.get_header(), list(session.get_entries())))
-        except (SessionError, OSError) as exc:
-            skipped.append((os.fspath(path), str(exc)))
+) -> list[CatalogSession]:
+    """The sessions of ``paths`` through the store catalog (:func:`~omp_session.tools.catalog.read_sessions`),
+    oldest first."""
+    loaded = read_sessions(paths, skipped, catalog)
     loaded.sort(key=lambda item: str(item.header.get("timestamp") or ""))  # the oldest made a copy
     return loaded
 
@@ -190,11 +155,6 @@ def collect_records(paths: Iterable[Path | str], *, catalog: Catalog | None = No
             copies += 1
             continue
         records.extend(records_of_session(loaded[position].header, (entry,)))
-    titles = {
-        str(item.header.get("id")): item.title
-        if isinstance(item, CatalogSession)
-        else _title(item.header, item.entries)
-        for item in loaded
-    }
+    titles = {str(item.header.get("id")): item.title for item in loaded}
     files = {str(item.header.get("id")): os.fspath(item.path) for item in loaded}
     return CollectedRecords(records, titles, files, copies, skipped)
