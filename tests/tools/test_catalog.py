@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from omp_session.tools.catalog import Catalog, slim_entry
-from omp_session.tools.catalog_search import candidate_paths, needles_of
+from omp_session.tools.catalog_search import candidate_paths, needles_of, search_store
 from omp_session.tools.listing_cache import SCHEMA_VERSION, ListingCache, cache_path
 from omp_session.tools.reading import read_session
 from omp_session.tools.search import compile_query, search_sessions
@@ -273,3 +273,25 @@ def test_ranked_search_filters_and_snippets(tmp_path: Path) -> None:
         )
         with pytest.raises(ValueError, match="not a search query"):
             catalog.ranked([path], '"unclosed')
+
+
+@pytest.mark.parametrize(
+    ("query", "regex"), [("the", False), ("sort", False), ('"path":', False), (".*", True), ("e", False)]
+)
+def test_search_from_the_catalog_equals_a_full_scan_on_the_corpora(query: str, regex: bool) -> None:
+    corpora = Path(__file__).resolve().parents[1]
+    files = sorted(
+        path
+        for folder in ("conformance", "conformance_omp18", "conformance_omp183")
+        for path in (corpora / folder).rglob("*.jsonl")
+    )
+    pattern = compile_query(query, regex=regex)
+    full_errors: list[tuple[str, str]] = []
+    full = list(search_sessions(files, pattern, errors=full_errors))
+    errors: list[tuple[str, str]] = []
+    with Catalog() as catalog:
+        found = list(search_store(files, pattern, query, regex=regex, catalog=catalog, errors=errors))
+        assert catalog.sessions_read > 100  # answered from the catalog it built
+    assert found == full and full
+    assert errors == full_errors
+    assert any(not hit.on_current_branch for hit in full) or query == '"path":'

@@ -95,14 +95,14 @@ def test_concurrent_identical_searches_read_each_session_once(
     summaries = SessionCatalog(root).sessions()
     search = CatalogSearch()
     reads: list[str] = []
-    original = index_search._search_one
+    original = index_search.search_store
 
-    def counting(summary: Any, pattern: Any, needle: Any) -> Any:
-        reads.append(str(summary.path))
+    def counting(paths: Any, *args: Any, **kwargs: Any) -> Any:
+        reads.extend(str(path) for path in paths)
         time.sleep(0.05)
-        return original(summary, pattern, needle)
+        return original(paths, *args, **kwargs)
 
-    monkeypatch.setattr(index_search, "_search_one", counting)  # counts the reads, changes nothing
+    monkeypatch.setattr(index_search, "search_store", counting)  # counts the searches, changes nothing
     results: list[int] = []
     threads = [
         threading.Thread(target=lambda: results.append(len(search(summaries, "hello")))) for _ in range(10)

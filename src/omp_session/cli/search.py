@@ -23,8 +23,8 @@ from omp_session.cli._common import (
     state,
 )
 from omp_session.tools.catalog import Catalog, RankedHit
-from omp_session.tools.catalog_search import SearchFilter, candidate_paths
-from omp_session.tools.search import SearchHit, compile_query, search_sessions
+from omp_session.tools.catalog_search import SearchFilter, search_store
+from omp_session.tools.search import SearchHit, compile_query
 
 __all__ = ["PROGRESS_MIN_FILES", "search"]
 
@@ -37,16 +37,21 @@ def _hits(
 ) -> Iterator[SearchHit]:
     pattern = compile_query(query, regex=regex, case_sensitive=case_sensitive)
     errors: list[tuple[str, str]] = []
-    # The catalog's index names the sessions that can match; only those are read.
-    paths = candidate_paths(paths, query, regex=regex, catalog=catalog)
+    # Answered from the catalog's text index (the same hits as reading every session).
     if len(paths) >= PROGRESS_MIN_FILES and is_terminal(sys.stderr):
         with Progress(console=console(stderr=True), transient=True) as progress:
             task = progress.add_task("searching", total=len(paths))
-            yield from search_sessions(
-                paths, pattern, progress=lambda *_: progress.advance(task), errors=errors
+            yield from search_store(
+                paths,
+                pattern,
+                query,
+                regex=regex,
+                catalog=catalog,
+                progress=lambda *_: progress.advance(task),
+                errors=errors,
             )
     else:
-        yield from search_sessions(paths, pattern, errors=errors)
+        yield from search_store(paths, pattern, query, regex=regex, catalog=catalog, errors=errors)
     for path, reason in errors:
         skipped(path, reason)
 

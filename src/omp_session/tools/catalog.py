@@ -47,7 +47,7 @@ from omp_session.store.regular import open_regular
 from omp_session.tools.entry_kinds import EntryKind, classify
 from omp_session.tools.listing_cache import FileKey, ListingCache
 from omp_session.tools.reading import read_session
-from omp_session.tools.search import entry_text
+from omp_session.tools.search import EntryText, entry_text
 from omp_session.tools.summary import first_prompt, is_slash_command, message_text
 
 Entry = dict[str, Any]
@@ -565,6 +565,53 @@ class Catalog:
             return wanted
         return [path for path in wanted if os.fspath(path) not in held or os.fspath(path) in matching]
 
+    def held(self, path: str) -> CatalogSession | None:
+        """The catalog's row of ``path`` as it is (no refresh), or ``None``."""
+        db = self.cache.database
+        if db is None or path in self.uncatalogued:
+            return None
+        try:
+            row = db.execute(
+                "SELECT header, title, slim FROM catalog_files WHERE path = ? AND slim IS NOT NULL", (path,)
+            ).fetchone()
+        except sqlite3.Error:
+            return None
+        if row is None:
+            return None
+        return CatalogSession(Path(path), orjson.loads(row[0]), orjson.loads(row[2]), row[1])
+
+    def entry_texts(self, paths: Sequence[Path], needles: Sequence[str]) -> dict[str, list[EntryText]] | None:
+        """The searchable texts of the entries of ``paths`` (catalogued sessions only, file
+        order) that contain every one of ``needles`` (all entries without needles); ``None``
+        when the catalog cannot be read."""
+        db = self.cache.database
+        if db is None:
+            return None
+        wanted = {os.fspath(path) for path in paths} - self.uncatalogued
+        found: dict[str, list[EntryText]] = {}
+        select = (
+            "SELECT e.path, e.entry_id, e.role, e.timestamp, t.text"
+            " FROM catalog_entries e JOIN catalog_text t ON t.rowid = e.rowid"
+        )
+        try:
+            if needles:
+                query = " AND ".join(_phrase(needle) for needle in needles)
+                rows: Iterable[Any] = db.execute(
+                    f"{select} WHERE catalog_text MATCH ? ORDER BY e.rowid", (query,)
+                ).fetchall()
+            else:
+                rows = (
+                    row
+                    for path in sorted(wanted)
+                    for row in db.execute(f"{select} WHERE e.path = ? ORDER BY e.rowid", (path,))
+                )
+            for path, entry_id, role, timestamp, text in rows:
+                if path in wanted:
+                    found.setdefault(path, []).append(EntryText(entry_id, role, timestamp, text))
+        except sqlite3.Error:
+            return None
+        return found
+
     def entry_facts(self, path: str) -> dict[str, tuple[str, str]]:
         """``{entry id: (tool names, model)}`` of one catalogued session's text entries."""
         db = self.cache.database
@@ -673,13 +720,21 @@ def _delete_texts(db: sqlite3.Connection, path: str) -> None:
 
 
 def _insert_texts(db: sqlite3.Connection, path: str, rows: Sequence[TextRow]) -> None:
-    for row in rows:
-        cursor = db.execute(
-            "INSERT INTO catalog_entries (path, entry_id, role, timestamp, tools, model)"
-            " VALUES (?,?,?,?,?,?)",
-            (path, row.entry_id, row.role, row.timestamp, row.tools, row.model),
-        )
-        db.execute("INSERT INTO catalog_text (rowid, text) VALUES (?, ?)", (cursor.lastrowid, row.text))
+    # Rowids given, not assigned: two ``executemany`` per batch instead of two statements per row
+    # (inside the writer's transaction, so no other writer takes the same ones).
+    first = (db.execute("SELECT max(rowid) FROM catalog_entries").fetchone()[0] or 0) + 1
+    db.executemany(
+        "INSERT INTO catalog_entries (rowid, path, entry_id, role, timestamp, tools, model)"
+        " VALUES (?,?,?,?,?,?,?)",
+        [
+            (rowid, path, row.entry_id, row.role, row.timestamp, row.tools, row.model)
+            for rowid, row in enumerate(rows, first)
+        ],
+    )
+    db.executemany(
+        "INSERT INTO catalog_text (rowid, text) VALUES (?, ?)",
+        [(rowid, row.text) for rowid, row in enumerate(rows, first)],
+    )
 
 
 def session_title(header: Mapping[str, Any], entries: Iterable[Entry]) -> str:

@@ -14,15 +14,19 @@ public API.
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from omp_session.errors import SessionError
+from omp_session.model.tree import SessionIndex, SessionTreeNode
 from omp_session.tools.catalog import Catalog
-from omp_session.tools.search import SearchHit
+from omp_session.tools.reading import read_session
+from omp_session.tools.search import Entry, Progress, SearchHit, hits_in, search_session
 
-__all__ = ["SearchFilter", "candidate_paths", "needles_of"]
+__all__ = ["SearchFilter", "candidate_paths", "needles_of", "search_store"]
 
 _JSON_PUNCTUATION = re.compile(r"[:,]\s*")
 #: Needles shorter than this cannot be looked up in a trigram index.
@@ -76,6 +80,64 @@ def candidate_paths(paths: Sequence[Path], query: str, *, regex: bool, catalog: 
     if not needles:
         return list(paths)
     return catalog.text_candidates(paths, needles)
+
+
+class _ReducedTree:
+    """A catalogued session's tree over its reduced entries (ids and parents are kept), the leaf
+    omp resumes from being its last entry, as on a load."""
+
+    def __init__(self, entries: Sequence[Entry]) -> None:
+        self.index = SessionIndex(entries)
+        self.leaf = self.index.last_id()
+
+    def get_tree(self) -> list[SessionTreeNode]:
+        return self.index.get_tree()
+
+    def get_branch(self, from_id: str | None = None) -> list[Entry]:
+        return self.index.branch(from_id if from_id is not None else self.leaf)
+
+
+def search_store(
+    paths: Sequence[Path],
+    pattern: re.Pattern[str],
+    query: str,
+    *,
+    regex: bool,
+    catalog: Catalog,
+    progress: Progress | None = None,
+    errors: list[tuple[str, str]] | None = None,
+) -> Iterator[SearchHit]:
+    """``search_sessions(paths, pattern)`` answered from the catalog: the entries whose stored text
+    holds ``query``'s needles are matched with ``pattern``, no session is opened; sessions the
+    catalog does not hold are opened and searched as before. Hits in the order of ``paths``, each
+    session's in file order."""
+    needles = needles_of(query, regex=regex)
+    catalog.refresh(paths)
+    texts = catalog.entry_texts(paths, needles)
+    for done, path in enumerate(paths, start=1):
+        text_path = os.fspath(path)
+        held = catalog.held(text_path) if texts is not None else None
+        if held is not None and texts is not None:
+            found = texts.get(text_path, [])
+            if found:
+                tree = _ReducedTree(held.entries)
+                yield from hits_in(
+                    found,
+                    pattern,
+                    path=text_path,
+                    session_id=str(held.header.get("id")),
+                    tree=tree,
+                    current=tree.leaf,
+                )
+        else:
+            try:
+                with read_session(path) as session:
+                    yield from search_session(session, pattern, path)
+            except (SessionError, OSError) as exc:
+                if errors is not None:
+                    errors.append((text_path, str(exc)))
+        if progress is not None:
+            progress(done, len(paths), path)
 
 
 class SearchFilter:

@@ -19,11 +19,12 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
 from omp_session.errors import SessionError
 from omp_session.format.codec import encode_json
 from omp_session.manager import SessionManager
+from omp_session.model.tree import SessionTreeNode
 from omp_session.tools.entry_kinds import EntryKind, classify
 from omp_session.tools.reading import read_session
 
@@ -31,9 +32,13 @@ Entry = dict[str, Any]
 Progress = Callable[[int, int, Path], None]
 
 __all__ = [
+    "EntryText",
     "SearchHit",
+    "SessionTree",
+    "branch_tips",
     "compile_query",
     "entry_text",
+    "hits_in",
     "search_paths",
     "search_session",
     "search_sessions",
@@ -146,7 +151,15 @@ def snippet_of(text: str, match: re.Match[str], width: int = SNIPPET_CONTEXT) ->
     return before + found + after, len(before), len(before) + len(found)
 
 
-def _branch_tips(session: SessionManager, current: str | None) -> dict[str, str]:
+class SessionTree(Protocol):
+    """What the branch of a hit is told from: a session's tree and the path to a leaf (an open
+    session, or the store catalog's reduced entries)."""
+
+    def get_tree(self) -> Sequence[SessionTreeNode]: ...
+    def get_branch(self, from_id: str | None = None) -> Sequence[Entry]: ...
+
+
+def branch_tips(session: SessionTree, current: str | None) -> dict[str, str]:
     """For every entry id, a leaf below it: the current leaf on its path, else the newest tip."""
     tips: dict[str, str] = {}
     order: list[Any] = []
@@ -167,43 +180,77 @@ def _branch_tips(session: SessionManager, current: str | None) -> dict[str, str]
     return tips
 
 
+class EntryText(NamedTuple):
+    """One entry's searchable text (:func:`entry_text`) with what a hit reports of it."""
+
+    entry_id: str
+    role: str
+    timestamp: str | None
+    text: str
+
+
+def _entry_texts(entries: Iterable[Entry]) -> Iterator[EntryText]:
+    for entry in entries:
+        found = entry_text(entry)
+        entry_id, timestamp = entry.get("id"), entry.get("timestamp")
+        if found is not None and isinstance(entry_id, str):
+            yield EntryText(entry_id, found[0], timestamp if isinstance(timestamp, str) else None, found[1])
+
+
+def hits_in(
+    texts: Iterable[EntryText],
+    pattern: re.Pattern[str],
+    *,
+    path: str,
+    session_id: str,
+    tree: SessionTree,
+    current: str | None,
+) -> list[SearchHit]:
+    """Hits of ``pattern`` in ``texts`` (one session's, file order), their branches told from
+    ``tree`` whose leaf is ``current``; the tree is walked only when something matches."""
+    on_path: set[str] | None = None
+    tips: dict[str, str] = {}
+    hits: list[SearchHit] = []
+    for item in texts:
+        match = pattern.search(item.text)
+        if match is None:
+            continue
+        if on_path is None:  # only walk the tree for sessions that match
+            on_path = {str(e.get("id")) for e in tree.get_branch(current)}
+            tips = branch_tips(tree, current)
+        snippet, start, end = snippet_of(item.text, match)
+        hits.append(
+            SearchHit(
+                path=path,
+                session_id=session_id,
+                entry_id=item.entry_id,
+                role=item.role,
+                timestamp=item.timestamp,
+                on_current_branch=item.entry_id in on_path,
+                branch_leaf_id=tips.get(item.entry_id),
+                snippet=snippet,
+                match_start=start,
+                match_end=end,
+                matches=sum(1 for _ in pattern.finditer(item.text)),
+            )
+        )
+    return hits
+
+
 def search_session(
     session: SessionManager, pattern: re.Pattern[str], path: Path | str | None = None
 ) -> list[SearchHit]:
     """Hits of ``pattern`` in one open session (file order); ``path`` names the file in the hits
     (default: the session's file)."""
     path = path if path is not None else session.get_session_file() or ""
-    session_id = session.get_session_id()
-    current = session.get_leaf_id()
-    on_path = {str(e.get("id")) for e in session.get_branch(current)}
-    tips: dict[str, str] | None = None
-    hits: list[SearchHit] = []
-    for entry in session.get_entries():
-        found = entry_text(entry)
-        match = pattern.search(found[1]) if found else None
-        if found is None or match is None or not isinstance(entry.get("id"), str):
-            continue
-        if tips is None:  # only walk the tree for sessions that match
-            tips = _branch_tips(session, current)
-        entry_id = str(entry["id"])
-        snippet, start, end = snippet_of(found[1], match)
-        timestamp = entry.get("timestamp")
-        hits.append(
-            SearchHit(
-                path=os.fspath(path),
-                session_id=session_id,
-                entry_id=entry_id,
-                role=found[0],
-                timestamp=timestamp if isinstance(timestamp, str) else None,
-                on_current_branch=entry_id in on_path,
-                branch_leaf_id=tips.get(entry_id),
-                snippet=snippet,
-                match_start=start,
-                match_end=end,
-                matches=sum(1 for _ in pattern.finditer(found[1])),
-            )
-        )
-    return hits
+    return hits_in(
+        _entry_texts(session.get_entries()),
+        pattern,
+        path=os.fspath(path),
+        session_id=session.get_session_id(),
+        tree=session,
+        current=session.get_leaf_id(),
+    )
 
 
 def search_sessions(

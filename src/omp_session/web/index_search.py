@@ -1,11 +1,9 @@
 """The index's search box: the CLI's full-text search (:mod:`omp_session.tools.search`) over the catalog.
 
-Each session is searched with :func:`omp_session.tools.search.search_session`, so the box finds exactly
-what ``omp-session search`` finds. Three shortcuts keep it usable over thousands of sessions: the
-store catalog's full-text index names the sessions that can match (the others are never read,
-:func:`omp_session.tools.catalog_search.candidate_paths`), a file whose raw bytes cannot contain the
-query is not parsed (only for plain queries, see :func:`_plain_needle`), and results are cached per
-file version and query.
+The sessions are searched with :func:`omp_session.tools.catalog_search.search_store`, so the box
+finds exactly what ``omp-session search`` finds: from the store catalog's full-text index, without
+opening a session (only one the catalog cannot hold is read). Results are cached per file version
+and query.
 
 Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not part of the public API.
 """
@@ -17,12 +15,9 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from omp_session.errors import SessionError
-from omp_session.store.file_sessions import read_stored_session
 from omp_session.tools.catalog import Catalog
-from omp_session.tools.catalog_search import candidate_paths
-from omp_session.tools.reading import read_session
-from omp_session.tools.search import SearchHit, compile_query, search_session
+from omp_session.tools.catalog_search import search_store
+from omp_session.tools.search import SearchHit, compile_query
 from omp_session.web.catalog import SessionSummary
 from omp_session.web.session_cache import RecentlyUsed
 
@@ -40,25 +35,6 @@ class SessionHits:
 
     summary: SessionSummary
     hits: list[SearchHit]
-
-
-def _plain_needle(query: str) -> bytes | None:
-    return query.lower().encode("ascii") if _PLAIN.match(query) else None
-
-
-def _search_one(summary: SessionSummary, pattern: re.Pattern[str], needle: bytes | None) -> list[SearchHit]:
-    if needle is not None:
-        try:
-            # The file (never blocking on a FIFO or device) or the database row of the store.
-            if needle not in read_stored_session(summary.path).lower():
-                return []
-        except (OSError, SessionError):
-            return []
-    try:
-        with read_session(summary.path) as session:
-            return search_session(session, pattern, summary.path)
-    except (SessionError, OSError):
-        return []
 
 
 class CatalogSearch:
@@ -80,24 +56,28 @@ class CatalogSearch:
 
     def _search(self, summaries: list[SessionSummary], query: str) -> list[SessionHits]:
         pattern = compile_query(query)
-        needle = _plain_needle(query)
         with self._lock:
             cached = self._cache.pop(query, {})
             self._cache[query] = cached
             while len(self._cache) > self._queries:
                 self._cache.popitem(last=False)
-        with Catalog() as catalog:  # (its own connection: searches run on several threads)
-            candidates = {
-                str(path)
-                for path in candidate_paths([s.path for s in summaries], query, regex=False, catalog=catalog)
-            }
+        missing = [
+            summary
+            for summary in summaries
+            if (str(summary.path), summary.size, summary.modified.timestamp()) not in cached
+        ]
+        if missing:
+            by_path: dict[str, list[SearchHit]] = {str(summary.path): [] for summary in missing}
+            with Catalog() as catalog:  # (its own connection: searches run on several threads)
+                paths = [summary.path for summary in missing]
+                for hit in search_store(paths, pattern, query, regex=False, catalog=catalog):
+                    by_path.setdefault(hit.path, []).append(hit)
+            for summary in missing:
+                key = (str(summary.path), summary.size, summary.modified.timestamp())
+                cached[key] = by_path.get(str(summary.path), [])
         found: list[SessionHits] = []
         for summary in summaries:
-            key = (str(summary.path), summary.size, summary.modified.timestamp())
-            hits = cached.get(key) if str(summary.path) in candidates else []
-            if hits is None:
-                hits = _search_one(summary, pattern, needle)
-                cached[key] = hits
+            hits = cached.get((str(summary.path), summary.size, summary.modified.timestamp()), [])
             if hits:
                 found.append(SessionHits(summary, hits))
         return found
