@@ -95,7 +95,7 @@ def test_concurrent_identical_searches_read_each_session_once(
     summaries = SessionCatalog(root).sessions()
     search = CatalogSearch()
     reads: list[str] = []
-    original = index_search.search_store
+    original = index_search.search_store  # type: ignore[attr-defined]
 
     def counting(paths: Any, *args: Any, **kwargs: Any) -> Any:
         reads.extend(str(path) for path in paths)
