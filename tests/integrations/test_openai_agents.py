@@ -122,6 +122,11 @@ def test_runner_over_several_turns_sees_the_omp_history(tmp_path: Path) -> None:
         context = reopened.build_session_context()
         assert [m["role"] for m in context.messages] == ["user", "assistant"]  # after the reset boundary
         body = to_openai_responses(context)
+        # omp 18 replays the turn's own native items (a ``dt`` delta, appended after the user turn),
+        # as OpenAI sent them less the output-only id and status.
+        native = dict(context.messages[1]["providerPayload"]["items"][0])
+        assert native.pop("id") == "msg_3" and native.pop("status") == "completed"
+        assert body["input"] == [{"role": "user", "content": "Hello again"}, native]
         assert body["input"][-1]["content"][0]["text"] == "Fresh start."
         assert to_anthropic_messages(context)["messages"][0]["content"][0]["text"] == "Hello again"
 

@@ -4,7 +4,11 @@ Two sources:
 - every non-empty context of the three conformance corpora (``shared/fixtures/conformance*/load``),
   which omp itself built from real session files, passed through ``convert_to_llm``;
 - generated contexts covering each content block, signature and replay encoding, aborted and
-  errored turns, orphaned calls and results, duplicate ids and cross-provider switches.
+  errored turns, orphaned calls and results, duplicate ids and cross-provider switches;
+- assistant turns that carry OpenAI's native items (``providerPayload`` ``openaiResponsesHistory``,
+  kept in memory under omp 18): full snapshots, ``dt`` deltas, hidden-empty and whitespace-only
+  turns, other providers/models/apis, invalid call arguments, other item kinds, and the session the
+  OpenAI Agents bridge writes under a real ``Runner.run`` (``gen-native-openai-agents``).
 
 Run from the repository root: ``.venv/bin/python tests/integrations/providers_golden/make_cases.py``.
 """
@@ -363,6 +367,287 @@ def generated() -> dict[str, list[dict[str, Any]]]:
     return cases
 
 
+def with_history(message: dict[str, Any], items: list[Any], *, delta: bool, provider: Any = "openai") -> Any:
+    """``message`` carrying OpenAI's native items as omp keeps them (``dt``: this turn's items only)."""
+    payload: dict[str, Any] = {"type": "openaiResponsesHistory"}
+    if provider is not None:
+        payload["provider"] = provider
+    if delta:
+        payload["dt"] = True
+    payload["items"] = items
+    return {**message, "providerPayload": payload}
+
+
+def rs_item(n: int) -> dict[str, Any]:
+    return {
+        "type": "reasoning",
+        "id": f"rs_n{n}",
+        "summary": [{"type": "summary_text", "text": f"Plan {n}"}],
+        "encrypted_content": f"gAAAAB-n{n}",
+    }
+
+
+def msg_item(n: int, value: str, phase: str = "final_answer") -> dict[str, Any]:
+    return {
+        "type": "message",
+        "id": f"msg_n{n}",
+        "role": "assistant",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": value, "annotations": []}],
+        "phase": phase,
+    }
+
+
+def fc_item(n: int, arguments: str = '{"path":"src/app.py"}', name: str = "read") -> dict[str, Any]:
+    return {
+        "type": "function_call",
+        "id": f"fc_n{n}",
+        "call_id": f"call_n{n}",
+        "name": name,
+        "arguments": arguments,
+        "status": "completed",
+    }
+
+
+def native_turn(clock: Clock, n: int, value: str, calls: int = 0, source: str = "openai") -> dict[str, Any]:
+    """An OpenAI turn's omp content: thinking with its reasoning item, text with its id, calls."""
+    blocks: list[Any] = [
+        thinking(f"Plan {n}", json.dumps(rs_item(n), separators=(",", ":"))),
+        text(value, json.dumps({"v": 1, "id": f"msg_n{n}", "phase": "final_answer"}, separators=(",", ":"))),
+    ]
+    blocks.extend(call(f"call_n{n + k}|fc_n{n + k}") for k in range(calls))
+    return assistant(clock, source, blocks, "toolUse" if calls else "stop")
+
+
+def native_history() -> dict[str, list[dict[str, Any]]]:
+    cases: dict[str, list[dict[str, Any]]] = {}
+    first_user = {
+        "type": "message",
+        "role": "user",
+        "content": [{"type": "input_text", "text": "Read it (sent)"}],
+    }
+    clock = Clock()
+    turn1 = [first_user, rs_item(1), msg_item(1, "Reading it now.", "commentary"), fc_item(1)]
+    output = {"type": "function_call_output", "call_id": "call_n1", "output": "print('hello') (sent)"}
+    cases["gen-native-snapshot-tool-loop"] = [
+        user(clock, "Read src/app.py"),
+        with_history(native_turn(clock, 1, "Reading it now.", calls=1), turn1, delta=False),
+        result(clock, "call_n1|fc_n1", "print('hello')\n"),
+        with_history(
+            native_turn(clock, 2, "It prints hello."),
+            [*turn1, output, rs_item(2), msg_item(2, "It prints hello.")],
+            delta=False,
+        ),
+        user(clock, "Thanks"),
+    ]
+    clock = Clock()
+    cases["gen-native-delta-tool-loop"] = [
+        user(clock, "Read src/app.py"),
+        with_history(
+            native_turn(clock, 1, "Reading it now.", calls=1),
+            [rs_item(1), msg_item(1, "Reading it now.", "commentary"), fc_item(1)],
+            delta=True,
+        ),
+        result(clock, "call_n1|fc_n1", "print('hello')\n"),
+        with_history(
+            native_turn(clock, 2, "It prints hello."),
+            [rs_item(2), msg_item(2, "It prints hello.")],
+            delta=True,
+        ),
+        user(clock, "Thanks"),
+    ]
+    clock = Clock()
+    cases["gen-native-snapshot-after-delta"] = [
+        user(clock, "One"),
+        with_history(native_turn(clock, 1, "First."), [rs_item(1), msg_item(1, "First.")], delta=True),
+        user(clock, "Two"),
+        with_history(
+            native_turn(clock, 2, "Second."),
+            [first_user, rs_item(2), msg_item(2, "Second.")],
+            delta=False,
+        ),
+        user(clock, "Three"),
+    ]
+    clock = Clock()
+    hidden = native_turn(clock, 3, "")
+    visible_call = native_turn(clock, 4, "Said.", calls=1)
+    cases["gen-native-hidden-empty"] = [
+        user(clock, "Think quietly"),
+        with_history(hidden, [rs_item(3), msg_item(3, "")], delta=True),
+        user(clock, "Now read it"),
+        with_history(visible_call, [rs_item(4), msg_item(4, " \n")], delta=True),
+        result(clock, "call_n4|fc_n4", "content"),
+        user(clock, "ok"),
+    ]
+    clock = Clock()
+    refusal = {**msg_item(8, ""), "content": [{"type": "refusal", "refusal": "\t"}]}
+    cases["gen-native-whitespace-message"] = [
+        user(clock, "Go"),
+        with_history(
+            native_turn(clock, 5, "   ", calls=1),
+            [rs_item(5), msg_item(5, "  \n", "commentary"), rs_item(6), fc_item(5)],
+            delta=True,
+        ),
+        result(clock, "call_n5|fc_n5", "done"),
+        with_history(
+            native_turn(clock, 7, "Answer"),
+            [rs_item(7), msg_item(7, "Answer"), msg_item(9, " "), refusal, rs_item(10)],
+            delta=True,
+        ),
+        user(clock, "ok"),
+    ]
+    clock = Clock()
+    copilot = native_turn(clock, 12, "From copilot.")
+    copilot["provider"] = "github-copilot"
+    codex = native_turn(clock, 13, "From codex.")
+    codex["api"] = "openai-codex-responses"
+    cases["gen-native-other-source"] = [
+        user(clock, "Hi"),
+        with_history(
+            native_turn(clock, 11, "From mini.", source="openai-mini"),
+            [rs_item(11), msg_item(11, "From mini.")],
+            delta=True,
+        ),
+        user(clock, "Copilot"),
+        with_history(copilot, [rs_item(12), msg_item(12, "From copilot.")], delta=True, provider=None),
+        user(clock, "Codex"),
+        with_history(codex, [rs_item(13), msg_item(13, "From codex.")], delta=True),
+        user(clock, "Azure payload"),
+        with_history(
+            native_turn(clock, 14, "Azure items."),
+            [rs_item(14), msg_item(14, "Azure items.")],
+            delta=True,
+            provider="azure",
+        ),
+        user(clock, "No provider"),
+        with_history(
+            native_turn(clock, 15, "Own items."),
+            [rs_item(15), msg_item(15, "Own items (sent).")],
+            delta=True,
+            provider=None,
+        ),
+        user(clock, "end"),
+    ]
+    clock = Clock()
+    cases["gen-native-invalid-arguments"] = [
+        user(clock, "Read three"),
+        with_history(
+            native_turn(clock, 20, "Reading.", calls=3),
+            [rs_item(20), fc_item(20), fc_item(21, '{"path":'), fc_item(22, "  ")],
+            delta=True,
+        ),
+        result(clock, "call_n20|fc_n20", "one"),
+        result(clock, "call_n21|fc_n21", "two"),
+        result(clock, "call_n22|fc_n22", "three"),
+        user(clock, "ok"),
+    ]
+    clock = Clock()
+    patch = "*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch"
+    cases["gen-native-item-kinds"] = [
+        user(clock, "Patch, click and draw"),
+        with_history(
+            assistant(
+                clock,
+                "openai",
+                [
+                    thinking("Plan 30", json.dumps(rs_item(30), separators=(",", ":"))),
+                    call("call_p|ctc_p", "edit", {"input": patch}),
+                ],
+                "toolUse",
+            ),
+            [
+                rs_item(30),
+                {
+                    "type": "custom_tool_call",
+                    "id": "ctc_p",
+                    "call_id": "call_p",
+                    "name": "apply_patch",
+                    "input": patch,
+                    "status": "completed",
+                },
+                {
+                    "type": "computer_call",
+                    "id": "cu_1",
+                    "call_id": "call_cu",
+                    "actions": [{"type": "click", "x": 1, "y": 2}],
+                    "pending_safety_checks": [],
+                    "status": "completed",
+                },
+                {
+                    "type": "image_generation_call",
+                    "id": "ig_" + "z" * 70,
+                    "status": "completed",
+                    "result": PNG,
+                },
+                {"type": "image_generation_call", "id": "ig_empty", "status": "completed", "result": ""},
+                {"type": "item_reference", "id": "ref_1"},
+                {
+                    "type": "web_search_call",
+                    "id": "ws_1",
+                    "status": "completed",
+                    "action": {"type": "search", "query": "x"},
+                },
+            ],
+            delta=True,
+        ),
+        result(clock, "call_p|ctc_p", "patched", "edit"),
+        user(clock, "ok"),
+    ]
+    cases["gen-native-openai-agents"] = openai_agents_session()
+    return cases
+
+
+def openai_agents_session() -> list[dict[str, Any]]:
+    """The omp 18 context of a session the OpenAI Agents bridge wrote under a real ``Runner.run``."""
+    import asyncio
+    import tempfile
+
+    from agents import Agent, Runner, function_tool, set_tracing_disabled
+    from agents.memory import Session
+    from agents.testing import ScriptedModel, assistant_message, function_call
+    from openai.types.responses import ResponseReasoningItem
+    from openai.types.responses.response_reasoning_item import Summary
+
+    from omp_session import SessionManager
+    from omp_session.dialects import OMP_18_2
+    from omp_session.integrations.openai_agents import OmpSession
+
+    @function_tool
+    def read_file(path: str) -> str:
+        """Read a file."""
+        return f"contents of {path}"
+
+    reasoning = ResponseReasoningItem(
+        id="rs_1",
+        type="reasoning",
+        summary=[Summary(text="Need the file.", type="summary_text")],
+        encrypted_content="enc-1",
+    )
+    model = ScriptedModel(
+        [
+            [reasoning, function_call("read_file", {"path": "a.py"}, call_id="call_1", item_id="fc_1")],
+            [assistant_message("a.py holds code.", item_id="msg_1")],
+            [assistant_message("You asked about a.py.", item_id="msg_2")],
+        ]
+    )
+    agent = Agent(name="helper", instructions="Be brief.", model=model, tools=[read_file])
+    ticks = iter(range(1_760_000_000, 1_760_000_100))
+    set_tracing_disabled(True)  # the SDK would otherwise try to export traces
+
+    async def run(folder: str) -> list[dict[str, Any]]:
+        with SessionManager.create("/work/demo", folder, dialect=OMP_18_2) as manager:
+            session = OmpSession(manager, model="gpt-5", clock=lambda: float(next(ticks)))
+            assert isinstance(session, Session)  # the SDK's protocol, met structurally
+            await Runner.run(agent, "What is in a.py?", session=session)
+            await Runner.run(agent, "What did I ask?", session=session)
+            path = str(manager.get_session_file())
+        with SessionManager.open(path, read_only=True, dialect=OMP_18_2) as reopened:
+            return list(reopened.build_session_context().messages)
+
+    with tempfile.TemporaryDirectory() as folder:
+        return asyncio.run(run(folder))
+
+
 def conformance() -> dict[str, list[dict[str, Any]]]:
     cases: dict[str, list[dict[str, Any]]] = {}
     seen: set[str] = set()
@@ -383,7 +668,7 @@ def conformance() -> dict[str, list[dict[str, Any]]]:
 
 def main() -> int:
     out: list[dict[str, Any]] = []
-    for name, messages in {**conformance(), **generated()}.items():
+    for name, messages in {**conformance(), **generated(), **native_history()}.items():
         with_tools = name.startswith("gen-") and "tool" in name
         out.append(
             {

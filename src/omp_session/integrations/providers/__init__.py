@@ -109,7 +109,8 @@ def to_openai_responses(
     """The OpenAI Responses body: ``model, input, stream, store, stream_options, tools, include``.
 
     Same-model turns replay their reasoning item (``thinkingSignature``), output message ids
-    (``textSignature``) and ``call_id|item_id`` tool ids.
+    (``textSignature``) and ``call_id|item_id`` tool ids, or, when they carry OpenAI's native items
+    (``providerPayload`` ``openaiResponsesHistory``), those items.
     """
     return openai_responses_body(
         _llm_messages(context), _target(OPENAI_RESPONSES, model), system_prompt, tools

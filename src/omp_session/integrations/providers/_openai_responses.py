@@ -2,7 +2,8 @@
 
 omp's replay encodings are decoded here: a tool-call id ``call_id|item_id``, the reasoning item as JSON
 in ``thinkingSignature``, and the output message id (optionally ``{"v":1,"id","phase"}``) in
-``textSignature``.
+``textSignature``. A turn's native items (``providerPayload`` ``openaiResponsesHistory``) replace
+its converted items, or, a snapshot without ``dt``, everything before them.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from omp_session.format.bun_hash import bun_hash_base36
 from omp_session.format.codec import encode_json
 from omp_session.integrations.providers._common import (
     NON_VISION_IMAGE_PLACEHOLDER,
-    UnsupportedConversion,
     js_length,
     js_slice,
     js_trim,
@@ -156,13 +156,22 @@ def _input_content(content: Any, supports_images: bool) -> list[dict[str, Any]] 
 
 
 def _assistant_items(
-    message: Mapping[str, Any], model: ModelTarget, index: int, known: set[str]
+    message: Mapping[str, Any], model: ModelTarget, index: int, *, include_signatures: bool = True
 ) -> list[Any]:
+    """pi-ai ``convertResponsesAssistantMessage``: the items of a turn rebuilt from its content.
+
+    Without ``include_signatures`` (a hidden-empty native turn) no reasoning item is replayed, and so
+    no output item keeps its id.
+    """
     content = [b for b in message.get("content") or [] if isinstance(b, Mapping)]
     errored = message.get("stopReason") == "error"
-    has_reasoning = not errored and any(
-        b.get("type") == "thinking" and _reasoning_item(b.get("thinkingSignature")) is not None
-        for b in content
+    has_reasoning = (
+        include_signatures
+        and not errored
+        and any(
+            b.get("type") == "thinking" and _reasoning_item(b.get("thinkingSignature")) is not None
+            for b in content
+        )
     )
     different_model = (
         message.get("model") != model.id
@@ -174,7 +183,7 @@ def _assistant_items(
     for block in content:
         kind = block.get("type")
         if kind == "thinking" and not errored:
-            reasoning = _reasoning_item(block.get("thinkingSignature"))
+            reasoning = _reasoning_item(block.get("thinkingSignature")) if include_signatures else None
             if reasoning is not None:
                 items.append(reasoning)
             continue
@@ -213,7 +222,6 @@ def _assistant_items(
         keep_item: str | None = item_id
         if item_id.startswith(("fc_", "fcr_", "ctc_")) and (not has_reasoning or different_model):
             keep_item = None
-        known.add(call_id)
         call: dict[str, Any] = {"type": "function_call"}
         if keep_item:
             call["id"] = keep_item
@@ -358,20 +366,31 @@ def _hoist_batch_messages(items: list[Any]) -> list[Any]:
     return out
 
 
-def _history_items(payload: Any, provider: str) -> list[Any] | None:
-    """The native items an ``openaiResponsesHistory`` payload carries for this provider."""
+def _history_payload(payload: Any, provider: str, fallback_provider: Any = None) -> Mapping[str, Any] | None:
+    """pi-ai ``getOpenAIResponsesHistoryPayload``: an ``openaiResponsesHistory`` payload for this
+    provider (one naming none belongs to ``fallback_provider``, else to the target's provider)."""
     if not isinstance(payload, Mapping) or payload.get("type") != "openaiResponsesHistory":
         return None
-    items = payload.get("items")
-    if not isinstance(items, list):
+    if not isinstance(payload.get("items"), list):
         return None
-    if (payload.get("provider") or provider) != provider:
-        return None
-    return items
+    owner = payload.get("provider")
+    if owner is None:
+        owner = fallback_provider if fallback_provider is not None else provider
+    return payload if owner == provider else None
+
+
+def _js_truthy(value: Any) -> bool:
+    if isinstance(value, (list, dict)):
+        return True  # JavaScript objects and arrays are truthy even when empty
+    return bool(value) and value == value  # NaN is falsy
 
 
 def _replay_item(item: Mapping[str, Any]) -> dict[str, Any] | None:
-    """pi-ai ``sanitizeOpenAIResponsesHistoryItemForReplay`` (no computer use, no image clamp)."""
+    """pi-ai ``sanitizeOpenAIResponsesHistoryItemForReplay`` plus the output-only status strip.
+
+    For the targets modelled here (no computer use, ``detail: "original"`` accepted) no reasoning
+    item keeps its id and no image detail is clamped.
+    """
     kind = item.get("type")
     if kind == "function_call":
         arguments = item.get("arguments")
@@ -384,7 +403,12 @@ def _replay_item(item: Mapping[str, Any]) -> dict[str, Any] | None:
     if kind == "item_reference":
         return None
     if kind == "image_generation_call":
-        raise UnsupportedConversion("replaying an image_generation_call item is not supported")
+        identifier, image = item.get("id"), item.get("result")
+        if not isinstance(identifier, str) or not isinstance(image, str) or not image:
+            return None
+        if js_length(identifier) > 64:
+            identifier = f"ig_{bun_hash_base36(identifier)}"
+        return {"id": identifier, "type": "image_generation_call", "status": "completed", "result": image}
     if kind == "reasoning":
         out: dict[str, Any] = {"type": "reasoning"}
         for key in ("summary", "content"):
@@ -394,24 +418,161 @@ def _replay_item(item: Mapping[str, Any]) -> dict[str, Any] | None:
             out["encrypted_content"] = item["encrypted_content"]
         return out
     out = {key: value for key, value in item.items() if key != "id"}
+    if kind == "computer_call" and isinstance(item.get("id"), str):
+        out["id"] = item["id"]  # pairs the call with its output; re-added, so it comes last
     if kind in ("message", "function_call", "custom_tool_call", "compaction", "compaction_summary"):
-        out.pop("status", None)
+        out.pop("status", None)  # output-only: the API rejects it on input
     return out
 
 
+def _adapt_for_model(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """pi-ai ``adaptResponsesReplayItemsForModel`` for a target with freeform custom tools and no
+    computer use (the gpt-5 family): computer calls and results become assistant notes."""
+    out: list[dict[str, Any]] = []
+    for item in items:
+        kind = item.get("type")
+        if kind in ("computer_call", "computer_call_output"):
+            call_id = item.get("call_id") if isinstance(item.get("call_id"), str) else "unknown"
+            what = "call" if kind == "computer_call" else "result"
+            note = f"[Previous computer {what}; call_id={call_id}]: {js_stringify(item)}"
+            out.append({"type": "message", "role": "assistant", "content": note})
+        else:
+            out.append(item)
+    return out
+
+
+def _replay_items(history: Sequence[Any]) -> list[dict[str, Any]]:
+    """pi-ai ``sanitizeOpenAIResponsesHistoryItemsForReplay``: the items that can go back on the wire."""
+    replayed = [_replay_item(item) for item in history if isinstance(item, Mapping)]
+    return [item for item in replayed if item is not None]
+
+
+def _has_text(value: Any) -> bool:
+    """JavaScript's ``/\\S/.test(value)``; a value that is not a string is coerced to a word first."""
+    return not isinstance(value, str) or js_trim(value) != ""
+
+
+def _visible(message: Mapping[str, Any]) -> bool:
+    """An assistant ``message`` item shows some non-whitespace text or refusal."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return _has_text(content)
+    for part in content if isinstance(content, list) else []:
+        if not isinstance(part, Mapping):
+            continue
+        if part.get("type") == "output_text" and _has_text(part.get("text")):
+            return True
+        if part.get("type") == "refusal" and _has_text(part.get("refusal")):
+            return True
+    return False
+
+
+def _is_assistant_message(item: Mapping[str, Any]) -> bool:
+    return item.get("type") == "message" and item.get("role") == "assistant"
+
+
+_CLIENT_INPUT_TYPES = frozenset(
+    {
+        "input_text",
+        "input_image",
+        "input_file",
+        "input_audio",
+        "function_call_output",
+        "custom_tool_call_output",
+        "computer_call_output",
+        "local_shell_call_output",
+        "shell_call_output",
+        "apply_patch_call_output",
+        "mcp_approval_response",
+        "compaction",
+        "compaction_summary",
+        "compaction_trigger",
+        "item_reference",
+    }
+)
+
+
+def _client_input_boundary(item: Mapping[str, Any]) -> bool:
+    """pi-ai ``isOpenAIResponsesClientInputBoundary``: an item the client, not the model, supplied."""
+    kind = item.get("type")
+    if kind == "message" or (kind is None and isinstance(item.get("role"), str)):
+        return item.get("role") != "assistant"
+    if kind == "additional_tools":
+        return item.get("role") != "assistant"
+    if kind == "tool_search_output":
+        return item.get("execution") != "server"
+    return kind in _CLIENT_INPUT_TYPES
+
+
+def _assistant_replay(history: Sequence[Any]) -> list[dict[str, Any]] | None:
+    """pi-ai ``sanitizeOpenAIResponsesAssistantHistoryItemsForReplay``.
+
+    ``None`` for a hidden-empty turn (only reasoning and whitespace-only messages): the caller then
+    rebuilds the visible transcript instead. Otherwise whitespace-only assistant messages are dropped,
+    and with them any reasoning left with no output after it.
+    """
+    items = _replay_items(history)
+    outputs = [item for item in items if item.get("type") != "reasoning"]
+    empty = [item for item in outputs if _is_assistant_message(item) and not _visible(item)]
+    if len(empty) == len(outputs):
+        return None
+    if not empty:
+        return items
+    kept: list[dict[str, Any]] = []
+    pending: list[dict[str, Any]] = []
+    dropped_message = False
+    for item in items:
+        if _client_input_boundary(item):
+            pending, dropped_message = [], False
+            kept.append(item)
+        elif item.get("type") == "reasoning":
+            if dropped_message:
+                pending = []  # the reasoning of a dropped message goes with it
+            dropped_message = False
+            pending.append(item)
+        elif _is_assistant_message(item) and not _visible(item):
+            dropped_message = True
+        else:
+            kept.extend(pending)
+            pending, dropped_message = [], False
+            kept.append(item)
+    return kept
+
+
+def _visible_fallback(items: list[Any]) -> list[Any]:
+    """pi-ai ``sanitizeOpenAIResponsesAssistantFallbackItemsForReplay``: a hidden-empty turn rebuilt
+    from its content keeps no reasoning and no assistant message without visible text."""
+    return [
+        item
+        for item in items
+        if item.get("type") != "reasoning" and (not _is_assistant_message(item) or _visible(item))
+    ]
+
+
+def _custom_call_ids(items: Sequence[Mapping[str, Any]]) -> set[str]:
+    return {
+        item["call_id"]
+        for item in items
+        if item.get("type") == "custom_tool_call" and isinstance(item.get("call_id"), str) and item["call_id"]
+    }
+
+
 def responses_input(messages: list[Message], model: ModelTarget) -> list[Any]:
+    """pi-ai ``buildResponsesInput`` for a fresh request (no provider session state), where native
+    history replay is on: native items stand in for the converted turns they come with."""
     items: list[Any] = []
-    known: set[str] = set()
+    custom_calls: set[str] = set()  # call ids whose results go back as custom_tool_call_output
     transformed = transform_messages(messages, model, _normalize_for_transform(model))
     index = 0
     for message in transformed:
         role = message.get("role")
         if role in ("user", "developer"):
-            history = _history_items(message.get("providerPayload"), model.provider)
-            if history is not None:
-                # A compaction done by OpenAI itself: its native items stand in for the summary text.
-                replayed = [_replay_item(item) for item in history if isinstance(item, Mapping)]
-                items.extend(item for item in replayed if item is not None)
+            payload = _history_payload(message.get("providerPayload"), model.provider)
+            if payload is not None:
+                # Items a client sent (the OpenAI Agents bridge) or OpenAI's own compaction.
+                replayed = _adapt_for_model(_replay_items(payload["items"]))
+                items.extend(replayed)
+                custom_calls |= _custom_call_ids(replayed)
                 index += 1
                 continue
             content = _input_content(message.get("content"), model.images)
@@ -419,23 +580,36 @@ def responses_input(messages: list[Message], model: ModelTarget) -> list[Any]:
                 continue
             items.append({"role": "user", "content": content})
         elif role == "assistant":
-            if (
-                message.get("api") == model.api
-                and message.get("model") == model.id
-                and _history_items(message.get("providerPayload"), model.provider) is not None
-            ):
-                raise UnsupportedConversion(
-                    "an assistant turn carries OpenAI native history items; replaying them is not supported"
+            payload = None
+            if message.get("api") == model.api and message.get("model") == model.id:
+                payload = _history_payload(
+                    message.get("providerPayload"), model.provider, message.get("provider")
                 )
-            converted = _assistant_items(message, model, index, known)
+            hidden_empty = False
+            if payload is not None:
+                native = _assistant_replay(payload["items"])
+                if native is not None:
+                    replayed = _adapt_for_model(native)
+                    if _js_truthy(payload.get("dt")):
+                        items.extend(replayed)  # a delta: this turn's items only
+                    else:
+                        # A snapshot of the whole conversation so far: it replaces what was built.
+                        items[:] = replayed
+                        custom_calls.clear()
+                    custom_calls |= _custom_call_ids(replayed)
+                    index += 1
+                    continue
+                hidden_empty = True
+            converted = _assistant_items(message, model, index, include_signatures=not hidden_empty)
+            if hidden_empty:
+                converted = _visible_fallback(converted)
             if not converted:
                 continue
             items.extend(converted)
         elif role == "toolResult":
             call_id, _ = normalize_responses_tool_call_id(str(message.get("toolCallId", "")))
-            items.append(
-                {"type": "function_call_output", "call_id": call_id, "output": _tool_output(message, model)}
-            )
+            kind = "custom_tool_call_output" if call_id in custom_calls else "function_call_output"
+            items.append({"type": kind, "call_id": call_id, "output": _tool_output(message, model)})
         index += 1
     return _hoist_batch_messages(_repair_orphan_calls(_repair_orphan_outputs(items)))
 
