@@ -593,6 +593,51 @@ def native_history() -> dict[str, list[dict[str, Any]]]:
         result(clock, "call_p|ctc_p", "patched", "edit"),
         user(clock, "ok"),
     ]
+    clock = Clock()
+    screenshot = {"type": "computer_screenshot", "image_url": f"data:image/png;base64,{PNG}"}
+    cases["gen-native-input-boundaries"] = [
+        user(clock, "Go"),
+        with_history(
+            native_turn(clock, 40, "Step.", calls=1),
+            [
+                rs_item(40),
+                msg_item(40, " "),
+                {"type": "function_call_output", "call_id": "call_x", "output": "early"},
+                rs_item(41),
+                msg_item(41, ""),
+                {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "inline"}]},
+                rs_item(42),
+                fc_item(40),
+            ],
+            delta=True,
+        ),
+        result(clock, "call_n40|fc_n40", "done"),
+        {
+            **user(clock, "Look"),
+            "providerPayload": {
+                "type": "openaiResponsesHistory",
+                "provider": "openai",
+                "items": [
+                    {"type": "computer_call_output", "call_id": "call_cu", "output": screenshot},
+                    {
+                        "type": "message",
+                        "id": "m_1",
+                        "role": "user",
+                        "status": "completed",
+                        "content": "Look",
+                    },
+                    {
+                        "type": "function_call",
+                        "id": "fc_bad",
+                        "call_id": "c",
+                        "name": "read",
+                        "arguments": "{",
+                    },
+                ],
+            },
+        },
+        user(clock, "ok"),
+    ]
     cases["gen-native-openai-agents"] = openai_agents_session()
     return cases
 
