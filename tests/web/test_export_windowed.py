@@ -3,8 +3,11 @@ page script's answers (export_api.js, in Chromium from file://) equal the server
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import re
+from html import unescape
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +21,19 @@ from omp_session.rendering.windowed_open import open_windowed
 
 from .support import FLAKY, FORK, INFRA, PAGINATION, SAMPLES
 
-_BLOCK = re.compile(r'<script type="application/json" id="([a-z-]+?)(?:-(\d+))?">(.*?)</script>', re.S)
+_BLOCK = re.compile(
+    r'<script type="application/(json|octet-stream)"(?: data-encoding="gzip-base64")? '
+    r'id="([a-z-]+?)(?:-(\d+))?">(.*?)</script>',
+    re.S,
+)
 
 
 def _blocks(html: str) -> dict[str, list[Any]]:
+    """Every data block of the page by name, decoded: plain JSON, or gzipped JSON in base64."""
     found: dict[str, list[Any]] = {}
-    for name, _index, text in _BLOCK.findall(html):
-        found.setdefault(name, []).append(json.loads(text))
+    for kind, name, _index, text in _BLOCK.findall(html):
+        data = gzip.decompress(base64.b64decode(text)) if kind == "octet-stream" else text.encode()
+        found.setdefault(name, []).append(json.loads(data))
     return found
 
 
@@ -42,7 +51,7 @@ def test_the_export_carries_every_entry_and_row_once() -> None:
     meta = blocks["export-meta"][0]
     assert meta["keys"] == view.keys and meta["rowCount"] == len(rows)
     # Only the first window is HTML in the page; everything else is data the script renders later.
-    page_part = html[: html.index('<script type="application/json"')]
+    page_part = html[: html.index("<script type=")]
     assert page_part.count("<article") == len(blocks["window-data"][0]["window"]["keys"])
     assert "</script" not in "".join(json.dumps(chunk) for chunk in blocks["export-html"]).replace(
         "\\u003c", "<"
@@ -96,6 +105,50 @@ def test_the_page_answers_as_the_server_does(browser: Any, tmp_path: Path, ref: 
         assert page.evaluate("(q) => window.ompLocalApi('rows?q=' + q)", label) == json.loads(
             json.dumps(tree.matching(label))
         )
+        assert errors == []
+    finally:
+        context.close()
+
+
+def test_a_big_export_is_compressed_and_loads_its_windows_offline(browser: Any, tmp_path: Path) -> None:
+    """A generated session of several blocks: every block gzipped in base64 (issue 30 item 3), and
+    the page, from file:// with nothing fetched, shows an entry of the last block when its link is
+    opened, and finds a word of it with the search box."""
+    from bench.generate import Shape, generate
+
+    source = tmp_path / "big.jsonl"
+    stats = generate(source, Shape(0, target_messages=3 * HTML_CHUNK, compaction_every=0, image_every=0))
+    html = export_html(source, windowed_bytes=0)
+    assert html.count('data-encoding="gzip-base64" id="export-html-') == -(-stats.entries // HTML_CHUNK) >= 3
+    blocks = _blocks(html)
+    entries = [item for chunk in blocks["export-html"] for item in chunk]
+    assert len(entries) == stats.entries
+    assert len(html.encode()) < 0.5 * sum(len(entry.encode()) for entry in entries)  # compressed
+    meta = blocks["export-meta"][0]
+    last = meta["keys"][-(HTML_CHUNK // 2)]  # in the last block, far from the first window
+    exported = tmp_path / "export.html"
+    exported.write_text(html, encoding="utf-8")
+    context = browser.new_context()
+    page = context.new_page()
+    requests: list[str] = []
+    errors: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        page.goto(f"{exported.as_uri()}#{last}")
+        page.wait_for_selector(f'#transcript .entry[data-key="{last}"]')
+        stored = entries[-(HTML_CHUNK // 2)]
+        shown = page.locator(f'#transcript .entry[data-key="{last}"]').inner_text()
+        words = unescape(re.sub(r"<[^>]+>|\s+", " ", stored.split("</header>", 1)[1])).split()[:6]
+        assert words and " ".join(words) in " ".join(shown.split())  # the block's own entry, inflated
+        window = page.evaluate("(k) => window.ompLocalApi('window?at=' + k)", last)
+        assert window["html"] and last in window["keys"]
+        word = re.sub(r"<[^>]+>", " ", entries[-1]).split()[-3]
+        page.fill("#site-search", word)
+        page.press("#site-search", "Enter")
+        page.wait_for_selector("#export-hits li")
+        assert page.locator("#export-hits li").count() >= 1
+        assert {url.split(":", 1)[0] for url in requests} == {"file"}  # nothing fetched
         assert errors == []
     finally:
         context.close()

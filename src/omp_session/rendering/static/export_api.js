@@ -4,7 +4,8 @@
  * The file holds, in <script type="application/json"> blocks: #export-meta (keys, parents, flags,
  * compactions, usage, the tree row of each entry), #export-rows-N (tree rows, rowChunk a block) and
  * #export-html-N (each entry's HTML, rendered and sanitised by omp-session, htmlChunk a block). A
- * block is parsed the first time one of its entries or rows is needed. The answers mirror
+ * block is JSON gzipped in base64 (data-encoding="gzip-base64"), inflated with DecompressionStream
+ * the first time one of its entries is needed (the rows: all at once, at the start). The answers mirror
  * omp_session.rendering.windowed (window, rows_slice, rows_near, matching); keep them in step.
  * A search box searches the text of every entry and lists the hits; a hit opens its context.
  */
@@ -18,14 +19,49 @@
   var position = new Map();
   meta.keys.forEach(function (key, i) { position.set(key, i); });
   var blocks = new Map();
+  var loading = new Map();
 
+  /* A block's value: plain JSON, or (data-encoding="gzip-base64") its JSON gzipped in base64,
+     inflated by the browser's DecompressionStream. A promise either way. */
+  function decode(element) {
+    if (!element) return Promise.resolve([]);
+    if (element.getAttribute("data-encoding") !== "gzip-base64") {
+      return Promise.resolve(JSON.parse(element.textContent));
+    }
+    var text = atob(element.textContent.trim());
+    var bytes = new Uint8Array(text.length);
+    for (var i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return new Response(stream).text().then(JSON.parse);
+  }
+  /* Load the blocks of `kind` numbered `indexes` (once each); resolves when all are in `blocks`. */
+  function need(kind, indexes) {
+    return Promise.all(indexes.map(function (index) {
+      var id = "export-" + kind + "-" + index;
+      if (blocks.has(id)) return null;
+      if (!loading.has(id)) {
+        loading.set(id, decode(document.getElementById(id)).then(function (value) { blocks.set(id, value); }));
+      }
+      return loading.get(id);
+    }));
+  }
+  function blocksOf(count, chunk) {
+    var out = [];
+    for (var i = 0; i * chunk < count; i++) out.push(i);
+    return out;
+  }
+  function htmlBlocks(positions) {
+    var seen = new Set();
+    positions.forEach(function (p) { seen.add(Math.floor(p / meta.htmlChunk)); });
+    return Array.from(seen);
+  }
+  /* The tree rows are small (a few MB for 50,000 entries): all are inflated once, up front. */
+  var rowsReady = need("rows", blocksOf(meta.rowCount, meta.rowChunk));
+
+  /* A block already loaded by need(). */
   function block(kind, index) {
     var id = "export-" + kind + "-" + index;
-    if (!blocks.has(id)) {
-      var element = document.getElementById(id);
-      blocks.set(id, element ? JSON.parse(element.textContent) : []);
-    }
-    return blocks.get(id);
+    return blocks.has(id) ? blocks.get(id) : [];
   }
   function entryHtml(p) { return block("html", Math.floor(p / meta.htmlChunk))[p % meta.htmlChunk] || ""; }
   function row(index) { return block("rows", Math.floor(index / meta.rowChunk))[index % meta.rowChunk]; }
@@ -163,9 +199,12 @@
     return tip;
   }
 
+  /* The window's answer, once the blocks holding its entries are loaded (a promise). */
   function window_(q) {
     var key = q.at !== null && position.has(q.at) ? q.at : meta.leaf;
-    if (key === null) return { at: null, total: 0, start: 0, end: 0, html: "", summary: "", keys: [] };
+    if (key === null) {
+      return Promise.resolve({ at: null, total: 0, start: 0, end: 0, html: "", summary: "", keys: [] });
+    }
     var path = pathTo(key);
     var parts = arrange(path);
     var rest = q.dropped ? parts.dropped : parts.rest;
@@ -173,6 +212,13 @@
     var summaryFirst = !q.dropped && parts.summary !== null && meta.keys[parts.summary] === key;
     var span = bounds(keys, rest.length, q, summaryFirst);
     var shown = rest.slice(span[0], span[1]);
+    var wanted = parts.summary !== null ? shown.concat([parts.summary]) : shown;
+    return need("html", htmlBlocks(wanted)).then(function () {
+      return windowReply(q, key, path, parts, rest, keys, span, shown);
+    });
+  }
+
+  function windowReply(q, key, path, parts, rest, keys, span, shown) {
     var html = render(shown, function (p) {
       return q.dropped ? "dropped" : (meta.flags[p] & IN_CONTEXT ? "ctx" : "");
     });
@@ -217,7 +263,7 @@
   window.ompLocalApi = function (url) {
     var query = url.indexOf("?") >= 0 ? url.slice(url.indexOf("?") + 1) : "";
     var params = new URLSearchParams(query);
-    return new Promise(function (resolve) {
+    return rowsReady.then(function () { return new Promise(function (resolve) {
       if (url.indexOf("rows") === 0) {
         if (params.has("near")) {
           var near = params.get("near");
@@ -238,7 +284,7 @@
         start: number(params, "start"), end: number(params, "end"),
         around: target, after: params.get("after"), dropped: params.get("dropped") === "1"
       }));
-    });
+    }); });
   };
 
   /* -- search inside the file ------------------------------------------------------------------ */
@@ -270,6 +316,10 @@
   }
 
   function showHits(query) {
+    need("html", blocksOf(meta.keys.length, meta.htmlChunk)).then(function () { listHits(query); });
+  }
+
+  function listHits(query) {
     var box = document.getElementById("export-hits");
     var found = search(query);
     box.replaceChildren();
