@@ -19,6 +19,7 @@ EXTRA_OF_MODULE = {
     "markdown_it": "web",
     "nh3": "web",
     "pygments": "web",
+    "textual": "tui",
     "mcp": "mcp",
     "mcp_types": "mcp",
     "agents": "openai-agents",

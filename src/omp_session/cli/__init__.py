@@ -32,6 +32,7 @@ from omp_session.cli.import_command import import_command
 from omp_session.cli.listing import list_command
 from omp_session.cli.maintenance import check, migrate, repair
 from omp_session.cli.mcp_command import mcp_command
+from omp_session.cli.pick import pick
 from omp_session.cli.search import search
 from omp_session.cli.secrets import secrets
 from omp_session.cli.serve import serve
@@ -49,11 +50,13 @@ __all__ = ["main"]
 EXAMPLES = """\b
 Examples:
   omp-session list --all --limit 10       newest sessions of every project
+  omp-session pick                        choose a session (type to search), resume it in omp
   omp-session show 15d0c6a0               a transcript (id, id prefix or file path)
   omp-session tree 15d0c6a0               the tree of entries, branches and labels
   omp-session context 15d0 --llm          what the model sees at the leaf, as JSON
   omp-session export 15d0 -f md -o s.md   Markdown of the current branch
   omp-session stats --all                 tokens, cost and tool calls of every session
+  omp-session usage model --all           tokens and cost by model (or daily, project, ...)
   omp-session search "merge sort" --all   find text in every session
   omp-session check --all                 report damaged files (exit status 1 if any)
   omp-session secrets scan --all          find credentials in every session (never printed)
@@ -176,6 +179,7 @@ def main(ctx: click.Context, sessions_dir: Path | None, store: str | None, table
 
 for _command in (
     list_command,
+    pick,
     show,
     tree,
     context,
