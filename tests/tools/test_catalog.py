@@ -295,3 +295,24 @@ def test_search_from_the_catalog_equals_a_full_scan_on_the_corpora(query: str, r
     assert found == full and full
     assert errors == full_errors
     assert any(not hit.on_current_branch for hit in full) or query == '"path":'
+
+
+def test_stats_of_every_session_from_the_catalog_equals_a_full_read(
+    isolated_agent_dir: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from omp_session.tools.stats import collect_stats
+
+    corpora = Path(__file__).resolve().parents[1]
+    files = sorted(
+        path for folder in ("conformance", "omp1823_recorded") for path in (corpora / folder).rglob("*.jsonl")
+    )
+    held = collect_stats(files, branches=False).to_dict()
+    with sqlite3.connect(cache_path()) as db:  # it was answered from the catalog
+        assert db.execute("SELECT count(*) FROM catalog_files").fetchone()[0] > 30
+    unwritable = tmp_path / "agent"
+    unwritable.mkdir()
+    (unwritable / "cache").write_text("a file where the cache directory would be")
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(unwritable))
+    full = collect_stats(files, branches=False).to_dict()
+    assert held == full
+    assert held["sessions"] and held["skipped"]

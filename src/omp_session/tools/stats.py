@@ -26,7 +26,9 @@ from omp_session.errors import SessionError
 from omp_session.gcpause import gc_paused
 from omp_session.manager import SessionManager
 from omp_session.model.tree import SessionIndex, path_stopping_at_repeat
+from omp_session.model.tree_nodes import entry_id_of
 from omp_session.model.usage import UsageStatistics
+from omp_session.tools.catalog import Catalog, CatalogSession
 from omp_session.tools.reading import read_session
 from omp_session.tools.transcript import leaf_ids
 
@@ -314,7 +316,9 @@ def _walked_slowly(entries: Sequence[Entry], current: str | None) -> list[tuple[
     return sizes
 
 
-def _branch(session: SessionManager, entries: list[Entry], walked: _Walked, leaf: str) -> list[Entry]:
+def _branch(
+    session: SessionManager | None, entries: Sequence[Entry], walked: _Walked, leaf: str
+) -> list[Entry]:
     """``session.get_branch(leaf)`` from the entries already read (a lazy session would decode
     every line of the path a second time): the parent positions of the walk when its links are
     simple (then every rule of the path walk gives the same path), else an eager index of the
@@ -327,6 +331,7 @@ def _branch(session: SessionManager, entries: list[Entry], walked: _Walked, leaf
             at = walked.parent[at]
         path.reverse()
         return path
+    assert session is not None  # (a session without one is counted only when its links are simple)
     index = SessionIndex(entries)
     found = index.branch(leaf)
     if session.dialect.path_stops_at_repeated_id:
@@ -334,7 +339,9 @@ def _branch(session: SessionManager, entries: list[Entry], walked: _Walked, leaf
     return found
 
 
-def _branch_totals(session: SessionManager, entries: list[Entry], walked: _Walked, leaf: str) -> Totals:
+def _branch_totals(
+    session: SessionManager | None, entries: Sequence[Entry], walked: _Walked, leaf: str
+) -> Totals:
     """The totals of the path to ``leaf``: the session's totals less the entries off the path when
     those are fewer (most of a long session is on its current branch), else counted directly."""
     path = _branch(session, entries, walked, leaf)
@@ -349,10 +356,25 @@ def _branch_totals(session: SessionManager, entries: list[Entry], walked: _Walke
 def _stats_of(
     session: SessionManager, path: Path | str, entries: list[Entry], branches: bool = True
 ) -> SessionStats:
-    current = session.get_leaf_id()
+    return _stats(
+        path, entries, session.get_header(), session.get_leaf_id(), session, branches, _walk(entries)
+    )
+
+
+def _stats(
+    path: Path | str,
+    entries: Sequence[Entry],
+    header: Entry,
+    current: str | None,
+    session: SessionManager | None,
+    branches: bool,
+    walked: _Walked,
+) -> SessionStats:
+    """A session's statistics from its entries (``session``, the open session, is needed for every
+    branch, and for the current one when the walk's links are not simple)."""
     other: BranchSummary | None = None
-    walked = _walk(entries)
     if branches:
+        assert session is not None
         rows = [
             BranchStats(leaf, leaf == current, Totals.of(session.get_branch(leaf)))
             for leaf in leaf_ids(session)
@@ -362,17 +384,27 @@ def _stats_of(
             [BranchStats(current, True, _branch_totals(session, entries, walked, current))] if current else []
         )
         other = _other_branches(entries, walked, current)
-    header = session.get_header()
     title, parent = header.get("title"), header.get("parentSession")
     return SessionStats(
         path=os.fspath(path),
-        session_id=session.get_session_id(),
+        session_id=str(header.get("id")),  # (SessionManager.get_session_id)
         title=title if isinstance(title, str) else None,
         parent_session=parent if isinstance(parent, str) else None,
         totals=walked.totals,
         branches=rows,
         other_branches=other,
     )
+
+
+def _from_catalog(session: CatalogSession) -> SessionStats | None:
+    """The summarised statistics of a catalogued session from its reduced entries (they keep every
+    field the counters read), or ``None`` when its links are not simple (then the session is read:
+    its dialect decides the paths)."""
+    walked = _walk(session.entries)
+    if not walked.simple:
+        return None
+    current = entry_id_of(session.entries[-1]) if session.entries else None
+    return _stats(session.path, session.entries, session.header, current, None, False, walked)
 
 
 def session_stats(path: Path | str, *, branches: bool = True) -> SessionStats:
@@ -466,8 +498,17 @@ def collect_stats(paths: Iterable[Path | str], *, branches: bool = True) -> Stat
     """
     loaded: list[_Read] = []
     skipped: list[tuple[str, str]] = []
-    for raw in paths:
-        path = Path(raw)
+    wanted = [Path(raw) for raw in paths]
+    held: dict[str, CatalogSession] = {}
+    if not branches:  # summarised: from the store catalog, without opening the sessions
+        with Catalog() as catalog, gc_paused():
+            held = {os.fspath(session.path): session for session in catalog.sessions(wanted)}
+    for path in wanted:
+        reduced = held.get(os.fspath(path))
+        stats = _from_catalog(reduced) if reduced is not None else None
+        if reduced is not None and stats is not None:
+            loaded.append(_Read(path, reduced.header, reduced.entries, stats))
+            continue
         try:
             # gc_paused: the counting builds many small acyclic objects (see gcpause).
             with read_session(path) as session, gc_paused():
