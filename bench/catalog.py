@@ -183,7 +183,7 @@ def case_warm(agent: str, runs: int) -> dict[str, Any]:
         collected = collect_records(paths)
         return build_report(collected.records, "daily", copied_entries=collected.copied_entries)
 
-    results = {}
+    results: dict[str, Any] = {}
     for name, action in (
         ("search rare", word(rare, RARE)),
         ("search common", word(common, COMMON)),
