@@ -315,5 +315,5 @@ def test_list_table_keeps_every_column_with_long_titles(store: Store) -> None:
         session.ensure_on_disk()
     result = run("list", "--all")
     header = result.stdout.splitlines()[0].split()
-    assert header == ["Modified", "ID", "Title", "/", "first", "message", "Msgs", "Size", "Cwd"]
+    assert header == ["Last", "activity", "ID", "Title", "/", "first", "message", "Msgs", "Size", "Cwd"]
     assert "/home/x/long" in result.stdout

@@ -6,16 +6,18 @@ Internal module (a command of ``omp-session``, which is the interface); not part
 from __future__ import annotations
 
 import os
-from datetime import datetime
+from collections.abc import Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import click
-from rich.table import Table
 from rich.text import Text
 
 from omp_session.cli._common import console, emit_json, human_size, json_option, state
+from omp_session.cli._table import Column, Row, print_table
 from omp_session.tools.listing import SessionInfo, list_all_sessions, list_every_stored_session, list_sessions
+from omp_session.tools.short_ids import unique_prefixes
 from omp_session.tools.summary import one_line
 from omp_session.tools.sync import host_root
 
@@ -26,28 +28,44 @@ def _row_json(info: SessionInfo) -> dict[str, Any]:
     data = info.to_dict()
     data.pop("allMessagesText", None)  # the whole conversation: too big for a listing
     data["size"] = info.size
+    data["lastActivity"] = _iso(info.last_activity or info.modified)
     return data
 
 
-def _table(infos: list[SessionInfo], show_cwd: bool) -> Table:
-    table = Table(box=None, pad_edge=False, header_style="bold", show_edge=False, expand=True)
-    # Fixed columns keep their width; the title and cwd share what is left of the terminal.
-    table.add_column("Modified", no_wrap=True, min_width=16)
-    table.add_column("ID", no_wrap=True, style="cyan", min_width=8)
-    table.add_column("Title / first message", ratio=3, no_wrap=True, overflow="ellipsis")
-    table.add_column("Msgs", justify="right", no_wrap=True, min_width=4)
-    table.add_column("Size", justify="right", no_wrap=True, min_width=8)
+def _iso(moment: datetime) -> str:
+    utc = moment.astimezone(timezone.utc)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+
+
+def _by_last_activity(infos: Sequence[SessionInfo]) -> list[SessionInfo]:
+    """Most recent conversation first (an imported 2025 conversation is not "today"); the file's
+    mtime breaks ties."""
+    return sorted(infos, key=lambda info: (info.last_activity or info.modified, info.modified), reverse=True)
+
+
+def _print_table(infos: list[SessionInfo], show_cwd: bool, ids: dict[str, str]) -> None:
+    """The sessions as a table that never cuts a number or an id: the title and the cwd narrow
+    (the cwd drops first), then the layout stacks (cli/_table.py)."""
+    columns = [
+        Column("Last activity", keep=True),
+        Column("ID", keep=True, style="cyan"),
+        Column("Title / first message", min_width=12),
+        Column("Msgs", numeric=True),
+        Column("Size", numeric=True),
+    ]
     if show_cwd:
-        table.add_column("Cwd", ratio=2, no_wrap=True, overflow="ellipsis")
+        columns.append(Column("Cwd", min_width=10, drop=1))
+    rows = []
     for info in infos:
-        modified = datetime.fromtimestamp(info.modified.timestamp()).strftime("%Y-%m-%d %H:%M")
+        moment = info.last_activity or info.modified
+        when = datetime.fromtimestamp(moment.timestamp()).strftime("%Y-%m-%d %H:%M")
         shown = info.first_prompt or info.first_message  # a leading /mode is not what the session is about
-        title = Text(one_line(info.title), style="bold") if info.title else Text(one_line(shown))
-        row: list[Any] = [modified, info.id[:8], title, str(info.message_count), human_size(info.size)]
+        title = one_line(info.title) if info.title else one_line(shown)
+        cells = [when, ids.get(info.id, info.id), title, f"{info.message_count:,}", human_size(info.size)]
         if show_cwd:
-            row.append(info.cwd)
-        table.add_row(*row)
-    return table
+            cells.append(info.cwd)
+        rows.append(Row(cells, cell_styles={2: "bold"} if info.title else {}))
+    print_table(columns, rows)
 
 
 @click.command(
@@ -65,7 +83,8 @@ def _table(infos: list[SessionInfo], show_cwd: bool) -> Table:
 def list_command(
     ctx: click.Context, cwd: str | None, all_projects: bool, limit: int | None, as_json: bool
 ) -> None:
-    """List sessions, newest first: modified, id, title or first message, messages, size, cwd."""
+    """List sessions, most recent activity first: last activity, id (its shortest unique prefix),
+    title or first message, messages, size, cwd."""
     if cwd is not None and all_projects:
         raise click.UsageError("give --cwd or --all, not both")
     cli = state(ctx)
@@ -79,7 +98,10 @@ def list_command(
     skipped = len(getattr(found, "skipped", []))
     if skipped:
         click.echo(f"omp-session: {skipped} file{'s' if skipped != 1 else ''} skipped", err=True)
-    infos = found[:limit] if limit is not None else found
+    ordered = _by_last_activity(found)
+    # Ids as their shortest prefix unique among every listed session (not only those shown).
+    ids = unique_prefixes(info.id for info in ordered)
+    infos = ordered[:limit] if limit is not None else ordered
     if as_json:
         emit_json([_row_json(info) for info in infos])
         return
@@ -88,12 +110,12 @@ def list_command(
         click.echo(f"No sessions for {where} under {cli.root}.", err=True)
         return
     if all_projects and cli.database is not None:
-        _grouped_by_host_path(infos)
+        _grouped_by_host_path(infos, ids)
         return
-    console().print(_table(infos, show_cwd=True))
+    _print_table(infos, True, ids)
 
 
-def _grouped_by_host_path(infos: list[SessionInfo]) -> None:
+def _grouped_by_host_path(infos: list[SessionInfo], ids: dict[str, str]) -> None:
     """One table per sessions root the rows are under (a machine, a home), the root as heading;
     the roots in the order of their newest session."""
     groups: dict[Path, list[SessionInfo]] = {}
@@ -104,4 +126,4 @@ def _grouped_by_host_path(infos: list[SessionInfo]) -> None:
         if number:
             out.print()
         out.print(Text(f"{root} ({len(rows)} session{'s' if len(rows) != 1 else ''})", style="bold"))
-        out.print(_table(rows, show_cwd=True))
+        _print_table(rows, True, ids)

@@ -23,6 +23,7 @@ from enum import Enum
 from typing import Any
 
 __all__ = [
+    "FOREIGN_SESSION_IMPORT",
     "IMPORT_BOOKKEEPING_TYPES",
     "STATE_CHANGES",
     "Classified",
@@ -37,8 +38,9 @@ __all__ = [
 #: ``foreign_session_import`` marker (the leaf of every import) and the source records a lossless
 #: import keeps (``claude_record``, ``claude_subagent_record``, ``codex_record``). Views hide them
 #: unless asked (issue 30 #5); they never reach the model's context either way (custom entries never do).
+FOREIGN_SESSION_IMPORT = "foreign_session_import"
 IMPORT_BOOKKEEPING_TYPES = frozenset(
-    {"foreign_session_import", "claude_record", "claude_subagent_record", "codex_record"}
+    {FOREIGN_SESSION_IMPORT, "claude_record", "claude_subagent_record", "codex_record"}
 )
 
 

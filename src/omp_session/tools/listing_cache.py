@@ -38,7 +38,8 @@ __all__ = ["SCHEMA_VERSION", "FileKey", "ListingCache", "cache_path", "read_file
 # 4: the texts in their own table.
 # 5: the store catalog's tables (``catalog.py``): per-session entry facts and the full-text index.
 # 6: a first prompt skips an agent's environment context (issue 30 #5).
-SCHEMA_VERSION = 6
+# 7: an imported session is dated by its conversation, not by its import (issue 27 #5).
+SCHEMA_VERSION = 7
 _SCHEMA = (
     """
 CREATE TABLE IF NOT EXISTS infos (

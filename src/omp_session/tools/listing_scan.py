@@ -36,8 +36,15 @@ from omp_session.format.header import is_session_header
 from omp_session.format.ids import iso_to_ms, ms_to_datetime
 from omp_session.format.title_slot import slot_from_value
 from omp_session.tools.content import message_text
+from omp_session.tools.entry_kinds import (
+    FOREIGN_SESSION_IMPORT,
+    IMPORT_BOOKKEEPING_TYPES,
+    is_import_bookkeeping,
+)
 from omp_session.tools.listing_summary import (
     SessionInfo,
+    conversation_stamps,
+    created_ms,
     fold_slot_record,
     is_canonical_time,
     summarize_records,
@@ -70,6 +77,7 @@ class _Message(msgspec.Struct, gc=False):
 
 class _Entry(msgspec.Struct, gc=False):
     type: Any = None
+    customType: Any = None
     timestamp: Any = None
     shortSummary: Any = None
     message: _Message | None = None
@@ -110,6 +118,8 @@ class _Summary:
         "count",
         "first",
         "has_side",
+        "import_stamps",
+        "imported",
         "main_cost",
         "prompt",
         "side_cost",
@@ -131,6 +141,21 @@ class _Summary:
         self.main_cost: Any = 0
         self.side_cost: Any = 0
         self.has_side = False
+        #: Whether an import marker was seen (then the conversation's first time is its creation),
+        #: and the markers' times: what the import itself wrote (a title change) is dated so.
+        self.imported = False
+        self.import_stamps: set[Any] = set()
+
+    def marked(self, stamp: Any) -> None:
+        """An import marker, written at ``stamp``."""
+        self.imported = True
+        if isinstance(stamp, str):
+            self.import_stamps.add(stamp)
+
+    def conversation_stamps(self) -> list[Any]:
+        """The timestamps of the conversation: all of them, less (in an imported session) those
+        the import wrote (:func:`~omp_session.tools.listing_summary.conversation_stamps`)."""
+        return conversation_stamps(self.stamps, self.import_stamps)
 
     def message(self, role: Any, text: str) -> None:
         self.count += 1
@@ -144,10 +169,14 @@ class _Summary:
 
     def add_entry(self, entry: dict[str, Any]) -> None:
         """One decoded entry, by the reference's rules."""
+        kind = entry.get("type")
+        if kind == "custom" and is_import_bookkeeping(entry):
+            if entry.get("customType") == FOREIGN_SESSION_IMPORT:
+                self.marked(entry.get("timestamp"))
+            return  # the import's own times are not the conversation's (see summarize_records)
         stamp = entry.get("timestamp")
         if type(stamp) is str:
             self.stamps.append(stamp)
-        kind = entry.get("type")
         if kind == "compaction" and not self.titled and isinstance(entry.get("shortSummary"), str):
             self.title = entry["shortSummary"]
         if kind == "model_usage":
@@ -194,6 +223,10 @@ class _Summary:
                 self.stamps.append(stamp)
             self.message(role, _text(message.content) if role == "user" or role == "assistant" else "")
             return
+        if kind == "custom" and entry.customType in IMPORT_BOOKKEEPING_TYPES:
+            if entry.customType == FOREIGN_SESSION_IMPORT:
+                self.marked(entry.timestamp)
+            return
         usage = entry.usage if kind == "model_usage" else None
         total = usage.cost.total if usage is not None and usage.cost is not None else None
         if type(total) is int and not -_EXACT_INT_LIMIT <= total < _EXACT_INT_LIMIT:
@@ -212,8 +245,18 @@ class _Summary:
         """Every entry of a file that msgspec decoded whole, in a few passes (what the per-line
         methods do, without a call per entry); raises :class:`_NotExact` when a line needs the
         exact path (then this summary is dropped)."""
-        self.stamps = [entry.timestamp for entry in entries]  # (not only strings: see _newest_ms)
         kinds = [entry.type for entry in entries]
+        if "custom" in kinds and any(
+            entry.type == "custom" and entry.customType in IMPORT_BOOKKEEPING_TYPES for entry in entries
+        ):
+            for entry in entries:
+                if entry.type == "custom" and entry.customType == FOREIGN_SESSION_IMPORT:
+                    self.marked(entry.timestamp)
+            entries = [
+                e for e in entries if e.type != "custom" or e.customType not in IMPORT_BOOKKEEPING_TYPES
+            ]
+            kinds = [entry.type for entry in entries]
+        self.stamps = [entry.timestamp for entry in entries]  # (not only strings: see _newest_ms)
         if not self.titled and "compaction" in kinds:
             shorts = [
                 e.shortSummary for e in entries if e.type == "compaction" and type(e.shortSummary) is str
@@ -394,19 +437,21 @@ def summarize_bytes(path: Path | str, data: bytes, mtime: float, size: int = 0) 
         summary.add_all([decode(line) for line in body if line])
     except _REFUSED:
         summary = _line_by_line(header, body)
-    needs_reference, newest = _newest_ms(summary.stamps)
+    stamps = summary.conversation_stamps()
+    needs_reference, newest = _newest_ms(stamps)
     if needs_reference:
         return summarize_records(path, decode_lines(data).records, mtime, size)
     parent = header.get("parentSession")
     modified = datetime.fromtimestamp(mtime, timezone.utc)
     cost = summary.main_cost + summary.side_cost if summary.has_side else summary.main_cost
+    created = created_ms(header, stamps if summary.imported else ())
     return SessionInfo(
         path=os.fspath(path),
         id=header["id"],
         cwd=header["cwd"] if isinstance(header.get("cwd"), str) else "",
         title=summary.title,
         parent_session_path=parent if isinstance(parent, str) else None,
-        created=ms_to_datetime(iso_to_ms(header.get("timestamp"))),
+        created=ms_to_datetime(created),
         modified=modified,
         message_count=summary.count,
         first_message=summary.first or "(no messages)",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
@@ -21,9 +21,18 @@ from omp_session.format.ids import iso_to_ms, ms_to_datetime
 from omp_session.format.title_slot import fold_into_header, slot_from_value
 from omp_session.model.usage import UsageStatistics
 from omp_session.tools.content import message_text
+from omp_session.tools.entry_kinds import FOREIGN_SESSION_IMPORT, is_import_bookkeeping
 from omp_session.tools.summary import is_prompt
 
-__all__ = ["CANONICAL_TIME", "SessionInfo", "fold_slot_record", "is_canonical_time", "summarize_records"]
+__all__ = [
+    "CANONICAL_TIME",
+    "SessionInfo",
+    "conversation_stamps",
+    "created_ms",
+    "fold_slot_record",
+    "is_canonical_time",
+    "summarize_records",
+]
 
 
 @dataclass(frozen=True)
@@ -141,6 +150,25 @@ def is_canonical_time(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and len(value) == 24 and CANONICAL_TIME.fullmatch(value) is not None
 
 
+def conversation_stamps(stamps: Sequence[Any], import_stamps: set[Any]) -> list[Any]:
+    """``stamps`` less those equal to an import marker's time: what the import wrote beside its
+    marker (omp 18's title change) carries the marker's time; the conversation keeps its own."""
+    if not import_stamps:
+        return list(stamps)
+    return [stamp for stamp in stamps if not (isinstance(stamp, str) and stamp in import_stamps)]
+
+
+def created_ms(header: dict[str, Any], conversation_stamps: Iterable[Any] = ()) -> int | None:
+    """When a session was created: its header's time, or, for an imported session (pass the
+    timestamps of its conversation's entries), the first of those when it is earlier: an importer
+    writes the header at import time, the conversation keeps its own dates."""
+    created = iso_to_ms(header.get("timestamp"))
+    first = min((ms for ms in map(iso_to_ms, conversation_stamps) if ms is not None), default=None)
+    if first is not None and (created is None or first < created):
+        return first
+    return created
+
+
 def summarize_records(
     path: Path | str, records: Sequence[dict[str, Any]], mtime: float, size: int = 0
 ) -> SessionInfo | None:
@@ -154,8 +182,24 @@ def summarize_records(
     count, first, prompt, texts = 0, None, None, []
     newest_ms: float | None = None
     newest_canonical: str | None = None
+    imported = False
+    import_stamps: set[Any] = set()
+    kept: list[dict[str, Any]] = []
     for record in records[1:]:
+        if is_import_bookkeeping(record):
+            # An import's marker and kept source records are dated at import time; the session's
+            # times are its conversation's (issue 27 #5: a 2025 conversation "modified today").
+            if record.get("customType") == FOREIGN_SESSION_IMPORT:
+                imported = True
+                if isinstance(stamp := record.get("timestamp"), str):
+                    import_stamps.add(stamp)
+            continue
+        kept.append(record)
+    stamps = conversation_stamps([record.get("timestamp") for record in kept], import_stamps)
+    for record in kept:
         stamp = record.get("timestamp")
+        if stamp in import_stamps and isinstance(stamp, str):
+            stamp = None  # written by the import (its title change): not the conversation's time
         if is_canonical_time(stamp):  # what omp writes: orders as text, parsed once at the end
             if newest_canonical is None or stamp > newest_canonical:
                 newest_canonical = stamp
@@ -184,8 +228,7 @@ def summarize_records(
     parent = header.get("parentSession")
     canonical_ms = iso_to_ms(newest_canonical) if newest_canonical is not None else None
     if newest_canonical is not None and canonical_ms is None:  # shaped like a time but not one
-        stamps = (iso_to_ms(record.get("timestamp")) for record in records[1:])
-        canonical_ms = max((ms for ms in stamps if ms is not None), default=None)
+        canonical_ms = max((ms for ms in map(iso_to_ms, stamps) if ms is not None), default=None)
     if canonical_ms is not None and (newest_ms is None or canonical_ms > newest_ms):
         newest_ms = canonical_ms
     modified = datetime.fromtimestamp(mtime, timezone.utc)
@@ -195,7 +238,7 @@ def summarize_records(
         cwd=header["cwd"] if isinstance(header.get("cwd"), str) else "",
         title=title,
         parent_session_path=parent if isinstance(parent, str) else None,
-        created=_from_ms(iso_to_ms(header.get("timestamp"))),
+        created=_from_ms(created_ms(header, stamps if imported else ())),
         modified=modified,
         message_count=count,
         first_message=first or "(no messages)",
