@@ -125,5 +125,8 @@ def _grouped_by_host_path(infos: list[SessionInfo], ids: dict[str, str]) -> None
     for number, (root, rows) in enumerate(groups.items()):
         if number:
             out.print()
-        out.print(Text(f"{root} ({len(rows)} session{'s' if len(rows) != 1 else ''})", style="bold"))
+        # soft_wrap: a long root stays one line (the terminal folds it), whole for copying.
+        out.print(
+            Text(f"{root} ({len(rows)} session{'s' if len(rows) != 1 else ''})", style="bold"), soft_wrap=True
+        )
         _print_table(rows, True, ids)
