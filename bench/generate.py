@@ -321,3 +321,50 @@ def ensure(directory: Path, shape: Shape, blobs_dir: Path | None = None) -> Path
     if not path.exists():
         generate(path, shape, blobs_dir)
     return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m bench.generate OUT.jsonl [--messages N | --bytes N] ...``: one synthetic session
+    (the benchmarks' shapes) written to a file, to try the CLI and the viewer on a big session."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.generate",
+        description="Write a deterministic synthetic omp session (v3) of a realistic shape.",
+        epilog="Example: python -m bench.generate /tmp/big.jsonl --messages 49300  "
+        "(about 50,000 entries, 71 forks, 16 compactions)",
+    )
+    parser.add_argument("output", type=Path, help="the session file to write (overwritten)")
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument("--messages", type=int, default=0, help="stop at this many messages")
+    size.add_argument("--bytes", type=int, default=5_000_000, help="stop at this size (default 5 MB)")
+    parser.add_argument("--seed", type=int, default=1, help="the same seed gives the same bytes")
+    parser.add_argument("--linear", action="store_true", help="no side branches")
+    parser.add_argument("--branch-every", type=int, default=700, help="entries between side branches")
+    parser.add_argument(
+        "--compaction-every", type=int, default=3000, help="entries between compactions (0: none)"
+    )
+    parser.add_argument(
+        "--blobs",
+        type=Path,
+        help="write the images' blobs here (default: the references only, no blob files)",
+    )
+    args = parser.parse_args(argv)
+    shape = Shape(
+        target_bytes=0 if args.messages else args.bytes,
+        seed=args.seed,
+        target_messages=args.messages,
+        linear=args.linear,
+        compaction_every=args.compaction_every,
+        branch_every=args.branch_every,
+    )
+    stats = generate(args.output, shape, args.blobs)
+    print(
+        f"{stats.path}: {stats.entries} entries, {stats.messages} messages, "
+        f"{stats.compactions} compactions, {stats.size} bytes"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

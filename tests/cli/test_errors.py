@@ -132,9 +132,11 @@ def test_an_internal_error_is_one_line_too(store: Store, monkeypatch: pytest.Mon
     assert_one_line_error(result, "internal error: RuntimeError: boom second line", "OMP_SESSION_DEBUG=1")
 
 
-def test_an_unreadable_sessions_root_is_not_fatal(tmp_path: Path) -> None:
-    result = run("--dir", str(tmp_path / "nothing"), "list", "--all")
-    assert result.exit_code == 0 and "No sessions" in result.stderr
+def test_a_missing_sessions_root_is_the_same_error_for_list_as_for_search(tmp_path: Path) -> None:
+    # Issue 30: list said "No sessions" (exit 0) where search said "no such sessions directory".
+    missing = tmp_path / "nothing"
+    for command in (["list", "--all"], ["list"], ["search", "x", "--all"]):
+        assert_one_line_error(run("--dir", str(missing), *command), f"{missing}: no such sessions directory")
 
 
 @pytest.mark.parametrize(

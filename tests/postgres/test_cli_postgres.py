@@ -159,7 +159,11 @@ def test_serve_shows_the_sessions_of_a_database(
             assert response.status == 200 and b"tree" in response.read()
     finally:
         process.terminate()
-        process.communicate(timeout=10)
+        _out, err = process.communicate(timeout=10)
+    # The banner names the database and table (issue 30: it named only a path), never a password.
+    banner = err.decode().splitlines()
+    assert banner[0] == f"sessions from {pg_store.describe()} (paths under {samples_root})"
+    assert table_name in banner[0] and banner[1].startswith("omp-session viewer for ")
 
 
 def test_the_store_can_come_from_the_environment(

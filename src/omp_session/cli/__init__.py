@@ -155,9 +155,16 @@ class _Group(click.Group):
     show_default=True,
     help="The table of a database --store.",
 )
+@click.option(
+    "--quiet",
+    "-q",
+    is_flag=True,
+    envvar="OMP_SESSION_QUIET",
+    help="Do not report the files a store-wide command skipped (not sessions, unreadable).",
+)
 @click.version_option(__version__, "-V", "--version", prog_name="omp-session")
 @click.pass_context
-def main(ctx: click.Context, sessions_dir: Path | None, store: str | None, table: str) -> None:
+def main(ctx: click.Context, sessions_dir: Path | None, store: str | None, table: str, quiet: bool) -> None:
     """Find, read, share and check omp coding-agent sessions.
 
     A SESSION is a session file path, a session id, or a unique prefix of an id or file name

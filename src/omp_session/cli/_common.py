@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -37,6 +38,7 @@ __all__ = [
     "json_option",
     "leaf_option",
     "open_database",
+    "report_skipped",
     "require_one",
     "session_argument",
     "state",
@@ -215,11 +217,51 @@ def human_size(size: float) -> str:
     return f"{size:.1f} GB"
 
 
-def skipped(path: object, reason: str) -> None:
-    """Report a file that was skipped, naming its path once (errors often start with it already)."""
+def _reason_alone(path: object, reason: str) -> str:
+    """``reason`` without the path (and line number) it often starts with."""
     text = " ".join(str(reason).split())
-    named = text if text.startswith(str(path)) else f"{path}: {text}"  # "path:line: reason" as is
-    click.echo(f"omp-session: skipped {named}", err=True)
+    name = str(path)
+    if text.startswith(name):
+        text = re.sub(r"^:(\d+:)?\s*", "", text[len(name) :])
+    return text
+
+
+def _quiet() -> bool:
+    context = click.get_current_context(silent=True)
+    return bool(context is not None and context.find_root().params.get("quiet"))
+
+
+#: File names shown per reason in a summary of skipped files.
+_NAMES_SHOWN = 3
+
+
+def skipped(path: object, reason: str) -> None:
+    """Report one file that was skipped (see :func:`report_skipped`)."""
+    report_skipped([(path, reason)])
+
+
+def report_skipped(files: Iterable[tuple[object, str]]) -> None:
+    """Say on stderr which files a command skipped, once and summarized (issue 30: a store-wide
+    command printed the same seven lines each time): one line per file when there are few, else
+    one line per reason naming a few files and how many more. Nothing under ``--quiet``."""
+    items = list(files)
+    if not items or _quiet():
+        return
+    if len(items) <= _NAMES_SHOWN:
+        for path, reason in items:
+            text = " ".join(str(reason).split())
+            named = text if text.startswith(str(path)) else f"{path}: {text}"  # "path:line: reason" as is
+            click.echo(f"omp-session: skipped {named}", err=True)
+        return
+    by_reason: dict[str, list[str]] = {}
+    for path, reason in items:
+        by_reason.setdefault(_reason_alone(path, reason), []).append(str(path))
+    for reason, paths in by_reason.items():
+        names = ", ".join(os.path.basename(path) for path in paths[:_NAMES_SHOWN])
+        more = f" and {len(paths) - _NAMES_SHOWN} more" if len(paths) > _NAMES_SHOWN else ""
+        count = f"{len(paths)} file{'s' if len(paths) != 1 else ''}"
+        click.echo(f"omp-session: skipped {count} ({reason}): {names}{more}", err=True)
+    click.echo("omp-session: (--quiet hides these notes; check --all gives every file's problem)", err=True)
 
 
 def require_root(root: Path) -> None:

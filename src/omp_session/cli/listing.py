@@ -14,7 +14,15 @@ from typing import Any
 import click
 from rich.text import Text
 
-from omp_session.cli._common import console, emit_json, human_size, json_option, state
+from omp_session.cli._common import (
+    console,
+    emit_json,
+    human_size,
+    json_option,
+    report_skipped,
+    require_root,
+    state,
+)
 from omp_session.cli._table import Column, Row, print_table
 from omp_session.tools.listing import SessionInfo, list_all_sessions, list_every_stored_session, list_sessions
 from omp_session.tools.short_ids import unique_prefixes
@@ -88,16 +96,14 @@ def list_command(
     if cwd is not None and all_projects:
         raise click.UsageError("give --cwd or --all, not both")
     cli = state(ctx)
+    if cli.database is None:
+        require_root(cli.root)  # as search and the other store-wide commands (issue 30)
     if all_projects and cli.database is not None:
         # A shared store's point: every row, whatever machine or home filled it (issue 25).
         found = list_every_stored_session(cli.database)
     else:
         found = list_all_sessions(cli.root) if all_projects else list_sessions(cli.project_dir(cwd))
-    for path, reason in getattr(found, "skipped", []):
-        click.echo(f"omp-session: skipped {path}: {reason}", err=True)
-    skipped = len(getattr(found, "skipped", []))
-    if skipped:
-        click.echo(f"omp-session: {skipped} file{'s' if skipped != 1 else ''} skipped", err=True)
+    report_skipped(getattr(found, "skipped", []))
     ordered = _by_last_activity(found)
     # Ids as their shortest prefix unique among every listed session (not only those shown).
     ids = unique_prefixes(info.id for info in ordered)

@@ -15,10 +15,10 @@ from omp_session.cli._common import (
     CliError,
     emit_json,
     json_option,
+    report_skipped,
     require_one,
     require_root,
     session_argument,
-    skipped,
     state,
 )
 from omp_session.errors import SessionError
@@ -145,6 +145,7 @@ def migrate(ctx: click.Context, session: str | None, all_projects: bool, dry_run
     _files_only(ctx, "migrate")
     paths = _targets(ctx, session, all_projects)
     changed = 0
+    unreadable: list[tuple[object, str]] = []
     for path in paths:
         backups = set(path.parent.glob(f"{path.name}.v*.bak*"))
         try:
@@ -152,7 +153,7 @@ def migrate(ctx: click.Context, session: str | None, all_projects: bool, dry_run
         except (SessionError, OSError) as exc:
             if session is not None:
                 raise
-            skipped(path, str(exc))
+            unreadable.append((path, str(exc)))
             continue
         if old is None:
             if session is not None:
@@ -162,6 +163,7 @@ def migrate(ctx: click.Context, session: str | None, all_projects: bool, dry_run
         new_backups = sorted(set(path.parent.glob(f"{path.name}.v*.bak*")) - backups)
         backup = f" (backup {new_backups[0].name})" if new_backups else ""
         click.echo(f"{path}: {'would migrate' if dry_run else 'migrated'} v{old} → v3{backup}")
+    report_skipped(unreadable)
     if session is None:
         action = "would be migrated" if dry_run else "migrated"
         click.echo(f"{changed} of {len(paths)} files {action}", err=True)

@@ -18,8 +18,8 @@ from omp_session.cli._common import (
     emit_json,
     is_terminal,
     json_option,
+    report_skipped,
     require_root,
-    skipped,
     state,
 )
 from omp_session.tools.catalog import Catalog, RankedHit
@@ -52,8 +52,7 @@ def _hits(
             )
     else:
         yield from search_store(paths, pattern, query, regex=regex, catalog=catalog, errors=errors)
-    for path, reason in errors:
-        skipped(path, reason)
+    report_skipped(errors)
 
 
 def _ranked_line(hit: RankedHit) -> Text:
@@ -144,11 +143,13 @@ def search(
             return
         keep = SearchFilter(catalog, roles=roles, tool=tool, model=model, since=since, until=until)
         found: list[SearchHit] = []
+        stopped = False
         for hit in _hits(paths, query, regex, case_sensitive, catalog):
             if keep.active and not keep.keeps(hit):
                 continue
             found.append(hit)
             if limit is not None and len(found) >= limit:
+                stopped = True
                 break
     if as_json:
         emit_json([hit.to_dict() for hit in found])
@@ -160,7 +161,15 @@ def search(
             current_path = hit.path
             out.print(Text(f"{hit.session_id}  {hit.path}", style="bold"), no_wrap=True, overflow="ellipsis")
         out.print(_line(hit), no_wrap=True, overflow="ellipsis")
-    click.echo(f"{len(found)} hit{'s' if len(found) != 1 else ''} in {len(paths)} session files", err=True)
+    hits = f"{len(found)} hit{'s' if len(found) != 1 else ''}"
+    if stopped:  # "50 hits in 70 session files" read as all there were (issue 30)
+        click.echo(
+            f"the first {hits} in {len(paths)} session files: "
+            f"--limit {limit} stopped the search, more may follow",
+            err=True,
+        )
+    else:
+        click.echo(f"{hits} in {len(paths)} session files", err=True)
     if not all_projects and not found:
         where = cwd if cwd is not None else "this directory"
         click.echo(f"(only the sessions of {where} were searched; --all searches every project)", err=True)
@@ -184,8 +193,10 @@ def _print_ranked(
         )
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
-    for path in sorted(catalog.uncatalogued):
-        skipped(path, "not in the catalog this time (busy or unwritable); not searched by --rank")
+    report_skipped(
+        (path, "not in the catalog this time (busy or unwritable); not searched by --rank")
+        for path in sorted(catalog.uncatalogued)
+    )
     if as_json:
         emit_json([hit.to_dict() for hit in hits])
         return

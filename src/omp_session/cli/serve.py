@@ -98,6 +98,9 @@ def serve(
             raise CliError("serve --redact reads session files; it does not serve a database")
         _serve_redacted(root, blobs_dir, host, port, open_browser, anonymize_paths, no_omp_config, run_server)
         return
+    database = state(ctx).database
+    if database is not None:  # the banner below names only the paths (issue 30): say where they live
+        click.echo(f"sessions from {database.describe()} (paths under {root})", err=True)
     run_server(
         root,
         blobs_dir,

@@ -16,8 +16,8 @@ from omp_session.cli._common import (
     console,
     emit_json,
     json_option,
+    report_skipped,
     session_argument,
-    skipped,
     state,
 )
 from omp_session.cli._table import Column, Row, money, print_table
@@ -156,8 +156,7 @@ def stats(
     report = collect_stats(paths, branches=every_branch)
     if session and report.skipped:  # a file named on the command line must be readable
         raise CliError(" ".join(report.skipped[0][1].split()))
-    for path, reason in report.skipped:
-        skipped(path, reason)
+    report_skipped(report.skipped)
     if as_json:
         emit_json(report.to_dict())
         return

@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import click
 from rich.text import Text
 
-from omp_session.cli._common import console, emit_json, require_root, skipped, state
+from omp_session.cli._common import console, emit_json, report_skipped, require_root, state
 from omp_session.cli._table import Column, Row, money, print_table
 from omp_session.tools.short_ids import unique_prefixes
 from omp_session.tools.usage_report import (
@@ -241,8 +241,7 @@ def usage(
         now_ms=now_ms,
     )
     report = usage_report(cli.session_files(all_projects=all_projects, cwd=cwd), view, options)
-    for path, reason in report.skipped:
-        skipped(path, reason)
+    report_skipped(report.skipped)
     if as_json:
         emit_json(report.to_dict())
     elif as_csv:

@@ -117,7 +117,9 @@ def open_session(
     file_path = absolute(path)
     directory = os.fspath(session_dir) if session_dir is not None else os.fspath(file_path.parent)
     store = session_storage(storage)
-    if throw_if_missing and not store.session_exists(file_path):
+    # A directory is not missing: the store's open says what it is ("is a directory"), as it does
+    # for every reader (issue 30: fork and label said "no such session file" where show did not).
+    if throw_if_missing and not store.session_exists(file_path) and not file_path.is_dir():
         raise SessionNotFoundError(file_path)
 
     def open_it() -> OpenedFile:

@@ -32,7 +32,7 @@ from omp_session.format.codec import (
 from omp_session.format.entries import CURRENT_VERSION
 from omp_session.format.header import header_problem_line, peel_title_slot
 from omp_session.format.migrate import header_version, migrate_records
-from omp_session.format.title_slot import SLOT_BYTES
+from omp_session.format.title_slot import SLOT_BYTES, SLOT_TYPE, TITLE_SOURCES
 from omp_session.store.configured import configured_storage
 from omp_session.store.loading import read_session_bytes
 from omp_session.store.regular import open_regular
@@ -185,13 +185,32 @@ def _slot_problem(slot_size: int) -> Problem:
     )
 
 
+def _header_message(decoded: DecodedFile, line: int) -> str:
+    """Why the file does not start with a session header. A first line that is a title line omp 18
+    does not accept as its slot (issue 30: an unknown ``source``, the header on line 2) is named as
+    such: "the first line is not a session header" alone sent the reader looking at line 2."""
+    first = decoded.records[0] if decoded.records and decoded.line_numbers[0] == line else None
+    if isinstance(first, dict) and first.get("type") == SLOT_TYPE:
+        source = first.get("source")
+        why = (
+            f"its source {source!r} is not one of {', '.join(repr(s) for s in TITLE_SOURCES)}"
+            if "source" in first and source not in TITLE_SOURCES
+            else 'it lacks a slot\'s fields ("v": 1, "title", "updatedAt", "pad")'
+        )
+        return (
+            f"line {line} is a title line that is not an omp 18 title slot ({why}), "
+            "so the file does not start with a session header"
+        )
+    return "the first line is not a session header"
+
+
 def _problems_of(decoded: DecodedFile, slot_problem: Problem | None, store: ColumnStore) -> list[Problem]:
     problems = _line_problems(decoded)
     if slot_problem is not None:
         problems.insert(0, slot_problem)
     bad_header = header_problem_line(decoded)
     if bad_header is not None:  # the same rule as open(): it would refuse this file
-        problems.insert(0, Problem("header", bad_header, None, "the first line is not a session header"))
+        problems.insert(0, Problem("header", bad_header, None, _header_message(decoded, bad_header)))
         return problems
     version = header_version(decoded.records[0])
     if version < CURRENT_VERSION:

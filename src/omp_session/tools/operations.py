@@ -24,7 +24,8 @@ def _open_existing(path: Path | str) -> tuple[SessionManager, int | None]:
     SessionManager.open would start a new session at a missing path (as omp does); an explicit
     command on a file that is not there is a mistake, so reading it first reports that.
     """
-    if not stored_session_exists(Path(path)):
+    # A directory is not "missing": the open below says what it is, as every reading command does.
+    if not stored_session_exists(Path(path)) and not Path(path).is_dir():
         raise SessionNotFoundError(path)
     # throw_if_missing: an empty or blank file is an error here, never a new session written
     # into it (issue 25: fork of an empty file wrote a header into its source).
