@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from omp_session.cli._common import CliError, leaf_option, session_argument, state
+from omp_session.cli._progress import progress_bar
 from omp_session.cli.secrets import print_report, redaction_options, with_redaction_options
 from omp_session.export.files import write_atomically
 from omp_session.export.jsonl import export_jsonl
@@ -26,7 +27,11 @@ def _html(path: Path, leaf_id: str | None, blobs_of: Path | None = None) -> str:
     # Imported here: the HTML exporter needs the [web] extra; without it the command group says so.
     from omp_session.export.html import blobs_dir_for, export_html
 
-    return export_html(path, leaf_id, blobs_dir=blobs_dir_for(blobs_of) if blobs_of is not None else None)
+    blobs = blobs_dir_for(blobs_of) if blobs_of is not None else None
+    with progress_bar("exporting") as advance:
+        return export_html(
+            path, leaf_id, blobs_dir=blobs, progress=lambda done, total: advance(done, total, "entries")
+        )
 
 
 @click.command(

@@ -21,6 +21,7 @@ from omp_session.cli._common import (
     session_argument,
     state,
 )
+from omp_session.cli._progress import progress_bar
 from omp_session.errors import SessionError
 from omp_session.tools.repair import NotASessionError, Problem, migrate_file
 from omp_session.tools.repair import check as check_file
@@ -65,7 +66,11 @@ def check(ctx: click.Context, session: str | None, all_projects: bool, as_json: 
     Never writes. Exit status 1 when a problem is found, 0 when everything is fine.
     """
     paths = _targets(ctx, session, all_projects)
-    found = {path: check_file(path) if session is not None else _check_one(path) for path in paths}
+    found: dict[Path, list[Problem]] = {}
+    with progress_bar("checking", hidden=session is not None) as advance:
+        for number, path in enumerate(paths):
+            advance(number, len(paths), path.name)
+            found[path] = check_file(path) if session is not None else _check_one(path)
     total = sum(1 for problems in found.values() for problem in problems if problem.is_problem)
     if as_json:
         emit_json({str(p): [vars(x) for x in problems] for p, problems in found.items()})
@@ -146,23 +151,28 @@ def migrate(ctx: click.Context, session: str | None, all_projects: bool, dry_run
     paths = _targets(ctx, session, all_projects)
     changed = 0
     unreadable: list[tuple[object, str]] = []
-    for path in paths:
-        backups = set(path.parent.glob(f"{path.name}.v*.bak*"))
-        try:
-            old = migrate_file(path, dry_run=dry_run)
-        except (SessionError, OSError) as exc:
-            if session is not None:
-                raise
-            unreadable.append((path, str(exc)))
-            continue
-        if old is None:
-            if session is not None:
-                click.echo(f"{path}: already version 3")
-            continue
-        changed += 1
-        new_backups = sorted(set(path.parent.glob(f"{path.name}.v*.bak*")) - backups)
-        backup = f" (backup {new_backups[0].name})" if new_backups else ""
-        click.echo(f"{path}: {'would migrate' if dry_run else 'migrated'} v{old} → v3{backup}")
+    lines: list[str] = []  # printed after the bar: stdout stays free of it
+    with progress_bar("migrating", hidden=session is not None) as advance:
+        for number, path in enumerate(paths):
+            advance(number, len(paths), path.name)
+            backups = set(path.parent.glob(f"{path.name}.v*.bak*"))
+            try:
+                old = migrate_file(path, dry_run=dry_run)
+            except (SessionError, OSError) as exc:
+                if session is not None:
+                    raise
+                unreadable.append((path, str(exc)))
+                continue
+            if old is None:
+                if session is not None:
+                    lines.append(f"{path}: already version 3")
+                continue
+            changed += 1
+            new_backups = sorted(set(path.parent.glob(f"{path.name}.v*.bak*")) - backups)
+            backup = f" (backup {new_backups[0].name})" if new_backups else ""
+            lines.append(f"{path}: {'would migrate' if dry_run else 'migrated'} v{old} → v3{backup}")
+    for line in lines:
+        click.echo(line)
     report_skipped(unreadable)
     if session is None:
         action = "would be migrated" if dry_run else "migrated"

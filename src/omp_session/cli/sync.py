@@ -10,9 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from omp_session.cli._common import EXIT_PROBLEMS, CliError, console, emit_json, json_option, state
+from omp_session.cli._common import EXIT_PROBLEMS, CliError, emit_json, json_option, state
+from omp_session.cli._progress import progress_bar
 from omp_session.tools import sync as library
 
 EPILOG = """\b
@@ -32,19 +32,8 @@ Exit status 1 when anything was skipped.
 def _run(
     work: Callable[[library.Progress], library.SyncReport], verb: str, as_json: bool
 ) -> library.SyncReport:
-    with Progress(
-        TextColumn(f"{verb} {{task.description}}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        console=console(stderr=True),
-        transient=True,
-    ) as bar:
-        task = bar.add_task("sessions", total=None)
-
-        def advance(number: int, total: int, path: Path) -> None:
-            bar.update(task, completed=number, total=total, description=path.name)
-
-        report = work(advance)
+    with progress_bar(verb) as advance:
+        report = work(lambda number, total, path: advance(number, total, path.name))
     if as_json:
         emit_json(report.to_dict())
     else:

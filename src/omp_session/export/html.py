@@ -7,6 +7,7 @@ that node, all in the page (the same templates, script and rendering module,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from omp_session.errors import EntryNotFoundError
@@ -31,17 +32,19 @@ def export_html(
     *,
     blobs_dir: Path | None = None,
     windowed_bytes: int = WINDOWED_BYTES,
+    progress: Callable[[int, int], None] | None = None,
 ) -> str:
     """The HTML page of the session at ``path``, showing the context at ``leaf_id`` when opened
     (default: the session's leaf). Images, including blob references, are inlined as data URLs.
     A file larger than ``windowed_bytes`` gives the lazily rendered page of
-    :mod:`omp_session.rendering.windowed_export` (as the viewer windows such a session).
+    :mod:`omp_session.rendering.windowed_export` (as the viewer windows such a session), and
+    ``progress(done, total)`` hears of its entries rendered.
 
     >>> html = export_html(Path("samples/sessions/-work-shop/…jsonl"))  # doctest: +SKIP
     """
     blobs = blobs_dir if blobs_dir is not None else blobs_dir_for(path)
     if stored_size(path) > windowed_bytes:
-        return export_windowed_html(path, inline_images(blobs), leaf_id)
+        return export_windowed_html(path, inline_images(blobs), leaf_id, progress)
     view = build_session_view(path, inline_images(blobs), leaf_id)
     if leaf_id is not None and view.selected_key != leaf_id:
         raise EntryNotFoundError(leaf_id)

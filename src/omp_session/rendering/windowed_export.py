@@ -26,7 +26,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -59,9 +59,16 @@ _GZIP_LEVEL = 4
 _IN_CONTEXT, _COMPACTION, _RESET, _REMOTE = 1, 2, 4, 8
 
 
-def export_windowed_html(path: Path, images: ImageSource, leaf_id: str | None = None) -> str:
+#: ``progress(done, total)``: entries rendered so far, of all.
+Progress = Callable[[int, int], None]
+
+
+def export_windowed_html(
+    path: Path, images: ImageSource, leaf_id: str | None = None, progress: Progress | None = None
+) -> str:
     """The lazily rendered page of the session at ``path``, opened at ``leaf_id`` (default: the
-    leaf; an unknown id raises :class:`EntryNotFoundError`)."""
+    leaf; an unknown id raises :class:`EntryNotFoundError`). ``progress`` hears of every block of
+    entries rendered."""
     view = open_windowed(path, images)
     if leaf_id is not None and leaf_id not in view.position:
         raise EntryNotFoundError(leaf_id)
@@ -100,7 +107,7 @@ def export_windowed_html(path: Path, images: ImageSource, leaf_id: str | None = 
                 compressed_block([tree.row(i) for i in range(start, min(start + ROW_CHUNK, len(tree.rows)))])
                 for start in range(0, len(tree.rows), ROW_CHUNK)
             ],
-            html_chunks=[compressed_block(chunk) for chunk in _html_chunks(view)],
+            html_chunks=[compressed_block(chunk) for chunk in _html_chunks(view, progress)],
             csp_meta=csp,
             inline_css=Markup(css),
             inline_js=Markup(script),
@@ -157,7 +164,7 @@ def _meta(view: WindowedSession) -> dict[str, Any]:
     }
 
 
-def _html_chunks(view: WindowedSession) -> Iterator[list[str]]:
+def _html_chunks(view: WindowedSession, progress: Progress | None = None) -> Iterator[list[str]]:
     """Every entry's HTML, rendered once, in lists of :data:`HTML_CHUNK` strings."""
     details: dict[str, Any] = {}
     for entry in view.entries:
@@ -172,4 +179,6 @@ def _html_chunks(view: WindowedSession) -> Iterator[list[str]]:
         for position in range(start, min(start + HTML_CHUNK, len(view.entries))):
             entry_html = entry_view(view.keys[position], view.entries[position], view.images, calls)
             chunk.append(str(template.module.entry(entry_html)))  # type: ignore[attr-defined]
+        if progress is not None:
+            progress(start + len(chunk), len(view.entries))
         yield chunk
