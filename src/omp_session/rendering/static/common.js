@@ -141,8 +141,24 @@
     return term ? markTerm(root, term) : [];
   };
 
+  /* "Copy resume command" (issue 30 #4): omp's own way back into the session, on the clipboard;
+     the button says what it copied (or shows the command to copy by hand). */
+  function copyResume(button) {
+    var command = button.getAttribute("data-command") || "";
+    var done = function () { button.textContent = "Copied: " + command; };
+    var by_hand = function () { button.textContent = command; };
+    if (navigator.clipboard && navigator.clipboard.writeText) {
+      navigator.clipboard.writeText(command).then(done, by_hand);
+    } else {
+      by_hand();
+    }
+  }
+
   function start() {
     document.addEventListener("keydown", onKey);
+    document.querySelectorAll("button.copy-resume").forEach(function (button) {
+      button.addEventListener("click", function () { copyResume(button); });
+    });
     localTimes(document);
   }
 
