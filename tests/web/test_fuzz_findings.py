@@ -162,3 +162,15 @@ def test_the_windowed_view_sums_a_usage_number_past_a_float_s_range(tmp_path: Pa
             assert status == 200, route
         window = json.loads(_get(url + "/api/window/-p/digits.jsonl?at=a2")[1])
         assert "∞" in window["usage"] or "inf" in window["usage"].lower(), window["usage"]
+
+
+def test_the_usage_page_marks_an_estimated_cost(tmp_path: Path) -> None:
+    # Issue 27: an imported turn records cost 0 for its tokens; the page shows its estimate as such.
+    root = tmp_path / "sessions"
+    turn = _assistant_turn("a1", None, "2025-01-02T00:00:00.000Z", 0, tokens=2_000_000)
+    turn["message"]["model"] = "claude-sonnet-4-5-20250929"  # type: ignore[index]
+    write_session(root / "-p" / "imported.jsonl", [HEADER, turn])
+    with running_viewer(root) as url:
+        status, page = _get(url + "/usage")
+    assert status == 200
+    assert "<strong>~$6.00</strong>" in page and "estimated from list prices of" in page
