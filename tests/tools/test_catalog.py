@@ -92,6 +92,9 @@ def test_a_rewritten_replaced_or_deleted_session_is_read_again(tmp_path: Path) -
     with Catalog() as catalog:
         assert catalog.sessions([path]) == []
         assert [reason for _path, reason in catalog.skipped] == ["cannot be read"]
+    with sqlite3.connect(cache_path()) as db:  # a deleted session's rows are gone with it
+        assert db.execute("SELECT count(*) FROM catalog_files").fetchone() == (0,)
+        assert db.execute("SELECT count(*) FROM catalog_entries").fetchone() == (0,)
 
 
 def test_a_torn_last_line_is_not_resumed_from(tmp_path: Path) -> None:

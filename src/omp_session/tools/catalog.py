@@ -342,6 +342,8 @@ class Catalog:
             key = self._key(path)
             if key is None:
                 self.skipped.append((text_path, "cannot be read"))
+                if row is not None:
+                    self._forget(text_path)  # deleted: its rows go too
                 continue
             if row is None or row.key != key:
                 state = self._index(path, row)
