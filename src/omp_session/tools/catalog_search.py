@@ -112,24 +112,25 @@ def search_store(
     catalog does not hold are opened and searched as before. Hits in the order of ``paths``, each
     session's in file order."""
     needles = needles_of(query, regex=regex)
-    catalog.refresh(paths)
+    fresh = {os.fspath(path) for path in catalog.refresh(paths)} - catalog.uncatalogued
     texts = catalog.entry_texts(paths, needles)
     for done, path in enumerate(paths, start=1):
         text_path = os.fspath(path)
-        held = catalog.held(text_path) if texts is not None else None
-        if held is not None and texts is not None:
-            found = texts.get(text_path, [])
-            if found:
-                tree = _ReducedTree(held.entries)
-                yield from hits_in(
-                    found,
-                    pattern,
-                    path=text_path,
-                    session_id=str(held.header.get("id")),
-                    tree=tree,
-                    current=tree.leaf,
-                )
-        else:
+        found = texts.get(text_path, []) if texts is not None and text_path in fresh else None
+        # The reduced entries (for the branches) are decoded only for a session with a match.
+        matched = found is not None and any(pattern.search(item.text) for item in found)
+        held = catalog.held(text_path) if matched else None
+        if held is not None and found is not None:
+            tree = _ReducedTree(held.entries)
+            yield from hits_in(
+                found,
+                pattern,
+                path=text_path,
+                session_id=str(held.header.get("id")),
+                tree=tree,
+                current=tree.leaf,
+            )
+        elif found is None or matched:  # not in the catalog (or gone from it since): read it
             try:
                 with read_session(path) as session:
                     yield from search_session(session, pattern, path)
