@@ -120,6 +120,34 @@ def test_a_damaged_or_missing_index_changes_nothing(
     assert read_index(path) is not None  # rebuilt by that cold open
 
 
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda meta: meta.pop("usage"),
+        lambda meta: meta.update(kept="not a list"),
+        lambda meta: meta.update(has_assistant=None),
+        lambda meta: meta.update(header=[1]),
+    ],
+    ids=["key-missing", "wrong-type", "null", "short-header"],
+)
+def test_an_index_of_another_shape_with_a_good_checksum_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: Callable[[dict[str, object]], object]
+) -> None:
+    # The fast path no longer turns its own KeyError or TypeError into a silent full load (issue 23):
+    # an index that another version of this code wrote (its checksum fine) is refused when read.
+    path = _session(tmp_path / "s.jsonl", 50, compaction_at=40)
+    expected = full_snapshot(path, monkeypatch)
+    SessionManager.open(path, read_only=True).close()
+    index = read_index(path)
+    assert index is not None
+    change(index.meta)
+    index_path(path).write_bytes(index.to_bytes())
+    assert read_index(path) is None
+    with SessionManager.open(path, read_only=True) as manager:
+        assert opened_cold(manager)
+        assert snapshot(manager) == expected
+
+
 def test_an_index_for_other_content_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = _session(tmp_path / "s.jsonl", 50)
     SessionManager.open(path, read_only=True).close()

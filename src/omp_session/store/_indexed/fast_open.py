@@ -67,9 +67,6 @@ _FALLBACK = (
     SessionChangedError,
     OSError,
     ValueError,
-    KeyError,
-    TypeError,
-    IndexError,
 )
 
 

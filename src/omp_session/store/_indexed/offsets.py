@@ -263,20 +263,24 @@ class OffsetIndex:
         meta_length = int.from_bytes(body[:4], "little")
         try:
             meta = orjson.loads(body[4 : 4 + meta_length])
-            sizes = meta["sections"]
-            if meta.get("format") != FORMAT_VERSION or meta.get("byteorder") != sys.byteorder:
-                return None
-        except (orjson.JSONDecodeError, KeyError, TypeError):
+        except orjson.JSONDecodeError:
             return None
+        if not _meta_is_whole(meta):  # (then the readers of the meta need no guard of their own)
+            return None
+        sizes = meta["sections"]
         position, parts = 4 + meta_length, []
         for size in sizes:
             parts.append(body[position : position + size])
             position += size
         if len(parts) != len(_COLUMNS) + 5 or position != len(body):
             return None
-        offsets, lengths = parts[0].cast("q"), parts[1].cast("I")
-        parents, state_ids, defaults = parts[2].cast("i"), parts[3].cast("I"), parts[4].cast("i")
-        id_ends, state_ends = parts[5].cast("I"), parts[6].cast("I")
+        try:
+            offsets, lengths = parts[0].cast("q"), parts[1].cast("I")
+            parents, state_ids, defaults = parts[2].cast("i"), parts[3].cast("I"), parts[4].cast("i")
+            id_ends, state_ends = parts[5].cast("I"), parts[6].cast("I")
+            hashes = parts[9].cast("I")
+        except TypeError:  # a section whose length is no multiple of its item size
+            return None
         id_blob, state_blob = parts[7].tobytes(), parts[8].tobytes()
         return cls(
             meta,
@@ -289,8 +293,54 @@ class OffsetIndex:
             id_blob,
             state_ends,
             state_blob,
-            parts[9].cast("I"),
+            hashes,
         )
+
+
+#: The meta every reader relies on, key -> the JSON types its value may have (``bool`` counts as an
+#: ``int`` in Python: the builder's own booleans are stored as such).
+_META_SHAPE: dict[str, tuple[type, ...]] = {
+    "format": (int,),
+    "byteorder": (str,),
+    "sections": (list,),
+    "covered": (int,),
+    "lines": (int,),
+    "header": (list,),
+    "markers": (list,),
+    "issues": (list,),
+    "version": (int, float),
+    "file": (list,),
+    "usage": (str,),
+    "has_assistant": (bool,),
+    "labels": (dict, list),
+    "kept": (list,),
+    "dangling": (list,),
+    "stat": (list,),
+}
+_COMPLEX_SHAPE: dict[str, tuple[type, ...]] = {
+    key: _META_SHAPE[key] for key in ("format", "sections", "covered")
+}
+
+
+def _meta_is_whole(meta: Any) -> bool:
+    """Whether ``meta`` is an index meta of this format: every key its readers take, each of its
+    type, and the section sizes non-negative integers. An index with a good checksum but another
+    shape (written by another version of this code) is then simply not used."""
+    if (
+        not isinstance(meta, dict)
+        or meta.get("format") != FORMAT_VERSION
+        or meta.get("byteorder") != sys.byteorder
+    ):
+        return False
+    # A file the index does not model keeps only why and how far (``complex``): it is read in full.
+    shape = _COMPLEX_SHAPE if isinstance(meta.get("complex"), str) else _META_SHAPE
+    for key, kinds in shape.items():
+        if not isinstance(meta.get(key), kinds):
+            return False
+    sizes = meta["sections"]
+    return all(type(size) is int and size >= 0 for size in sizes) and (
+        shape is _COMPLEX_SHAPE or len(meta["header"]) == 2
+    )
 
 
 def _id_column(ids: list[str | None]) -> tuple[bytes, list[bytes]]:
