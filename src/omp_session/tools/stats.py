@@ -375,8 +375,16 @@ def _stats(
     other: BranchSummary | None = None
     if branches:
         assert session is not None
+        # Simple links: each path walked over the entries in memory (the session's own walk would
+        # decode every line of each path again); otherwise the session's walk, by its dialect.
         rows = [
-            BranchStats(leaf, leaf == current, Totals.of(session.get_branch(leaf)))
+            BranchStats(
+                leaf,
+                leaf == current,
+                Totals.of(
+                    _branch(session, entries, walked, leaf) if walked.simple else session.get_branch(leaf)
+                ),
+            )
             for leaf in leaf_ids(session)
         ]
     else:
