@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from omp_session.manager import SessionManager
+from omp_session.model.tree import SessionTreeNode
 from omp_session.tools.content import (
     Execution,
     MentionedFile,
@@ -250,16 +251,39 @@ def _branches(
 
     if not all_branches:
         return [Branch(current, True, None, items(session.get_branch(current)))]
-    order = ([current] if current else []) + [leaf for leaf in leaf_ids(session) if leaf != current]
-    shown: set[str] = set()
-    branches: list[Branch] = []
-    for leaf in order:
-        path = session.get_branch(leaf)
-        start = next((i for i, e in enumerate(path) if e.get("id") not in shown), len(path))
-        joins_at = path[start - 1].get("id") if start > 0 else None
-        fresh = path[start:]
+    # The current branch as the session walks it; every other tip from the tree, each walked up
+    # through the tree's parent links only until it meets an entry already shown (issue 30: a
+    # full get_branch per tip made --all-branches of a 50,000-entry session with 72 tips 2.7× the
+    # time of the current branch alone).
+    first = session.get_branch(current) if current else []
+    shown: set[str] = {str(e.get("id")) for e in first}
+    branches: list[Branch] = [Branch(current, True, None, items(first))] if current else []
+    parents: dict[int, SessionTreeNode | None] = {}
+    tips: dict[str, SessionTreeNode] = {}
+    stack: list[tuple[SessionTreeNode, SessionTreeNode | None]] = [
+        (root, None) for root in reversed(session.get_tree())
+    ]
+    while stack:  # pre-order, as leaf_ids: the same tips in the same order
+        node, parent = stack.pop()
+        if id(node) in parents:
+            continue  # a duplicated id hangs one node under two parents: its first place counts
+        parents[id(node)] = parent
+        entry_id = node.entry.get("id")
+        if not node.children and isinstance(entry_id, str):
+            tips.setdefault(entry_id, node)
+        stack.extend((child, node) for child in reversed(node.children))
+    for leaf, tip in tips.items():
+        if leaf == current:
+            continue
+        fresh: list[Entry] = []
+        cursor: SessionTreeNode | None = tip
+        while cursor is not None and str(cursor.entry.get("id")) not in shown:
+            fresh.append(cursor.entry)
+            cursor = parents.get(id(cursor))
+        fresh.reverse()
+        joins_at = cursor.entry.get("id") if cursor is not None else None
         shown.update(str(e.get("id")) for e in fresh)
-        branches.append(Branch(leaf, leaf == current, joins_at, items(fresh)))
+        branches.append(Branch(leaf, False, joins_at, items(fresh)))
     return branches
 
 
