@@ -27,13 +27,13 @@ browser:
 postgres:
 	bash .ci/install-postgres
 
-## test: the whole test suite (what CI runs)
+## test: the whole test suite (what CI runs), on up to 4 cores (pytest-xdist; JOBS=1 runs it serially)
 test: $(VENV_STAMP) browser postgres
-	$(PY) -m pytest -q -m "not slow" --cov --cov-report=term:skip-covered
+	$(PY) -m pytest -q -m "not slow" -n $(or $(JOBS),auto) --maxprocesses=4 --cov --cov-report=term:skip-covered
 
 ## test-pure: the tests that depend on the scanner, with the pure-Python one forced
 test-pure: $(VENV_STAMP)
-	OMP_SESSION_PURE_SCANNER=1 $(PY) -m pytest -q -m "not slow" tests/perf tests/store
+	OMP_SESSION_PURE_SCANNER=1 $(PY) -m pytest -q -m "not slow" -n $(or $(JOBS),auto) --maxprocesses=4 tests/perf tests/store
 
 ## lint: ruff, mypy --strict and the import contracts (lint-imports, pyproject.toml)
 lint: $(VENV_STAMP)
