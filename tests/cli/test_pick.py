@@ -4,6 +4,7 @@ sent with ``send-keys`` and the screen read with ``capture-pane``. A private tmu
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import subprocess
@@ -17,6 +18,8 @@ import pytest
 from .conftest import Store, run
 
 OMP_SESSION = Path(sys.executable).parent / "omp-session"
+#: Where the screens are kept for a human to look at (beside the browser tests' screenshots).
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
 
 class Terminal:
@@ -48,6 +51,21 @@ class Terminal:
 
     def screen(self) -> str:
         return self.tmux("capture-pane", "-p", "-t", "t")
+
+    def save(self, name: str) -> Path:
+        """The screen with its colours kept under test-artifacts/: as captured (ANSI escapes) and
+        drawn as an SVG picture (rich's export) to look at."""
+        from rich.console import Console
+        from rich.text import Text
+
+        ARTIFACTS.mkdir(exist_ok=True)
+        screen = self.tmux("capture-pane", "-e", "-p", "-t", "t")
+        (ARTIFACTS / f"{name}.ansi").write_text(screen, encoding="utf-8")
+        picture = Console(record=True, width=120, file=io.StringIO(), force_terminal=True)
+        picture.print(Text.from_ansi(screen.rstrip("\n")), soft_wrap=True)
+        target = ARTIFACTS / f"{name}.svg"
+        picture.save_svg(str(target), title="omp-session pick")
+        return target
 
     def keys(self, *keys: str) -> None:
         self.tmux("send-keys", "-t", "t", *keys)
@@ -113,9 +131,11 @@ def test_type_to_search_preview_and_escape_prints_nothing(
     lines = screen.splitlines()
     assert len(lines[0]) == 120 and max(len(line) for line in lines) <= 120  # the real size, stdout captured
     # Text of an entry: the catalog's full-text index finds it ("r" typed here is text, no resume).
+    terminal.save("picker")
     terminal.keys("merge")
     screen = terminal.wait_for("user: Add a delete method")
     assert "B reply" not in screen
+    terminal.save("picker-search")
     terminal.keys("Escape")
     assert _output(tmp_path) == "exit=0\n"  # Escape: nothing chosen, nothing printed
 

@@ -28,7 +28,7 @@ from omp_session.tools.picker import PickRow, matching, pick_rows, preview, resu
 
 __all__ = ["pick"]
 
-_KIND_STYLES = {"user": "bold green", "assistant": "bold blue", "tool_result": "dim"}
+_KIND_STYLES = {"user": "bold green", "assistant": "bold blue", "tool result": "dim"}
 
 
 def _app(rows: list[PickRow], catalog: Catalog | None) -> Any:

@@ -71,7 +71,8 @@ def matching(rows: Sequence[PickRow], query: str, catalog: Catalog | None) -> li
 
 
 def preview(path: str, *, limit: int = 60, width: int = 400) -> list[tuple[str, str]]:
-    """The last ``limit`` items of the session's current branch as ``(kind, one-line text)``, import
+    """The last ``limit`` items of the session's current branch as ``(kind, one-line text)`` (the
+    kind in words: ``branch summary``, ``tool result``), import
     bookkeeping left out, each text cut to ``width`` characters."""
     transcript = load_transcript(path, all_entries=False)
     items = [item for branch in transcript.branches for item in branch.items]
@@ -82,7 +83,7 @@ def preview(path: str, *, limit: int = 60, width: int = 400) -> list[tuple[str, 
             calls = [part.tool_call.name for part in item.parts if part.tool_call is not None]
             text = "→ " + ", ".join(calls) if calls else ""
         if text:
-            lines.append((item.kind, one_line(text, width)))
+            lines.append((item.kind.replace("_", " "), one_line(text, width)))
     return lines
 
 
