@@ -66,12 +66,26 @@ def _colours(models: UsageReport) -> dict[str, str]:
     return {row.key: PALETTE[min(i, len(PALETTE) - 1)] for i, row in enumerate(models.rows)}
 
 
+#: The widest the chart is drawn (a long range gets narrower bars, not a wider chart).
+CHART_MAX_WIDTH = 1200.0
+
+
 def _bars(daily: UsageReport, colours: dict[str, str]) -> tuple[list[Bar], float, float]:
+    """One bar per day with usage, placed on a time axis: a day without usage is a gap, and days
+    of different years never sit side by side as if they followed each other (issue 27)."""
     peak = max((row.cost for row in daily.rows), default=0.0) or 1.0
-    step = 40.0
+    days = [date.fromisoformat(row.key) for row in daily.rows]
+    span = (days[-1] - days[0]).days + 1 if days else 0
+    step = min(40.0, CHART_MAX_WIDTH / span) if span else 40.0
+    several_years = bool(days) and days[0].year != days[-1].year
+    # Labels that fit: every day on a wide axis, else every n-th bar.
+    every = max(1, round(36 / step))
     bars = []
-    for position, row in enumerate(daily.rows):
-        bar = Bar(x=position * step + 4, width=step - 8, label=row.key[5:])
+    for number, (row, day) in enumerate(zip(daily.rows, days, strict=True)):
+        label = (row.key if several_years else row.key[5:]) if number % every == 0 else ""
+        offset = (day - days[0]).days
+        width = max(step - 8, step * 0.8) if step >= 10 else max(step * 0.8, 1.0)
+        bar = Bar(x=round(offset * step + 4, 2), width=round(width, 2), label=label)
         top = float(CHART_HEIGHT)
         for model, cost in sorted(row.models.items(), key=lambda item: -item[1]):
             height = cost / peak * (CHART_HEIGHT - 10)
@@ -81,7 +95,7 @@ def _bars(daily: UsageReport, colours: dict[str, str]) -> tuple[list[Bar], float
                 Segment(round(top, 2), round(height, 2), colours.get(model, PALETTE[-1]), tip)
             )
         bars.append(bar)
-    return bars, max(len(daily.rows) * step + 8, 200.0), peak
+    return bars, max(span * step + 8, 200.0), peak
 
 
 def _project_bars(projects: UsageReport) -> list[HBar]:
