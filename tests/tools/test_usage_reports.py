@@ -150,6 +150,9 @@ def test_blocks_follow_ccusage_five_hour_windows_with_gaps() -> None:
         ("2025-06-01 19:30", 0, True),  # from the last entry + 5 h to the next entry
         ("2025-06-02 08:00", 1, False),
     ]
+    assert report.rows[2].label == "(gap)" and report.to_csv().splitlines()[3].startswith(
+        "2025-06-01 19:30,(gap),"
+    )
     first = report.rows[0].block
     assert first is not None and first.end_ms - first.start_ms == BLOCK_MS
     assert report.total.turns == 5 and report.total.cost == 5.0

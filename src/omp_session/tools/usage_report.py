@@ -417,7 +417,7 @@ def _blocks(
             if block is not None and moment - block.last_ms > BLOCK_MS:
                 gap_start = block.last_ms + BLOCK_MS
                 gap = BlockInfo(gap_start, moment, gap_start, gap_start, gap=True)
-                rows.append(UsageRow(_block_key(gap_start, options.zone), block=gap))
+                rows.append(UsageRow(_block_key(gap_start, options.zone), label="(gap)", block=gap))
             start = moment - moment % _HOUR_MS
             block = BlockInfo(start, start + BLOCK_MS, moment, moment)
             current = UsageRow(_block_key(start, options.zone), block=block)
