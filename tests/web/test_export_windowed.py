@@ -152,3 +152,21 @@ def test_a_big_export_is_compressed_and_loads_its_windows_offline(browser: Any, 
         assert errors == []
     finally:
         context.close()
+
+
+def test_forked_workers_render_the_same_file(tmp_path: Path) -> None:
+    """The export of a big session rendered by two forked processes is the one a single process
+    writes, byte for byte (but for the minute it names as its export time)."""
+    from bench.generate import Shape, generate
+
+    source = tmp_path / "big.jsonl"
+    stats = generate(source, Shape(0, target_messages=5 * HTML_CHUNK, compaction_every=700, branch_every=300))
+    assert stats.entries > 4 * HTML_CHUNK  # enough blocks for the two workers to share
+    seen: list[tuple[int, int]] = []
+    alone = export_html(source, windowed_bytes=0)
+    forked = export_html(
+        source, windowed_bytes=0, workers=2, progress=lambda done, total: seen.append((done, total))
+    )
+    stamp = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC")
+    assert stamp.sub("", forked) == stamp.sub("", alone)
+    assert seen and seen[-1] == (stats.entries, stats.entries) and seen == sorted(seen)

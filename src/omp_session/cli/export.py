@@ -28,9 +28,16 @@ def _html(path: Path, leaf_id: str | None, blobs_of: Path | None = None) -> str:
     from omp_session.export.html import blobs_dir_for, export_html
 
     blobs = blobs_dir_for(blobs_of) if blobs_of is not None else None
+    # A big session's entries are rendered by up to four processes (the command has no threads of
+    # its own to copy; the bar's refresh thread only draws in this one).
+    workers = min(os.cpu_count() or 1, 4)
     with progress_bar("exporting") as advance:
         return export_html(
-            path, leaf_id, blobs_dir=blobs, progress=lambda done, total: advance(done, total, "entries")
+            path,
+            leaf_id,
+            blobs_dir=blobs,
+            progress=lambda done, total: advance(done, total, "entries"),
+            workers=workers,
         )
 
 

@@ -33,18 +33,20 @@ def export_html(
     blobs_dir: Path | None = None,
     windowed_bytes: int = WINDOWED_BYTES,
     progress: Callable[[int, int], None] | None = None,
+    workers: int = 1,
 ) -> str:
     """The HTML page of the session at ``path``, showing the context at ``leaf_id`` when opened
     (default: the session's leaf). Images, including blob references, are inlined as data URLs.
     A file larger than ``windowed_bytes`` gives the lazily rendered page of
     :mod:`omp_session.rendering.windowed_export` (as the viewer windows such a session), and
-    ``progress(done, total)`` hears of its entries rendered.
+    ``progress(done, total)`` hears of its entries rendered, by ``workers`` forked processes when
+    more than one (see :func:`~omp_session.rendering.windowed_export.export_windowed_html`).
 
     >>> html = export_html(Path("samples/sessions/-work-shop/…jsonl"))  # doctest: +SKIP
     """
     blobs = blobs_dir if blobs_dir is not None else blobs_dir_for(path)
     if stored_size(path) > windowed_bytes:
-        return export_windowed_html(path, inline_images(blobs), leaf_id, progress)
+        return export_windowed_html(path, inline_images(blobs), leaf_id, progress, workers)
     view = build_session_view(path, inline_images(blobs), leaf_id)
     if leaf_id is not None and view.selected_key != leaf_id:
         raise EntryNotFoundError(leaf_id)

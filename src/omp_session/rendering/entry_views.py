@@ -34,6 +34,16 @@ class ToolCalls(dict[str, dict[str, Any]]):
         super().__init__()
         self.results: Mapping[str, Any] = results or {}
 
+    def remember(self, content: Any) -> list[str]:
+        """Note the tool calls of an assistant's ``content`` by id; their names, in order."""
+        names = []
+        for item in content if isinstance(content, list) else []:
+            if isinstance(item, dict) and item.get("type") == "toolCall":
+                names.append(str(item.get("name")))
+                if isinstance(item.get("id"), str):
+                    self[item["id"]] = item
+        return names
+
 
 Builder = Callable[[str, Entry, ImageSource, ToolCalls], "EntryView"]
 
@@ -109,12 +119,7 @@ def _user(key: str, message: Entry, images: ImageSource, _calls: ToolCalls) -> E
 
 def _assistant(key: str, message: Entry, images: ImageSource, calls: ToolCalls) -> EntryView:
     content = message.get("content")
-    tools = []
-    for item in content if isinstance(content, list) else []:
-        if isinstance(item, dict) and item.get("type") == "toolCall":
-            tools.append(str(item.get("name")))
-            if isinstance(item.get("id"), str):
-                calls[item["id"]] = item
+    tools = calls.remember(content)
     text = _text_of(content)
     tree = f"assistant: {text}" if text else "assistant"
     if tools:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import multiprocessing
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -64,11 +65,16 @@ Progress = Callable[[int, int], None]
 
 
 def export_windowed_html(
-    path: Path, images: ImageSource, leaf_id: str | None = None, progress: Progress | None = None
+    path: Path,
+    images: ImageSource,
+    leaf_id: str | None = None,
+    progress: Progress | None = None,
+    workers: int = 1,
 ) -> str:
     """The lazily rendered page of the session at ``path``, opened at ``leaf_id`` (default: the
-    leaf; an unknown id raises :class:`EntryNotFoundError`). ``progress`` hears of every block of
-    entries rendered."""
+    leaf; an unknown id raises :class:`EntryNotFoundError`). ``progress`` hears of the entries
+    rendered; ``workers`` > 1 renders parts of the file in that many forked processes (a command
+    line's choice: never from a process with threads that a fork would copy mid-work)."""
     view = open_windowed(path, images)
     if leaf_id is not None and leaf_id not in view.position:
         raise EntryNotFoundError(leaf_id)
@@ -107,7 +113,7 @@ def export_windowed_html(
                 compressed_block([tree.row(i) for i in range(start, min(start + ROW_CHUNK, len(tree.rows)))])
                 for start in range(0, len(tree.rows), ROW_CHUNK)
             ],
-            html_chunks=[compressed_block(chunk) for chunk in _html_chunks(view, progress)],
+            html_chunks=_compressed_html_blocks(view, progress, workers),
             csp_meta=csp,
             inline_css=Markup(css),
             inline_js=Markup(script),
@@ -164,21 +170,72 @@ def _meta(view: WindowedSession) -> dict[str, Any]:
     }
 
 
-def _html_chunks(view: WindowedSession, progress: Progress | None = None) -> Iterator[list[str]]:
-    """Every entry's HTML, rendered once, in lists of :data:`HTML_CHUNK` strings."""
+def _tool_details(view: WindowedSession) -> dict[str, Any]:
+    """The ``details`` of every tool result by call id (an edit's call draws its result's diff)."""
     details: dict[str, Any] = {}
     for entry in view.entries:
         found = classify(entry)
         call_id = found.fields.get("toolCallId")
         if found.kind == EntryKind.TOOL_RESULT and isinstance(call_id, str) and "details" in found.fields:
             details[call_id] = found.fields["details"]
+    return details
+
+
+def _render(view: WindowedSession, details: dict[str, Any], start: int, stop: int) -> Iterator[list[str]]:
+    """The HTML of entries ``start`` to ``stop`` in lists of :data:`HTML_CHUNK` (``start`` a
+    multiple of it), drawn as a pass over the whole file would: the tool calls of the entries
+    before ``start`` are known to their results."""
     calls = ToolCalls(details)
+    for entry in view.entries[:start]:
+        found = classify(entry)
+        if found.is_message and found.kind == EntryKind.ASSISTANT:
+            calls.remember(found.fields.get("content"))
     template = environment().get_template("_blocks.html")
-    for start in range(0, len(view.entries), HTML_CHUNK):
+    for first in range(start, stop, HTML_CHUNK):
         chunk = []
-        for position in range(start, min(start + HTML_CHUNK, len(view.entries))):
+        for position in range(first, min(first + HTML_CHUNK, stop)):
             entry_html = entry_view(view.keys[position], view.entries[position], view.images, calls)
             chunk.append(str(template.module.entry(entry_html)))  # type: ignore[attr-defined]
-        if progress is not None:
-            progress(start + len(chunk), len(view.entries))
         yield chunk
+
+
+#: The session a forked worker renders a part of (set in the parent just before the fork).
+_FORKED: tuple[WindowedSession, dict[str, Any]] | None = None
+
+
+def _render_part(bounds: tuple[int, int]) -> list[str]:
+    """In a forked worker: the compressed blocks of entries ``bounds`` of the parent's session."""
+    assert _FORKED is not None
+    view, details = _FORKED
+    return [str(compressed_block(chunk)) for chunk in _render(view, details, *bounds)]
+
+
+def _compressed_html_blocks(view: WindowedSession, progress: Progress | None, workers: int) -> list[Markup]:
+    """Every entry's HTML, rendered once, as compressed blocks of :data:`HTML_CHUNK` entries. With
+    ``workers`` > 1 (and ``fork``), parts of the file are rendered by that many forked processes,
+    each a copy of this one: rendering is nearly all of an export's time, and it is the same work
+    done in parallel (the output is byte for byte the same)."""
+    global _FORKED
+    details = _tool_details(view)
+    total = len(view.entries)
+    chunks = -(-total // HTML_CHUNK)
+    if workers <= 1 or chunks < 2 * workers or "fork" not in multiprocessing.get_all_start_methods():
+        blocks = []
+        for chunk in _render(view, details, 0, total):
+            blocks.append(compressed_block(chunk))
+            if progress is not None:
+                progress(min(len(blocks) * HTML_CHUNK, total), total)
+        return blocks
+    per_part = max(chunks // (workers * 4), 1) * HTML_CHUNK  # a few parts a worker: even loads
+    parts = [(start, min(start + per_part, total)) for start in range(0, total, per_part)]
+    _FORKED = (view, details)
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            out: list[Markup] = []
+            for (_start, stop), part in zip(parts, pool.imap(_render_part, parts), strict=True):
+                out.extend(Markup(block) for block in part)
+                if progress is not None:
+                    progress(stop, total)
+            return out
+    finally:
+        _FORKED = None
