@@ -28,6 +28,7 @@ import gzip
 import json
 import multiprocessing
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -98,6 +99,14 @@ def export_windowed_html(
         f"default-src 'none'; script-src {csp_hash(script)}; style-src {csp_hash(css)}; "
         "img-src data:; base-uri 'none'; form-action 'none'"
     )
+    # The workers (if any) render while this process builds the rows and the facts of the page.
+    with _html_blocks(view, progress, workers) as html_blocks:
+        row_chunks = [
+            compressed_block([tree.row(i) for i in range(start, min(start + ROW_CHUNK, len(tree.rows)))])
+            for start in range(0, len(tree.rows), ROW_CHUNK)
+        ]
+        export_meta = script_json(_meta(view))
+        html_chunks = html_blocks()
     return (
         environment()
         .get_template("session_windowed.html")
@@ -108,12 +117,9 @@ def export_windowed_html(
             first_html=first_html,
             data_json=script_json(data),
             exported=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            export_meta=script_json(_meta(view)),
-            row_chunks=[
-                compressed_block([tree.row(i) for i in range(start, min(start + ROW_CHUNK, len(tree.rows)))])
-                for start in range(0, len(tree.rows), ROW_CHUNK)
-            ],
-            html_chunks=_compressed_html_blocks(view, progress, workers),
+            export_meta=export_meta,
+            row_chunks=row_chunks,
+            html_chunks=html_chunks,
             csp_meta=csp,
             inline_css=Markup(css),
             inline_js=Markup(script),
@@ -210,32 +216,46 @@ def _render_part(bounds: tuple[int, int]) -> list[str]:
     return [str(compressed_block(chunk)) for chunk in _render(view, details, *bounds)]
 
 
-def _compressed_html_blocks(view: WindowedSession, progress: Progress | None, workers: int) -> list[Markup]:
-    """Every entry's HTML, rendered once, as compressed blocks of :data:`HTML_CHUNK` entries. With
-    ``workers`` > 1 (and ``fork``), parts of the file are rendered by that many forked processes,
-    each a copy of this one: rendering is nearly all of an export's time, and it is the same work
-    done in parallel (the output is byte for byte the same)."""
+@contextmanager
+def _html_blocks(
+    view: WindowedSession, progress: Progress | None, workers: int
+) -> Iterator[Callable[[], list[Markup]]]:
+    """Every entry's HTML, rendered once, as compressed blocks of :data:`HTML_CHUNK` entries: the
+    block yields the call that returns them. With ``workers`` > 1 (and ``fork``), parts of the file
+    are rendered by that many forked processes, each a copy of this one, from the start of the
+    block on: rendering is nearly all of an export's time, and it is the same work done in
+    parallel (the output is byte for byte the same)."""
     global _FORKED
     details = _tool_details(view)
     total = len(view.entries)
     chunks = -(-total // HTML_CHUNK)
-    if workers <= 1 or chunks < 2 * workers or "fork" not in multiprocessing.get_all_start_methods():
+
+    def alone() -> list[Markup]:
         blocks = []
         for chunk in _render(view, details, 0, total):
             blocks.append(compressed_block(chunk))
             if progress is not None:
                 progress(min(len(blocks) * HTML_CHUNK, total), total)
         return blocks
+
+    if workers <= 1 or chunks < 2 * workers or "fork" not in multiprocessing.get_all_start_methods():
+        yield alone
+        return
     per_part = max(chunks // (workers * 4), 1) * HTML_CHUNK  # a few parts a worker: even loads
     parts = [(start, min(start + per_part, total)) for start in range(0, total, per_part)]
     _FORKED = (view, details)
     try:
         with multiprocessing.get_context("fork").Pool(workers) as pool:
-            out: list[Markup] = []
-            for (_start, stop), part in zip(parts, pool.imap(_render_part, parts), strict=True):
-                out.extend(Markup(block) for block in part)
-                if progress is not None:
-                    progress(stop, total)
-            return out
+            rendered = pool.imap(_render_part, parts)  # the work starts now
+
+            def collected() -> list[Markup]:
+                out: list[Markup] = []
+                for (_start, stop), part in zip(parts, rendered, strict=True):
+                    out.extend(Markup(block) for block in part)
+                    if progress is not None:
+                        progress(stop, total)
+                return out
+
+            yield collected
     finally:
         _FORKED = None

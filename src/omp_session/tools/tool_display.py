@@ -444,7 +444,8 @@ def tool_call_display(name: str, arguments: Any, result_details: Any = None) -> 
 def readable_output(text: str) -> str:
     """A tool's output as a person reads it: a result written as a JSON string (Codex's
     ``{"output": "…", "metadata": {"exit_code": 0}}``, a quoted string) decoded, so its line
-    breaks are real; the output first, then the other fields on one line. Other text as it is.
+    breaks are real; the output first, then the other fields on one line. Other text, other JSON
+    included (a ``read`` of a ``.json`` file), as it is.
     Only what is shown changes: the stored result is never touched."""
     stripped = text.strip()
     if len(stripped) < 2 or stripped[0] not in '{"' or stripped[-1] not in '}"':
@@ -455,11 +456,9 @@ def readable_output(text: str) -> str:
         return text
     if isinstance(value, str):
         return value
-    if not isinstance(value, dict):
+    output = value.get("output") if isinstance(value, dict) else None
+    if not isinstance(output, str):  # other JSON (a read of a .json file) is shown as written
         return text
-    output = value.get("output")
-    if not isinstance(output, str):
-        return json.dumps(value, indent=2, ensure_ascii=False)
     facts: list[str] = []
     for key, fact in value.items():
         if key == "output":
