@@ -144,3 +144,43 @@ def test_an_empty_store_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     result = CliRunner().invoke(main, ["import", "pi", "--all"])
     assert result.exit_code == 0
     assert result.stdout == f"No pi sessions found in {tmp_path}/.pi/agent: nothing to import.\n"
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_a_rollout_the_state_database_does_not_list_is_named_with_why(
+    home: Path, monkeypatch: pytest.MonkeyPatch, width: int
+) -> None:
+    import sqlite3
+
+    monkeypatch.setenv("COLUMNS", str(width))
+    codex = home / ".codex"
+    rollouts = sorted((codex / "sessions").rglob("*.jsonl"))
+    assert len(rollouts) == 2
+    with sqlite3.connect(codex / "state_5.sqlite") as db:
+        db.execute(
+            "CREATE TABLE threads (id TEXT, rollout_path TEXT, created_at INTEGER, updated_at INTEGER,"
+            " cwd TEXT, title TEXT, first_user_message TEXT)"
+        )
+        db.execute(
+            "INSERT INTO threads VALUES (?, ?, ?, ?, ?, ?, ?)",
+            ("t1", str(rollouts[0]), 1, 2, "/w", "A", "hi"),
+        )
+    result = CliRunner().invoke(main, ["import", "codex", "--all", "--dry-run"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert all(len(line) <= width for line in lines)
+    assert lines[1] == "Not imported (1 file):"
+    shown = "~" + str(rollouts[1])[len(str(home)) :]
+    # The path, when cut, is cut in its middle: the end of the file name stays; the reason is
+    # wrapped, never cut.
+    assert lines[2] == f"  {shown}:" or (
+        lines[2].startswith("  ~/.codex/")
+        and "…" in lines[2]
+        and lines[2].endswith(rollouts[1].name[-40:] + ":")
+    )
+    reason = " ".join(line.strip() for line in lines[3:-1])
+    assert reason == (
+        "a Codex rollout that Codex's state database does not list (nor does omp); "
+        "import it by path: omp-session import codex PATH"
+    )
+    assert lines[-1] == "Codex → omp: 1 imported, 1 not imported (dry run: nothing written)"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import textwrap
 from collections import Counter
 from datetime import datetime, timezone
 from typing import Any
@@ -163,6 +164,15 @@ def _fit(text: str, width: int) -> str:
     return text[:end].rstrip() + "…"
 
 
+def _fit_path(text: str, width: int) -> str:
+    """``text`` (a path) cut in the middle to ``width`` cells, so that its file name stays."""
+    if cells(text) <= width:
+        return text
+    keep = max(width - 1, 2)
+    head, tail = keep // 3, keep - keep // 3
+    return text[:head] + "…" + text[len(text) - tail :]
+
+
 def _summary(source: str, outcomes: list[ImportOutcome | Failure], skipped: list[Any], dry_run: bool) -> None:
     """One line per session (status, new session id, title), then the files not imported and why
     (issue 30 #5), then the counts."""
@@ -194,10 +204,13 @@ def _summary(source: str, outcomes: list[ImportOutcome | Failure], skipped: list
         for path, reason in left:
             said = " ".join(str(reason).split()).replace(path, _short(path))
             line = f"  {_short(path)}: {said}"
-            if cells(line) > width:  # the why matters most: on a line of its own
-                out.print(_fit(f"  {_short(path)}:", width), crop=False)
-                line = f"    {said}"
-            out.print(_fit(line, width), crop=False)
+            if cells(line) <= width:
+                out.print(line, crop=False)
+                continue
+            # The why matters most: on lines of its own, wrapped rather than cut.
+            out.print(_fit_path(f"  {_short(path)}:", width), crop=False)
+            for part in textwrap.wrap(said, max(width - 4, 16)):
+                out.print(_fit(f"    {part}", width), crop=False)
     order = ("imported", "updated", "unchanged", "reimported", "failed", "not imported")
     total = ", ".join(f"{counts[k]} {k}" for k in order if counts[k]) or "nothing to import"
     suffix = " (dry run: nothing written)" if dry_run else ""

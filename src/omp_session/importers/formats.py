@@ -105,9 +105,9 @@ _KINDS = {
 }
 
 
-def why_not_listed(source: str, path: Path) -> str:
-    """Why a ``*.jsonl`` file in ``source``'s store is not one of its sessions (never blocks:
-    special files are told apart by ``stat``, regular ones read by :func:`looks_like`)."""
+def why_not_listed(source: str, path: Path, root: Path | None = None) -> str:
+    """Why a ``*.jsonl`` file in ``source``'s store (at ``root``) is not one of its sessions (never
+    blocks: special files are told apart by ``stat``, regular ones read by :func:`looks_like`)."""
     try:
         mode = path.stat().st_mode
     except OSError as error:
@@ -124,6 +124,13 @@ def why_not_listed(source: str, path: Path) -> str:
         return f"holds no record of {_NAMES[source][0]}"
     if not votes[source]:
         return f"looks like {_NAMES[votes.most_common(1)[0][0]][0]}, not {_NAMES[source][0]}"
+    if source == "codex" and root is not None and any(root.glob("state_*.sqlite")):
+        # Codex lists its threads from its state database, and so do omp and --all (issue 30:
+        # rollouts it does not list were said to have "no session header").
+        return (
+            "a Codex rollout that Codex's state database does not list (nor does omp); "
+            f"import it by path: {_NAMES[source][1]} PATH"
+        )
     return f"not listed by the {source} store (no session header or metadata it recognises)"
 
 
@@ -142,5 +149,5 @@ def left_out(source: str, root: Path, listed: set[str]) -> list[tuple[Path, str]
             if absolute in seen or os.fspath(absolute) in listed:
                 continue
             seen.add(absolute)
-            found.append((absolute, why_not_listed(source, absolute)))
+            found.append((absolute, why_not_listed(source, absolute, root)))
     return found
