@@ -27,6 +27,8 @@ class Terminal:
 
     def __init__(self, socket: str) -> None:
         self.socket = socket
+        self.started = 0
+        self.name = ""
 
     def tmux(self, *args: str) -> str:
         done = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=True)
@@ -35,22 +37,16 @@ class Terminal:
     def start(self, command: str, env: dict[str, str]) -> None:
         exports = " ".join(f"{name}={value}" for name, value in env.items())
         # COLUMNS and LINES unset: the app must measure the terminal itself.
-        self.tmux(
-            "-f",
-            "/dev/null",
-            "new-session",
-            "-d",
-            "-s",
-            "t",
-            "-x",
-            "120",
-            "-y",
-            "30",
-            f"env -u COLUMNS -u LINES {exports} {command}",
-        )
+        shell = f"env -u COLUMNS -u LINES {exports} {command}"
+        old = self.name
+        self.started += 1
+        self.name = f"t{self.started}"
+        self.tmux("-f", "/dev/null", "new-session", "-d", "-s", self.name, "-x", "120", "-y", "30", shell)
+        if old:  # closed after the new one started: a server left without sessions exits (a race)
+            self.tmux("kill-session", "-t", old)
 
     def screen(self) -> str:
-        return self.tmux("capture-pane", "-p", "-t", "t")
+        return self.tmux("capture-pane", "-p", "-t", self.name)
 
     def save(self, name: str) -> Path:
         """The screen with its colours kept under test-artifacts/: as captured (ANSI escapes) and
@@ -59,7 +55,7 @@ class Terminal:
         from rich.text import Text
 
         ARTIFACTS.mkdir(exist_ok=True)
-        screen = self.tmux("capture-pane", "-e", "-p", "-t", "t")
+        screen = self.tmux("capture-pane", "-e", "-p", "-t", self.name)
         (ARTIFACTS / f"{name}.ansi").write_text(screen, encoding="utf-8")
         picture = Console(record=True, width=120, file=io.StringIO(), force_terminal=True)
         picture.print(Text.from_ansi(screen.rstrip("\n")), soft_wrap=True)
@@ -68,7 +64,7 @@ class Terminal:
         return target
 
     def keys(self, *keys: str) -> None:
-        self.tmux("send-keys", "-t", "t", *keys)
+        self.tmux("send-keys", "-t", self.name, *keys)
 
     def wait_for(self, text: str, timeout: float = 15) -> str:
         deadline = time.monotonic() + timeout
@@ -161,7 +157,6 @@ def test_r_resumes_with_omp_or_shows_the_command(store: Store, tmp_path: Path, t
     terminal.wait_for("omp is not on PATH; to resume: omp --resume bbbb0000labels01")
     terminal.keys("Escape")
     _output(tmp_path)
-    terminal.tmux("kill-server")
     # A fake omp on PATH records how it was called.
     (tmp_path / "out.txt").unlink()
     bin_dir = tmp_path / "bin"

@@ -31,10 +31,18 @@ __all__ = ["pick"]
 _KIND_STYLES = {"user": "bold green", "assistant": "bold blue", "tool result": "dim"}
 
 
-def _app(rows: list[PickRow], catalog: Catalog | None) -> Any:
+def _matching_in_thread(rows: list[PickRow], query: str) -> list[PickRow]:
+    """:func:`matching` with a catalog of this thread's own (SQLite connections stay in the thread
+    that made them)."""
+    with Catalog() as catalog:
+        return matching(rows, query, catalog)
+
+
+def _app(rows: list[PickRow]) -> Any:
     """The picker app (Textual imported here: the rest of the command line never needs it)."""
     from rich.markup import escape
     from rich.text import Text
+    from textual import work
     from textual.app import App, ComposeResult
     from textual.binding import Binding, BindingType
     from textual.containers import Horizontal, VerticalScroll
@@ -116,7 +124,21 @@ def _app(rows: list[PickRow], catalog: Catalog | None) -> Any:
             self.query_one("#preview-box", VerticalScroll).scroll_end(animate=False)
 
         def on_input_changed(self, event: Input.Changed) -> None:
-            self.shown = matching(rows, event.value, catalog)
+            # In a worker thread: the first full-text query brings the store's catalog up to date,
+            # which can take a while on a big store; the screen answers keys meanwhile.
+            self.query_one("#status", Static).update("searching…")
+            self._search(event.value)
+
+        @work(thread=True, exclusive=True)
+        def _search(self, query: str) -> None:
+            found = _matching_in_thread(rows, query)
+            self.call_from_thread(self._show_rows, query, found)
+
+        def _show_rows(self, query: str, found: list[PickRow]) -> None:
+            if query != self.query_one("#query", Input).value:
+                return  # an older query's answer, come late
+            self.shown = found
+            self.query_one("#status", Static).update("")
             listing = self._list()
             listing.clear_options()
             listing.add_options(self._options())
@@ -184,8 +206,8 @@ def pick(ctx: click.Context) -> None:
     rows = pick_rows(list_all_sessions(cli.root))
     if not rows:
         raise CliError(f"{cli.root}: no sessions to pick from")
-    with Catalog() as catalog, _terminal_as_stdout():
-        result = _app(rows, catalog).run()
+    with _terminal_as_stdout():
+        result = _app(rows).run()
     if result is None:
         return
     action, row = result
