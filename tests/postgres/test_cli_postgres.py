@@ -172,6 +172,7 @@ def test_the_store_can_come_from_the_environment(
     assert run(postgres_server, table_name, samples_root, "push").exit_code == 0
     env = {"OMP_SESSION_STORE": postgres_server.dsn, "OMP_SESSION_TABLE": table_name}
     empty_root = samples_root.parent / "elsewhere"  # files there are not what is listed
+    empty_root.mkdir()  # (a missing root is an error for list, as for search: issue 30)
     listed = CliRunner().invoke(main, ["--dir", str(samples_root), "list", "--all", "--json"], env=env)
     assert listed.exit_code == 0, listed.output
     assert len(json.loads(listed.output)) >= 5
