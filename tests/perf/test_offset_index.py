@@ -24,7 +24,7 @@ from omp_session.store._indexed.offsets import index_path, read_index
 from omp_session.store._indexed.stored_ids import StoredIdPositions
 from omp_session.store.loading import load_session
 
-from .sessions import HEADER, full_snapshot, is_lazy, opened_cold, session_lines, snapshot
+from .sessions import HEADER, full_snapshot, is_lazy, opened_cold, session_lines, snapshot, tree_shape
 
 CORPUS = sorted((Path(__file__).parents[1] / "conformance" / "load").glob("*.jsonl"))
 #: omp 18's corpus: files with the title slot ahead of the header, and its new entry types.
@@ -118,6 +118,39 @@ def test_a_damaged_or_missing_index_changes_nothing(
         assert opened_cold(manager)  # the damaged index was not used: every line was decoded
         assert snapshot(manager) == expected
     assert read_index(path) is not None  # rebuilt by that cold open
+
+
+def test_the_tree_after_a_lazy_open_is_built_from_the_columns(tmp_path: Path) -> None:
+    # Issue 26 item 2: ids, parent positions and labels come from the index; only the children of
+    # a fork (sorted by time) and the labels are decoded until someone reads a node's entry.
+    lines = [encode_line(HEADER)]
+    parent = None
+    for number in range(400):
+        fields: dict[str, object] = {}
+        if number in (150, 300):  # a fork: a sibling of the previous entry, stamped earlier
+            parent = f"e{number - 2}"
+            fields["timestamp"] = "2025-06-02T13:00:00.000Z"
+        lines.append(encode_line(_entry(number, parent, **fields)))
+        parent = f"e{number}"
+    label = {"type": "label", "id": "l1", "parentId": parent, "timestamp": "2025-06-02T14:00:00.000Z"}
+    lines.append(encode_line({**label, "targetId": "e10", "label": "start"}))
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"".join(lines))
+    SessionManager.open(path, read_only=True).close()  # the cold open writes the index
+    expected = tree_shape(
+        SessionManager.open(path, read_only=True, runtime=Runtime(offset_index=False)).get_tree()
+    )
+    with SessionManager.open(path) as manager:  # (read-only: the full index, see get_tree)
+        assert is_lazy(manager)
+        roots = manager.get_tree()
+        store = manager._state.index._store  # type: ignore[attr-defined]
+        assert len(store._cache) < 20  # the forks' children, the label (and the leaf)
+        assert not manager._state.index.materialized  # type: ignore[attr-defined]
+        assert tree_shape(roots) == expected  # (reading every node decodes its entry)
+        entries = manager.get_entries()  # the very objects the nodes hold (the views rely on it)
+        messages = [node.entry for node, _depth in roots[0].walk() if node.entry["type"] == "message"]
+        assert len(messages) == 400
+        assert all(entry is entries[int(entry["id"][1:])] for entry in messages)
 
 
 @pytest.mark.parametrize(

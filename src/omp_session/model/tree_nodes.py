@@ -16,7 +16,14 @@ from typing import Any
 
 from omp_session.format.ids import iso_to_ms
 
-__all__ = ["SessionTreeNode", "build_tree", "build_tree_with_duplicates", "entry_id_of", "parent_id_of"]
+__all__ = [
+    "LazyTreeNode",
+    "SessionTreeNode",
+    "build_tree",
+    "build_tree_with_duplicates",
+    "entry_id_of",
+    "parent_id_of",
+]
 
 Entry = dict[str, Any]
 
@@ -50,6 +57,44 @@ class SessionTreeNode:
             stack.extend((child, depth + 1, True) for child in reversed(node.children))
 
 
+#: The slot that holds a node's entry (a lazy node fills it on first read).
+_ENTRY_SLOT: Any = SessionTreeNode.__dict__["entry"]
+
+
+class LazyTreeNode(SessionTreeNode):
+    """A node whose entry is decoded when it is first read: the tree of a session opened through
+    its offset index is built from the index's columns (ids, parent positions), and only the
+    entries someone looks at (a label, the children of a fork, to sort them) are decoded."""
+
+    __slots__ = ("_load", "_position")
+
+    def __init__(self, load: Callable[[int], Entry], position: int) -> None:
+        self.children = []
+        self.label = None
+        self._load = load
+        self._position = position
+
+    @property
+    def entry(self) -> Entry:
+        try:
+            loaded: Entry = _ENTRY_SLOT.__get__(self, LazyTreeNode)
+        except AttributeError:
+            loaded = self._load(self._position)
+            _ENTRY_SLOT.__set__(self, loaded)
+        return loaded
+
+    @entry.setter
+    def entry(self, value: Entry) -> None:
+        _ENTRY_SLOT.__set__(self, value)
+
+    def __eq__(self, other: object) -> bool:  # equal to the eager node of the same entry
+        if not isinstance(other, SessionTreeNode):
+            return NotImplemented
+        return (self.entry, self.children, self.label) == (other.entry, other.children, other.label)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 def entry_id_of(entry: Entry) -> str | None:
     """The entry's id if it is a string (an id of any other type names nothing)."""
     value = entry.get("id")
@@ -68,13 +113,16 @@ def build_tree(
     labels: dict[str, str],
     parent_positions: Sequence[int] | None,
     cycle_roots: Callable[[], set[str]],
+    nodes_made: list[SessionTreeNode] | None = None,
 ) -> list[SessionTreeNode] | None:
     """The roots of the tree of ``entries``, whose string ids are unique (``unique_ids``: each
     entry's id when known to be a string or ``None``, else ``None``; ``labels``: target id ->
     label; ``parent_positions``: each first entry's parent position, when a bulk build knew them;
-    ``cycle_roots``: the ids whose parent link is ignored, asked for only when needed);
-    ``None`` when an id or a parent id is neither a string nor ``None`` (a damaged file: the
-    caller builds node by node, ``build_tree_with_duplicates``).
+    ``cycle_roots``: the ids whose parent link is ignored, asked for only when needed;
+    ``nodes_made``: one node per entry made by the caller, lazy ones, with ``parent_positions``
+    for every entry: ``entries`` is then not read); ``None`` when an id or a parent id is neither
+    a string nor ``None`` (a damaged file: the caller builds node by node,
+    ``build_tree_with_duplicates``).
 
     One node per entry, with C-speed passes and one Python loop that attaches each node to its
     parent's. The parent of each node comes from ``parent_positions`` when known, else from
@@ -93,7 +141,7 @@ def build_tree(
     if roots:  # their parent link is ignored (a self-parent is one of them)
         parents = [None if entry_id in roots else p for entry_id, p in zip(ids[start:], parents, strict=True)]
     node = SessionTreeNode
-    nodes: list[Any] = [node(entry, []) for entry in entries]
+    nodes: list[Any] = nodes_made if nodes_made is not None else [node(entry, []) for entry in entries]
     if known is not None:
         nodes.append(None)  # the parent of position -1: none
         targets: list[SessionTreeNode | None] = list(map(nodes.__getitem__, known))

@@ -35,7 +35,7 @@ from omp_session.format.entries import is_assistant_entry
 from omp_session.gcpause import gc_paused
 from omp_session.model.context import SessionContext, context_from_path
 from omp_session.model.tree import RereadCallback, SessionIndex, SessionTreeNode, apply_label
-from omp_session.model.tree_nodes import entry_id_of, parent_id_of
+from omp_session.model.tree_nodes import LazyTreeNode, build_tree, entry_id_of, parent_id_of
 from omp_session.model.usage import UsageStatistics
 from omp_session.store._indexed import entry_cache
 from omp_session.store._indexed.lazy_store import LazyStore
@@ -80,6 +80,7 @@ class LazySessionIndex:
         self._awaited: set[str] = set(store.index.meta["dangling"])
         self._labels: dict[str, str] | None = None
         self._kept = {int(c): int(k) for c, k in store.index.meta["kept"]}
+        self._tree_last = -2  # the position a lazy tree node read last (``_tree_entry``)
         #: Held weakly when a method: the owner of an index registers its own method, and a strong
         #: reference would make a cycle that only the garbage collector frees, with every entry
         #: hanging from it (0.4 s of collector time for 50,000 entries after a close).
@@ -262,7 +263,37 @@ class LazySessionIndex:
 
     @_falls_back
     def get_tree(self) -> list[SessionTreeNode]:
-        return self._materialize().get_tree()
+        """The tree built from the offset index's columns: the ids, the parent positions and the
+        labels, as ``SessionIndex.of_unique`` would build it, with nodes that decode their entry
+        when it is read (issue 26 item 2). Entries appended since the open: the full index's.
+
+        Also the full index's where decoded entries may be forgotten (a read-only session): the
+        views key entries by identity, and a node's entry must then be the very object
+        ``get_entries`` gives, which only an entry kept since its decoding is."""
+        if self._full is not None or self._extra or self._store.forgets:
+            return self._materialize().get_tree()
+        return self._tree_from_columns()
+
+    @_falls_back
+    def _tree_from_columns(self) -> list[SessionTreeNode]:
+        store = self._store
+        ids = store.ids()
+        load = self._tree_entry
+        self._tree_last = -3  # while building, read exactly what the sort of a fork's children needs
+        with gc_paused():  # one node per entry, no cycles: see gcpause.py
+            nodes: list[SessionTreeNode] = [LazyTreeNode(load, position) for position in range(self._size)]
+            roots = build_tree([], ids, self.labels, store.index.parents, set, nodes)
+        self._tree_last = -2
+        # An offset index holds unique string ids and links to earlier entries only (builder.py), so
+        # the bulk build applies (its self-parents are roots already: position -1).
+        return roots if roots is not None else self._materialize().get_tree()
+
+    def _tree_entry(self, position: int) -> Entry:
+        # A tree is mostly read in file order (a walk down the current branch): read ahead then.
+        if self._tree_last == -3:
+            return self._entry_at(position)
+        ahead, self._tree_last = position == self._tree_last + 1, position
+        return self._entry_at(position, ahead)
 
     @_falls_back
     def cycle_roots(self) -> set[str]:

@@ -235,6 +235,11 @@ class LazyStore:
         offsets = self.index.offsets
         return range(bisect_left(offsets, offsets[stop - 1] - _ITER_CHUNK, lo=start, hi=stop - 1), stop)
 
+    @property
+    def forgets(self) -> bool:
+        """Whether decoded entries may be dropped and decoded again (a bounded cache)."""
+        return self._cache.budget is not None
+
     def bound_cache(self, budget: int | None) -> None:
         """Keep at most ``budget`` bytes of lines decoded (``None``: every entry decoded)."""
         self._cache.bound(budget)
