@@ -195,6 +195,12 @@ def test_the_import_button_is_readable_in_both_themes(browser: Any, site: Site) 
             assert colour == "rgb(255, 255, 255)"
             assert contrast(colour, background) >= 4.5, (scheme, colour, background)
             keep(page, f"import-button-{scheme}")
+            page.goto(site.url + "/")  # the search form's button, on the index page
+            search = page.locator("form.search button").first
+            colour, background = search.evaluate(
+                "b => [getComputedStyle(b).color, getComputedStyle(b).backgroundColor]"
+            )
+            assert contrast(colour, background) >= 4.5, (scheme, "search", colour, background)
         finally:
             context.close()
 
