@@ -46,9 +46,8 @@ from omp_session.store.loading import parse_session
 from omp_session.store.regular import open_regular
 from omp_session.tools.entry_kinds import EntryKind, classify
 from omp_session.tools.listing_cache import FileKey, ListingCache
-from omp_session.tools.reading import read_session
 from omp_session.tools.search import EntryText, entry_text
-from omp_session.tools.summary import first_prompt, is_slash_command, message_text
+from omp_session.tools.summary import is_slash_command, message_text
 
 Entry = dict[str, Any]
 
@@ -57,8 +56,6 @@ __all__ = [
     "CatalogSession",
     "RankedHit",
     "TextRow",
-    "read_sessions",
-    "session_title",
     "slim_entry",
 ]
 
@@ -737,47 +734,3 @@ def _insert_texts(db: sqlite3.Connection, path: str, rows: Sequence[TextRow]) ->
         "INSERT INTO catalog_text (rowid, text) VALUES (?, ?)",
         [(rowid, row.text) for rowid, row in enumerate(rows, first)],
     )
-
-
-def session_title(header: Mapping[str, Any], entries: Iterable[Entry]) -> str:
-    """The title a report shows for a session: its header's title, else its first real prompt
-    (``summary.first_prompt``), whitespace squeezed, at most 80 characters."""
-    title = header.get("title")
-    if isinstance(title, str) and title:
-        return title
-    texts = (
-        message_text(found.fields) for entry in entries if (found := classify(entry)).kind == EntryKind.USER
-    )
-    return " ".join(first_prompt(texts).split())[:80]
-
-
-def read_sessions(
-    paths: Iterable[Path | str], skipped: list[tuple[str, str]], catalog: Catalog | None = None
-) -> list[CatalogSession]:
-    """Every session of ``paths`` (in that order) with its header, entries and title: from the
-    store catalog (default: the agent dir's, brought up to date first; its entries are
-    :func:`slim_entry`'s), and read in full where the catalog cannot hold it this time (then its
-    entries are complete). Sessions that cannot be read are appended to ``skipped`` with the
-    reader's reason. What every store-wide report reads."""
-    wanted = [Path(raw) for raw in paths]
-    used = catalog if catalog is not None else Catalog()
-    try:
-        held = {os.fspath(session.path): session for session in used.sessions(wanted)}
-    finally:
-        if catalog is None:
-            used.close()
-    found: list[CatalogSession] = []
-    for path in wanted:
-        session = held.get(os.fspath(path))
-        if session is not None:
-            found.append(session)
-            continue
-        try:
-            with read_session(path) as opened:
-                # A list: a lazy view would keep each session's file open until the report ends.
-                header, entries = opened.get_header(), list(opened.get_entries())
-        except (SessionError, OSError) as exc:
-            skipped.append((os.fspath(path), str(exc)))
-            continue
-        found.append(CatalogSession(path, header, entries, session_title(header, entries)))
-    return found

@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from omp_session.format.ids import iso_to_ms
-from omp_session.tools.catalog import Catalog, CatalogSession, read_sessions
+from omp_session.tools.catalog import Catalog, CatalogSession
 from omp_session.tools.entry_kinds import EntryKind, classify
 from omp_session.tools.stats import counted_once
+from omp_session.tools.store_reads import read_sessions
 
 Entry = dict[str, Any]
 
