@@ -172,6 +172,13 @@ def test_import_bookkeeping_is_hidden_unless_asked(tmp_path: Path) -> None:
         "u1 user: hello",
         "a1 assistant: hi there  ◀ leaf",
     ]
+    hidden = run("tree", str(path), "--around", "imp1")
+    assert hidden.exit_code == 2 and "add --all-entries" in hidden.stderr
+    assert (
+        run("tree", str(path), "--around", "imp1", "--all-entries")
+        .stdout.splitlines()[-1]
+        .startswith("imp1 ")
+    )
     every = run("tree", str(path), "--all-entries").stdout
     assert "rec1 custom: claude_record" in every or "rec1 custom entry claude_record" in every
     assert every.splitlines()[-1].startswith("imp1 ") and every.splitlines()[-1].endswith("◀ leaf")

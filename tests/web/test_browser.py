@@ -241,7 +241,7 @@ def test_exported_file_works_offline_from_disk(page: Any, viewer: Viewer, tmp_pa
 def _assert_not_pwned(page: Any) -> None:
     assert page.evaluate("typeof window.__pwned") == "undefined"
     # One script runs; the others are data (JSON, or the export's gzipped blocks), never executed.
-    data = ':not([type=\"application/json\"]):not([type=\"application/octet-stream\"])'
+    data = ':not([type="application/json"]):not([type="application/octet-stream"])'
     assert page.evaluate(f"document.querySelectorAll('script{data}').length") == 1
     bad = page.evaluate(DANGEROUS_ATTRIBUTES)
     assert bad == []

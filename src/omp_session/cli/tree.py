@@ -8,7 +8,7 @@ from __future__ import annotations
 import click
 
 from omp_session.cli._cells import cells, clean
-from omp_session.cli._common import console, emit_json, json_option, session_argument, state
+from omp_session.cli._common import CliError, console, emit_json, json_option, session_argument, state
 from omp_session.cli._lines import LineWriter, Piece
 from omp_session.cli._wrap import cut_line
 from omp_session.tools.entry_kinds import EntryKind
@@ -142,7 +142,11 @@ def tree(
         shown_ids = {} if as_json else session_short_ids(opened, (line.entry_id for line in lines))
     above = below = 0
     if focus is not None:
-        at = next(i for i, line in enumerate(lines) if line.entry_id == focus and line.kind != "repeat")
+        at = next(
+            (i for i, line in enumerate(lines) if line.entry_id == focus and line.kind != "repeat"), None
+        )
+        if at is None:  # only import bookkeeping is left out of the lines
+            raise CliError(f"{around}: an import's bookkeeping entry, hidden; add --all-entries to see it")
         above, below = max(at - context_lines, 0), max(len(lines) - at - context_lines - 1, 0)
         lines = lines[at - min(at, context_lines) : at + context_lines + 1]
     if as_json:
