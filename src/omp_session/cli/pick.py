@@ -216,4 +216,6 @@ def pick(ctx: click.Context) -> None:
         return
     command = resume_command(row)
     click.echo(" ".join(command), err=True)
-    ctx.exit(subprocess.run(command, check=False).returncode)
+    # omp is interactive: on the terminal, even when our stdout is captured ($(omp-session pick)).
+    terminal = None if is_terminal(sys.stdout) else sys.stderr
+    ctx.exit(subprocess.run(command, check=False, stdout=terminal).returncode)

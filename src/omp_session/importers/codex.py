@@ -30,6 +30,16 @@ _ROLLOUT_ID = re.compile(r"([0-9a-f]{8}-[0-9a-f-]{27})\.jsonl$", re.IGNORECASE)
 _ROLLOUT_DIRS = ("sessions", ".sessions", "archived_sessions")
 
 
+def state_database(root: Path) -> Path | None:
+    """The newest ``state_<N>.sqlite`` of a Codex home, from which Codex (and omp) list threads."""
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return None
+    versions = [(int(m.group(1)), name) for name in names if (m := _STATE_DB.match(name))]
+    return root / max(versions)[1] if versions else None
+
+
 def codex_root(env: Mapping[str, str] | None = None) -> Path:
     """``~/.codex`` (omp does not read ``$CODEX_HOME``, spec §2.1)."""
     environ = os.environ if env is None else env
@@ -64,12 +74,7 @@ class CodexSessionStore(WholeSourceConversion):
         self.root = Path(root).absolute() if root is not None else codex_root(env).absolute()
 
     def _state_db(self) -> Path | None:
-        try:
-            names = os.listdir(self.root)
-        except OSError:
-            return None
-        versions = [(int(m.group(1)), name) for name in names if (m := _STATE_DB.match(name))]
-        return self.root / max(versions)[1] if versions else None
+        return state_database(self.root)
 
     def _from_database(self, path: Path) -> list[ForeignSessionInfo]:
         query = "SELECT id, rollout_path, created_at, updated_at, cwd, title, first_user_message FROM threads"
@@ -181,4 +186,4 @@ class CodexSessionStore(WholeSourceConversion):
         return convert_codex(info, lossless=lossless)
 
 
-__all__ = ["CodexSessionStore", "codex_root", "rollout_id"]
+__all__ = ["CodexSessionStore", "codex_root", "rollout_id", "state_database"]

@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 
 from omp_session.errors import CorruptSessionError, ForeignSessionError
+from omp_session.importers.codex import state_database
 from omp_session.store.regular import open_regular
 
 __all__ = ["SNIFF_BYTES", "STORE_LAYOUTS", "left_out", "looks_like", "require_format", "why_not_listed"]
@@ -124,7 +125,7 @@ def why_not_listed(source: str, path: Path, root: Path | None = None) -> str:
         return f"holds no record of {_NAMES[source][0]}"
     if not votes[source]:
         return f"looks like {_NAMES[votes.most_common(1)[0][0]][0]}, not {_NAMES[source][0]}"
-    if source == "codex" and root is not None and any(root.glob("state_*.sqlite")):
+    if source == "codex" and root is not None and state_database(root) is not None:
         # Codex lists its threads from its state database, and so do omp and --all (issue 30:
         # rollouts it does not list were said to have "no session header").
         return (
