@@ -1,11 +1,10 @@
 """``omp-session pick`` under a real terminal (issue 30 #4): tmux runs the real command, keys are
 sent with ``send-keys`` and the screen read with ``capture-pane``. A private tmux server per test
-(``-L``), so nothing touches the user's own sessions."""
+(``-S``, its socket in the test's directory), so nothing touches the user's own sessions."""
 
 from __future__ import annotations
 
 import io
-import os
 import shutil
 import subprocess
 import sys
@@ -31,7 +30,7 @@ class Terminal:
         self.name = ""
 
     def tmux(self, *args: str) -> str:
-        done = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=True)
+        done = subprocess.run(["tmux", "-S", self.socket, *args], capture_output=True, text=True, check=True)
         return done.stdout
 
     def start(self, command: str, env: dict[str, str]) -> None:
@@ -78,10 +77,10 @@ class Terminal:
 
 @pytest.fixture
 def terminal(tmp_path: Path) -> Iterator[Terminal]:
-    socket = f"omp-pick-{os.getpid()}-{tmp_path.name}"
+    socket = str(tmp_path / "tmux.sock")  # the server's socket in the test's own directory
     term = Terminal(socket)
     yield term
-    subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
+    subprocess.run(["tmux", "-S", socket, "kill-server"], capture_output=True, check=False)
 
 
 def _store(store: Store) -> tuple[Path, Path]:
