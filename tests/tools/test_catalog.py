@@ -319,3 +319,29 @@ def test_stats_of_every_session_from_the_catalog_equals_a_full_read(
     full = collect_stats(files, branches=False).to_dict()
     assert held == full
     assert held["sessions"] and held["skipped"]
+
+
+def test_id_prefixes_resolve_from_the_catalog_as_from_the_files(tmp_path: Path) -> None:
+    from omp_session.tools.resolve import session_candidates
+
+    corpora = Path(__file__).resolve().parents[1]
+    files = sorted(
+        path
+        for folder in ("conformance", "conformance_omp18", "conformance_omp183")
+        for path in (corpora / folder).rglob("*.jsonl")
+    )
+    read = session_candidates(files)  # no catalog yet: every first line is read
+    with Catalog() as catalog:
+        catalog.refresh(files)
+        known = catalog.known_ids(files)
+    assert len(known) > 100
+    assert session_candidates(files) == read  # the ids of the catalogued ones, the same answer
+    # A session changed since it was catalogued is not answered from its stale row.
+    path = write_session(tmp_path / "p" / "s.jsonl", _turns(2), {**HEADER, "id": "old-id"})
+    with Catalog() as catalog:
+        catalog.refresh([path])
+        assert catalog.known_ids([path]) == {os.fspath(path): ("old-id", path.stat().st_mtime)}
+    write_session(path, _turns(2), {**HEADER, "id": "new-id"})
+    with Catalog() as catalog:
+        assert catalog.known_ids([path]) == {}
+    assert [candidate.id for candidate in session_candidates([path])] == ["new-id"]

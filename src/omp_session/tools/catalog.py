@@ -45,8 +45,8 @@ from omp_session.store.configured import configured_storage
 from omp_session.store.loading import parse_session
 from omp_session.store.regular import open_regular
 from omp_session.tools.entry_kinds import EntryKind, classify
+from omp_session.tools.entry_text import EntryText, entry_text
 from omp_session.tools.listing_cache import FileKey, ListingCache
-from omp_session.tools.search import EntryText, entry_text
 from omp_session.tools.summary import is_slash_command, message_text
 
 Entry = dict[str, Any]
@@ -563,6 +563,45 @@ class Catalog:
         except sqlite3.Error:
             return wanted
         return [path for path in wanted if os.fspath(path) not in held or os.fspath(path) in matching]
+
+    def known_ids(self, paths: Iterable[Path]) -> dict[str, tuple[str, float]]:
+        """``{path: (session id, mtime in seconds)}`` of the sessions of ``paths`` whose catalog row
+        is up to date, without reading or re-indexing anything (one ``stat`` each): what resolving
+        an id prefix needs. Only rows of sessions read line by line from a header on their first
+        line count (``resumable``); the others are left to the caller's own reading."""
+        db = self.cache.database
+        if db is None:
+            return {}
+        try:
+            rows = {
+                path: (tuple.__new__(FileKey, (size, mtime, ctime, ino)), session_id)
+                for path, size, mtime, ctime, ino, session_id in db.execute(
+                    "SELECT path, size, mtime_ns, ctime_ns, ino, json_extract(header, '$.id')"
+                    " FROM catalog_files WHERE resumable = 1 AND header IS NOT NULL"
+                )
+            }
+        except sqlite3.Error:
+            return {}
+        found: dict[str, tuple[str, float]] = {}
+        for path in paths:
+            text_path = os.fspath(path)
+            row = rows.get(text_path)
+            if row is None or not isinstance(row[1], str):
+                continue
+            if self.store is not None:
+                stored = self.store.stat_session(path)
+                if stored is None:
+                    continue
+                key, mtime = FileKey(stored.size, round(stored.mtime * 1e9), -1, -1), stored.mtime
+            else:
+                try:
+                    stat = os.stat(path)
+                except OSError:
+                    continue
+                key, mtime = FileKey.of(stat), stat.st_mtime
+            if key == row[0]:
+                found[text_path] = (row[1], mtime)
+        return found
 
     def held(self, path: str) -> CatalogSession | None:
         """The catalog's row of ``path`` as it is (no refresh), or ``None``."""

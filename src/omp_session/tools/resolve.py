@@ -29,6 +29,7 @@ from omp_session.errors import (  # defined in errors; importable from here as b
 from omp_session.store.configured import configured_storage
 from omp_session.store.loading import read_header
 from omp_session.store.paths import encode_session_dir_name, home_dir, sessions_root, temp_root
+from omp_session.tools.catalog import Catalog
 from omp_session.tools.listing import session_files, stored_header
 
 __all__ = [
@@ -72,10 +73,19 @@ def project_dir(cwd: str | os.PathLike[str], root: Path | None = None) -> Path:
 
 
 def session_candidates(files: Iterable[Path]) -> list[SessionCandidate]:
-    """Valid sessions among ``files`` (first line a session header), newest mtime first."""
+    """Valid sessions among ``files`` (first line a session header), newest mtime first. The ids
+    of sessions the store catalog holds up to date come from it (nothing is indexed here); the
+    others' first lines are read."""
     found: list[SessionCandidate] = []
     store = configured_storage()
+    files = list(files)
+    with Catalog() as catalog:
+        known = catalog.known_ids(files)
     for path in files:
+        hit = known.get(os.fspath(path))
+        if hit is not None:
+            found.append(SessionCandidate(path, hit[0], hit[1]))
+            continue
         if store is not None:  # a database store: the row's first line and its mtime
             header, stat = stored_header(store, path), store.stat_session(path)
             if header is not None and stat is not None:

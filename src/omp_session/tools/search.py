@@ -16,16 +16,15 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
 from omp_session.errors import SessionError
-from omp_session.format.codec import encode_json
 from omp_session.manager import SessionManager
 from omp_session.model.tree import SessionTreeNode
-from omp_session.tools.entry_kinds import EntryKind, classify
+from omp_session.tools.entry_text import EntryText, entry_text
 from omp_session.tools.reading import read_session
 
 Entry = dict[str, Any]
@@ -94,46 +93,6 @@ def compile_query(query: str, *, regex: bool = False, case_sensitive: bool = Fal
     return re.compile(query if regex else _literal(query), flags)
 
 
-def _texts(content: Any) -> Iterator[str]:
-    if isinstance(content, str):
-        yield content
-        return
-    for block in content if isinstance(content, list) else ():
-        if not isinstance(block, dict):
-            continue
-        for key in ("text", "thinking"):
-            if isinstance(block.get(key), str):
-                yield block[key]
-        if block.get("type") == "toolCall":
-            # The arguments as JSON, exactly as omp wrote them to the file (issue 13 #4).
-            yield f"{block.get('name')} {encode_json(block.get('arguments')).decode('utf-8')}"
-
-
-def _message_texts(message: Mapping[str, Any]) -> Iterator[str]:
-    yield from _texts(message.get("content"))
-    for key in ("command", "code", "output", "summary"):
-        if isinstance(message.get(key), str):
-            yield message[key]
-    files = message.get("files")
-    for item in files if isinstance(files, list) else ():
-        if isinstance(item, dict):
-            yield from (item[k] for k in ("path", "content") if isinstance(item.get(k), str))
-
-
-def entry_text(entry: Entry) -> tuple[str, str] | None:
-    """``(role, searchable text)`` of an entry, or ``None`` for entries without conversation text."""
-    found = classify(entry)
-    if found.is_message:
-        return found.role or "message", "\n".join(_message_texts(found.fields))
-    if found.kind == EntryKind.CUSTOM_MESSAGE:
-        return "custom", "\n".join(_texts(entry.get("content")))
-    if found.kind in (EntryKind.COMPACTION, EntryKind.BRANCH_SUMMARY) and isinstance(
-        entry.get("summary"), str
-    ):
-        return str(entry.get("type")), entry["summary"]
-    return None
-
-
 def _squeeze(text: str) -> str:
     return _WHITESPACE.sub(" ", text)
 
@@ -178,15 +137,6 @@ def branch_tips(session: SessionTree, current: str | None) -> dict[str, str]:
     for entry in session.get_branch(current):
         tips[str(entry.get("id"))] = str(current)
     return tips
-
-
-class EntryText(NamedTuple):
-    """One entry's searchable text (:func:`entry_text`) with what a hit reports of it."""
-
-    entry_id: str
-    role: str
-    timestamp: str | None
-    text: str
 
 
 def _entry_texts(entries: Iterable[Entry]) -> Iterator[EntryText]:
