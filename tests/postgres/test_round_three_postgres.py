@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from datetime import datetime
 from pathlib import Path
 
 import psycopg
@@ -104,9 +105,15 @@ def test_push_keeps_each_files_mtime_and_pull_restores_it(
     listed = json.loads(
         cli(postgres_server, table_name, "--dir", str(samples_root), "list", "--all", "--json").output
     )
-    order = [row["path"] for row in listed]
-    newest_first = sorted(stamps, key=lambda p: stamps[p], reverse=True)
-    assert order == [str(p) for p in newest_first if str(p) in order]  # the history's order kept
+    # Each row's modified time is its file's, not the push's (the list itself is ordered by the
+    # conversations' last activity, which a push cannot change either).
+    modified = {row["path"]: row["modified"] for row in listed}
+    for path, ns in stamps.items():
+        if str(path) in modified:
+            shown = datetime.fromisoformat(modified[str(path)].replace("Z", "+00:00"))
+            assert round(shown.timestamp() * 1000) == ns // 1_000_000, path
+    activity = [row["lastActivity"] for row in listed]
+    assert activity == sorted(activity, reverse=True)
 
     shutil.rmtree(samples_root)
     pulled = cli(postgres_server, table_name, "--dir", str(samples_root), "pull")
