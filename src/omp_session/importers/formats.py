@@ -39,7 +39,8 @@ _NAMES = {
 
 def _format_of(record: dict[str, Any]) -> str | None:
     kind = record.get("type")
-    if kind in _CODEX_TYPES and "payload" in record:
+    # (a damaged file's type may be any JSON value: a list or an object is not hashable)
+    if isinstance(kind, str) and kind in _CODEX_TYPES and "payload" in record:
         return "codex"
     if any(key in record for key in _CLAUDE_KEYS):
         return "claude"
