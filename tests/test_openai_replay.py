@@ -165,3 +165,17 @@ def test_a_fork_keeps_the_replay_under_omp18(tmp_path: Path) -> None:
         fork = SessionManager.fork_from(source, tmp_path / "cwd", tmp_path / dialect, dialect=dialect)
         message = [e for e in fork.get_entries() if e.get("type") == "message"][1]["message"]
         assert ("providerPayload" in message) is kept
+
+
+@pytest.mark.parametrize(("dialect", "kept"), [("13", False), ("18.2", True)])
+def test_a_followers_refresh_reads_appended_lines_as_an_open_would(
+    tmp_path: Path, dialect: str, kept: bool
+) -> None:
+    path = write(tmp_path / "s.jsonl", [user("u1", None)])
+    follower = SessionManager.open(path, read_only=True, dialect=dialect)
+    with path.open("ab") as handle:  # omp appends a turn
+        handle.write(json.dumps(assistant("a1", "u1"), separators=(",", ":")).encode() + b"\n")
+    (added,) = follower.refresh()
+    assert ("providerPayload" in added["message"]) is kept
+    reopened = first_assistant(SessionManager.open(path, read_only=True, dialect=dialect))
+    assert added["message"] == reopened

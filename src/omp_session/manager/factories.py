@@ -172,8 +172,8 @@ def open_session(
             runtime=runtime,
         )
         state.read_offset = opened.read_offset
-        if loaded.replay_dropped and not state.rewrite_pending:
-            state.rewrite_pending, state.rewrite_backup = True, ".replay.bak"
+        if loaded.replay_dropped:
+            state.replay_dropped()
         if not read_only:  # a reader is not "using" the session in this terminal
             runtime.remember_terminal_session(cwd, os.fspath(file_path))
     except BaseException:

@@ -17,7 +17,7 @@ from omp_session.format.entries import is_assistant_entry
 from omp_session.format.title_slot import SLOT_BYTES, TitleSlot, encode_slot, fold_into_header, split_slot
 from omp_session.format.transform import prepare_for_disk
 from omp_session.manager.state import SessionState
-from omp_session.store.loading import parse_session
+from omp_session.store.loading import parse_session, transform_loaded
 
 __all__ = ["Persistence"]
 
@@ -130,6 +130,10 @@ class Persistence:
             return []
         state.read_offset += len(complete)
         added = decode_lines(complete).records
+        # As a load would give them (blob references, OpenAI replay), and a replay dropped here
+        # makes the next write a rewrite, as after an open (a read-only follower never writes).
+        if transform_loaded(added, complete, state.storage.blobs, state.dialect.keeps_openai_replay):
+            state.replay_dropped()
         for entry in added:
             state.index.add(entry)
             state.usage.add_entry(entry)

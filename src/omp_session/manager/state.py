@@ -125,6 +125,13 @@ class SessionState:
         )
         return state
 
+    def replay_dropped(self) -> None:
+        """A load (or a follower's refresh) dropped a kept OpenAI replay (``github-copilot``'s):
+        the file no longer matches memory, so omp 18 rewrites it at the next write; the replaced
+        file is kept as ``.replay.bak`` (unless a rewrite is already due for malformed lines)."""
+        if not self.rewrite_pending:
+            self.rewrite_pending, self.rewrite_backup = True, ".replay.bak"
+
     def reset(
         self,
         header: Entry,

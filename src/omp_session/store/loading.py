@@ -46,6 +46,7 @@ __all__ = [
     "peel_title_slot",
     "read_header",
     "read_session_bytes",
+    "transform_loaded",
 ]
 
 
@@ -82,19 +83,28 @@ def parse_session(
         fold_into_header(records[0], slot)
     migrated_from = migrate_records(records)
     entries = records[1:]
+    dropped = transform_loaded(entries, data, blobs, keep_replay(slot is not None))
+    loaded = LoadedSession(records[0], entries, migrated_from, decoded.issues, decoded, len(data), slot)
+    loaded.replay_dropped = dropped
+    return loaded
+
+
+def transform_loaded(
+    entries: list[dict[str, Any]], data: bytes, blobs: BlobSink | None, keep_replay: bool
+) -> bool:
+    """What a load does to entries decoded from ``data`` (in place, §7.5 step 6): blob references
+    resolved, OpenAI replay sanitised by the dialect's rule (``keep_replay``); the markers of
+    ``data`` decide, as omp tests the whole file. The entries a follower's ``refresh`` reads get
+    the same. Returns whether a kept replay was dropped all the same (``replay_dropped``)."""
     if blobs is not None and BLOB_MARKER in data:
         image_urls = IMAGE_URL_MARKER in data
         for entry in entries:
             resolve_blob_refs(entry, blobs, image_urls=image_urls)
     dropped = False
     if OPENAI_MARKER in data:
-        keep = keep_replay(slot is not None)
         for entry in entries:
-            dropped = sanitize_openai_replay(entry, keep) or dropped
-        dropped = dropped and keep
-    loaded = LoadedSession(records[0], entries, migrated_from, decoded.issues, decoded, len(data), slot)
-    loaded.replay_dropped = dropped
-    return loaded
+            dropped = sanitize_openai_replay(entry, keep_replay) or dropped
+    return dropped and keep_replay
 
 
 def load_session(path: Path | str, blobs: BlobSink | None = None) -> LoadedSession:
