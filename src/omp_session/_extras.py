@@ -25,6 +25,7 @@ EXTRA_OF_MODULE = {
     "agents": "openai-agents",
     "claude_agent_sdk": "claude-agent-sdk",
     "pydantic_ai": "pydantic-ai",
+    "duckdb": "analytics",
 }
 
 

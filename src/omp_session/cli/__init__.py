@@ -25,6 +25,7 @@ from omp_session.cli._common import (
     is_database_url,
     open_database,
 )
+from omp_session.cli.analytics import export_store_command, sql_command
 from omp_session.cli.context import context
 from omp_session.cli.edit import fork, label
 from omp_session.cli.export import export
@@ -57,6 +58,7 @@ Examples:
   omp-session export 15d0 -f md -o s.md   Markdown of the current branch
   omp-session stats --all                 tokens, cost and tool calls of every session
   omp-session usage model --all           tokens and cost by model (or daily, project, ...)
+  omp-session sql --all "select ..."      DuckDB SQL over sessions, entries, usage
   omp-session search "merge sort" --all   find text in every session
   omp-session check --all                 report damaged files (exit status 1 if any)
   omp-session secrets scan --all          find credentials in every session (never printed)
@@ -205,5 +207,7 @@ for _command in (
     push,
     pull,
     secrets,
+    export_store_command,
+    sql_command,
 ):
     main.add_command(_command)

@@ -48,6 +48,8 @@ __all__ = [
     "UsageReport",
     "UsageRow",
     "build_report",
+    "model_name",
+    "priced",
     "usage_report",
 ]
 
@@ -288,7 +290,7 @@ def model_name(record: UsageRecord) -> str:
     return canonical_model(record.model)
 
 
-def _priced(record: UsageRecord, prices: PriceTable) -> tuple[float, bool, bool]:
+def priced(record: UsageRecord, prices: PriceTable) -> tuple[float, bool, bool]:
     """``(cost, estimated, unpriced)`` of one record. A recorded zero for spent tokens is not a
     price (omp 18.2.3's importers write zeros; omp records zero for a model it cannot price)."""
     tokens = record.tokens
@@ -355,7 +357,7 @@ def build_report(
         if not _in_range(day, options):
             continue
         model = model_name(record)
-        cost, estimated, unpriced = _priced(record, options.prices)
+        cost, estimated, unpriced = priced(record, options.prices)
         kept.append((record, day, model, cost, estimated, unpriced))
     if view == "blocks":
         rows = _blocks(kept, options)
