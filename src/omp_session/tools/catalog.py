@@ -31,7 +31,7 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import orjson
 
@@ -48,6 +48,7 @@ from omp_session.tools.entry_kinds import EntryKind, classify
 from omp_session.tools.entry_text import EntryText, entry_text
 from omp_session.tools.listing_cache import FileKey, ListingCache
 from omp_session.tools.summary import is_slash_command, message_text
+from omp_session.tools.usage_facts import CopyKey, RecordFields, entry_facts
 
 Entry = dict[str, Any]
 
@@ -105,6 +106,17 @@ class CatalogSession(NamedTuple):
     header: Entry
     entries: Sequence[Entry]
     title: str
+
+
+class FactsSession(NamedTuple):
+    """One session's usage facts (:func:`~omp_session.tools.usage_facts.entry_facts`): its path,
+    header, title, each entry's copy key and the record fields of the entries that spent."""
+
+    path: Path
+    header: Entry
+    title: str
+    keys: Sequence[CopyKey | None]
+    spent: dict[int, RecordFields]
 
 
 class TextRow(NamedTuple):
@@ -472,6 +484,8 @@ class Catalog:
         try:
             header = orjson.dumps(build.header)
             slim = orjson.dumps(build.slim)
+            keys, spent = entry_facts(build.slim)
+            facts = orjson.dumps({"keys": keys, "spent": [[at, *fields] for at, fields in spent.items()]})
             prompt = orjson.dumps([build.prompt, build.fallback])
             path.encode()
         except (orjson.JSONEncodeError, UnicodeEncodeError, TypeError):
@@ -492,7 +506,7 @@ class Catalog:
                 for start in range(0, len(build.texts), _BATCH):
                     _insert_texts(tx, path, build.texts[start : start + _BATCH])
                 tx.execute(
-                    "INSERT OR REPLACE INTO catalog_files VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "INSERT OR REPLACE INTO catalog_files VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (
                         path,
                         *source.key,
@@ -504,6 +518,7 @@ class Catalog:
                         build.title(),
                         prompt,
                         slim,
+                        facts,
                     ),
                 )
         except UnicodeEncodeError:
@@ -539,6 +554,31 @@ class Catalog:
             return []
         self.uncatalogued.update(wanted - found.keys())
         return [found[os.fspath(path)] for path in fresh if os.fspath(path) in found]
+
+    def usage_facts(self, paths: Iterable[Path | str]) -> dict[str, FactsSession]:
+        """The usage facts of the sessions of ``paths`` the catalog holds (refreshed first), by
+        path; the others are named in :attr:`uncatalogued`. No entry is decoded."""
+        fresh = self.refresh(paths)
+        db = self.cache.database
+        if db is None or not fresh:
+            return {}
+        wanted = {os.fspath(path) for path in fresh} - self.uncatalogued
+        found: dict[str, FactsSession] = {}
+        try:
+            for text_path, header, title, facts in db.execute(
+                "SELECT path, header, title, facts FROM catalog_files WHERE facts IS NOT NULL"
+            ):
+                if text_path in wanted:
+                    data = orjson.loads(facts)
+                    keys = [tuple(key) if key is not None else None for key in data["keys"]]
+                    spent = {row[0]: cast("RecordFields", tuple(row[1:])) for row in data["spent"]}
+                    found[text_path] = FactsSession(Path(text_path), orjson.loads(header), title, keys, spent)
+        except sqlite3.Error as exc:
+            self.cache.failed(exc)
+            self.uncatalogued.update(wanted)
+            return {}
+        self.uncatalogued.update(wanted - found.keys())
+        return found
 
     def text_candidates(self, paths: Iterable[Path | str], needles: Sequence[str]) -> list[Path]:
         """Of ``paths`` (refreshed first), those that may hold an entry containing every one of

@@ -5,7 +5,9 @@ version number: ``listing_cache.SCHEMA_VERSION``).
   it was read at (size, mtime, ctime, inode; a database row has inode -1). ``indexed_to`` is the
   offset after the last complete line read, ``head``/``tail`` are digests of the first and the last
   4 KiB before it, so a session that only grew is read from there. ``slim`` holds the session's
-  entries reduced to what the reports count (orjson), ``header`` its header.
+  entries reduced to what the reports count (orjson), ``header`` its header, ``facts`` the usage
+  facts of those entries precomputed (``usage_facts.entry_facts``: each copy key, and the record
+  fields of the entries that spent), which is all a usage report reads.
 * ``catalog_entries`` and ``catalog_text``: one row per entry with conversation text, the same
   rowid in both; the text is in an FTS5 table with the trigram tokenizer (substring matching).
 
@@ -20,7 +22,7 @@ CATALOG_SCHEMA = """
 CREATE TABLE IF NOT EXISTS catalog_files (
     path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, ino INTEGER,
     indexed_to INTEGER, resumable INTEGER, head BLOB, tail BLOB,
-    header BLOB, title TEXT, prompt BLOB, slim BLOB
+    header BLOB, title TEXT, prompt BLOB, slim BLOB, facts BLOB
 );
 CREATE TABLE IF NOT EXISTS catalog_entries (
     rowid INTEGER PRIMARY KEY, path TEXT, entry_id TEXT, role TEXT, timestamp TEXT,

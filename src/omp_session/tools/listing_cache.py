@@ -39,7 +39,7 @@ __all__ = ["SCHEMA_VERSION", "FileKey", "ListingCache", "cache_path", "read_file
 # 5: the store catalog's tables (``catalog.py``): per-session entry facts and the full-text index.
 # 6: a first prompt skips an agent's environment context (issue 30 #5).
 # 7: an imported session is dated by its conversation, not by its import (issue 27 #5).
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 _SCHEMA = (
     """
 CREATE TABLE IF NOT EXISTS infos (

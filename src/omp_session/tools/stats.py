@@ -31,6 +31,7 @@ from omp_session.model.usage import UsageStatistics
 from omp_session.tools.catalog import Catalog, CatalogSession
 from omp_session.tools.reading import read_session
 from omp_session.tools.transcript import leaf_ids
+from omp_session.tools.usage_facts import CopyKey, copy_key
 
 Entry = dict[str, Any]
 
@@ -422,17 +423,7 @@ def session_stats(path: Path | str, *, branches: bool = True) -> SessionStats:
         return _stats_of(session, path, list(session.get_entries()), branches)
 
 
-def _copy_key(entry: Entry) -> tuple[str, str, str] | None:
-    entry_id = entry.get("id")
-    # repr: timestamp and type may be any JSON value in a damaged file (a list is not hashable).
-    return (
-        (entry_id, repr(entry.get("timestamp")), repr(entry.get("type")))
-        if isinstance(entry_id, str)
-        else None
-    )
-
-
-def _parents(loaded: Sequence[ReadSession]) -> dict[int, int]:
+def _parents(loaded: Sequence[SessionOfFile]) -> dict[int, int]:
     """Position of each session's listed parent (``parentSession`` is a path or an id, §9 #14)."""
     by_name: dict[str, int] = {}
     for position, session in enumerate(loaded):
@@ -448,34 +439,54 @@ def _parents(loaded: Sequence[ReadSession]) -> dict[int, int]:
     return parents
 
 
-class ReadSession(Protocol):
-    """What fork-aware counting needs of a session: its file, header and entries."""
+class SessionOfFile(Protocol):
+    """A session's file and header (what finds a fork's parent)."""
 
     @property
     def path(self) -> Path: ...
     @property
     def header(self) -> Entry: ...
+
+
+class ReadSession(SessionOfFile, Protocol):
+    """What fork-aware counting needs of a session: its file, header and entries."""
+
     @property
     def entries(self) -> Sequence[Entry]: ...
 
 
-def counted_once(loaded: Sequence[ReadSession]) -> Iterator[tuple[int, Entry | None]]:
-    """Every entry of ``loaded`` (oldest session first) as ``(session position, entry)``, with
-    ``None`` in place of an entry that is a copy made by a fork (see the module docstring): what
-    every cross-session total counts, so a forked conversation is paid for once."""
-    parents = _parents(loaded)
-    ids = [{e.get("id") for e in session.entries if isinstance(e.get("id"), str)} for session in loaded]
-    seen: set[tuple[str, str, str]] = set()
-    for position, session in enumerate(loaded):
+class KeyedSession(NamedTuple):
+    """A session's file, header and each entry's copy key (``usage_facts.copy_key``)."""
+
+    path: Path
+    header: Entry
+    keys: Sequence[CopyKey | None]
+
+
+def counted_keys(sessions: Sequence[KeyedSession]) -> Iterator[tuple[int, int, bool]]:
+    """``(session position, entry position, counted)`` for every entry of ``sessions`` (oldest
+    first): ``counted`` is false for a copy made by a fork (see the module docstring), which every
+    cross-session total leaves out, so that a forked conversation is paid for once."""
+    parents = _parents(sessions)
+    ids = [{key[0] for key in session.keys if key is not None} for session in sessions]
+    seen: set[CopyKey] = set()
+    for position, session in enumerate(sessions):
         parent = parents.get(position)
-        for entry in session.entries:
-            key = _copy_key(entry)
+        for index, key in enumerate(session.keys):
             if key is not None and (key in seen or (parent is not None and key[0] in ids[parent])):
-                yield position, None
+                yield position, index, False
                 continue
             if key is not None:
                 seen.add(key)
-            yield position, entry
+            yield position, index, True
+
+
+def counted_once(loaded: Sequence[ReadSession]) -> Iterator[tuple[int, Entry | None]]:
+    """Every entry of ``loaded`` (oldest session first) as ``(session position, entry)``, with
+    ``None`` in place of an entry that is a copy made by a fork (:func:`counted_keys`)."""
+    keyed = [KeyedSession(s.path, s.header, [copy_key(e) for e in s.entries]) for s in loaded]
+    for position, index, counted in counted_keys(keyed):
+        yield position, loaded[position].entries[index] if counted else None
 
 
 def _combined(loaded: Sequence[_Read]) -> tuple[Totals, int]:
@@ -494,7 +505,7 @@ def _no_repeated_keys(entries: Sequence[Entry]) -> bool:
     ids = [entry_id for entry in entries if isinstance(entry_id := entry.get("id"), str)]
     if len(set(ids)) == len(ids):
         return True  # a key holds the id: unique ids, unique keys (and no repr of each timestamp)
-    keys = [key for key in map(_copy_key, entries) if key is not None]
+    keys = [key for key in map(copy_key, entries) if key is not None]
     return len(set(keys)) == len(keys)
 
 

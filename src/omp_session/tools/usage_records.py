@@ -19,11 +19,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from omp_session.format.ids import iso_to_ms
-from omp_session.tools.catalog import Catalog, CatalogSession
-from omp_session.tools.entry_kinds import EntryKind, classify
-from omp_session.tools.stats import counted_once
+from omp_session.tools.catalog import Catalog, FactsSession
+from omp_session.tools.stats import KeyedSession, counted_keys
 from omp_session.tools.store_reads import read_sessions
+from omp_session.tools.usage_facts import (
+    NO_PROJECT,
+    SUB_AGENT,
+    UNKNOWN_MODEL,
+    UsageRecord,
+    entry_facts,
+    record_fields,
+)
 
 Entry = dict[str, Any]
 
@@ -37,75 +43,6 @@ __all__ = [
     "records_of_session",
 ]
 
-#: The model of a ``task`` result's usage (the sub-agent's, which the result does not name).
-SUB_AGENT = "(sub-agent tasks)"
-#: The model of an assistant message that names none.
-UNKNOWN_MODEL = "(unknown model)"
-#: The project of a session whose header has no cwd.
-NO_PROJECT = "(no cwd)"
-
-
-@dataclass(frozen=True, slots=True)
-class UsageRecord:
-    """One entry's spend."""
-
-    #: Milliseconds since the epoch (UTC); ``None`` without a readable timestamp.
-    timestamp_ms: int | None
-    #: The model as recorded (any of its names; reports merge them), or :data:`SUB_AGENT`.
-    model: str
-    provider: str | None
-    input: float
-    output: float
-    cache_read: float
-    cache_write: float
-    #: ``usage.cost.total`` as recorded; ``None`` when there is none. (A zero for spent tokens is
-    #: what importers and unknown models record: the reports estimate it, see usage_report.)
-    cost: float | None
-    session_id: str
-    project: str
-
-    @property
-    def tokens(self) -> float:
-        return self.input + self.output + self.cache_read + self.cache_write
-
-
-def _number(value: Any) -> float:
-    """A token count or cost; anything but a number counts 0 (as UsageStatistics counts it)."""
-    if type(value) is int or type(value) is float:
-        return value
-    return 0
-
-
-def _record(entry: Entry, session_id: str, project: str) -> UsageRecord | None:
-    found = classify(entry)
-    fields = found.fields
-    provider: str | None = None
-    if found.kind == EntryKind.ASSISTANT:
-        usage = fields.get("usage")
-        if not isinstance(usage, dict):
-            return None
-        model, raw_provider = fields.get("model"), fields.get("provider")
-        provider = raw_provider if isinstance(raw_provider, str) and raw_provider else None
-        name = model if isinstance(model, str) and model else UNKNOWN_MODEL
-    elif found.kind == EntryKind.TOOL_RESULT and fields.get("toolName") == "task":
-        details = fields.get("details")
-        usage = details.get("usage") if isinstance(details, dict) else None
-        if not isinstance(usage, dict):
-            return None
-        name = SUB_AGENT
-    else:
-        return None
-    tokens = (
-        _number(usage.get("input")),
-        _number(usage.get("output")),
-        _number(usage.get("cacheRead")),
-        _number(usage.get("cacheWrite")),
-    )
-    cost_object = usage.get("cost")
-    raw_cost = cost_object.get("total") if isinstance(cost_object, dict) else None
-    cost: float | None = raw_cost if type(raw_cost) is int or type(raw_cost) is float else None
-    return UsageRecord(iso_to_ms(entry.get("timestamp")), name, provider, *tokens, cost, session_id, project)
-
 
 def records_of_session(header: Entry, entries: Iterable[Entry]) -> Iterator[UsageRecord]:
     """The usage records of one session's entries (every entry given is counted)."""
@@ -113,9 +50,9 @@ def records_of_session(header: Entry, entries: Iterable[Entry]) -> Iterator[Usag
     cwd = header.get("cwd")
     project = cwd if isinstance(cwd, str) and cwd else NO_PROJECT
     for entry in entries:
-        record = _record(entry, session_id, project)
-        if record is not None:
-            yield record
+        fields = record_fields(entry)
+        if fields is not None:
+            yield UsageRecord(*fields, session_id, project)
 
 
 @dataclass
@@ -135,10 +72,22 @@ class CollectedRecords:
 
 def _read(
     paths: Iterable[Path | str], skipped: list[tuple[str, str]], catalog: Catalog | None
-) -> list[CatalogSession]:
-    """The sessions of ``paths`` through the store catalog (:func:`~omp_session.tools.catalog.read_sessions`),
-    oldest first."""
-    loaded = read_sessions(paths, skipped, catalog)
+) -> list[FactsSession]:
+    """The usage facts of the sessions of ``paths``: the store catalog's, kept precomputed, and
+    those of the sessions it cannot hold read in full (:func:`read_sessions`); oldest first."""
+    wanted = [Path(path) for path in paths]
+    used = catalog if catalog is not None else Catalog()
+    try:
+        held = used.usage_facts(wanted)
+        missing = [path for path in wanted if os.fspath(path) not in held]
+        read = read_sessions(missing, skipped, used) if missing else []
+    finally:
+        if catalog is None:
+            used.close()
+    for session in read:
+        keys, spent = entry_facts(list(session.entries))
+        held[os.fspath(session.path)] = FactsSession(session.path, session.header, session.title, keys, spent)
+    loaded = [held[os.fspath(path)] for path in wanted if os.fspath(path) in held]
     loaded.sort(key=lambda item: str(item.header.get("timestamp") or ""))  # the oldest made a copy
     return loaded
 
@@ -151,11 +100,18 @@ def collect_records(paths: Iterable[Path | str], *, catalog: Catalog | None = No
     loaded = _read(paths, skipped, catalog)
     records: list[UsageRecord] = []
     copies = 0
-    for position, entry in counted_once(loaded):
-        if entry is None:
+    keyed = [KeyedSession(item.path, item.header, item.keys) for item in loaded]
+    owners = []
+    for item in loaded:
+        cwd = item.header.get("cwd")
+        owners.append((str(item.header.get("id")), cwd if isinstance(cwd, str) and cwd else NO_PROJECT))
+    for position, index, counted in counted_keys(keyed):
+        if not counted:
             copies += 1
             continue
-        records.extend(records_of_session(loaded[position].header, (entry,)))
+        fields = loaded[position].spent.get(index)
+        if fields is not None:
+            records.append(UsageRecord(*fields, *owners[position]))
     titles = {str(item.header.get("id")): item.title for item in loaded}
     files = {str(item.header.get("id")): os.fspath(item.path) for item in loaded}
     return CollectedRecords(records, titles, files, copies, skipped)
