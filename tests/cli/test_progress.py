@@ -3,6 +3,7 @@ real pseudo-terminal here), never on a pipe, and never mixed into what the comma
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import subprocess
@@ -90,3 +91,19 @@ def test_check_and_migrate_all_draw_a_bar_and_print_their_results_on_stdout(big_
     code, piped_out, piped = _run(["--dir", root, "check", "--all"], stderr_terminal=False)
     assert piped_out == stdout and piped.endswith(b" problems in 1 of 1 file\n")
     assert b"checking" not in piped and b"\x1b[" not in piped
+
+
+def test_the_first_catalog_catch_up_draws_a_bar_on_a_terminal_only(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    for number in range(30):  # enough sessions for a bar, none catalogued yet
+        generate(root / "-w" / f"s{number:02d}.jsonl", Shape(4_000, seed=number, compaction_every=0))
+    code, stdout, terminal = _run(["--dir", str(root), "usage", "--all", "--json"], stderr_terminal=True)
+    assert code == 0 and json.loads(stdout)["view"] == "daily"
+    assert b"cataloguing" in terminal and b"\x1b[" in terminal
+    code, _stdout, again = _run(["--dir", str(root), "usage", "--all", "--json"], stderr_terminal=True)
+    assert code == 0 and b"cataloguing" not in again  # nothing changed: nothing to catch up
+    (root / "-w" / "s00.jsonl").unlink()
+    for number in range(30, 60):
+        generate(root / "-w" / f"s{number:02d}.jsonl", Shape(4_000, seed=number, compaction_every=0))
+    code, _stdout, piped = _run(["--dir", str(root), "usage", "--all", "--json"], stderr_terminal=False)
+    assert code == 0 and b"cataloguing" not in piped  # a pipe never sees a bar

@@ -25,6 +25,7 @@ from omp_session.cli._common import (
     is_database_url,
     open_database,
 )
+from omp_session.cli._progress import catalog_progress
 from omp_session.cli.analytics import export_store_command, sql_command
 from omp_session.cli.context import context
 from omp_session.cli.edit import fork, label
@@ -176,6 +177,10 @@ def main(ctx: click.Context, sessions_dir: Path | None, store: str | None, table
     if not _EXIT_HOOK:  # once per process (tests invoke many commands in one)
         atexit.register(_no_final_collection)
         _EXIT_HOOK.append(True)
+    # Each command that reads the store catalog shows its catch-up (the first run over a history);
+    # not those that own the terminal or serve for hours (their catalog reads run in threads).
+    if ctx.invoked_subcommand not in _NO_CATALOG_BAR:
+        ctx.with_resource(catalog_progress())
     root = sessions_dir if sessions_dir is not None else sessions_root()
     if store is not None and is_database_url(store):
         database = open_database(store, table, writes=ctx.invoked_subcommand in WRITING_COMMANDS)
@@ -185,6 +190,9 @@ def main(ctx: click.Context, sessions_dir: Path | None, store: str | None, table
         return
     ctx.obj = CliState(Path(store) if store is not None else root)
 
+
+#: Commands that draw no catalog bar: a terminal UI, and servers whose reads run in threads.
+_NO_CATALOG_BAR = frozenset({"pick", "serve", "mcp"})
 
 for _command in (
     list_command,

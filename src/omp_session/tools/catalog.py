@@ -28,7 +28,8 @@ import hashlib
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, cast
@@ -53,8 +54,10 @@ from omp_session.tools.usage_facts import CopyKey, RecordFields, entry_facts
 Entry = dict[str, Any]
 
 __all__ = [
+    "REFRESH_PROGRESS",
     "Catalog",
     "CatalogSession",
+    "FactsSession",
     "RankedHit",
     "TextRow",
     "slim_entry",
@@ -255,6 +258,13 @@ class _Build:
         )
 
 
+#: ``report(done, total, name)`` while a refresh reads the sessions that changed (the command
+#: line draws a progress bar with it; nothing is reported when nothing changed).
+REFRESH_PROGRESS: ContextVar[Callable[[int, int, str], None] | None] = ContextVar(
+    "omp_session_catalog_progress", default=None
+)
+
+
 class Catalog:
     """The catalog of one store (files by default, else ``storage`` or the configured store).
 
@@ -344,7 +354,8 @@ class Catalog:
             self.cache.failed(exc)
             self.uncatalogued.update(os.fspath(path) for path in wanted)
             return []
-        fresh: list[Path] = []
+        current: list[Path] = []
+        stale: set[Path] = set()
         for path in wanted:
             text_path = os.fspath(path)
             row = rows.get(text_path)
@@ -355,11 +366,20 @@ class Catalog:
                     self._forget(text_path)  # deleted: its rows go too
                 continue
             if row is None or row.key != key:
-                state = self._index(path, row)
-                if state is None:
-                    continue
-            fresh.append(path)
-        return fresh
+                stale.add(path)
+            current.append(path)
+        report = REFRESH_PROGRESS.get()
+        done, failed = 0, set()
+        for path in current:
+            if path in stale:
+                if report is not None:
+                    report(done, len(stale), path.name)
+                if self._index(path, rows.get(os.fspath(path))) is None:
+                    failed.add(path)
+                done += 1
+        if report is not None and stale:
+            report(done, len(stale), "")
+        return [path for path in current if path not in failed]
 
     def _resume_point(self, source: _Source, row: _Row | None) -> int:
         """Where to continue reading: the old end when the session only grew, else 0."""
