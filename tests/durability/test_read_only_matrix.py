@@ -180,6 +180,8 @@ WHOLE_ROOT: dict[str, list[str]] = {
     "search --all --regex": ["search", "--all", "--regex", "h[ae]llo"],
     "check --all": ["check", "--all"],
     "migrate --all --dry-run": ["migrate", "--all", "--dry-run"],
+    "sql --all": ["sql", "--all", "select count(*) from usage"],
+    "search --all --rank": ["search", "--all", "--rank", "the"],
 }
 
 

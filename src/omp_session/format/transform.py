@@ -318,8 +318,6 @@ def without_replayed_signatures(entry: dict[str, Any]) -> dict[str, Any]:
 
 def prepare_for_disk(entry: dict[str, Any], sink: BlobSink, rules: PersistRules = OMP_13_19.persist) -> bytes:
     """The exact line (with ``\\n``) that is written for ``entry``; ``entry`` is not modified."""
-    if rules.drop_replayed_signatures:
-        entry = without_replayed_signatures(entry)
     if rules.drop_spilled_structured_content:
         entry = without_spilled_structured_content(entry)
     if _is_plain(entry, 1, rules.dropped_keys):
@@ -329,6 +327,8 @@ def prepare_for_disk(entry: dict[str, Any], sink: BlobSink, rules: PersistRules 
         line = encode_json(entry, floats=False)
         if len(line) <= MAX_STRING_UNITS:
             return line + b"\n"
+    if rules.drop_replayed_signatures:  # (a plain entry holds no payload: checked after it)
+        entry = without_replayed_signatures(entry)
     line = encode_json(entry)
     if len(line) > MAX_STRING_UNITS or _MARKERS.search(line) is not None:
         transformed, _changed = _Transformer(sink, rules).value(entry, None, False)

@@ -25,7 +25,7 @@ from omp_session.format.ids import iso_to_ms
 from omp_session.tools.catalog import Catalog
 from omp_session.tools.pricing import default_prices
 from omp_session.tools.store_reads import read_sessions
-from omp_session.tools.usage_records import collect_records
+from omp_session.tools.usage_records import facts_of, oldest_first, records_of_facts
 from omp_session.tools.usage_report import model_name, priced
 
 if TYPE_CHECKING:
@@ -128,10 +128,11 @@ def store_tables(paths: Iterable[Path | str], *, catalog: Catalog | None = None)
     try:
         skipped: list[tuple[str, str]] = []
         loaded = read_sessions(wanted, skipped, used)
-        collected = collect_records(wanted, catalog=used)
     finally:
         if catalog is None:
             used.close()
+    # The usage rows from the sessions just read (read once), as collect_records counts them.
+    records, _copies = records_of_facts(oldest_first([facts_of(item, item.title) for item in loaded]))
     sessions: list[tuple[Any, ...]] = []
     entries: list[tuple[Any, ...]] = []
     for session in loaded:
@@ -152,7 +153,7 @@ def store_tables(paths: Iterable[Path | str], *, catalog: Catalog | None = None)
         entries.extend(_entry_row(session_id, entry) for entry in session.entries)
     prices = default_prices()
     usage = []
-    for record in collected.records:
+    for record in records:
         cost, estimated, unpriced = priced(record, prices)
         stamp = record.timestamp_ms
         usage.append(

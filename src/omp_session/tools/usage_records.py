@@ -14,13 +14,13 @@ another listed session counts once (:func:`omp_session.tools.stats.counted_once`
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from omp_session.tools.catalog import Catalog, FactsSession
-from omp_session.tools.stats import KeyedSession, counted_keys
+from omp_session.tools.stats import KeyedSession, ReadSession, SessionOfFile, counted_keys
 from omp_session.tools.store_reads import read_sessions
 from omp_session.tools.usage_facts import (
     NO_PROJECT,
@@ -32,6 +32,7 @@ from omp_session.tools.usage_facts import (
 )
 
 Entry = dict[str, Any]
+S = TypeVar("S", bound=SessionOfFile)
 
 __all__ = [
     "NO_PROJECT",
@@ -40,6 +41,9 @@ __all__ = [
     "CollectedRecords",
     "UsageRecord",
     "collect_records",
+    "facts_of",
+    "oldest_first",
+    "records_of_facts",
     "records_of_session",
 ]
 
@@ -85,11 +89,14 @@ def _read(
         if catalog is None:
             used.close()
     for session in read:
-        keys, spent = entry_facts(list(session.entries))
-        held[os.fspath(session.path)] = FactsSession(session.path, session.header, session.title, keys, spent)
+        held[os.fspath(session.path)] = facts_of(session, session.title)
     loaded = [held[os.fspath(path)] for path in wanted if os.fspath(path) in held]
-    loaded.sort(key=lambda item: str(item.header.get("timestamp") or ""))  # the oldest made a copy
-    return loaded
+    return oldest_first(loaded)
+
+
+def oldest_first(loaded: list[S]) -> list[S]:
+    """``loaded`` sorted by their headers' time: the oldest made a copy a fork holds."""
+    return sorted(loaded, key=lambda item: str(item.header.get("timestamp") or ""))
 
 
 def collect_records(paths: Iterable[Path | str], *, catalog: Catalog | None = None) -> CollectedRecords:
@@ -98,6 +105,21 @@ def collect_records(paths: Iterable[Path | str], *, catalog: Catalog | None = No
     it cannot hold are read in full). Files that cannot be read are listed in ``skipped``."""
     skipped: list[tuple[str, str]] = []
     loaded = _read(paths, skipped, catalog)
+    records, copies = records_of_facts(loaded)
+    titles = {str(item.header.get("id")): item.title for item in loaded}
+    files = {str(item.header.get("id")): os.fspath(item.path) for item in loaded}
+    return CollectedRecords(records, titles, files, copies, skipped)
+
+
+def facts_of(session: ReadSession, title: str) -> FactsSession:
+    """The usage facts of a session read with its entries."""
+    keys, spent = entry_facts(list(session.entries))
+    return FactsSession(session.path, session.header, title, keys, spent)
+
+
+def records_of_facts(loaded: Sequence[FactsSession]) -> tuple[list[UsageRecord], int]:
+    """The records of ``loaded`` (oldest first), copies made by forks left out, and how many
+    entries were left out so."""
     records: list[UsageRecord] = []
     copies = 0
     keyed = [KeyedSession(item.path, item.header, item.keys) for item in loaded]
@@ -112,6 +134,4 @@ def collect_records(paths: Iterable[Path | str], *, catalog: Catalog | None = No
         fields = loaded[position].spent.get(index)
         if fields is not None:
             records.append(UsageRecord(*fields, *owners[position]))
-    titles = {str(item.header.get("id")): item.title for item in loaded}
-    files = {str(item.header.get("id")): os.fspath(item.path) for item in loaded}
-    return CollectedRecords(records, titles, files, copies, skipped)
+    return records, copies

@@ -38,7 +38,13 @@ from typing import Any
 
 from omp_session.format.ids import ms_to_datetime
 from omp_session.tools.pricing import PriceTable, canonical_model, default_prices
-from omp_session.tools.usage_records import SUB_AGENT, UNKNOWN_MODEL, UsageRecord, collect_records
+from omp_session.tools.usage_records import (
+    SUB_AGENT,
+    UNKNOWN_MODEL,
+    CollectedRecords,
+    UsageRecord,
+    collect_records,
+)
 
 __all__ = [
     "VIEWS",
@@ -48,6 +54,7 @@ __all__ = [
     "UsageReport",
     "UsageRow",
     "build_report",
+    "collected_report",
     "model_name",
     "priced",
     "usage_report",
@@ -466,7 +473,11 @@ def usage_report(
         raise ValueError(f"unknown usage view {view!r}; one of {', '.join(VIEWS)}")
     if options is None:
         options = ReportOptions(since=since, until=until)
-    collected = collect_records(paths)
+    return collected_report(collect_records(paths), view, options)
+
+
+def collected_report(collected: CollectedRecords, view: str, options: ReportOptions) -> UsageReport:
+    """The ``view`` report of records collected once (the viewer's page builds several)."""
     return build_report(
         collected.records,
         view,

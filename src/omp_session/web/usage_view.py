@@ -13,7 +13,7 @@ from pathlib import Path
 
 from omp_session.rendering.format import format_cost, format_tokens
 from omp_session.tools.usage_records import collect_records
-from omp_session.tools.usage_report import ReportOptions, UsageReport, UsageRow, build_report
+from omp_session.tools.usage_report import ReportOptions, UsageReport, UsageRow, collected_report
 
 __all__ = ["UsagePage", "build_usage_page"]
 
@@ -116,14 +116,7 @@ def build_usage_page(paths: list[Path], since: date | None, until: date | None) 
     options = ReportOptions(since=since, until=until)
 
     def report(view: str) -> UsageReport:
-        return build_report(
-            collected.records,
-            view,
-            options,
-            titles=collected.titles,
-            copied_entries=collected.copied_entries,
-            skipped=collected.skipped,
-        )
+        return collected_report(collected, view, options)
 
     daily, projects, models = report("daily"), report("project"), report("model")
     colours = _colours(models)

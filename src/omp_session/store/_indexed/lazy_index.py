@@ -81,6 +81,7 @@ class LazySessionIndex:
         self._labels: dict[str, str] | None = None
         self._kept = {int(c): int(k) for c, k in store.index.meta["kept"]}
         self._tree_last = -2  # the position a lazy tree node read last (``_tree_entry``)
+        self._tree_building = False  # while building, a fork's children are read exactly
         #: Held weakly when a method: the owner of an index registers its own method, and a strong
         #: reference would make a cycle that only the garbage collector frees, with every entry
         #: hanging from it (0.4 s of collector time for 50,000 entries after a close).
@@ -279,18 +280,22 @@ class LazySessionIndex:
         store = self._store
         ids = store.ids()
         load = self._tree_entry
-        self._tree_last = -3  # while building, read exactly what the sort of a fork's children needs
-        with gc_paused():  # one node per entry, no cycles: see gcpause.py
-            nodes: list[SessionTreeNode] = [LazyTreeNode(load, position) for position in range(self._size)]
-            roots = build_tree([], ids, self.labels, store.index.parents, set, nodes)
-        self._tree_last = -2
+        self._tree_building = True  # read exactly what the sort of a fork's children needs
+        try:
+            with gc_paused():  # one node per entry, no cycles: see gcpause.py
+                nodes: list[SessionTreeNode] = [
+                    LazyTreeNode(load, position) for position in range(self._size)
+                ]
+                roots = build_tree([], ids, self.labels, store.index.parents, set, nodes)
+        finally:
+            self._tree_building = False
         # An offset index holds unique string ids and links to earlier entries only (builder.py), so
         # the bulk build applies (its self-parents are roots already: position -1).
         return roots if roots is not None else self._materialize().get_tree()
 
     def _tree_entry(self, position: int) -> Entry:
         # A tree is mostly read in file order (a walk down the current branch): read ahead then.
-        if self._tree_last == -3:
+        if self._tree_building:
             return self._entry_at(position)
         ahead, self._tree_last = position == self._tree_last + 1, position
         return self._entry_at(position, ahead)
