@@ -16,6 +16,7 @@ import pytest
 
 from omp_session.importers.stores import make_store
 from omp_session.web.catalog import SessionCatalog
+from omp_session.web.index_search import CatalogSearch
 from omp_session.web.index_view import MORE_HITS, PAGE_SIZE, ProjectLink, _label, build_index
 from tests.foreign_edits import claude_records
 
@@ -84,7 +85,7 @@ def test_one_projects_sessions_stay_together_across_pages(tmp_path: Path) -> Non
         project = "-a" if number % 2 else "-b"
         _session(root / project / f"s{number:03d}.jsonl", f"/{project[1:]}", [f"turn {number}"], number)
     summaries = SessionCatalog(root).sessions()
-    pages = [build_index(summaries, lambda s, q: [], page=n) for n in (1, 2)]
+    pages = [build_index(summaries, CatalogSearch(), page=n) for n in (1, 2)]
     order = [(g.project, r.title) for p in pages for g in p.groups for r in g.rows]
     projects = [project for project, _ in order]
     assert projects == sorted(projects, key=projects.index)  # each project one block

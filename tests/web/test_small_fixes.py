@@ -9,6 +9,7 @@ from omp_session.rendering.images import linked_images
 from omp_session.rendering.view import build_session_view
 from omp_session.tools.summary import first_prompt, is_slash_command
 from omp_session.web.catalog import SessionCatalog
+from omp_session.web.index_search import CatalogSearch
 from omp_session.web.index_view import build_index
 
 from .support import write_session
@@ -58,7 +59,7 @@ def test_projects_with_one_cwd_are_told_apart(tmp_path: Path) -> None:
     _session(tmp_path / "-w-app" / "a.jsonl", "/w/app", "one")
     _session(tmp_path / "--w-app--" / "b.jsonl", "/w/app", "two")
     _session(tmp_path / "-other" / "c.jsonl", "/other", "three")
-    page = build_index(SessionCatalog(tmp_path).sessions(), lambda summaries, query: [])
+    page = build_index(SessionCatalog(tmp_path).sessions(), CatalogSearch())
     hints = {link.project: (link.cwd, link.hint) for link in page.projects}
     assert hints == {
         "-w-app": ("/w/app", "-w-app"),

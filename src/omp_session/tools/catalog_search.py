@@ -23,10 +23,11 @@ from typing import Any
 from omp_session.errors import SessionError
 from omp_session.model.tree import SessionIndex, SessionTreeNode
 from omp_session.tools.catalog import Catalog
+from omp_session.tools.entry_text import EntryText
 from omp_session.tools.reading import read_session
 from omp_session.tools.search import Entry, Progress, SearchHit, hits_in, search_session
 
-__all__ = ["SearchFilter", "candidate_paths", "needles_of", "search_store"]
+__all__ = ["SearchFilter", "candidate_paths", "matching_paths", "needles_of", "search_store"]
 
 _JSON_PUNCTUATION = re.compile(r"[:,]\s*")
 #: Needles shorter than this cannot be looked up in a trigram index.
@@ -97,6 +98,23 @@ class _ReducedTree:
         return self.index.branch(from_id if from_id is not None else self.leaf)
 
 
+class _StoredTexts:
+    """The catalog's texts of the entries of ``paths`` that hold ``query``'s needles (the catalog
+    brought up to date first): what :func:`search_store` and :func:`matching_paths` match."""
+
+    def __init__(self, paths: Sequence[Path], query: str, *, regex: bool, catalog: Catalog) -> None:
+        needles = needles_of(query, regex=regex)
+        self._fresh = {os.fspath(path) for path in catalog.refresh(paths)} - catalog.uncatalogued
+        self._texts = catalog.entry_texts(paths, needles)
+
+    def of(self, text_path: str) -> list[EntryText] | None:
+        """The session's texts holding the needles; ``None`` when the catalog does not hold it
+        (it is read from its file)."""
+        if self._texts is None or text_path not in self._fresh:
+            return None
+        return self._texts.get(text_path, [])
+
+
 def search_store(
     paths: Sequence[Path],
     pattern: re.Pattern[str],
@@ -111,12 +129,10 @@ def search_store(
     holds ``query``'s needles are matched with ``pattern``, no session is opened; sessions the
     catalog does not hold are opened and searched as before. Hits in the order of ``paths``, each
     session's in file order."""
-    needles = needles_of(query, regex=regex)
-    fresh = {os.fspath(path) for path in catalog.refresh(paths)} - catalog.uncatalogued
-    texts = catalog.entry_texts(paths, needles)
+    texts = _StoredTexts(paths, query, regex=regex, catalog=catalog)
     for done, path in enumerate(paths, start=1):
         text_path = os.fspath(path)
-        found = texts.get(text_path, []) if texts is not None and text_path in fresh else None
+        found = texts.of(text_path)
         # The reduced entries (for the branches) are decoded only for a session with a match.
         matched = found is not None and any(pattern.search(item.text) for item in found)
         held = catalog.held(text_path) if matched else None
@@ -139,6 +155,27 @@ def search_store(
                     errors.append((text_path, str(exc)))
         if progress is not None:
             progress(done, len(paths), path)
+
+
+def matching_paths(
+    paths: Sequence[Path], pattern: re.Pattern[str], query: str, *, regex: bool, catalog: Catalog
+) -> list[Path]:
+    """The sessions of ``paths`` (order kept) in which :func:`search_store` finds a hit, without
+    making the hits: a catalogued session's tree is not built nor its entries decoded (what a
+    hit's branch needs), so a list of matching sessions costs a fraction of their hits (the
+    viewer makes the hits of one page of them)."""
+    texts = _StoredTexts(paths, query, regex=regex, catalog=catalog)
+    found: list[Path] = []
+    for path in paths:
+        held = texts.of(os.fspath(path))
+        if held is not None:
+            matched = any(pattern.search(item.text) for item in held)
+        else:  # not in the catalog: read and searched as search_store does
+            # (all of its hits: read to the end, the session it opened is closed now)
+            matched = bool(list(search_store([path], pattern, query, regex=regex, catalog=catalog)))
+        if matched:
+            found.append(path)
+    return found
 
 
 class SearchFilter:

@@ -37,6 +37,7 @@ from omp_session.tools.listing_summary import SessionInfo, fold_slot_record, sum
 __all__ = [
     "SessionInfo",
     "SessionList",
+    "StoreState",
     "find_most_recent_session",
     "fold_slot_record",
     "for_picker",
@@ -49,6 +50,7 @@ __all__ = [
     "picker_dialect",
     "session_files",
     "session_info",
+    "store_state",
     "stored_header",
     "summarize_records",
 ]
@@ -435,6 +437,27 @@ def list_store(root: Path | str, *, cache: ListingCache | None = None) -> Sessio
         infos, key=lambda info: (info.last_activity or info.modified, info.modified), reverse=True
     )
     return SessionList(ordered, skipped)
+
+
+#: What :func:`list_store` of a root read, without reading it: see :func:`store_state`.
+StoreState = tuple[tuple[tuple[str, FileKey | None], ...], tuple[tuple[str, str], ...]]
+
+
+def store_state(root: Path | str) -> StoreState | None:
+    """What :func:`list_store` of ``root`` depends on, found with one ``stat`` per file and no
+    read: the files it would list with their :class:`FileKey`, and the entries its scan skips.
+    Two equal states list the same sessions, so a long-lived reader (the viewer) can keep a
+    listing until the state changes. ``None`` for a database store (its rows are listed afresh)."""
+    if configured_storage() is not None:
+        return None
+    skipped: list[tuple[str, str]] = []
+    files: list[tuple[str, FileKey | None]] = []
+    for entry in _file_entries(Path(root), None, True, skipped):
+        try:
+            files.append((entry.path, FileKey.of(entry.stat())))
+        except OSError:
+            files.append((entry.path, None))
+    return tuple(files), tuple(skipped)
 
 
 def find_most_recent_session(directory: Path | str, *, storage: SessionStorage | None = None) -> Path | None:

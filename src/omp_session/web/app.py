@@ -68,7 +68,7 @@ from omp_session.web.index_view import IndexPage, build_index
 from omp_session.web.responses import NO_STORE, Html, Json, Text, day_param, not_found, unreadable
 from omp_session.web.security import SecurityHeadersMiddleware
 from omp_session.web.session_cache import RecentlyUsed, is_big, session_version
-from omp_session.web.usage_view import UsagePage, build_usage_page
+from omp_session.web.usage_view import build_usage_page
 from omp_session.web.windowed_routes import WindowedRoutes
 
 __all__ = ["DEFAULT_ALLOWED_HOSTS", "ViewerConfig", "create_app", "default_blobs_dir"]
@@ -76,6 +76,8 @@ __all__ = ["DEFAULT_ALLOWED_HOSTS", "ViewerConfig", "create_app", "default_blobs
 DEFAULT_ALLOWED_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 _DIGEST = re.compile(r"^[0-9a-f]{64}$")
 _VIEW_CACHE_SIZE = 8
+#: Rendered index pages kept (a search's page is ~200 KB: a few MB in all).
+_INDEX_PAGES = 48
 
 
 def default_blobs_dir(sessions_root: Path) -> Path:
@@ -112,7 +114,9 @@ class _Viewer:
         self.catalog = SessionCatalog(self.root)
         self.search = CatalogSearch()
         self._views: RecentlyUsed[SessionView] = RecentlyUsed(_VIEW_CACHE_SIZE)
-        self._usage_pages: RecentlyUsed[UsagePage] = RecentlyUsed(4)
+        self._usage_pages: RecentlyUsed[str] = RecentlyUsed(4)
+        #: Rendered index pages (plain, paged, by project, searches) of the current listing.
+        self._index_pages: RecentlyUsed[str] = RecentlyUsed(_INDEX_PAGES)
         #: Threads for work that reads every session (searches, the usage page).
         from anyio import CapacityLimiter  # starlette's own dependency (the [web] extra)
 
@@ -130,15 +134,20 @@ class _Viewer:
             return self.foreign.locate(ref) if self.foreign is not None else None
         return self.catalog.locate(ref)
 
-    def _summaries(self) -> list[SessionSummary]:
-        summaries = self.catalog.sessions()
+    def _listing(self) -> tuple[list[SessionSummary], str, int]:
+        """Every session the index lists (a shared list: not to be changed), a key that changes
+        whenever the list may (the catalogs' generations) and how many files the scan skipped."""
+        listing = self.catalog.listing()
+        summaries, key = listing.summaries, str(listing.generation)
         if self.foreign is not None:
+            foreign, foreign_key = self.foreign.listing()
             summaries = sorted(
-                [*summaries, *self.foreign.sessions()],
+                [*summaries, *foreign],
                 key=lambda s: (s.last_activity, s.modified),
                 reverse=True,
             )
-        return summaries
+            key = f"{key} {foreign_key}"
+        return summaries, key, listing.skipped
 
     def _view(self, path: Path, version: str) -> SessionView:
         images = linked_images(self.blobs, lambda digest: f"/blob/{digest}")
@@ -177,8 +186,16 @@ class _Viewer:
             page_number = int(request.query_params.get("page", "1"))
         except ValueError:
             page_number = 1
-        page = build_index(self._summaries(), self.search, query, project, page_number)
-        return Html(render_index(page, str(self.root), self.catalog.skipped))
+        summaries, listed, skipped = self._listing()
+
+        def render() -> str:
+            page = build_index(summaries, self.search, query, project, page_number)
+            return render_index(page, str(self.root), skipped)
+
+        # One rendering per page and listing, shared by every request for it until a session
+        # changes (a new listing key): 200 clients asking for the index at once render it once.
+        asked = f"{page_number}\n{project!r}\n{query}"
+        return Html(self._index_pages.get((listed, asked), render))
 
     def session(self, request: Request) -> Response:
         path = self._locate(request)
@@ -215,15 +232,16 @@ class _Viewer:
     def usage(self, request: Request) -> Response:
         params = request.query_params
         since, until = day_param(params.get("since")), day_param(params.get("until"))
-        summaries = self.catalog.sessions()
-        paths = [summary.path for summary in summaries]
-        # Built once per range and catalog version, however many clients ask at once (the page
-        # reads every session's usage: a minute over 1,000 sessions on a loaded machine).
-        catalog = str(hash(tuple((str(s.path), s.size, s.modified.timestamp()) for s in summaries)))
-        page = self._usage_pages.get(
-            (f"{since}|{until}", catalog), lambda: build_usage_page(paths, since, until)
-        )
-        return Html(environment().get_template("usage.html").render(u=page))
+        listing = self.catalog.listing()
+        paths = [summary.path for summary in listing.summaries]
+
+        # Built once per range and listing, however many clients ask at once (the page reads
+        # every session's usage: seconds over 1,000 sessions on a loaded machine).
+        def render() -> str:
+            page = build_usage_page(paths, since, until)
+            return environment().get_template("usage.html").render(u=page)
+
+        return Html(self._usage_pages.get((f"{since}|{until}", str(listing.generation)), render))
 
     def export(self, request: Request) -> Response:
         path = self._locate(request)

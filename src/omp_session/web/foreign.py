@@ -109,11 +109,19 @@ class ForeignMirror:
 
     def sessions(self) -> list[SessionSummary]:
         """Index rows of every foreign session; refs and projects carry the ``@agent/`` prefix."""
+        return self.listing()[0]
+
+    def listing(self) -> tuple[list[SessionSummary], str]:
+        """:meth:`sessions` and a key that changes whenever they may (the generations of the
+        mirror's listings: see :meth:`SessionCatalog.listing`)."""
         self.refresh()
         rows = []
+        generations = []
         for source, catalog in self.catalogs.items():
             name = AGENT_NAMES[source]
-            for summary in catalog.sessions():
+            listing = catalog.listing()
+            generations.append(f"{source}:{listing.generation}")
+            for summary in listing.summaries:
                 rows.append(
                     dataclasses.replace(
                         summary,
@@ -122,7 +130,7 @@ class ForeignMirror:
                         info=dataclasses.replace(summary.info, cwd=f"{name} · {summary.cwd}"),
                     )
                 )
-        return rows
+        return rows, " ".join(generations)
 
     def locate(self, ref: str) -> Path | None:
         source = agent_of_ref(ref)

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from omp_session.importers.base import AGENT_NAMES
 from omp_session.rendering.format import date_time, format_cost, format_size, one_line
@@ -23,7 +23,7 @@ from omp_session.web.catalog import SessionSummary
 from omp_session.web.foreign import agent_of_ref
 from omp_session.web.index_search import SessionHits
 
-__all__ = ["IndexPage", "build_index"]
+__all__ = ["IndexPage", "SearchBox", "build_index"]
 
 PAGE_SIZE = 50
 #: Further hits of one session listed in its row; the session page marks every one.
@@ -83,6 +83,14 @@ class IndexPage:
     pages: int
     query: str
     project: str | None
+
+
+class SearchBox(Protocol):
+    """The index's search (:class:`~omp_session.web.index_search.CatalogSearch`): which sessions
+    match, then the hits of those shown."""
+
+    def matching(self, summaries: list[SessionSummary], query: str) -> list[SessionSummary]: ...
+    def hits(self, summaries: list[SessionSummary], query: str) -> list[SessionHits]: ...
 
 
 def _snippet(hit: SearchHit) -> tuple[str, str, str]:
@@ -154,36 +162,36 @@ def _label(links: list[ProjectLink]) -> None:
 
 def build_index(
     summaries: list[SessionSummary],
-    search: Callable[[list[SessionSummary], str], list[SessionHits]],
+    search: SearchBox,
     query: str = "",
     project: str | None = None,
     page: int = 1,
 ) -> IndexPage:
     """Filter newest-first ``summaries`` by ``project`` and the full-text ``query`` (the CLI's search),
     order them by project (the project of the newest session first, each project's sessions
-    together, newest first), cut one page and group it by project."""
-    in_project = [s for s in summaries if project is None or s.project == project]
-    found: list[SessionHits] = (
-        search(in_project, query) if query.strip() else [SessionHits(s, []) for s in in_project]
-    )
+    together, newest first), cut one page and group it by project. Only the page's sessions have
+    their hits made."""
+    searched = search.matching(summaries, query) if query.strip() else summaries
+    in_project = [s for s in searched if project is None or s.project == project]
     rank: dict[str, int] = {}
-    for item in found:  # newest first: a project ranks by its newest session
-        rank.setdefault(item.summary.project, len(rank))
+    for summary in in_project:  # newest first: a project ranks by its newest session
+        rank.setdefault(summary.project, len(rank))
     # A new list (the search's may be shared by the clients asking the same); the sort is stable,
     # so each project's sessions stay newest first.
-    found = sorted(found, key=lambda item: rank[item.summary.project])
+    found = sorted(in_project, key=lambda summary: rank[summary.project])
     pages = max(1, math.ceil(len(found) / PAGE_SIZE))
     page = min(max(page, 1), pages)
+    shown = found[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
+    hits = {item.summary.ref: item.hits for item in search.hits(shown, query)} if query.strip() else {}
     groups: dict[str, ProjectGroup] = {}
     links = _projects(summaries)
     hints = {link.project: link.hint for link in links}
-    for item in found[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]:
-        summary = item.summary
+    for summary in shown:
         group = groups.setdefault(
             summary.project,
             ProjectGroup(summary.project, summary.cwd or "(root)", hint=hints.get(summary.project, "")),
         )
-        group.rows.append(_row(summary, item.hits))
+        group.rows.append(_row(summary, hits.get(summary.ref) if query.strip() else None))
     return IndexPage(
         groups=list(groups.values()),
         projects=links,
