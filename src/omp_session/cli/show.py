@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import click
@@ -38,7 +39,14 @@ from omp_session.tools.reading import read_session, session_short_ids
 from omp_session.tools.resolve import SHORT_ID
 from omp_session.tools.summary import display_time, usage_text
 from omp_session.tools.tool_display import ToolCallDisplay, is_one_line_call, readable_output
-from omp_session.tools.transcript import Branch, Transcript, TranscriptItem, load_transcript
+from omp_session.tools.transcript import (
+    Branch,
+    BranchStream,
+    Transcript,
+    TranscriptItem,
+    load_transcript,
+    streamed_transcript,
+)
 
 __all__ = ["ARGUMENT_CHARS", "PREVIEW_LINES", "render_transcript", "show"]
 
@@ -320,8 +328,18 @@ class _Renderer:
         self.out.renderable(Rule(Text(text, style="bold"), style="bold"))
 
 
-def render_transcript(transcript: Transcript, out: LineWriter, options: _Options) -> None:
-    """Write ``transcript`` to ``out``, in order."""
+def render_transcript(
+    transcript: Transcript,
+    out: LineWriter,
+    options: _Options,
+    streams: Sequence[BranchStream] | None = None,
+    shown_ids: Callable[[str], Mapping[str, str]] | None = None,
+) -> None:
+    """Write ``transcript`` to ``out``, in order: its ``branches``, or the ``streams`` (items built
+    while they are written, each item's lines flushed before the next is built, so the first
+    lines of a 50,000-entry branch come at once). ``shown_ids()`` gives the short forms of long
+    entry ids (given the first such id); it is asked when a long id is first to be printed (most
+    sessions have none)."""
     out.text(f"Session {transcript.session_id}: {transcript.title or '(untitled)'}", "bold")
     facts = [transcript.path]
     if transcript.cwd:
@@ -329,32 +347,34 @@ def render_transcript(transcript: Transcript, out: LineWriter, options: _Options
     if transcript.created:
         facts.append(f"created {display_time(transcript.created)}")
     out.unwrapped("\n".join(facts), "dim")
+    out.flush()
     renderer = _Renderer(out, options)
-    for branch in transcript.branches:
-        if len(transcript.branches) > 1:
-            renderer.branch_rule(branch)
-        for item in branch.items:
+    known: list[Mapping[str, str]] = []
+
+    def short(entry_id: str | None) -> str | None:
+        if entry_id is None or len(entry_id) <= SHORT_ID or shown_ids is None:
+            return entry_id
+        if not known:
+            known.append(shown_ids(entry_id))
+        return known[0].get(entry_id, entry_id)
+
+    branches = (
+        [(b.leaf_id, b.is_current, b.joins_at, iter(b.items)) for b in transcript.branches]
+        if streams is None
+        else [(b.leaf_id, b.is_current, b.joins_at, b.items()) for b in streams]
+    )
+    any_items = False
+    for leaf, current, joins_at, items in branches:
+        if len(branches) > 1:
+            renderer.branch_rule(Branch(short(leaf), current, short(joins_at), []))
+        for item in items:
+            any_items = True
+            item.entry_id = short(item.entry_id)
             renderer.item(item)
-    if not any(branch.items for branch in transcript.branches):
+            out.flush()
+    if not any_items:
         out.text("(no entries)", "italic")
     out.flush()
-
-
-def _shorten_ids(path: Path, transcript: Transcript) -> None:
-    """Long entry ids (an import's ``claude-<uuid>-message-1``) shown as their unique tail
-    (``…message-1``), which ``--leaf`` accepts back (issue 30 #5). Only the text output: ``--json``
-    keeps every id whole."""
-    items = [item for branch in transcript.branches for item in branch.items]
-    if not any(item.entry_id is not None and len(item.entry_id) > SHORT_ID for item in items):
-        return
-    with read_session(path) as opened:
-        shown = session_short_ids(opened, (item.entry_id for item in items))
-    for item in items:
-        if item.entry_id in shown:
-            item.entry_id = shown[item.entry_id]
-    for branch in transcript.branches:
-        branch.leaf_id = shown.get(branch.leaf_id or "", branch.leaf_id)
-        branch.joins_at = shown.get(branch.joins_at or "", branch.joins_at)
 
 
 @click.command(
@@ -395,16 +415,28 @@ def show(
     if leaf_id is not None and all_branches:
         raise click.UsageError("give --leaf or --all-branches, not both")
     path = state(ctx).resolve(session)
-    transcript = load_transcript(path, leaf_id=leaf_id, all_branches=all_branches, all_entries=all_entries)
     if as_json:
+        transcript = load_transcript(
+            path, leaf_id=leaf_id, all_branches=all_branches, all_entries=all_entries
+        )
         emit_json(transcript.to_dict())
         return
-    _shorten_ids(path, transcript)
     options = _Options(thinking=thinking, full=full, events=events)
     out = console()
-    if pager and is_terminal():
-        paged = io.StringIO()
-        render_transcript(transcript, LineWriter(out, paged), options)
-        click.echo_via_pager(paged.getvalue(), color=True)
-    else:
-        render_transcript(transcript, LineWriter(out, out.file), options)
+    with read_session(path) as opened:
+        facts, streams = streamed_transcript(
+            opened, leaf_id=leaf_id, all_branches=all_branches, all_entries=all_entries
+        )
+        facts.path = os.fspath(path)  # as the caller named it, not made absolute
+
+        def shown_ids(long_id: str) -> Mapping[str, str]:
+            # Long ids (an import's ``claude-<uuid>-message-1``) as their unique tail, which
+            # ``--leaf`` accepts back (issue 30 #5); ``--json`` keeps every id whole.
+            return session_short_ids(opened, [long_id])
+
+        if pager and is_terminal():
+            paged = io.StringIO()
+            render_transcript(facts, LineWriter(out, paged), options, streams, shown_ids)
+            click.echo_via_pager(paged.getvalue(), color=True)
+        else:
+            render_transcript(facts, LineWriter(out, out.file), options, streams, shown_ids)

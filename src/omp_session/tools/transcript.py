@@ -19,7 +19,8 @@ Building never fails on odd data: missing fields become empty strings, unknown s
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections import deque
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,7 @@ Entry = dict[str, Any]
 
 __all__ = [
     "Branch",
+    "BranchStream",
     "Execution",
     "MentionedFile",
     "Part",
@@ -56,9 +58,11 @@ __all__ = [
     "build_items",
     "content_parts",
     "content_text",
+    "iter_items",
     "leaf_ids",
     "load_transcript",
     "session_transcript",
+    "streamed_transcript",
 ]
 
 
@@ -150,8 +154,7 @@ _SUMMARY_META = {
 }
 
 
-def _entry_item(entry: Entry, labels: Mapping[str, str]) -> TranscriptItem | None:
-    found = classify(entry)
+def _entry_item(entry: Entry, found: Classified, labels: Mapping[str, str]) -> TranscriptItem | None:
     if found.kind == EntryKind.LABEL:
         return None
     entry_id = entry.get("id") if isinstance(entry.get("id"), str) else None
@@ -169,36 +172,60 @@ def build_items(path: Sequence[Entry], labels: Mapping[str, str] | None = None) 
     A ``toolResult`` whose call appears earlier in ``path`` is attached to that call instead of
     being an item of its own.
     """
+    return list(iter_items(path, labels))
+
+
+def iter_items(path: Sequence[Entry], labels: Mapping[str, str] | None = None) -> Iterator[TranscriptItem]:
+    """:func:`build_items` one item at a time, each given as soon as nothing later in ``path`` can
+    change it: an assistant item waits only for the results of its calls that ``path`` holds
+    further on. A renderer writes the first items of a 50,000-entry branch while the rest are
+    still to be built (``show | head``)."""
     labels = labels or {}
-    items: list[TranscriptItem] = []
+    found = [classify(entry) for entry in path]
+    #: Per call id, the position of the last result naming it: a call waits until then at most.
+    last_result: dict[str, int] = {}
+    for position, classified in enumerate(found):
+        if classified.kind == EntryKind.TOOL_RESULT:
+            last_result[_str(classified.fields.get("toolCallId"))] = position
+    held: deque[TranscriptItem] = deque()
     open_calls: dict[str, ToolCall] = {}
-    for entry in path:
-        found = classify(entry)
-        if found.kind == EntryKind.TOOL_RESULT:
+
+    def settled(item: TranscriptItem, position: int) -> bool:
+        for part in item.parts:
+            call = part.tool_call
+            if call is None or not call.id or open_calls.get(call.id) is not call:
+                continue  # no call, or one already answered (or never to be: its id was reused)
+            if last_result.get(call.id, -1) > position:
+                return False
+        return True
+
+    for position, (entry, classified) in enumerate(zip(path, found, strict=True)):
+        if classified.kind == EntryKind.TOOL_RESULT:
             entry_id = entry.get("id") if isinstance(entry.get("id"), str) else None
-            result = tool_result_of(entry_id, found.fields)
+            result = tool_result_of(entry_id, classified.fields)
             call = open_calls.pop(result.tool_call_id, None)
             if call is not None:
                 call.result = result
-                continue
-            item = TranscriptItem("tool_result", result.entry_id, _str(entry.get("timestamp")) or None)
-            item.label = labels.get(result.entry_id) if result.entry_id else None
-            item.title, item.parts = result.tool_name, result.parts
-            item.meta = {
-                "toolCallId": result.tool_call_id,
-                "isError": result.is_error,
-                "pruned": result.pruned,
-            }
-            items.append(item)
-            continue
-        built = _entry_item(entry, labels)
-        if built is None:
-            continue
-        for part in built.parts:
-            if part.tool_call is not None and part.tool_call.id:
-                open_calls[part.tool_call.id] = part.tool_call
-        items.append(built)
-    return items
+            else:
+                item = TranscriptItem("tool_result", result.entry_id, _str(entry.get("timestamp")) or None)
+                item.label = labels.get(result.entry_id) if result.entry_id else None
+                item.title, item.parts = result.tool_name, result.parts
+                item.meta = {
+                    "toolCallId": result.tool_call_id,
+                    "isError": result.is_error,
+                    "pruned": result.pruned,
+                }
+                held.append(item)
+        else:
+            built = _entry_item(entry, classified, labels)
+            if built is not None:
+                for part in built.parts:
+                    if part.tool_call is not None and part.tool_call.id:
+                        open_calls[part.tool_call.id] = part.tool_call
+                held.append(built)
+        while held and settled(held[0], position):
+            yield held.popleft()
+    yield from held
 
 
 @dataclass
@@ -239,25 +266,41 @@ def leaf_ids(session: SessionManager) -> list[str]:
     return leaves
 
 
-def _branches(
+@dataclass
+class BranchStream:
+    """A branch to show whose items are built as they are read (:func:`iter_items`)."""
+
+    leaf_id: str | None
+    is_current: bool
+    joins_at: str | None
+    entries: list[Entry]
+    labels: Mapping[str, str]
+
+    def items(self) -> Iterator[TranscriptItem]:
+        return iter_items(self.entries, self.labels)
+
+
+def _branch_streams(
     session: SessionManager, current: str | None, all_branches: bool, all_entries: bool
-) -> list[Branch]:
+) -> list[BranchStream]:
     labels = session.get_labels()
 
-    def items(entries: Sequence[Entry]) -> list[TranscriptItem]:
+    def stream(
+        leaf: str | None, is_current: bool, joins_at: str | None, entries: list[Entry]
+    ) -> BranchStream:
         if not all_entries:
             entries = [entry for entry in entries if not is_import_bookkeeping(entry)]
-        return build_items(entries, labels)
+        return BranchStream(leaf, is_current, joins_at, entries, labels)
 
     if not all_branches:
-        return [Branch(current, True, None, items(session.get_branch(current)))]
+        return [stream(current, True, None, list(session.get_branch(current)))]
     # The current branch as the session walks it; every other tip from the tree, each walked up
     # through the tree's parent links only until it meets an entry already shown (issue 30: a
     # full get_branch per tip made --all-branches of a 50,000-entry session with 72 tips 2.7× the
     # time of the current branch alone).
-    first = session.get_branch(current) if current else []
+    first = list(session.get_branch(current)) if current else []
     shown: set[str] = {str(e.get("id")) for e in first}
-    branches: list[Branch] = [Branch(current, True, None, items(first))] if current else []
+    branches = [stream(current, True, None, first)] if current else []
     parents: dict[int, SessionTreeNode | None] = {}
     tips: dict[str, SessionTreeNode] = {}
     stack: list[tuple[SessionTreeNode, SessionTreeNode | None]] = [
@@ -283,8 +326,32 @@ def _branches(
         fresh.reverse()
         joins_at = cursor.entry.get("id") if cursor is not None else None
         shown.update(str(e.get("id")) for e in fresh)
-        branches.append(Branch(leaf, False, joins_at, items(fresh)))
+        branches.append(stream(leaf, False, joins_at, fresh))
     return branches
+
+
+def streamed_transcript(
+    session: SessionManager,
+    *,
+    leaf_id: str | None = None,
+    all_branches: bool = False,
+    all_entries: bool = True,
+) -> tuple[Transcript, list[BranchStream]]:
+    """The transcript of an open session as its facts (``branches`` empty) and its branches, whose
+    items are built while they are read: the session must stay open until then."""
+    leaf = resolve_entry(session, leaf_id) if leaf_id is not None else session.get_leaf_id()
+    header = session.get_header()
+    title = header.get("title")
+    facts = Transcript(
+        path=session.get_session_file() or "",
+        session_id=session.get_session_id(),
+        title=title if isinstance(title, str) else None,
+        cwd=_str(header.get("cwd")),
+        created=header.get("timestamp") if isinstance(header.get("timestamp"), str) else None,
+        leaf_id=leaf,
+        branches=[],
+    )
+    return facts, _branch_streams(session, leaf, all_branches, all_entries)
 
 
 def session_transcript(
@@ -295,18 +362,13 @@ def session_transcript(
     all_entries: bool = True,
 ) -> Transcript:
     """The transcript of an open session (see :func:`load_transcript`)."""
-    leaf = resolve_entry(session, leaf_id) if leaf_id is not None else session.get_leaf_id()
-    header = session.get_header()
-    title = header.get("title")
-    return Transcript(
-        path=session.get_session_file() or "",
-        session_id=session.get_session_id(),
-        title=title if isinstance(title, str) else None,
-        cwd=_str(header.get("cwd")),
-        created=header.get("timestamp") if isinstance(header.get("timestamp"), str) else None,
-        leaf_id=leaf,
-        branches=_branches(session, leaf, all_branches, all_entries),
+    transcript, streams = streamed_transcript(
+        session, leaf_id=leaf_id, all_branches=all_branches, all_entries=all_entries
     )
+    transcript.branches = [
+        Branch(stream.leaf_id, stream.is_current, stream.joins_at, list(stream.items())) for stream in streams
+    ]
+    return transcript
 
 
 def load_transcript(
