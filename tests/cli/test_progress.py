@@ -107,3 +107,14 @@ def test_the_first_catalog_catch_up_draws_a_bar_on_a_terminal_only(tmp_path: Pat
         generate(root / "-w" / f"s{number:02d}.jsonl", Shape(4_000, seed=number, compaction_every=0))
     code, _stdout, piped = _run(["--dir", str(root), "usage", "--all", "--json"], stderr_terminal=False)
     assert code == 0 and b"cataloguing" not in piped  # a pipe never sees a bar
+
+
+def test_the_markdown_export_draws_a_bar_on_a_terminal_only(big_session: Path) -> None:
+    root = str(big_session.parents[1])
+    args = ["--dir", root, "export", str(big_session), "-f", "md"]
+    code, markdown, terminal = _run(args, stderr_terminal=True)
+    assert code == 0 and markdown.startswith(b"# ") and b"### Assistant" in markdown
+    assert b"exporting entries" in terminal and b"\x1b[" in terminal
+    assert b"exporting" not in markdown  # stdout holds the document only
+    code, piped_markdown, piped = _run(args, stderr_terminal=False)
+    assert code == 0 and piped == b"" and piped_markdown == markdown  # the bar changes nothing

@@ -41,6 +41,13 @@ def _html(path: Path, leaf_id: str | None, blobs_of: Path | None = None) -> str:
         )
 
 
+def _markdown(path: Path, leaf_id: str | None, events: bool) -> str:
+    with progress_bar("exporting") as advance:
+        return export_markdown(
+            path, leaf_id, events=events, progress=lambda done, total: advance(done, total, "entries")
+        )
+
+
 @click.command(
     epilog="\b\nExamples:\n  omp-session export 15d0c6a0 --format md > session.md\n"
     "  omp-session export 15d0 -f html -o session.html\n"
@@ -105,7 +112,7 @@ def export(
     if fmt == "jsonl":
         click.echo(export_jsonl(path, output, leaf_id))
         return
-    text = export_markdown(path, leaf_id, events=events) if fmt == "md" else _html(path, leaf_id)
+    text = _markdown(path, leaf_id, events) if fmt == "md" else _html(path, leaf_id)
     if output is None:
         click.echo(text, nl=False)
         return
@@ -127,9 +134,7 @@ def _export_redacted(
                 parent = make_redactor(options, session_cwds(path.read_bytes())).redact_text(parent)
             click.echo(export_jsonl(copy, output, leaf_id, stands_for=path, parent_session=parent))
         else:
-            text = (
-                export_markdown(copy, leaf_id, events=events) if fmt == "md" else _html(copy, leaf_id, path)
-            )
+            text = _markdown(copy, leaf_id, events) if fmt == "md" else _html(copy, leaf_id, path)
             if output is None:
                 click.echo(text, nl=False)
             else:

@@ -9,16 +9,18 @@ and tool output are folded into ``<details>`` blocks, which GitHub and most view
 from __future__ import annotations
 
 import json
+import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from omp_session.tools.content import Execution, Part, ToolCall
 from omp_session.tools.entry_kinds import EntryKind
+from omp_session.tools.reading import read_session
 from omp_session.tools.summary import display_time, usage_text
 from omp_session.tools.tool_display import diff_text, readable_output
-from omp_session.tools.transcript import Transcript, TranscriptItem, load_transcript
+from omp_session.tools.transcript import Transcript, TranscriptItem, streamed_transcript
 
 __all__ = ["export_markdown", "fence", "render_markdown"]
 
@@ -204,13 +206,22 @@ _ONE_LINERS = {"reset": _reset, "title": _title, "model_usage": _model_usage}
 
 def render_markdown(transcript: Transcript, *, events: bool = False) -> str:
     """The Markdown document of ``transcript`` (state-change events only with ``events``)."""
+    branches = [(b.leaf_id, b.is_current, b.joins_at, b.items) for b in transcript.branches]
+    return _document(transcript, branches, events)
+
+
+#: A branch to write: its leaf, whether it is the current one, where it joins, its items.
+_Branch = tuple[str | None, bool, str | None, Iterable[TranscriptItem]]
+
+
+def _document(transcript: Transcript, branches: Sequence[_Branch], events: bool) -> str:
     blocks = ["\n".join(_preamble(transcript))]
-    for branch in transcript.branches:
-        if len(transcript.branches) > 1:
-            where = f", continuing after `{branch.joins_at}`" if branch.joins_at else ""
-            current = " (current)" if branch.is_current else ""
-            blocks.append(f"## Branch to `{branch.leaf_id}`{current}{where}")
-        for item in branch.items:
+    for leaf_id, is_current, joins_at, items in branches:
+        if len(branches) > 1:
+            where = f", continuing after `{joins_at}`" if joins_at else ""
+            current = " (current)" if is_current else ""
+            blocks.append(f"## Branch to `{leaf_id}`{current}{where}")
+        for item in items:
             if item.kind == "event":
                 if events:
                     blocks.append(_event(item))
@@ -223,10 +234,30 @@ def render_markdown(transcript: Transcript, *, events: bool = False) -> str:
 
 
 def export_markdown(
-    path: Path | str, leaf_id: str | None = None, *, all_branches: bool = False, events: bool = False
+    path: Path | str,
+    leaf_id: str | None = None,
+    *,
+    all_branches: bool = False,
+    events: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> str:
     """Markdown of the current branch of the session at ``path`` (or of the branch to ``leaf_id``).
 
-    The file is only read. ``leaf_id`` may be a unique id prefix.
+    The file is only read. ``leaf_id`` may be a unique id prefix. ``progress(done, total)`` hears
+    of the branch's entries written so far.
     """
-    return render_markdown(load_transcript(path, leaf_id=leaf_id, all_branches=all_branches), events=events)
+    with read_session(path) as session:
+        transcript, streams = streamed_transcript(session, leaf_id=leaf_id, all_branches=all_branches)
+        transcript.path = os.fspath(path)
+        total = sum(len(stream.entries) for stream in streams)
+        branches: list[_Branch] = []
+        before = 0
+        for stream in streams:
+
+            def walked(done: int, before: int = before) -> None:
+                if progress is not None:
+                    progress(before + done, total)
+
+            branches.append((stream.leaf_id, stream.is_current, stream.joins_at, stream.items(walked)))
+            before += len(stream.entries)
+        return _document(transcript, branches, events)

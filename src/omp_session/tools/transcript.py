@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -175,11 +175,16 @@ def build_items(path: Sequence[Entry], labels: Mapping[str, str] | None = None) 
     return list(iter_items(path, labels))
 
 
-def iter_items(path: Sequence[Entry], labels: Mapping[str, str] | None = None) -> Iterator[TranscriptItem]:
+def iter_items(
+    path: Sequence[Entry],
+    labels: Mapping[str, str] | None = None,
+    walked: Callable[[int], None] | None = None,
+) -> Iterator[TranscriptItem]:
     """:func:`build_items` one item at a time, each given as soon as nothing later in ``path`` can
     change it: an assistant item waits only for the results of its calls that ``path`` holds
     further on. A renderer writes the first items of a 50,000-entry branch while the rest are
-    still to be built (``show | head``)."""
+    still to be built (``show | head``). ``walked(n)`` hears now and then how many entries of
+    ``path`` are behind (for a progress bar)."""
     labels = labels or {}
     found = [classify(entry) for entry in path]
     #: Per call id, the position of the last result naming it: a call waits until then at most.
@@ -225,7 +230,15 @@ def iter_items(path: Sequence[Entry], labels: Mapping[str, str] | None = None) -
                 held.append(built)
         while held and settled(held[0], position):
             yield held.popleft()
+        if walked is not None and position % _WALKED_EVERY == 0:
+            walked(position + 1)
     yield from held
+    if walked is not None:
+        walked(len(found))
+
+
+#: Entries between two reports to ``iter_items``'s ``walked``.
+_WALKED_EVERY = 500
 
 
 @dataclass
@@ -276,8 +289,8 @@ class BranchStream:
     entries: list[Entry]
     labels: Mapping[str, str]
 
-    def items(self) -> Iterator[TranscriptItem]:
-        return iter_items(self.entries, self.labels)
+    def items(self, walked: Callable[[int], None] | None = None) -> Iterator[TranscriptItem]:
+        return iter_items(self.entries, self.labels, walked)
 
 
 def _branch_streams(
