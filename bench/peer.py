@@ -89,6 +89,31 @@ elif kind == "list":
     w, c = clock()
     out["count"] = len(list_sessions(path))
     out["time"] = [time.perf_counter() - w, time.process_time() - c]
+elif kind == "manager-list":
+    # SessionManager.list (omp's API; no cache): "len" only lists, "shown" reads what a picker
+    # shows (id, cwd, title, first message, modified, size), "all" every field (the whole files).
+    gc.collect()
+    w, c = clock()
+    infos = SessionManager.list("/unused", path)
+    if mode == "shown":
+        shown = [(i.id, i.cwd, i.title, i.first_message, i.modified, i.size) for i in infos]
+    elif mode == "all":
+        shown = [(i.to_dict(), i.last_activity, i.cost, i.first_prompt) for i in infos]
+    out["count"] = len(infos)
+    out["time"] = [time.perf_counter() - w, time.process_time() - c]
+elif kind == "list-floor":
+    files = sorted(str(p) for p in Path(path).glob("*.jsonl"))
+    w, c = clock()
+    for name in files:
+        fd = os.open(name, os.O_RDONLY)
+        os.read(fd, 4096)
+        os.close(fd)
+    out["heads"] = [time.perf_counter() - w, time.process_time() - c]
+    gc.disable()
+    w, c = clock()
+    for name in files:
+        entries = [orjson.loads(line) for line in Path(name).read_bytes().split(b"\n") if line]
+    out["parse"] = [time.perf_counter() - w, time.process_time() - c]
 out["rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 print(json.dumps(out))
 os._exit(0)
@@ -245,6 +270,45 @@ def _row(label: str, samples: dict[str, list[dict[str, Any]]]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+def run_listing(runs: int, counts: list[int]) -> list[str]:
+    """The listing rows alone (issue 26 item 3): omp 18.2.3's ``SessionManager.list`` against ours,
+    as it lists, with the fields a picker shows read, with every field read; the command line's
+    cached listing with no cache; and two floors of the same files (the first 4 KB of each read;
+    every line of each parsed with orjson). Fresh processes, interleaved per repetition."""
+    table = [
+        "| sessions | omp 18.2.3 `list` (wall / CPU) | ours `SessionManager.list` | ratio (wall / CPU) "
+        "| ours + the fields a picker shows read | ratio | ours + every field read | ratio "
+        "| `tools.listing.list_sessions`, no cache | ratio | floors: 4 KB heads / parse all (CPU) "
+        "| peak RSS omp / ours |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for count in counts:
+        directory = _listing_corpus(count)
+        found: dict[str, list[dict[str, Any]]] = {k: [] for k in ("omp", "len", "shown", "all", "tools")}
+        floors: list[dict[str, Any]] = []
+        for _ in range(runs):
+            found["omp"].append(omp("list", directory))
+            found["len"].append(ours("manager-list", directory, "len", False))
+            found["shown"].append(ours("manager-list", directory, "shown", False))
+            found["all"].append(ours("manager-list", directory, "all", False))
+            found["tools"].append(ours("list", directory, "cold", False))
+            floors.append(ours("list-floor", directory, "", False))
+        o = found["omp"]
+        cells = [f"{count:,}", f"{_fmt(_pair(o, 0))} / {_fmt(_pair(o, 1))}"]
+        for key in ("len", "shown", "all", "tools"):
+            cells.append(f"{_fmt(_pair(found[key], 0))} / {_fmt(_pair(found[key], 1))}")
+            bold = "**" if key in ("len", "shown") else ""
+            cells.append(f"{bold}{_ratio(o, found[key], 0):.2f}×{bold} / {_ratio(o, found[key], 1):.2f}×")
+        heads = _median([f["heads"][1] for f in floors])
+        parse = _median([f["parse"][1] for f in floors])
+        cells.append(f"{_fmt(heads)} / {_fmt(parse)}")
+        rss = (_median([s["rss"] for s in o]) / 1e6, _median([s["rss"] for s in found["len"]]) / 1e6)
+        cells.append(f"{rss[0]:.0f} MB / {rss[1]:.0f} MB")
+        table.append("| " + " | ".join(cells) + " |")
+        print(table[-1], flush=True)
+    return table
+
+
 def _whole_process(path: Path, runs: int) -> list[str]:
     """Whole processes, start-up included: ``omp-session context`` against omp's own process
     (open + context on Bun), warm; and the share of each command's time spent at its exit."""
@@ -327,8 +391,18 @@ def main() -> None:
     parser.add_argument("--big", action="store_true", help="also the 500 MB session")
     parser.add_argument("--listing", type=int, default=1000, help="sessions in the listing case (0: none)")
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument(
+        "--listing-only",
+        metavar="COUNTS",
+        help="only the listing rows, for these session counts (comma-separated, e.g. 1000,3000); "
+        "prints them, writes nothing",
+    )
     options = parser.parse_args()
     install()
+    if options.listing_only:
+        counts = [int(count) for count in options.listing_only.split(",")]
+        print("\n".join(run_listing(options.runs, counts)))
+        return
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     rows = run(options.runs, options.big, options.listing)
     info = machine()

@@ -78,7 +78,7 @@ def test_a_warm_listing_reads_no_file(corpus_dir: Path, monkeypatch: pytest.Monk
     def no_reading(*args: object) -> None:
         raise AssertionError("a file was read")
 
-    monkeypatch.setattr(listing, "_read", no_reading)
+    monkeypatch.setattr(listing, "read_file", no_reading)
     monkeypatch.setattr(listing_cache, "read_file", no_reading)
     assert _listed(corpus_dir) == expected  # ...then kept in the cache
 

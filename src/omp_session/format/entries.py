@@ -8,14 +8,36 @@ as ``TypedDict``s, since a file may hold any shape and every reader must cope wi
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
 
-__all__ = ["CURRENT_VERSION", "is_assistant_entry", "is_assistant_line"]
+__all__ = [
+    "CURRENT_VERSION",
+    "FOREIGN_SESSION_IMPORT",
+    "IMPORT_BOOKKEEPING_TYPES",
+    "is_assistant_entry",
+    "is_assistant_line",
+    "is_import_bookkeeping",
+]
 
 #: The session file version omp 13.19.0 writes; older files are migrated on load (spec §2.2).
 CURRENT_VERSION = 3
+
+#: The ``custom`` entries an import writes for itself, not for the reader: omp's
+#: ``foreign_session_import`` marker (the leaf of every import) and the source records a lossless
+#: import keeps (``claude_record``, ``claude_subagent_record``, ``codex_record``). Views hide them
+#: unless asked (issue 30 #5); they never reach the model's context either way (custom entries never do).
+FOREIGN_SESSION_IMPORT = "foreign_session_import"
+IMPORT_BOOKKEEPING_TYPES = frozenset(
+    {FOREIGN_SESSION_IMPORT, "claude_record", "claude_subagent_record", "codex_record"}
+)
+
+
+def is_import_bookkeeping(entry: Mapping[str, Any]) -> bool:
+    """True for a ``custom`` entry of :data:`IMPORT_BOOKKEEPING_TYPES`."""
+    return entry.get("type") == "custom" and entry.get("customType") in IMPORT_BOOKKEEPING_TYPES
 
 
 def is_assistant_entry(entry: dict[str, Any]) -> bool:

@@ -25,14 +25,13 @@ from omp_session.manager.persistence import Persistence
 from omp_session.manager.runtime import Runtime
 from omp_session.manager.state import SessionState
 from omp_session.manager.whole_session import new_header_and_path
-from omp_session.store import DurabilityPolicy, OpenedFile, SessionStorage, Storage
+from omp_session.store import DurabilityPolicy, OpenedFile, SessionStorage, Storage, listing
 from omp_session.store.blobs import BlobSink
 from omp_session.store.configured import configured_storage
 from omp_session.store.file_sessions import session_storage
 from omp_session.store.loading import parse_session
 from omp_session.store.memory import MemoryStorage
 from omp_session.store.paths import absolute, default_session_dir, session_file_path
-from omp_session.tools import listing
 
 __all__ = [
     "continue_recent",

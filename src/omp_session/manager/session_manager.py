@@ -35,10 +35,9 @@ from omp_session.manager.workspace import Workspace
 from omp_session.model.context import SessionContext
 from omp_session.model.tree import SessionTreeNode
 from omp_session.model.usage import UsageStatistics
-from omp_session.store import DurabilityPolicy, SessionStorage, Storage
+from omp_session.store import DurabilityPolicy, SessionStorage, Storage, listing
 from omp_session.store.artifacts import Artifacts, ArtifactSlot, BlobInfo
 from omp_session.store.blobs import BlobSink
-from omp_session.tools import listing
 
 Entry = dict[str, Any]
 # Aliases: inside the class body ``list`` names the ``SessionManager.list`` factory.
@@ -320,17 +319,19 @@ class SessionManager:
     ) -> InfoList:
         """Sessions of ``cwd`` (or of ``session_dir``) in ``storage`` (default files), newest first.
 
-        Writes: without ``session_dir`` omp's project directory for ``cwd`` is created if missing
-        (and a legacy one moved into place), as omp does; the listing cache is updated as
-        :func:`~omp_session.tools.listing.list_sessions` says.
+        Each file's head is read when listed, the rest of it when a field that needs every entry
+        (the message count, the texts, the cost, the last activity) is first read
+        (:func:`~omp_session.store.listing.list_sessions`). Writes: without ``session_dir`` omp's
+        project directory for ``cwd`` is created if missing (and a legacy one moved into place),
+        as omp does; no cache.
         """
         directory = factories.session_dir_for(cwd, session_dir)
         return listing.list_sessions(directory, dialect=explicit_dialect(dialect), storage=storage)
 
     @classmethod
     def list_all(cls, *, dialect: DialectChoice = None, storage: SessionStorage | None = None) -> InfoList:
-        """Sessions of every project under the sessions root, newest first (updates the listing cache
-        as :func:`~omp_session.tools.listing.list_sessions` says)."""
+        """Sessions of every project under the sessions root, newest first, read as :meth:`list`
+        reads them. Writes nothing."""
         return listing.list_all_sessions(dialect=explicit_dialect(dialect), storage=storage)
 
     @classmethod

@@ -12,6 +12,7 @@ from typing import Any
 
 from omp_session.format.blob_refs import parse_blob_ref
 from omp_session.model.llm import format_output_meta
+from omp_session.model.message_text import message_text
 from omp_session.tools.tool_display import ToolCallDisplay, readable_output, tool_call_display
 
 __all__ = [
@@ -148,21 +149,6 @@ def content_parts(content: Any) -> list[Part]:
             )
             parts.append(Part("tool_call", tool_call=call))
     return parts
-
-
-def message_text(message: Mapping[str, Any]) -> str:
-    """The text of a message on one line, omp's rule (``extractTextFromContent``, spec §6.9): string
-    content as is, else its ``text`` blocks joined by a single space. The one owner of this rule:
-    listing, summaries and the views all use it."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    blocks = content if isinstance(content, list) else ()
-    return " ".join(
-        b["text"]
-        for b in blocks
-        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
-    )
 
 
 def content_text(content: Any) -> str:

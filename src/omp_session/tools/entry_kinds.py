@@ -22,6 +22,12 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from omp_session.format.entries import (
+    FOREIGN_SESSION_IMPORT,
+    IMPORT_BOOKKEEPING_TYPES,
+    is_import_bookkeeping,
+)
+
 __all__ = [
     "FOREIGN_SESSION_IMPORT",
     "IMPORT_BOOKKEEPING_TYPES",
@@ -33,20 +39,6 @@ __all__ = [
     "model_of_change",
     "state_value",
 ]
-
-#: The ``custom`` entries an import writes for itself, not for the reader: omp's
-#: ``foreign_session_import`` marker (the leaf of every import) and the source records a lossless
-#: import keeps (``claude_record``, ``claude_subagent_record``, ``codex_record``). Views hide them
-#: unless asked (issue 30 #5); they never reach the model's context either way (custom entries never do).
-FOREIGN_SESSION_IMPORT = "foreign_session_import"
-IMPORT_BOOKKEEPING_TYPES = frozenset(
-    {FOREIGN_SESSION_IMPORT, "claude_record", "claude_subagent_record", "codex_record"}
-)
-
-
-def is_import_bookkeeping(entry: Mapping[str, Any]) -> bool:
-    """True for a ``custom`` entry of :data:`IMPORT_BOOKKEEPING_TYPES`."""
-    return entry.get("type") == "custom" and entry.get("customType") in IMPORT_BOOKKEEPING_TYPES
 
 
 class EntryKind(str, Enum):

@@ -1,38 +1,41 @@
-"""Listing sessions (spec §6.9): one :class:`SessionInfo` per valid session file of a store.
+"""Listing sessions with the metadata cache (spec §6.9): the command line's, the viewer's and
+check's listing, which show every field of every session.
 
-This is the only listing in the package: ``SessionManager.list``, ``omp-session list``, session
-resolution, ``check --all`` and the viewer's index all go through :func:`session_files` (which
-files) and :func:`list_sessions`/:func:`list_all_sessions`/:func:`list_store` (what they hold).
-
-A summary is computed in one pass over the file and kept in the metadata cache
-(``listing_cache.py``) until the file's size, mtime, ctime or inode change, so a warm listing of
-thousands of sessions costs one ``stat`` per file. **Side effects:** listing writes that cache
-(``<agent dir>/cache/session-list.sqlite3``, or the ``cache`` argument); it never writes a session.
+It is the listing core (:mod:`omp_session.store.listing`: which files, the one summary, omp 18's
+prefix listing; ``SessionManager.list`` is that core without a cache) with the cache of
+``listing_cache.py`` plugged in: a summary is computed in one pass over the file and kept until the
+file's size, mtime, ctime or inode change, so a warm listing of thousands of sessions costs one
+``stat`` per file. **Side effects:** listing writes that cache (``<agent dir>/cache/session-list.sqlite3``,
+or the ``cache`` argument); it never writes a session.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
 
-from omp_session.dialects import NEWEST, Dialect, DialectChoice, explicit_dialect
-from omp_session.errors import SessionError
-from omp_session.format.codec import BOM, decode_line
-from omp_session.format.header import is_session_header
-from omp_session.format.title_slot import split_slot
+from omp_session.dialects import Dialect
 from omp_session.gcpause import gc_paused
-from omp_session.store import SessionStorage, StoredSession
+from omp_session.model.message_text import message_text
+from omp_session.store import SessionStorage
+from omp_session.store import listing as core
 from omp_session.store.configured import configured_storage
-from omp_session.store.loading import read_header
-from omp_session.store.orphans import promote_orphaned_backups
-from omp_session.store.paths import is_within, sessions_root
-from omp_session.store.pins import load_pinned_session_ids, sort_pinned_first
-from omp_session.tools.content import message_text
-from omp_session.tools.listing_cache import FileKey, ListingCache, read_file
-from omp_session.tools.listing_scan import summarize_bytes
-from omp_session.tools.listing_summary import SessionInfo, fold_slot_record, summarize_records
+from omp_session.store.listing import (
+    SessionInfo,
+    SessionList,
+    find_most_recent_session,
+    fold_slot_record,
+    for_picker,
+    list_every_stored_session,
+    most_recent_non_empty,
+    picker_dialect,
+    session_files,
+    session_info,
+    stored_header,
+)
+from omp_session.store.listing.summary import read_file, summarize_bytes
+from omp_session.tools.listing_cache import FileKey, ListingCache
 
 __all__ = [
     "SessionInfo",
@@ -52,220 +55,23 @@ __all__ = [
     "session_info",
     "store_state",
     "stored_header",
-    "summarize_records",
 ]
 
 
-def _read(path: str) -> tuple[bytes, os.stat_result] | None:
-    """The file's bytes and ``fstat``, or ``None``: gone, unreadable, or not a regular file."""
-    return read_file(path)
+def _cached(cache: ListingCache | None) -> core.Summaries:
+    """The core's file summaries through ``cache`` (default: the agent dir's, opened and closed
+    around the listing)."""
 
+    def summaries(
+        entries: Sequence[os.DirEntry[str]], under: Path, skipped: list[tuple[str, str]]
+    ) -> list[SessionInfo]:
+        return _summaries(entries, under, cache, skipped)
 
-def session_info(path: Path | str) -> SessionInfo | None:
-    """Read one file completely and summarise it; ``None`` for anything that is not a session."""
-    read = _read(os.fspath(path))
-    if read is None:
-        return None
-    data, stat = read
-    return summarize_bytes(Path(path), data, stat.st_mtime, stat.st_size)
-
-
-# -- which files --------------------------------------------------------------------------------------
-
-
-class SessionList(list[SessionInfo]):
-    """The sessions a listing found, and ``skipped``: ``(path, reason)`` of every ``*.jsonl`` entry
-    that could not be read (a symlink loop, no permission, a FIFO), so views can say so (item 16)."""
-
-    skipped: list[tuple[str, str]]
-
-    def __init__(self, infos: Iterable[SessionInfo] = (), skipped: Iterable[tuple[str, str]] = ()) -> None:
-        super().__init__(infos)
-        self.skipped = list(skipped)
-
-
-def _jsonl_entries(
-    directory: Path, root: Path | None, skipped: list[tuple[str, str]] | None = None
-) -> list[os.DirEntry[str]]:
-    """``*.jsonl`` regular files directly in ``directory`` (symlinks only when they stay in ``root``),
-    in path order; entries that cannot be used are added to ``skipped``. Their ``stat()`` is one
-    system call, and the file type comes from the directory listing itself."""
-    found: list[os.DirEntry[str]] = []
-    try:
-        with os.scandir(directory) as entries:
-            for item in entries:
-                if not item.name.endswith(".jsonl") or len(item.name) <= len(".jsonl"):
-                    continue
-                try:
-                    if not item.is_file():
-                        if skipped is not None and not item.is_dir():
-                            skipped.append(
-                                (item.path, "not a regular file (a broken link or a special file)")
-                            )
-                        continue
-                    if root is not None and item.is_symlink() and not is_within(root, item.path):
-                        continue
-                except OSError as exc:  # a symlink loop or a vanished entry: skip only this one
-                    if skipped is not None:
-                        skipped.append((item.path, exc.strerror or str(exc)))
-                    continue
-                found.append(item)
-    except OSError:
-        return []
-    found.sort(key=lambda item: item.name)  # one directory: the order of the paths
-    return found
-
-
-def _jsonl_files(
-    directory: Path, root: Path | None, skipped: list[tuple[str, str]] | None = None
-) -> list[Path]:
-    return [Path(item.path) for item in _jsonl_entries(directory, root, skipped)]
-
-
-def _file_entries(
-    root: Path | None, directory: Path | None, include_root_files: bool, skipped: list[tuple[str, str]]
-) -> Iterator[os.DirEntry[str]]:
-    """:func:`session_files` of a file store, as directory entries."""
-    if directory is not None:
-        yield from _jsonl_entries(directory, None, skipped)
-        return
-    base = root if root is not None else sessions_root()
-    if include_root_files:
-        yield from _jsonl_entries(base, base, skipped)
-    for folder in _project_dirs(base):
-        yield from _jsonl_entries(folder, base, skipped)
-
-
-def _project_dirs(root: Path) -> list[Path]:
-    found: list[Path] = []
-    try:
-        with os.scandir(root) as entries:
-            for item in entries:
-                try:
-                    if item.is_dir() and (not item.is_symlink() or is_within(root, item.path)):
-                        found.append(Path(item.path))
-                except OSError:
-                    continue
-    except OSError:
-        return []
-    return sorted(found)
-
-
-def session_files(
-    root: Path | None = None,
-    directory: Path | None = None,
-    *,
-    include_root_files: bool = False,
-    storage: SessionStorage | None = None,
-    skipped: list[tuple[str, str]] | None = None,
-) -> Iterator[Path]:
-    """Every ``*.jsonl`` file of one project ``directory``, or of every project under ``root``
-    (the sessions root by default), valid sessions or not (``check`` wants the broken ones too).
-
-    Sub-agent sessions inside artifact directories are not included, as in omp's ``list``; symlinks
-    that lead outside ``root`` are skipped. ``include_root_files`` adds files lying directly in
-    ``root`` (the viewer accepts a root that is one project's directory). In a database
-    ``storage`` (default: the configured store, else files): its rows at those paths.
-    """
-    store = _store(storage)
-    if store is not None:
-        yield from _stored_files(store, root, directory, include_root_files)
-        return
-    for entry in _file_entries(root, directory, include_root_files, skipped if skipped is not None else []):
-        yield Path(entry.path)
-
-
-def _store(storage: SessionStorage | None) -> SessionStorage | None:
-    """The store to list: the one given, else the configured one; ``None`` means files (with the
-    listing cache and the file-system scan above)."""
-    return storage if storage is not None else configured_storage()
-
-
-def _stored_files(
-    store: SessionStorage, root: Path | None, directory: Path | None, include_root_files: bool
-) -> Iterator[Path]:
-    if directory is not None:
-        folders = [directory]
-    else:
-        base = root if root is not None else sessions_root()
-        folders = ([base] if include_root_files else []) + sorted(store.list_directories(base))
-    for folder in folders:
-        yield from sorted(found.path for found in store.list_sessions(folder))
-
-
-# -- what they hold -----------------------------------------------------------------------------------
-
-
-def _stored_summaries(
-    store: SessionStorage, paths: Sequence[Path], cache: ListingCache | None = None, under: str = ""
-) -> list[SessionInfo]:
-    """Summaries of sessions in a database store, each read in full unless ``cache`` (only one
-    given by the caller, such as the viewer's in-memory one) holds its summary for the row's size
-    and ``mtime_ms``. Those keys carry inode -1, which no file has, so a row never passes for a
-    file of the same path."""
-    cached = cache.infos(under) if cache is not None else {}
-    infos: list[SessionInfo] = []
-    fresh: list[tuple[FileKey, SessionInfo | None, str]] = []
-    for path in paths:
-        stat = store.stat_session(path)
-        if stat is None:
-            continue  # removed since it was listed
-        key = FileKey(stat.size, round(stat.mtime * 1e9), -1, -1)
-        hit = cached.get(os.fspath(path))
-        if hit is not None and hit[0] == key:
-            if hit[1] is not None:
-                infos.append(hit[1])
-            continue
-        try:
-            data = store.read_session(path)
-        except SessionError:
-            continue
-        info = summarize_bytes(path, data, stat.mtime, len(data))
-        fresh.append((key, info, os.fspath(path)))
-        if info is not None:
-            infos.append(info)
-    if cache is not None:
-        cache.store_infos(fresh)
-    return infos
-
-
-def _list_stored(store: SessionStorage, paths: list[Path], dialect: Dialect | None) -> list[SessionInfo]:
-    if dialect is not None and dialect.listing.prefix_bytes is not None:
-        from omp_session.tools.listing18 import list_stored
-
-        return list_stored(store, paths, dialect.listing.prefix_bytes, dialect.listing.assistant_turns)
-    return _newest_first(_stored_summaries(store, paths))
-
-
-class EveryRowStore(SessionStorage, Protocol):
-    """A database store that can name every session it holds (``PostgresStorage``)."""
-
-    def all_sessions(self) -> list[StoredSession]: ...
-
-
-def list_every_stored_session(store: EveryRowStore, *, dialect: Dialect | None = None) -> SessionList:
-    """Every session row of a database store, whatever its path prefix (another machine's root,
-    another home), newest first; sub-agent sessions inside artifact directories are left out, as
-    in :func:`list_all_sessions`. Writes nothing."""
-    paths = {row.path for row in store.all_sessions()}
-    top = sorted(path for path in paths if path.parent.with_name(path.parent.name + ".jsonl") not in paths)
-    return _pinned_first(SessionList(_list_stored(store, top, dialect)), dialect)
-
-
-def stored_header(store: SessionStorage, path: Path) -> dict[str, Any] | None:
-    """The header of a session in ``store`` (its first line, after an omp 18 slot), or ``None``."""
-    try:
-        data = store.read_session(path).removeprefix(BOM)
-        _slot, start = split_slot(data)
-        end = data.find(b"\n", start)
-        value = decode_line(data[start : end if end >= 0 else len(data)])
-    except (SessionError, ValueError):
-        return None
-    return value if is_session_header(value) else None
+    return summaries
 
 
 def _summaries(
-    entries: Iterable[os.DirEntry[str]],
+    entries: Sequence[os.DirEntry[str]],
     under: Path,
     cache: ListingCache | None,
     skipped: list[tuple[str, str]],
@@ -283,7 +89,7 @@ def _summaries(
 
 
 def _cached_or_summarized(
-    entries: Iterable[os.DirEntry[str]],
+    entries: Sequence[os.DirEntry[str]],
     cached: dict[str, tuple[FileKey, SessionInfo | None]],
     skipped: list[tuple[str, str]],
 ) -> tuple[list[SessionInfo], list[tuple[FileKey, SessionInfo | None, str]]]:
@@ -302,7 +108,7 @@ def _cached_or_summarized(
             if hit[1] is not None:
                 infos.append(hit[1])
             continue
-        read = _read(text_path)
+        read = read_file(text_path)
         if read is None:
             skipped.append((text_path, "cannot be read"))
             continue
@@ -314,18 +120,6 @@ def _cached_or_summarized(
     return infos, fresh
 
 
-def _newest_first(infos: list[SessionInfo]) -> list[SessionInfo]:
-    return sorted(infos, key=lambda info: info.modified, reverse=True)
-
-
-def _pinned_first(found: SessionList, dialect: Dialect | None) -> SessionList:
-    """omp 18 lists pinned sessions (``<agent dir>/session-pins.json``) first, each group in
-    recency order; omp 13.19 has no pins. Reads the pins file only under such a dialect."""
-    if dialect is None or not dialect.listing.pinned_first:
-        return found
-    return SessionList(sort_pinned_first(found, load_pinned_session_ids()), found.skipped)
-
-
 def list_sessions(
     directory: Path | str,
     *,
@@ -335,27 +129,11 @@ def list_sessions(
 ) -> SessionList:
     """Every valid ``*.jsonl`` directly inside ``directory``, newest first. Writes the listing cache.
 
-    A dialect whose listing reads a prefix (omp 18) lists as that omp does (``listing18.py``),
+    A dialect whose listing reads a prefix (omp 18) lists as that omp does (``store/listing/omp18.py``),
     without the cache: it then writes nothing. Sessions of a database ``storage`` (default: the
     configured store) are read from it.
     """
-    base = Path(directory)
-    store = _store(storage)
-    if store is not None:
-        stored = _list_stored(store, list(session_files(directory=base, storage=store)), dialect)
-        return _pinned_first(SessionList(stored), dialect)
-    skipped: list[tuple[str, str]] = []
-    if dialect is not None and dialect.listing.promote_orphaned_backups:
-        promote_orphaned_backups(base)
-    entries = list(_file_entries(None, base, False, skipped))
-    if dialect is not None and dialect.listing.prefix_bytes is not None:
-        from omp_session.tools.listing18 import list_files
-
-        files = [Path(entry.path) for entry in entries]
-        listed = list_files(files, dialect.listing.prefix_bytes, dialect.listing.assistant_turns)
-        return _pinned_first(SessionList(listed, skipped), dialect)
-    infos = _summaries(entries, base, cache, skipped)
-    return _pinned_first(SessionList(_newest_first(infos), skipped), dialect)
+    return core.list_sessions(directory, dialect=dialect, storage=storage, summaries=_cached(cache))
 
 
 def list_all_sessions(
@@ -368,58 +146,7 @@ def list_all_sessions(
     """Sessions of every project directory under the sessions root (XDG-aware, unlike omp §9 #16),
     newest first. Only project directories are scanned, not sub-agent sessions inside artifact
     directories. Writes the listing cache (not under omp 18's prefix listing)."""
-    base = Path(root) if root is not None else sessions_root()
-    store = _store(storage)
-    if store is not None:
-        return _pinned_first(
-            SessionList(_list_stored(store, list(session_files(base, storage=store)), dialect)), dialect
-        )
-    skipped: list[tuple[str, str]] = []
-    entries = list(_file_entries(base, None, False, skipped))
-    if dialect is not None and dialect.listing.prefix_bytes is not None:
-        from omp_session.tools.listing18 import list_files
-
-        files = [Path(entry.path) for entry in entries]
-        listed = list_files(files, dialect.listing.prefix_bytes, dialect.listing.assistant_turns)
-        return _pinned_first(SessionList(listed, skipped), dialect)
-    infos = _summaries(entries, base, cache, skipped)
-    return _pinned_first(SessionList(_newest_first(infos), skipped), dialect)
-
-
-def picker_dialect(choice: DialectChoice) -> Dialect:
-    """The dialect a picker list is made under: the one chosen when its listing counts
-    ``assistantTurns`` (what the empty-session rule needs), else the newest omp's (18.3)."""
-    chosen = explicit_dialect(choice)
-    return chosen if chosen is not None and chosen.listing.assistant_turns else NEWEST
-
-
-def for_picker(found: SessionList) -> SessionList:
-    """``found`` without omp 18.3's empty sessions, pinned ones kept (``filterSessionsForPicker``);
-    the order is kept (pinned first, when ``found`` came from an omp 18 listing). Reads the pins."""
-    from omp_session.tools.listing18 import for_picker as keep
-
-    return SessionList(keep(found, load_pinned_session_ids()), found.skipped)
-
-
-def most_recent_non_empty(
-    directory: Path, *, dialect: Dialect, storage: SessionStorage | None = None
-) -> Path | None:
-    """omp 18.3's ``findMostRecentNonEmptySession``: the newest session of ``directory`` (by mtime,
-    pins not considered) that is not empty (:func:`~omp_session.tools.listing18.is_empty_session`),
-    as the listing of ``dialect`` (an omp 18 one) sees it. Reads only."""
-    from omp_session.tools.listing18 import is_empty_session, list_files
-
-    prefix = dialect.listing.prefix_bytes if dialect.listing.prefix_bytes is not None else 4096
-    ruled = dialect if dialect.listing.assistant_turns else NEWEST
-    store = _store(storage)
-    if store is not None:
-        infos = _list_stored(store, list(session_files(directory=directory, storage=store)), ruled)
-    else:
-        if dialect.listing.promote_orphaned_backups:
-            promote_orphaned_backups(directory)  # omp's scan of the directory does
-        files = [Path(entry.path) for entry in _file_entries(None, directory, False, [])]
-        infos = list_files(files, prefix, assistant_turns=True)
-    return next((Path(info.path) for info in infos if not is_empty_session(info)), None)
+    return core.list_all_sessions(root, dialect=dialect, storage=storage, summaries=_cached(cache))
 
 
 def list_store(root: Path | str, *, cache: ListingCache | None = None) -> SessionList:
@@ -430,9 +157,9 @@ def list_store(root: Path | str, *, cache: ListingCache | None = None) -> Sessio
     skipped: list[tuple[str, str]] = []
     if store is not None:
         paths = list(session_files(base, include_root_files=True, storage=store))
-        infos = _stored_summaries(store, paths, cache, os.fspath(base))
+        infos = core.stored_summaries(store, paths, cache, os.fspath(base))
     else:
-        infos = _summaries(_file_entries(base, None, True, skipped), base, cache, skipped)
+        infos = _summaries(list(core.file_entries(base, None, True, skipped)), base, cache, skipped)
     ordered = sorted(
         infos, key=lambda info: (info.last_activity or info.modified, info.modified), reverse=True
     )
@@ -452,30 +179,9 @@ def store_state(root: Path | str) -> StoreState | None:
         return None
     skipped: list[tuple[str, str]] = []
     files: list[tuple[str, FileKey | None]] = []
-    for entry in _file_entries(Path(root), None, True, skipped):
+    for entry in core.file_entries(Path(root), None, True, skipped):
         try:
             files.append((entry.path, FileKey.of(entry.stat())))
         except OSError:
             files.append((entry.path, None))
     return tuple(files), tuple(skipped)
-
-
-def find_most_recent_session(directory: Path | str, *, storage: SessionStorage | None = None) -> Path | None:
-    """The newest-mtime ``*.jsonl`` whose first line is a valid header (any length, §9 #18)."""
-    store = _store(storage)
-    if store is not None:
-        paths = session_files(directory=Path(directory), storage=store)
-        stored = [store.stat_session(path) for path in paths]
-        for found in sorted((s for s in stored if s is not None), key=lambda s: s.mtime, reverse=True):
-            if stored_header(store, found.path) is not None:
-                return found.path
-        return None
-    best: tuple[float, Path] | None = None
-    for path in session_files(directory=Path(directory)):
-        try:
-            mtime = path.stat().st_mtime
-        except OSError:
-            continue
-        if (best is None or mtime > best[0]) and read_header(path) is not None:
-            best = (mtime, path)
-    return best[1] if best else None

@@ -21,16 +21,14 @@ from collections.abc import Iterable
 from dataclasses import fields
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import orjson
 
-from omp_session.errors import SessionError
+from omp_session.store.listing.info import FileKey, SessionInfo
+from omp_session.store.listing.summary import read_file, summarize_bytes
 from omp_session.store.paths import agent_dir
-from omp_session.store.regular import open_regular
 from omp_session.tools.catalog_schema import CATALOG_DROP, CATALOG_SCHEMA
-from omp_session.tools.listing_scan import summarize_bytes
-from omp_session.tools.listing_summary import SessionInfo
 
 __all__ = ["SCHEMA_VERSION", "FileKey", "ListingCache", "cache_path", "read_file"]
 
@@ -54,20 +52,6 @@ CREATE TABLE IF NOT EXISTS texts (
 _DROP = (
     "DROP TABLE IF EXISTS sessions; DROP TABLE IF EXISTS texts; DROP TABLE IF EXISTS infos;" + CATALOG_DROP
 )
-
-
-class FileKey(NamedTuple):
-    """What identifies one version of a file's content without reading it."""
-
-    size: int
-    mtime_ns: int
-    ctime_ns: int
-    ino: int
-
-    @classmethod
-    def of(cls, stat: os.stat_result) -> FileKey:
-        # tuple.__new__: FileKey's own __new__ is Python code, and this runs per listed file.
-        return tuple.__new__(cls, (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino))
 
 
 def cache_path() -> Path:
@@ -288,14 +272,6 @@ class ListingCache:
 _DATES = ("created", "modified", "last_activity")
 #: What an info row holds: every field but the text (kept in ``texts``).
 _STORED_FIELDS = frozenset(field.name for field in fields(SessionInfo)) - {"all_messages_text"}
-
-
-def read_file(path: str) -> tuple[bytes, os.stat_result] | None:
-    try:
-        with os.fdopen(open_regular(path), "rb") as handle:
-            return handle.read(), os.fstat(handle.fileno())
-    except (OSError, SessionError):  # gone, unreadable, or not a regular file
-        return None
 
 
 def _encode_info(info: SessionInfo) -> bytes:

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from omp_session.store.listing import SessionInfo
 from omp_session.tools.catalog import Catalog
 from omp_session.tools.catalog_search import candidate_paths, needles_of
-from omp_session.tools.listing_summary import SessionInfo
 from omp_session.tools.summary import one_line
 from omp_session.tools.transcript import load_transcript
 

@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from omp_session.format.ids import iso_to_ms, ms_to_datetime
-from omp_session.tools.content import message_text
+from omp_session.model.message_text import is_prompt, is_slash_command, message_text
 from omp_session.tools.entry_kinds import EntryKind, classify, model_of_change
 
 __all__ = [
@@ -30,13 +30,6 @@ __all__ = [
 ]
 
 _SPACES = re.compile(r"\s+")
-#: ``/mode``, ``/model sonnet``, ``/skill:review``: a command to the agent, not a prompt.
-_SLASH_COMMAND = re.compile(r"^/[A-Za-z][\w-]*(:[\w-]+)?(\s|$)")
-#: What Codex sends as a user message before the user types anything (its rollouts, imported):
-#: the working directory and shell, the AGENTS.md instructions. Context for the model, not a prompt.
-_AGENT_PREAMBLE = re.compile(
-    r"^\s*(<(environment_context|user_instructions)>|# AGENTS\.md instructions for )"
-)
 
 
 class EntrySummary(NamedTuple):
@@ -55,19 +48,6 @@ def one_line(text: str, limit: int | None = None) -> str:
     if limit is not None and len(flat) > limit:
         return flat[: max(limit - 1, 0)].rstrip() + "…"
     return flat
-
-
-def is_slash_command(text: str) -> bool:
-    """True for a message that is a slash command (``/mode``) rather than a prompt; a path such as
-    ``/etc/hosts is broken`` is a prompt."""
-    return bool(_SLASH_COMMAND.match(text.strip()))
-
-
-def is_prompt(text: str) -> bool:
-    """True for a user text that says what a session is about: not empty, not a slash command,
-    not the environment context an agent sends first (Codex's ``<environment_context>``, issue 30
-    #5: imported Codex sessions were titled with it)."""
-    return bool(text.strip()) and not is_slash_command(text) and not _AGENT_PREAMBLE.match(text)
 
 
 def first_prompt(texts: Iterable[str]) -> str:

@@ -16,8 +16,8 @@ from typing import Any
 
 from omp_session.format.codec import encode_json
 from omp_session.model.llm import convert_to_llm
+from omp_session.store.listing import SessionInfo
 from omp_session.tools.listing import list_all_sessions, list_sessions
-from omp_session.tools.listing_summary import SessionInfo
 from omp_session.tools.reading import read_session, resolve_entry, session_context
 from omp_session.tools.resolve import project_dir, resolve_session
 from omp_session.tools.search import compile_query, entry_text, search_sessions

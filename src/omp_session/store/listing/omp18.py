@@ -6,7 +6,7 @@ header's, else the last ``shortSummary`` in the prefix; ``status`` comes from th
 the tail. Reading two windows per file makes the listing fast whatever the session sizes, so no
 cache is needed (nothing can go stale).
 
-Internal module (used by :mod:`omp_session.tools.listing`); not part of the public API.
+Internal module (used by :mod:`omp_session.store.listing`); not part of the public API.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from omp_session.errors import CorruptSessionError, SessionError
 from omp_session.format.codec import BOM, decode_lines
 from omp_session.format.ids import iso_to_ms, ms_to_datetime
 from omp_session.format.title_slot import slot_from_value
+from omp_session.model.message_text import message_text
 from omp_session.store import SessionStorage
 from omp_session.store.file_sessions import FileSessionStorage
+from omp_session.store.listing.info import SessionInfo
 from omp_session.store.regular import regular_file
-from omp_session.tools.content import message_text
-from omp_session.tools.listing_summary import SessionInfo
 
 __all__ = [
     "SUFFIX_BYTES",

@@ -1,12 +1,22 @@
-"""The cold listing's summary of one session file, without building every entry as a dict.
+"""The one summary a listing shows for a session file (spec §6.9: omp 13.19's listing, plus our
+own fields), computed from the file's bytes without building every entry as a dict.
 
-:func:`summarize_bytes` returns exactly what ``summarize_records(path, decode_lines(data).records,
-...)`` returns (``listing.py``, the reference: omp 13.19's listing, spec §6.9), but decodes each line
-with msgspec into a few small typed records holding only what a summary reads: the entry type, its
-timestamp, a compaction's short summary, and for a message its role, the text blocks of its content
-and its usage cost. Everything else on the line is validated and skipped, never built.
+:func:`summarize_bytes` decodes each line with msgspec into a few small typed records holding only
+what a summary reads: the entry type, its timestamp, a compaction's short summary, and for a
+message its role, the text blocks of its content and its usage cost. Everything else on the line is
+validated and skipped, never built. Its rules, as they apply to one decoded entry
+(:meth:`_Summary.add_entry`): the header is the first record (after an omp 18 title slot, folded
+into it); import bookkeeping (``format/entries.py``) is not the conversation, and an import marker's
+time is not the conversation's; the title is the header's, else the last compaction's short
+summary; messages are counted, the user's and the assistant's texts (``model/message_text.py``)
+collected, the first user text and the first real prompt kept; the cost is what
+``UsageStatistics.reported`` counts (assistant messages, task results, omp 18's ``model_usage``);
+the last activity is the newest timestamp (what omp writes, ``Date.toISOString``, compares as
+text).
 
-Exactness, and why it holds (``tests/perf/test_listing_scan.py`` checks it on random and odd files):
+Exactness: it returns what the reference (``tests/store/listing_reference.py``, the rules above over
+``decode_lines``) returns, which ``tests/store/test_listing_summary.py`` checks on generated, odd and
+conformance files:
 
 * A line msgspec accepts is JSON that ``decode_line`` accepts too, with the same value in the fields
   read (both take the last of duplicate keys). Where the two could disagree msgspec refuses and the
@@ -15,43 +25,41 @@ Exactness, and why it holds (``tests/perf/test_listing_scan.py`` checks it on ra
   than the typed one (content that is neither a string nor a list of objects, a usage that is not an
   object, ...). Integers beyond 64 bits, which orjson reads as floats, take the exact path as well.
 * The header (and an omp 18 title slot before it) is always decoded exactly.
-* A file whose newest canonical timestamp is shaped like a time but is not one (a 13th month) is
-  summarised by the reference itself: that rule needs every record's time, and it never happens in
-  files omp writes.
 
-Internal module (used by :mod:`omp_session.tools.listing`); not part of the public API.
+Internal module (used by :mod:`omp_session.store.listing`); not part of the public API.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import msgspec
 
-from omp_session.format.codec import BOM, decode_line, decode_lines
-from omp_session.format.header import is_session_header
-from omp_session.format.ids import iso_to_ms, ms_to_datetime
-from omp_session.format.title_slot import slot_from_value
-from omp_session.tools.content import message_text
-from omp_session.tools.entry_kinds import (
+from omp_session.errors import CorruptSessionError, SessionError
+from omp_session.format.codec import BOM, decode_line
+from omp_session.format.entries import (
     FOREIGN_SESSION_IMPORT,
     IMPORT_BOOKKEEPING_TYPES,
     is_import_bookkeeping,
 )
-from omp_session.tools.listing_summary import (
+from omp_session.format.header import is_session_header
+from omp_session.format.ids import iso_to_ms, ms_to_datetime
+from omp_session.format.title_slot import slot_from_value
+from omp_session.model.message_text import is_prompt, message_text
+from omp_session.store.listing.info import (
     SessionInfo,
     conversation_stamps,
     created_ms,
     fold_slot_record,
     is_canonical_time,
-    summarize_records,
 )
-from omp_session.tools.summary import is_prompt
+from omp_session.store.regular import open_regular
 
-__all__ = ["summarize_bytes"]
+__all__ = ["HEAD_BYTES", "read_file", "session_info", "summarize_bytes", "summarize_head"]
 
 
 class _Cost(msgspec.Struct, gc=False):
@@ -112,7 +120,7 @@ def _cost_of_usage(usage: Any) -> Any:
 
 
 class _Summary:
-    """What ``summarize_records`` accumulates over the entries after the header."""
+    """What the summary accumulates over the entries after the header."""
 
     __slots__ = (
         "count",
@@ -154,7 +162,7 @@ class _Summary:
 
     def conversation_stamps(self) -> list[Any]:
         """The timestamps of the conversation: all of them, less (in an imported session) those
-        the import wrote (:func:`~omp_session.tools.listing_summary.conversation_stamps`)."""
+        the import wrote (:func:`~omp_session.store.listing.info.conversation_stamps`)."""
         return conversation_stamps(self.stamps, self.import_stamps)
 
     def message(self, role: Any, text: str) -> None:
@@ -173,7 +181,7 @@ class _Summary:
         if kind == "custom" and is_import_bookkeeping(entry):
             if entry.get("customType") == FOREIGN_SESSION_IMPORT:
                 self.marked(entry.get("timestamp"))
-            return  # the import's own times are not the conversation's (see summarize_records)
+            return  # the import's own times are not the conversation's (issue 27 #5)
         stamp = entry.get("timestamp")
         if type(stamp) is str:
             self.stamps.append(stamp)
@@ -353,33 +361,33 @@ def _all_canonical(stamps: list[str]) -> bool:
     return "".join([joined[at::25] for at in _DIGITS]).isdecimal()
 
 
-def _newest_ms(stamps: list[Any]) -> tuple[bool, int | None]:
-    """``(needs the reference, newest time in ms)`` by ``summarize_records``' rule: canonical times
-    compare as text, the newest is parsed once; any other string is parsed on its own."""
+def _newest_ms(stamps: list[Any]) -> int | None:
+    """The newest time of ``stamps`` in ms (strings only; ``iso_to_ms`` ignores anything else).
+    Canonical times compare as text and the newest is parsed once; any other string is parsed on
+    its own. A newest canonical stamp that is shaped like a time but is not one (a 13th month; omp
+    never writes one) makes every stamp parsed, the canonical ones included."""
     try:
         canonical = bool(stamps) and _all_canonical(stamps)
-    except TypeError:  # a timestamp that is not a string (``iso_to_ms`` ignores those)
+    except TypeError:  # a timestamp that is not a string
         stamps = [stamp for stamp in stamps if type(stamp) is str]
         canonical = bool(stamps) and _all_canonical(stamps)
     if not stamps:
-        return False, None
-    if canonical:
-        newest = iso_to_ms(max(stamps))
-        return newest is None, newest
-    newest_canonical: str | None = None
+        return None
+    newest_canonical: str | None = max(stamps) if canonical else None
     newest_ms: int | None = None
-    for stamp in stamps:
-        if is_canonical_time(stamp):
-            if newest_canonical is None or stamp > newest_canonical:
-                newest_canonical = stamp
-        elif (ms := iso_to_ms(stamp)) is not None and (newest_ms is None or ms > newest_ms):
-            newest_ms = ms
+    if not canonical:
+        for stamp in stamps:
+            if is_canonical_time(stamp):
+                if newest_canonical is None or stamp > newest_canonical:
+                    newest_canonical = stamp
+            elif (ms := iso_to_ms(stamp)) is not None and (newest_ms is None or ms > newest_ms):
+                newest_ms = ms
     if newest_canonical is None:
-        return False, newest_ms
+        return newest_ms
     canonical_ms = iso_to_ms(newest_canonical)
     if canonical_ms is None:
-        return True, None
-    return False, canonical_ms if newest_ms is None or canonical_ms > newest_ms else newest_ms
+        return max((ms for ms in map(iso_to_ms, stamps) if ms is not None), default=None)
+    return canonical_ms if newest_ms is None or canonical_ms > newest_ms else newest_ms
 
 
 def _line_by_line(header: dict[str, Any], body: list[bytes]) -> _Summary:
@@ -416,7 +424,9 @@ def _exact(line: bytes) -> dict[str, Any] | None:
 
 
 def summarize_bytes(path: Path | str, data: bytes, mtime: float, size: int = 0) -> SessionInfo | None:
-    """``summarize_records(path, decode_lines(data).records, mtime, size)``, faster."""
+    """What a listing shows for the session file ``data`` (read at ``mtime``, ``size`` bytes),
+    or ``None`` when it is not a session (no header after an optional title slot, or one without an
+    id). Pure."""
     lines = _lines(data)
     index, head = 0, list[dict[str, Any]]()
     while index < len(lines) and len(head) < 2:
@@ -437,10 +447,14 @@ def summarize_bytes(path: Path | str, data: bytes, mtime: float, size: int = 0) 
         summary.add_all([decode(line) for line in body if line])
     except _REFUSED:
         summary = _line_by_line(header, body)
+    return _info(path, header, summary, mtime, size)
+
+
+def _info(
+    path: Path | str, header: dict[str, Any], summary: _Summary, mtime: float, size: int
+) -> SessionInfo:
     stamps = summary.conversation_stamps()
-    needs_reference, newest = _newest_ms(stamps)
-    if needs_reference:
-        return summarize_records(path, decode_lines(data).records, mtime, size)
+    newest = _newest_ms(stamps)
     parent = header.get("parentSession")
     modified = datetime.fromtimestamp(mtime, timezone.utc)
     cost = summary.main_cost + summary.side_cost if summary.has_side else summary.main_cost
@@ -461,3 +475,157 @@ def summarize_bytes(path: Path | str, data: bytes, mtime: float, size: int = 0) 
         cost=cost,
         first_prompt=summary.prompt or summary.first or "",
     )
+
+
+def read_file(path: str) -> tuple[bytes, os.stat_result] | None:
+    """The file's bytes and ``fstat``, or ``None``: gone, unreadable, or not a regular file."""
+    try:
+        with os.fdopen(open_regular(path), "rb") as handle:
+            return handle.read(), os.fstat(handle.fileno())
+    except (OSError, SessionError):
+        return None
+
+
+def session_info(path: Path | str) -> SessionInfo | None:
+    """Read one file completely and summarise it; ``None`` for anything that is not a session."""
+    read = read_file(os.fspath(path))
+    if read is None:
+        return None
+    data, stat = read
+    return summarize_bytes(Path(path), data, stat.st_mtime, stat.st_size)
+
+
+#: The first read of a file's head: omp 18's prefix; a header longer than that is read on.
+HEAD_BYTES = 4096
+
+
+def _head(handle: BinaryIO, head_bytes: int) -> tuple[list[dict[str, Any]], bytes, int]:
+    """The first records of a file as :func:`summarize_bytes` takes them (the first JSON object
+    line, and the next one when the first is a title slot), the bytes read (at least
+    :data:`HEAD_BYTES`, unless the file is shorter) and where in them the line after those records
+    begins."""
+    data, chunk = b"", head_bytes
+    head: list[dict[str, Any]] = []
+    start = 0  # where the next unread line begins
+    while True:
+        more = handle.read(chunk)
+        chunk *= 2
+        data += more
+        while True:
+            end = data.find(b"\n", start)
+            if end < 0:
+                if more:
+                    break  # the line goes on: read on
+                end = len(data)  # the last line, without a newline
+                if end == start:
+                    return head, data, start
+            line = data[start:end]
+            if start == 0 and data.startswith(BOM):
+                line = line[len(BOM) :]
+            start = end + 1
+            record = _exact(line)
+            if record is not None:
+                head.append(record)
+                if len(head) == 2 or slot_from_value(record) is None:
+                    return head, data, start
+            if start > len(data):
+                return head, data, start
+
+
+def summarize_head(path: str, head_bytes: int = HEAD_BYTES) -> SessionInfo | None:
+    """:func:`summarize_bytes` of the file at ``path``, from the first ``head_bytes`` of it (more
+    when the header is longer): a file that short is summarised whole; of a longer one, the
+    header's fields, the size, the mtime, the title when the header has one, and the first user
+    message (and first prompt) when a line of the head holds it. Every other field is summarised
+    from the whole file (read once, as it is then) when one of them is first read. ``None`` when
+    the file is not a session; raises ``OSError`` when it cannot be read (a special file
+    included). Reads only."""
+    try:
+        fd = open_regular(path)
+    except CorruptSessionError as exc:
+        raise OSError(str(exc)) from None
+    with os.fdopen(fd, "rb") as handle:
+        stat = os.fstat(fd)
+        head, data, start = _head(handle, head_bytes)
+    mtime, size = stat.st_mtime, stat.st_size
+    if len(data) >= size:  # the whole file was read
+        return summarize_bytes(path, data, mtime, len(data))
+    folded = fold_slot_record(head)
+    if not folded or not is_session_header(folded[0]) or not folded[0].get("id"):
+        return None
+    header = folded[0]
+    parent = header.get("parentSession")
+    known: dict[str, Any] = {
+        "path": path,
+        "id": header["id"],
+        "cwd": header["cwd"] if isinstance(header.get("cwd"), str) else "",
+        "parent_session_path": parent if isinstance(parent, str) else None,
+        "modified": datetime.fromtimestamp(mtime, timezone.utc),
+        "size": size,
+        "status": None,
+        "assistant_turns": None,
+    }
+    title = header.get("title")
+    if title is not None:  # a compaction's short summary is the title only without one
+        known["title"] = title if isinstance(title, str) else None
+    # The complete lines after the header, by the summary's own rules: the first user message
+    # and the first prompt are what they say once a line holds them.
+    opening = _Summary(header)
+    for line in data[start : data.rfind(b"\n") + 1].split(b"\n"):
+        record = _exact(line)
+        if record is not None:
+            opening.add_entry(record)
+        if opening.prompt is not None:
+            break
+    if opening.first is not None:
+        known["first_message"] = opening.first or "(no messages)"
+    if opening.prompt is not None:
+        known["first_prompt"] = opening.prompt
+
+    alone: dict[str, Callable[[], Any]] = {}
+    if "title" not in known:
+        alone["title"] = lambda: _last_short_summary(path)
+
+    def rest() -> dict[str, Any]:
+        read = read_file(path)
+        whole = summarize_bytes(path, read[0], mtime, size) if read is not None else None
+        if whole is None:  # gone, or no longer a session: a session of its header alone
+            whole = _info(path, header, _Summary(header), mtime, size)
+        return whole.__getstate__()
+
+    return SessionInfo.partial(known, rest, alone)
+
+
+def _last_short_summary(path: str) -> str | None:
+    """The title of an untitled session: the ``shortSummary`` of its last compaction that has a
+    string one (the summary's rule), found from the end of the file by decoding only the lines
+    that can be a compaction: those holding ``"compaction"`` as written, or a ``\\u`` escape that
+    could spell it (JSON has no other escape for its letters). ``None`` when there is none, or the
+    file cannot be read."""
+    read = read_file(path)
+    if read is None:
+        return None
+    data = read[0]
+    end = len(data)
+    # The last place of each pattern before ``end``; each is searched again only once passed, so
+    # the file is scanned once per pattern.
+    quoted, escape = data.rfind(b'"compaction"', 0, end), data.rfind(b"\\u", 0, end)
+    while True:
+        at = max(quoted, escape)
+        if at < 0:
+            return None
+        start = data.rfind(b"\n", 0, at) + 1
+        stop = data.find(b"\n", at)
+        line = data[start : stop if stop >= 0 else len(data)]
+        if start == 0 and data.startswith(BOM):
+            line = line[len(BOM) :]
+        record = _exact(line)
+        if record is not None and record.get("type") == "compaction":
+            short = record.get("shortSummary")
+            if isinstance(short, str):
+                return short
+        end = start
+        if quoted >= start:
+            quoted = data.rfind(b'"compaction"', 0, end)
+        if escape >= start:
+            escape = data.rfind(b"\\u", 0, end)

@@ -1,10 +1,14 @@
-"""The cold listing's byte-level summary (``listing_scan.summarize_bytes``) equals the reference
-(``summarize_records`` over ``decode_lines``) on random and odd files: non-canonical key order, blank
-and torn lines, huge and deeply nested lines, odd shapes of every field read, v1 files, title slots."""
+"""The listing's one summary (``store/listing/summary.py``: ``summarize_bytes``, and
+``summarize_head``, which reads a file's head and the rest on first use) equals the reference
+(``listing_reference.summarize_records`` over ``decode_lines``) on generated and odd files
+(non-canonical key order, blank and torn lines, huge and deeply nested lines, odd shapes of every
+field read, v1 files, title slots) and on the files of the three conformance corpora."""
 
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -14,13 +18,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from omp_session.format.codec import decode_lines
-from omp_session.tools import listing18, listing_scan
-from omp_session.tools.listing_scan import summarize_bytes
-from omp_session.tools.listing_summary import summarize_records
+from omp_session.store.listing import omp18
+from omp_session.store.listing import summary as listing_summary
+from omp_session.store.listing.summary import summarize_bytes, summarize_head
+from tests.store.listing_reference import summarize_records
 
 CORPORA = [
     *sorted((Path(__file__).parents[1] / "conformance" / "load").glob("*.jsonl")),
     *sorted((Path(__file__).parents[1] / "conformance_omp18").rglob("*.jsonl")),
+    *sorted((Path(__file__).parents[1] / "conformance_omp183").rglob("*.jsonl")),
 ]
 PATH = Path("/sessions/-p/s.jsonl")
 
@@ -235,6 +241,25 @@ def _assert_same(data: bytes) -> None:
     fast, reference = _both(data)
     assert fast == reference
     assert repr(fast) == repr(reference)  # also the type of each number (cost 0 is an int in both)
+    _assert_head_same(data)
+
+
+def _assert_head_same(data: bytes) -> None:
+    """The head summary of the file holding ``data`` is the whole summary of it, field by field."""
+    with tempfile.TemporaryDirectory() as directory:
+        path = os.path.join(directory, "s.jsonl")
+        Path(path).write_bytes(data)
+        stat = os.stat(path)
+        whole = summarize_bytes(path, data, stat.st_mtime, stat.st_size)
+        for head_bytes in (1, 100, 4096):  # (a head of the header alone, of a few lines, of a file)
+            head = summarize_head(path, head_bytes)
+            assert (head is None) == (whole is None)
+            if head is not None:
+                assert repr(head) == repr(whole)  # (the title read first, by its own reader)
+                rest_first = summarize_head(path, head_bytes)
+                assert rest_first is not None
+                rest_first.message_count  # noqa: B018 (the rest read first)
+                assert repr(rest_first) == repr(whole)
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -275,13 +300,13 @@ def test_a_clean_file_is_summarised_whole_and_an_odd_one_line_by_line(
     """Both paths are taken (so the property above tests each): a file of valid lines in one pass,
     a file with a torn last line line by line, with the same result as the reference."""
     calls: list[int] = []
-    line_by_line = listing_scan._line_by_line
+    line_by_line = listing_summary._line_by_line
 
     def counted(header: dict[str, Any], body: list[bytes]) -> Any:
         calls.append(len(body))
         return line_by_line(header, body)
 
-    monkeypatch.setattr(listing_scan, "_line_by_line", counted)
+    monkeypatch.setattr(listing_summary, "_line_by_line", counted)
     clean = _canonical_session(30)
     _assert_same(clean)
     assert calls == []
@@ -290,6 +315,8 @@ def test_a_clean_file_is_summarised_whole_and_an_odd_one_line_by_line(
     assert info.cost == pytest.approx(1.0)
     torn = clean + b'{"type":"message","id":"x","parentId":"e29","timestamp":"2026-01'
     _assert_same(torn)
+    calls.clear()
+    summarize_bytes(PATH, torn, 0.0)
     assert calls == [31]
 
 
@@ -312,6 +339,16 @@ def _user(text: str) -> bytes:
         [_user("  "), _user("/mode"), _user("real prompt")],  # first prompt skips blank and slash texts
         [_user(""), _user("x")],
         [b'{"type":"compaction","shortSummary":"one"}', b'{"type":"compaction","shortSummary":"two"}'],
+        # The title from the end of a file: an escaped type, a later line that only mentions a
+        # compaction, a later compaction without a string short summary, a torn one.
+        [
+            b'{"type":"compaction","shortSummary":"first"}',
+            b'{"type":"compa\\u0063tion","shortSummary":"escaped"}',
+            _user("a compaction, and \\u escapes"),
+            b'{"type":"compaction","shortSummary":5}',
+            b'{"shortSummary":"backwards","type":"compaction"}',
+            b'{"type":"compaction","shortSummary":"torn',
+        ],
         [
             b'{"type":"model_usage","usage":"not an object"}',
             b'{"type":"model_usage","usage":{"cost":{"total":2}}}',
@@ -332,14 +369,14 @@ def test_hand_picked_files_summarise_as_the_reference(body: list[bytes]) -> None
 
 def _markers_by_decoding_each(content: str) -> int:
     """omp 18's count of ``"type": "message"`` in a cut prefix, each value decoded (the rule the
-    fast count in listing18 must match)."""
+    fast count in omp18.py must match)."""
     count, index = 0, 0
     while True:
         at = content.find('"type"', index)
         colon = content.find(":", at + 6) if at >= 0 else -1
         if colon < 0:
             return count
-        if listing18._string_property(content, "type", at) == "message":
+        if omp18._string_property(content, "type", at) == "message":
             count += 1
         index = colon + 1
 
@@ -366,4 +403,4 @@ _PIECES = st.sampled_from(
 @settings(max_examples=500, deadline=None)
 @given(st.lists(_PIECES, max_size=14).map("".join))
 def test_omp18_message_count_of_a_cut_prefix_matches_decoding_each_value(content: str) -> None:
-    assert listing18._count_key_value(content, "type", "message") == _markers_by_decoding_each(content)
+    assert omp18._count_key_value(content, "type", "message") == _markers_by_decoding_each(content)
