@@ -115,6 +115,8 @@ class SessionInfo:
 
         def __getattr__(self, name: str) -> Any:
             # Called only for attributes not set: the fields of a partial info not read yet.
+            # The readers stay in place: another thread (the viewer's) may be reading the same
+            # info, and once every field is set this is never called again.
             found = self.__dict__
             rest = found.get("_rest") if name in _FIELD_NAMES else None
             if rest is None:
@@ -122,11 +124,9 @@ class SessionInfo:
             reader = found.get("_alone", {}).pop(name, None)
             if reader is not None:
                 found.setdefault(name, reader())
-                return found[name]
-            for key, value in rest().items():
-                found.setdefault(key, value)
-            found.pop("_rest", None)
-            found.pop("_alone", None)
+            else:
+                for key, value in rest().items():
+                    found.setdefault(key, value)
             return found[name]
 
     def to_dict(self) -> dict[str, Any]:
