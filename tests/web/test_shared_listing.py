@@ -125,3 +125,69 @@ def test_a_search_makes_the_hits_of_the_shown_page_only(
         second = _get(base + "/?q=hello&page=2")
         assert second.count('<div class="snippet">') == 10
         assert len(read) == PAGE_SIZE + 10 and len(set(read)) == PAGE_SIZE + 10
+
+
+def test_a_kept_search_page_is_answered_while_the_heavy_threads_are_busy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "sessions"
+    _sessions(root, 3)
+    release = threading.Event()
+    entered: list[str] = []
+    original = index_search.matching_paths  # type: ignore[attr-defined]
+
+    def held(paths: Any, pattern: Any, query: str, **kwargs: Any) -> Any:
+        if query != "hello":
+            entered.append(query)
+            release.wait(30)  # a long search: it holds one of the viewer's heavy-work threads
+        return original(paths, pattern, query, **kwargs)
+
+    monkeypatch.setattr(index_search, "matching_paths", held)
+    with running_viewer(root) as base:
+        kept = _get(base + "/?q=hello")
+        slow = [threading.Thread(target=_get, args=(f"{base}/?q={word}",)) for word in ("one", "two")]
+        for thread in slow:
+            thread.start()
+        deadline = time.monotonic() + 20
+        while len(entered) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert sorted(entered) == ["one", "two"]  # both heavy-work threads are taken
+        try:
+            # Before: every search waited for a heavy-work thread, even one rendered already.
+            with urllib.request.urlopen(base + "/?q=hello", timeout=5) as answer:
+                assert answer.read().decode("utf-8") == kept
+        finally:
+            release.set()
+            for thread in slow:
+                thread.join(30)
+
+
+def test_freshest_shares_a_run_among_callers_and_never_answers_from_an_older_run() -> None:
+    runs: list[int] = []
+    started, release = threading.Event(), threading.Event()
+
+    def compute() -> int:
+        runs.append(len(runs) + 1)
+        started.set()
+        release.wait(10)  # run 1 lasts until the others have asked
+        return len(runs)
+
+    fresh: web_catalog.Freshest[int] = web_catalog.Freshest(compute)
+    answers: dict[str, int] = {}
+
+    def ask(name: str) -> None:
+        answers[name] = fresh.get()
+
+    first = threading.Thread(target=ask, args=("first",))
+    first.start()
+    assert started.wait(5)
+    later = [threading.Thread(target=ask, args=(f"later{n}",)) for n in range(8)]
+    for thread in later:  # they ask while run 1 is under way: run 1 began before they asked
+        thread.start()
+    time.sleep(1.0)
+    release.set()
+    for thread in [first, *later]:
+        thread.join(10)
+    assert answers.pop("first") == 1
+    assert set(answers.values()) == {2} and len(answers) == 8  # one more run, shared by all eight
+    assert runs == [1, 2]

@@ -16,6 +16,8 @@ asked for is rendered, and row texts are summarised when a row is first asked fo
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +43,9 @@ Entry = dict[str, Any]
 WINDOWED_BYTES = 4 * 1024 * 1024
 #: Entries rendered per window.
 WINDOW = 40
+#: Nodes whose context (path, split, rows on the path) a session keeps: the leaf, the nodes
+#: clicked last. A path of a 50,000-entry session is ~0.4 MB.
+_ROUTES = 16
 
 
 @dataclass
@@ -51,6 +56,17 @@ class Arranged:
     dropped: list[int]
     summary: int | None
     rest: list[int]
+
+
+@dataclass
+class _Route:
+    """What the windows of one node share: its path, the path's split and how many of its
+    entries the model is sent; the tree rows on the path once the tree is built."""
+
+    path: list[int]
+    arranged: Arranged
+    sent: int
+    path_rows: list[list[int]] | None = None
 
 
 @dataclass
@@ -70,20 +86,76 @@ class WindowedSession:
     issues: list[str]
     title: str = ""
     _usage: dict[int, tuple[float, ...]] = field(default_factory=dict)
+    #: The leaf's path and, per position, its index there (-1: not on it), made on first use.
+    _leaf_path: tuple[list[int], list[int]] | None = None
+    _routes: OrderedDict[str, _Route] = field(default_factory=OrderedDict)
+    #: Per position, its tree row (-1: none), once the tree is built.
+    _row_at: list[int] | None = None
+    #: Entry ids held by one entry only, with its position; the ids held by several.
+    _ids: tuple[dict[str, int], set[str]] | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     # -- paths ---------------------------------------------------------------------------------
 
+    def _walk(self, current: int | None) -> list[int]:
+        """Positions from ``current`` up to its root (cycles end the walk)."""
+        out: list[int] = []
+        seen: set[int] = set()
+        while current is not None and current not in seen:
+            seen.add(current)
+            out.append(current)
+            current = self.parents[current]
+        return out
+
+    def _along_leaf(self) -> tuple[list[int], list[int]]:
+        found = self._leaf_path
+        if found is None:
+            path = self._walk(self.position.get(self.leaf)) if self.leaf is not None else []
+            path.reverse()
+            index = [-1] * len(self.entries)
+            for depth, position in enumerate(path):
+                index[position] = depth
+            found = self._leaf_path = (path, index)
+        return found
+
     def path_to(self, key: str) -> list[int]:
-        """Positions root→``key`` over parent links (the tree's, so cycles cannot hang)."""
+        """Positions root→``key`` over parent links (the tree's, so cycles cannot hang). Walked up
+        to the first node on the leaf's path only, whose own path is a slice of the leaf's: a
+        50,000-entry session is not walked entry by entry for each window (issue 25)."""
+        along, on_leaf = self._along_leaf()
         out: list[int] = []
         seen: set[int] = set()
         current = self.position.get(key)
         while current is not None and current not in seen:
+            depth = on_leaf[current]
+            if depth >= 0:  # the rest of the walk is the leaf's path up to here
+                out.reverse()
+                return along[: depth + 1] + out
             seen.add(current)
             out.append(current)
             current = self.parents[current]
         out.reverse()
         return out
+
+    def route(self, key: str) -> _Route:
+        """The path to ``key``, its split and the count of entries sent (kept for the last few
+        nodes asked: every window of a node, and every poll of the page, needs them)."""
+        with self._lock:
+            found = self._routes.get(key)
+            if found is not None:
+                self._routes.move_to_end(key)
+                return found
+        path = self.path_to(key)
+        arranged = self.arrange(path)
+        sent = (1 if arranged.summary is not None else 0) + sum(
+            1 for p in arranged.rest if _in_context(self.entries[p])
+        )
+        found = _Route(path, arranged, sent)
+        with self._lock:
+            self._routes[key] = found
+            while len(self._routes) > _ROUTES:
+                self._routes.popitem(last=False)
+        return found
 
     def arrange(self, path: Sequence[int]) -> Arranged:
         """The split of ``build_session_context`` (only the last compaction on the path counts)."""
@@ -106,14 +178,43 @@ class WindowedSession:
         remote = isinstance(preserve, dict) and _is_remote(preserve)
         start = -1
         if not remote and isinstance(kept, str):
-            start = next((i for i, p in enumerate(before) if self.entries[p].get("id") == kept), -1)
+            start = self._first_with_id(before, kept)
         dropped = before[:start] if start >= 0 else before
         rest = (before[start:] if start >= 0 else []) + list(path[at + 1 :])
         return Arranged(dropped, path[at], rest)
 
+    def _first_with_id(self, positions: list[int], entry_id: str) -> int:
+        """The index in ``positions`` of the first entry whose id is ``entry_id``, else -1: looked
+        up by id (not by reading every entry of a 50,000-entry path) unless several entries
+        hold that id (a damaged file), then searched in order."""
+        found = self._ids
+        if found is None:
+            unique: dict[str, int] = {}
+            several: set[str] = set()
+            for position, entry in enumerate(self.entries):
+                value = entry.get("id")
+                if isinstance(value, str):
+                    if value in unique:
+                        several.add(value)
+                    unique.setdefault(value, position)
+            for value in several:
+                del unique[value]
+            found = self._ids = (unique, several)
+        unique, several = found
+        if entry_id in several:
+            return next((i for i, p in enumerate(positions) if self.entries[p].get("id") == entry_id), -1)
+        where = unique.get(entry_id)
+        if where is None:
+            return -1
+        try:
+            return positions.index(where)
+        except ValueError:
+            return -1
+
     def newest_leaf_under(self, key: str) -> str:
         """For a deep link: the current leaf when it holds ``key``, else the newest tip below it."""
-        if self.leaf is not None and self.position.get(key) in set(self.path_to(self.leaf)):
+        position = self.position.get(key)
+        if self.leaf is not None and position is not None and self._along_leaf()[1][position] >= 0:
             return self.leaf
         tree = self.tree.get()
         index = tree.row_of.get(key)
@@ -181,8 +282,8 @@ class WindowedSession:
                 "pathLength": 0,
                 **self.tree_facts("", []),
             }
-        path = self.path_to(key)
-        arranged = self.arrange(path)
+        route = self.route(key)
+        path, arranged = route.path, route.arranged
         rest = arranged.dropped if dropped else arranged.rest
         first, last = _bounds(
             [self.keys[p] for p in rest] if after is not None or around is not None else [],
@@ -201,9 +302,7 @@ class WindowedSession:
         summary_html = ""
         if arranged.summary is not None and first == 0 and not dropped:
             summary_html = self._render([arranged.summary], [], {arranged.summary: "ctx active-compaction"})
-        sent = (1 if arranged.summary is not None else 0) + sum(
-            1 for p in arranged.rest if _in_context(self.entries[p])
-        )
+        sent = route.sent
         reply: dict[str, Any] = {
             "at": key,
             "leaf": self.leaf,
@@ -243,11 +342,26 @@ class WindowedSession:
         return {
             "where": tree.text(index) if index is not None else key,
             "usage": usage_line(usage) if usage != UsageStatistics() else "",
-            "pathRows": _ranges(sorted(row_of[self.keys[p]] for p in path if self.keys[p] in row_of)),
+            "pathRows": self._path_rows(key, path),
             "row": index,
             "rows": len(tree.rows),
             "keyRows": [row_of.get(shown_key) for shown_key in shown],
         }
+
+    def _path_rows(self, key: str, path: Sequence[int]) -> list[list[int]]:
+        """The tree rows on ``path`` (``key``'s), as runs; kept with the node's route."""
+        with self._lock:
+            route = self._routes.get(key)
+        if route is not None and route.path_rows is not None and route.path is path:
+            return route.path_rows
+        row_at = self._row_at
+        if row_at is None:
+            row_of = self.tree.get().row_of
+            row_at = self._row_at = [row_of.get(key, -1) for key in self.keys]
+        found = _ranges(sorted(filter((-1).__ne__, map(row_at.__getitem__, path))))
+        if route is not None and route.path is path:
+            route.path_rows = found
+        return found
 
     def path_usage(self, path: Sequence[int]) -> UsageStatistics:
         """Usage summed along ``path`` (root first), remembering every prefix: a click on any node
@@ -278,7 +392,7 @@ class WindowedSession:
         at = key if key is not None and key in self.position else self.leaf
         if at is None:
             return {"start": 0, "rows": [], "count": 0}
-        facts = self.tree_facts(at, self.path_to(at), shown)
+        facts = self.tree_facts(at, self.route(at).path, shown)
         row = facts["row"] or 0
         first = max(int(row) - ROWS // 2, 0)
         rows = self.rows_slice(first, ROWS)
@@ -287,7 +401,7 @@ class WindowedSession:
     def build_tree(self) -> None:
         """Build the tree rows and the leaf's path usage now (the server's task after the page)."""
         if self.leaf is not None:
-            self.tree_facts(self.leaf, self.path_to(self.leaf))
+            self.tree_facts(self.leaf, self.route(self.leaf).path)
 
     # -- the page ------------------------------------------------------------------------------
 
@@ -381,11 +495,21 @@ def _in_context(entry: Entry) -> bool:
 
 
 def _ranges(indexes: Sequence[int]) -> list[list[int]]:
-    """Sorted indexes as ``[first, last]`` runs (a linear path is one run)."""
+    """Sorted distinct indexes as ``[first, last]`` runs (a linear path is one run). A part whose
+    ends lie as far apart as it is long is one run, so a path of 50,000 rows in a few runs costs a
+    few comparisons, not 50,000 steps."""
     runs: list[list[int]] = []
-    for index in indexes:
-        if runs and index == runs[-1][1] + 1:
-            runs[-1][1] = index
+    parts = [(0, len(indexes))] if indexes else []
+    while parts:
+        low, high = parts.pop()
+        first, last = indexes[low], indexes[high - 1]
+        if last - first == high - 1 - low:  # consecutive (the indexes are distinct)
+            if runs and first == runs[-1][1] + 1:
+                runs[-1][1] = last
+            else:
+                runs.append([first, last])
         else:
-            runs.append([index, index])
+            middle = (low + high) // 2
+            parts.append((middle, high))
+            parts.append((low, middle))  # the left half first: runs come out in order
     return runs

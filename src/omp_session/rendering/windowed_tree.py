@@ -28,6 +28,8 @@ ROWS = 200
 ROW_TEXT = 160
 #: Rows a filter answers at most (their texts travel with the answer).
 FILTER_LIMIT = 2000
+#: Filters whose answers a tree keeps (each is at most FILTER_LIMIT rows).
+_FILTERS = 16
 
 
 def row_text(entry: Entry) -> str:
@@ -48,6 +50,8 @@ class WindowedTree:
     foldable: set[int]
     entry_of: Callable[[str], Entry]
     _texts: dict[int, str] = field(default_factory=dict)
+    _filters: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def text(self, index: int) -> str:
         found = self._texts.get(index)
@@ -74,7 +78,20 @@ class WindowedTree:
 
     def matching(self, query: str) -> dict[str, Any]:
         """Rows whose text or label holds ``query`` (case-insensitive), as ``[index, row]`` pairs
-        (the first :data:`FILTER_LIMIT`), and how many matched in all."""
+        (the first :data:`FILTER_LIMIT`), and how many matched in all. The answers of the last
+        few filters are kept: the rows do not change (a tree is one version of the file), and
+        a filter reads every row's text."""
+        with self._lock:
+            found = self._filters.get(query)
+        if found is None:
+            found = self._match(query)
+            with self._lock:
+                while len(self._filters) >= _FILTERS:
+                    del self._filters[next(iter(self._filters))]  # the oldest
+                self._filters[query] = found
+        return found
+
+    def _match(self, query: str) -> dict[str, Any]:
         needle = query.strip().lower()
         hits: list[list[Any]] = []
         total = 0

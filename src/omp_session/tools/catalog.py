@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -706,6 +707,36 @@ class Catalog:
             for path, entry_id, role, timestamp, text in rows:
                 if path in wanted:
                     found.setdefault(path, []).append(EntryText(entry_id, role, timestamp, text))
+        except sqlite3.Error:
+            return None
+        return found
+
+    def sessions_matching(
+        self, paths: Sequence[Path], needles: Sequence[str], pattern: re.Pattern[str]
+    ) -> set[str] | None:
+        """Of the catalogued sessions of ``paths``, those with an entry whose text (one of those
+        :meth:`entry_texts` gives) ``pattern`` finds: the rows are read as they come, no entry
+        text is built, and a session without needles is left at its first match (a list of the
+        sessions that match, for the viewer's search). ``None`` when the catalog cannot be read."""
+        db = self.cache.database
+        if db is None:
+            return None
+        wanted = {os.fspath(path) for path in paths} - self.uncatalogued
+        found: set[str] = set()
+        joined = "FROM catalog_entries e JOIN catalog_text t ON t.rowid = e.rowid"
+        try:
+            if needles:
+                query = " AND ".join(_phrase(needle) for needle in needles)
+                rows = db.execute(f"SELECT e.path, t.text {joined} WHERE catalog_text MATCH ?", (query,))
+                for path, text in rows:
+                    if path in wanted and path not in found and pattern.search(text):
+                        found.add(path)
+                return found
+            for path in sorted(wanted):
+                rows = db.execute(f"SELECT t.text {joined} WHERE e.path = ? ORDER BY e.rowid", (path,))
+                if any(pattern.search(text) for (text,) in rows):
+                    found.add(path)
+                rows.close()
         except sqlite3.Error:
             return None
         return found

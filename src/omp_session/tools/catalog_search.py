@@ -162,18 +162,20 @@ def matching_paths(
 ) -> list[Path]:
     """The sessions of ``paths`` (order kept) in which :func:`search_store` finds a hit, without
     making the hits: a catalogued session's tree is not built nor its entries decoded (what a
-    hit's branch needs), so a list of matching sessions costs a fraction of their hits (the
-    viewer makes the hits of one page of them)."""
-    texts = _StoredTexts(paths, query, regex=regex, catalog=catalog)
+    hit's branch needs), and its texts are matched as they are read (see
+    :meth:`Catalog.sessions_matching`), so a list of matching sessions costs a fraction of their
+    hits (the viewer makes the hits of one page of them)."""
+    fresh = {os.fspath(path) for path in catalog.refresh(paths)} - catalog.uncatalogued
+    matched = catalog.sessions_matching(paths, needles_of(query, regex=regex), pattern)
     found: list[Path] = []
     for path in paths:
-        held = texts.of(os.fspath(path))
-        if held is not None:
-            matched = any(pattern.search(item.text) for item in held)
-        else:  # not in the catalog: read and searched as search_store does
-            # (all of its hits: read to the end, the session it opened is closed now)
-            matched = bool(list(search_store([path], pattern, query, regex=regex, catalog=catalog)))
-        if matched:
+        text_path = os.fspath(path)
+        if matched is not None and text_path in fresh:
+            if text_path in matched:
+                found.append(path)
+        # Not in the catalog: read and searched as search_store does (all of its hits: read to
+        # the end, the session it opened is closed now).
+        elif list(search_store([path], pattern, query, regex=regex, catalog=catalog)):
             found.append(path)
     return found
 

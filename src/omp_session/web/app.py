@@ -32,7 +32,7 @@ from __future__ import annotations
 import contextlib
 import re
 import threading
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,6 +87,10 @@ def default_blobs_dir(sessions_root: Path) -> Path:
 
 #: Threads for searches and the usage page (the rest of the server keeps its own pool).
 _HEAVY_THREADS = 2
+#: Threads for every other request. Requests are Python work under one lock (the GIL), so more
+#: threads add no throughput; with 40 (anyio's default) a search or the usage page got 1/40th of
+#: the process and was not done within 30 s under 200 clients (issue 25's load test).
+_REQUEST_THREADS = 6
 
 
 @dataclass(frozen=True)
@@ -164,22 +168,37 @@ class _Viewer:
     # -- routes --------------------------------------------------------------------------------
 
     async def index_route(self, request: Request) -> Response:
-        """``/``: a search runs on the viewer's few heavy-work threads, so many clients searching
-        at once wait there (without holding a thread) instead of starving every other page of
-        the server's thread pool (issue 25's load test)."""
+        """``/``: a page rendered already is answered at once; one to render waits for the
+        rendering under way, or renders it: a search on the viewer's few heavy-work threads, so
+        many clients searching at once wait there (without holding a thread) instead of starving
+        every other page of the server's thread pool (issue 25's load test)."""
         from anyio import to_thread
 
+        key, render = await to_thread.run_sync(self._index_request, request)
         heavy = bool(request.query_params.get("q", "").strip())
-        limiter = self._heavy if heavy else None
-        return await to_thread.run_sync(self.index, request, limiter=limiter)
+        return Html(await self._kept_or_built(self._index_pages, key, render, heavy))
 
     async def usage_route(self, request: Request) -> Response:
-        """``/usage`` reads every session's usage: on the heavy-work threads, as searches."""
+        """``/usage`` reads every session's usage: rendered on the heavy-work threads, as searches."""
         from anyio import to_thread
 
-        return await to_thread.run_sync(self.usage, request, limiter=self._heavy)
+        key, render = await to_thread.run_sync(self._usage_request, request)
+        return Html(await self._kept_or_built(self._usage_pages, key, render, True))
 
-    def index(self, request: Request) -> Response:
+    async def _kept_or_built(
+        self, pages: RecentlyUsed[str], key: tuple[str, str], render: Callable[[], str], heavy: bool
+    ) -> str:
+        from anyio import to_thread
+
+        page = pages.kept(key)
+        if page is not None:
+            return page
+        # Waiting for another request's rendering takes no heavy-work thread (only a build does).
+        limiter = self._heavy if heavy and not pages.building(key) else None
+        return await to_thread.run_sync(pages.get, key, render, limiter=limiter)
+
+    def _index_request(self, request: Request) -> tuple[tuple[str, str], Callable[[], str]]:
+        """The key of the index page asked for and how to render it."""
         query = request.query_params.get("q", "").strip()[:200]
         project = request.query_params.get("project")
         try:
@@ -194,8 +213,7 @@ class _Viewer:
 
         # One rendering per page and listing, shared by every request for it until a session
         # changes (a new listing key): 200 clients asking for the index at once render it once.
-        asked = f"{page_number}\n{project!r}\n{query}"
-        return Html(self._index_pages.get((listed, asked), render))
+        return (listed, f"{page_number}\n{project!r}\n{query}"), render
 
     def session(self, request: Request) -> Response:
         path = self._locate(request)
@@ -229,19 +247,20 @@ class _Viewer:
             return unreadable(exc)
         return Html(render_session_body(view, self._parent_ref(view)), headers=NO_STORE)
 
-    def usage(self, request: Request) -> Response:
+    def _usage_request(self, request: Request) -> tuple[tuple[str, str], Callable[[], str]]:
+        """The key of the usage page asked for and how to render it: once per range and listing,
+        however many clients ask at once (the page reads every session's usage: seconds over
+        1,000 sessions on a loaded machine)."""
         params = request.query_params
         since, until = day_param(params.get("since")), day_param(params.get("until"))
         listing = self.catalog.listing()
         paths = [summary.path for summary in listing.summaries]
 
-        # Built once per range and listing, however many clients ask at once (the page reads
-        # every session's usage: seconds over 1,000 sessions on a loaded machine).
         def render() -> str:
             page = build_usage_page(paths, since, until)
             return environment().get_template("usage.html").render(u=page)
 
-        return Html(self._usage_pages.get((f"{since}|{until}", str(listing.generation)), render))
+        return (f"{since}|{until}", str(listing.generation)), render
 
     def export(self, request: Request) -> Response:
         path = self._locate(request)
@@ -337,6 +356,9 @@ def create_app(
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         # Templates, Markdown and Pygments are compiled on first use (~0.2 s): not on a first page.
         threading.Thread(target=warm_up, daemon=True).start()
+        from anyio import to_thread
+
+        to_thread.current_default_thread_limiter().total_tokens = _REQUEST_THREADS
         yield
         if viewer.foreign is not None:
             viewer.foreign.close()  # the mirror is a private temporary directory

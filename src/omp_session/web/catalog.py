@@ -13,16 +13,20 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Generic, TypeVar
 
 from omp_session.store.file_sessions import stored_session_exists
 from omp_session.store.paths import is_within, validate_name
 from omp_session.tools.listing import SessionInfo, SessionList, StoreState, list_store, store_state
 from omp_session.tools.listing_cache import ListingCache
 
-__all__ = ["Listing", "SessionCatalog", "SessionSummary", "resolve_ref"]
+__all__ = ["Freshest", "Listing", "SessionCatalog", "SessionSummary", "resolve_ref"]
+
+_Value = TypeVar("_Value")
 
 #: A session URL names at most ``<project>/<sub-dir>/<file>`` (sub-agent sessions live one level down).
 _MAX_REF_PARTS = 3
@@ -112,6 +116,44 @@ def _summary(root: Path, info: SessionInfo) -> SessionSummary:
     return SessionSummary(ref, project, info)
 
 
+class Freshest(Generic[_Value]):
+    """Runs ``compute`` for many threads at once, one run at a time: each caller gets the result of
+    a run that started after it asked (never an older one), and the callers that ask while a run
+    is under way share the next run instead of each making their own."""
+
+    def __init__(self, compute: Callable[[], _Value]) -> None:
+        self._compute = compute
+        self._changed = threading.Condition()
+        self._started = 0  # runs begun
+        self._finished = 0  # the number of the last run that ended with a value
+        self._running = False
+        self._value: _Value | None = None
+
+    def get(self) -> _Value:
+        with self._changed:
+            wanted = self._started + 1  # a run begun before now is not fresh enough
+            while self._finished < wanted:
+                if self._running:
+                    self._changed.wait()
+                    continue
+                self._running = True
+                self._started += 1
+                number = self._started
+                self._changed.release()
+                try:
+                    value = self._compute()
+                except BaseException:
+                    self._changed.acquire()
+                    self._running = False
+                    self._changed.notify_all()  # a waiter runs it again
+                    raise
+                self._changed.acquire()
+                self._running = False
+                self._value, self._finished = value, number
+                self._changed.notify_all()
+            return self._value  # type: ignore[return-value]  # set with _finished
+
+
 @dataclass(frozen=True)
 class Listing:
     """The sessions under the root at one state of the store: shared by every request made while
@@ -139,6 +181,9 @@ class SessionCatalog:
         self._state: StoreState | None = None
         self._listing: Listing | None = None
         self._generation = 0
+        # The requests asking at once share one scan of the store (one stat per file, tens of
+        # milliseconds on a loaded machine); each still sees a scan begun after it asked.
+        self._scan = Freshest(lambda: store_state(self.root))
 
     @property
     def skipped(self) -> int:
@@ -153,7 +198,7 @@ class SessionCatalog:
     def listing(self) -> Listing:
         """The sessions as the store is now: the kept listing when nothing changed since it was
         made, else a new one (made once, however many requests ask meanwhile)."""
-        state = store_state(self.root)  # outside the lock: stats only
+        state = self._scan.get()  # outside the lock: stats only
         with self._lock:
             kept = self._listing
             if kept is not None and state is not None and state == self._state:

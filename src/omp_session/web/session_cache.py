@@ -54,6 +54,19 @@ class RecentlyUsed(Generic[_Value]):
         self._pending: dict[tuple[str, str], _Pending[_Value]] = {}
         self._lock = threading.Lock()
 
+    def kept(self, key: tuple[str, str]) -> _Value | None:
+        """The value of ``key`` if it is built already (``None``: not built, or being built)."""
+        with self._lock:
+            if key in self._values:
+                self._values.move_to_end(key)
+                return self._values[key]
+            return None
+
+    def building(self, key: tuple[str, str]) -> bool:
+        """Whether a thread is building the value of ``key`` now."""
+        with self._lock:
+            return key in self._pending
+
     def get(self, key: tuple[str, str], build: Callable[[], _Value]) -> _Value:
         with self._lock:
             if key in self._values:

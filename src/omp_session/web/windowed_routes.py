@@ -26,6 +26,7 @@ from omp_session.web.session_cache import RecentlyUsed, session_version
 __all__ = ["WindowedRoutes"]
 
 _CACHE_SIZE = 2  # big sessions kept open (each holds its entries and tree rows)
+_PAGES = 4  # their rendered pages (~100 KB each)
 
 
 class WindowedRoutes:
@@ -36,29 +37,36 @@ class WindowedRoutes:
         self._locate = locate
         self._poll_ms = poll_ms
         self._sessions: RecentlyUsed[WindowedSession] = RecentlyUsed(_CACHE_SIZE)
+        self._pages: RecentlyUsed[str] = RecentlyUsed(_PAGES)
 
     def _open(self, path: Path, version: str) -> WindowedSession:
         return self._sessions.get((str(path), version), lambda: open_windowed(path, self._images))
 
     def page(self, path: Path, ref: str, version: str) -> Response:
-        """The session page of a big session: the first window, the rest fetched by its script."""
+        """The session page of a big session: the first window, the rest fetched by its script.
+        Rendered once per file version (and once more when the tree rows are built: the page
+        then carries them), however many clients ask."""
         view = self._open(path, version)
-        data, first_html = view.page_data()
-        page = (
-            environment()
-            .get_template("session_windowed.html")
-            .render(
-                f=view.facts(),
-                ref=ref,
-                version=version,
-                poll_ms=self._poll_ms,
-                row_count=data["rowCount"],
-                first_html=first_html,
-                data_json=script_json(data),
-                use_js=True,
-                extra_js=("windowed_tree.js", "windowed.js"),
+
+        def render() -> str:
+            data, first_html = view.page_data()
+            return (
+                environment()
+                .get_template("session_windowed.html")
+                .render(
+                    f=view.facts(),
+                    ref=ref,
+                    version=version,
+                    poll_ms=self._poll_ms,
+                    row_count=data["rowCount"],
+                    first_html=first_html,
+                    data_json=script_json(data),
+                    use_js=True,
+                    extra_js=("windowed_tree.js", "windowed.js"),
+                )
             )
-        )
+
+        page = self._pages.get((str(path), f"{version} {view.tree.ready} {ref}"), render)
         # The tree rows are built after the page has gone out: the first screen waits only for
         # the open and the first window (issue 13 #2).
         return Html(page, background=BackgroundTask(view.build_tree))
