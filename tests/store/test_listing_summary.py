@@ -251,12 +251,13 @@ def _assert_head_same(data: bytes) -> None:
         Path(path).write_bytes(data)
         stat = os.stat(path)
         whole = summarize_bytes(path, data, stat.st_mtime, stat.st_size)
-        for head_bytes in (1, 100, 4096):  # (a head of the header alone, of a few lines, of a file)
-            head = summarize_head(path, head_bytes)
+        # Heads of the header alone, of a few lines, of a file; tails of a few lines or none.
+        for head_bytes, tail_bytes in ((1, 40), (100, 200), (4096, 32_768)):
+            head = summarize_head(path, head_bytes, tail_bytes)
             assert (head is None) == (whole is None)
             if head is not None:
                 assert repr(head) == repr(whole)  # (the title read first, by its own reader)
-                rest_first = summarize_head(path, head_bytes)
+                rest_first = summarize_head(path, head_bytes, tail_bytes)
                 assert rest_first is not None
                 rest_first.message_count  # noqa: B018 (the rest read first)
                 assert repr(rest_first) == repr(whole)
@@ -404,3 +405,27 @@ _PIECES = st.sampled_from(
 @given(st.lists(_PIECES, max_size=14).map("".join))
 def test_omp18_message_count_of_a_cut_prefix_matches_decoding_each_value(content: str) -> None:
     assert omp18._count_key_value(content, "type", "message") == _markers_by_decoding_each(content)
+
+
+@pytest.mark.parametrize("where", ["tail", "before the tail", "none"])
+def test_an_untitled_sessions_title_is_read_from_its_end(where: str, tmp_path: Path) -> None:
+    """The title of a partial info: the last compaction's short summary, from the tail when its
+    complete lines hold one, else from the whole file (a line cut by the tail's start is read
+    there), else none; as the reference says."""
+    filler = [_user("words " * 40) for _ in range(12)]
+    compaction = b'{"type":"compaction","summary":"s","shortSummary":"%s"}'
+    body = [compaction % b"old", *filler]
+    if where == "tail":
+        body.append(compaction % b"new")
+    elif where == "before the tail":
+        body = [*filler, compaction % b"cut by the tail" + b" " * 40, _user("last")]
+    else:
+        body = filler
+    data = _HEADER + b"\n".join(body) + b"\n"
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(data)
+    expected = {"tail": "new", "before the tail": "cut by the tail", "none": None}[where]
+    assert summarize_records(PATH, decode_lines(data).records, 0.0).title == expected  # type: ignore[union-attr]
+    info = summarize_head(os.fspath(path), 64, 120)
+    assert info is not None and "title" not in info.__dict__  # (a partial info)
+    assert info.title == expected

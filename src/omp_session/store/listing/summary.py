@@ -59,7 +59,7 @@ from omp_session.store.listing.info import (
 )
 from omp_session.store.regular import open_regular
 
-__all__ = ["HEAD_BYTES", "read_file", "session_info", "summarize_bytes", "summarize_head"]
+__all__ = ["HEAD_BYTES", "TAIL_BYTES", "read_file", "session_info", "summarize_bytes", "summarize_head"]
 
 
 class _Cost(msgspec.Struct, gc=False):
@@ -497,6 +497,8 @@ def session_info(path: Path | str) -> SessionInfo | None:
 
 #: The first read of a file's head: omp 18's prefix; a header longer than that is read on.
 HEAD_BYTES = 4096
+#: The end of a file read first for an untitled session's title (omp 18 reads as much of a tail).
+TAIL_BYTES = 32_768
 
 
 def _head(handle: BinaryIO, head_bytes: int) -> tuple[list[dict[str, Any]], bytes, int]:
@@ -532,12 +534,16 @@ def _head(handle: BinaryIO, head_bytes: int) -> tuple[list[dict[str, Any]], byte
                 return head, data, start
 
 
-def summarize_head(path: str, head_bytes: int = HEAD_BYTES) -> SessionInfo | None:
+def summarize_head(
+    path: str, head_bytes: int = HEAD_BYTES, tail_bytes: int = TAIL_BYTES
+) -> SessionInfo | None:
     """:func:`summarize_bytes` of the file at ``path``, from the first ``head_bytes`` of it (more
     when the header is longer): a file that short is summarised whole; of a longer one, the
     header's fields, the size, the mtime, the title when the header has one, and the first user
-    message (and first prompt) when a line of the head holds it. Every other field is summarised
-    from the whole file (read once, as it is then) when one of them is first read. ``None`` when
+    message (and first prompt) when a line of the head holds it. An untitled session's title is
+    read when first used, from the end of the file (its last ``tail_bytes`` first). Every other
+    field is summarised from the whole file (read once, as it is then) when one of them is first
+    read. ``None`` when
     the file is not a session; raises ``OSError`` when it cannot be read (a special file
     included). Reads only."""
     try:
@@ -584,7 +590,7 @@ def summarize_head(path: str, head_bytes: int = HEAD_BYTES) -> SessionInfo | Non
 
     alone: dict[str, Callable[[], Any]] = {}
     if "title" not in known:
-        alone["title"] = lambda: _last_short_summary(path)
+        alone["title"] = lambda: _last_short_summary(path, tail_bytes)
 
     def rest() -> dict[str, Any]:
         read = read_file(path)
@@ -596,25 +602,47 @@ def summarize_head(path: str, head_bytes: int = HEAD_BYTES) -> SessionInfo | Non
     return SessionInfo.partial(known, rest, alone)
 
 
-def _last_short_summary(path: str) -> str | None:
+def _last_short_summary(path: str, tail_bytes: int) -> str | None:
     """The title of an untitled session: the ``shortSummary`` of its last compaction that has a
-    string one (the summary's rule), found from the end of the file by decoding only the lines
-    that can be a compaction: those holding ``"compaction"`` as written, or a ``\\u`` escape that
-    could spell it (JSON has no other escape for its letters). ``None`` when there is none, or the
-    file cannot be read."""
-    read = read_file(path)
-    if read is None:
+    string one (the summary's rule). Its last ``tail_bytes`` are searched first, then (when their
+    complete lines hold none) the whole file. ``None`` when there is none, or the file cannot be
+    read."""
+    try:
+        fd = open_regular(path)
+    except (OSError, SessionError):
         return None
-    data = read[0]
+    try:
+        size = os.fstat(fd).st_size
+        if size > 2 * tail_bytes:
+            tail = os.pread(fd, tail_bytes, size - tail_bytes)
+            cut = tail.find(b"\n")  # the complete lines of the tail start after it
+            found = _short_summary_from_end(tail, cut + 1) if cut >= 0 else None
+            if found is not None:
+                return found
+        data = os.pread(fd, size, 0)
+        while len(data) < size and (more := os.pread(fd, size - len(data), len(data))):
+            data += more
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return _short_summary_from_end(data, 0)
+
+
+def _short_summary_from_end(data: bytes, first: int) -> str | None:
+    """The ``shortSummary`` of the last compaction with a string one among the lines of ``data``
+    from ``first`` on (``first`` 0: ``data`` is the whole file), decoding only the lines that can
+    be a compaction: those holding ``"compaction"`` as written, or a ``\\u`` escape that could
+    spell it (JSON has no other escape for its letters)."""
     end = len(data)
     # The last place of each pattern before ``end``; each is searched again only once passed, so
-    # the file is scanned once per pattern.
-    quoted, escape = data.rfind(b'"compaction"', 0, end), data.rfind(b"\\u", 0, end)
+    # the data is scanned once per pattern.
+    quoted, escape = data.rfind(b'"compaction"', first, end), data.rfind(b"\\u", first, end)
     while True:
         at = max(quoted, escape)
         if at < 0:
             return None
-        start = data.rfind(b"\n", 0, at) + 1
+        start = max(data.rfind(b"\n", 0, at) + 1, first)
         stop = data.find(b"\n", at)
         line = data[start : stop if stop >= 0 else len(data)]
         if start == 0 and data.startswith(BOM):
@@ -626,6 +654,6 @@ def _last_short_summary(path: str) -> str | None:
                 return short
         end = start
         if quoted >= start:
-            quoted = data.rfind(b'"compaction"', 0, end)
+            quoted = data.rfind(b'"compaction"', first, end)
         if escape >= start:
-            escape = data.rfind(b"\\u", 0, end)
+            escape = data.rfind(b"\\u", first, end)
