@@ -15,6 +15,11 @@ Whole-process rows: the wall time of ``omp-session context`` (the console script
 process that opens the session and builds its context, start-up included; and how much of each
 command's time its exit takes (``OMP_SESSION_FULL_EXIT=1`` against the default exit).
 
+The listing rows (:func:`run_listing`; ``--listing-only 1000,3000`` runs them alone and writes
+nothing) time omp's ``SessionManager.list`` against ours as it lists, then with the fields a picker
+shows read, then with every field read (which reads every file whole), and the command line's
+cached listing cold and warm, beside two floors of the same files.
+
 The results replace the peer section of ``bench/RESULTS.md`` (between its markers).
 """
 
@@ -217,16 +222,9 @@ def run(runs: int, big: bool, listing: int) -> list[str]:
         samples["floor"].append(ours("floor", tree, "", False))
     label = "first `get_tree()` after the open, 100k (omp: `getTree` of the loaded session)"
     table.append(_row(label, samples))
-    if listing:
-        directory = _listing_corpus(listing)
-        samples = {k: [] for k in ("omp", "cc", "cp", "wc", "floor")}
-        for _ in range(runs):
-            samples["omp"].append(omp("list", directory))
-            samples["cc"].append(ours("list", directory, "cold", False))
-            samples["cp"].append(ours("list", directory, "cold", True))
-            samples["wc"].append(ours("list", directory, "warm", False))
-        table.append(_row(f"`list()` of {listing} sessions (cold: no listing cache; warm: cache)", samples))
     rows += table
+    if listing:
+        rows += ["", *run_listing(runs, [listing])]
     rows += ["", *_whole_process(files["50 MB / 100k, no compaction"], runs)]
     return rows
 
@@ -278,13 +276,15 @@ def run_listing(runs: int, counts: list[int]) -> list[str]:
     table = [
         "| sessions | omp 18.2.3 `list` (wall / CPU) | ours `SessionManager.list` | ratio (wall / CPU) "
         "| ours + the fields a picker shows read | ratio | ours + every field read | ratio "
-        "| `tools.listing.list_sessions`, no cache | ratio | floors: 4 KB heads / parse all (CPU) "
-        "| peak RSS omp / ours |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| `tools.listing.list_sessions`, no cache | ratio | … its cache warm | ratio "
+        "| floors: 4 KB heads / parse all (CPU) | peak RSS omp / ours |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for count in counts:
         directory = _listing_corpus(count)
-        found: dict[str, list[dict[str, Any]]] = {k: [] for k in ("omp", "len", "shown", "all", "tools")}
+        found: dict[str, list[dict[str, Any]]] = {
+            k: [] for k in ("omp", "len", "shown", "all", "tools", "warm")
+        }
         floors: list[dict[str, Any]] = []
         for _ in range(runs):
             found["omp"].append(omp("list", directory))
@@ -292,10 +292,11 @@ def run_listing(runs: int, counts: list[int]) -> list[str]:
             found["shown"].append(ours("manager-list", directory, "shown", False))
             found["all"].append(ours("manager-list", directory, "all", False))
             found["tools"].append(ours("list", directory, "cold", False))
+            found["warm"].append(ours("list", directory, "warm", False))  # (the cache the cold one made)
             floors.append(ours("list-floor", directory, "", False))
         o = found["omp"]
         cells = [f"{count:,}", f"{_fmt(_pair(o, 0))} / {_fmt(_pair(o, 1))}"]
-        for key in ("len", "shown", "all", "tools"):
+        for key in ("len", "shown", "all", "tools", "warm"):
             cells.append(f"{_fmt(_pair(found[key], 0))} / {_fmt(_pair(found[key], 1))}")
             bold = "**" if key in ("len", "shown") else ""
             cells.append(f"{bold}{_ratio(o, found[key], 0):.2f}×{bold} / {_ratio(o, found[key], 1):.2f}×")
