@@ -1,7 +1,7 @@
 PY ?= .venv/bin/python
 VENV_STAMP := .venv/.installed
 
-.PHONY: run test test-pure lint bench bench-peer install browser postgres clean
+.PHONY: run test test-pure lint bench bench-peer bench-compare install browser postgres clean
 
 SCANNER_PYX := $(wildcard src/omp_session/store/*/_scanner_c.pyx src/omp_session/store/_scanner_c.pyx)
 
@@ -49,6 +49,10 @@ bench: $(VENV_STAMP)
 ## bench-peer: omp 18.2.3 on Bun (installed from the npm registry into bench/peer/) beside us
 bench-peer: $(VENV_STAMP)
 	$(PY) -m bench.peer $(PEER_ARGS)
+
+## bench-compare: this checkout against an earlier commit (BEFORE=rev), interleaved in one run
+bench-compare: $(VENV_STAMP)
+	$(PY) -m bench.compare --before $(BEFORE) $(COMPARE_ARGS)
 
 clean:
 	rm -rf .venv .pytest_cache .mypy_cache .ruff_cache .coverage
