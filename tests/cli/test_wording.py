@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 
 from omp_session.cli._cells import cells
@@ -103,7 +104,7 @@ def test_help_and_readme_name_every_command(width_env: int) -> None:
     examples = help_text.split("Examples:", 1)[1]
     readme = (ROOT / "README.md").read_text()
     listed = readme.split("`list`, `pick`", 1)[1].split("\n\n", 1)[0]
-    for name in main.commands:
+    for name in main.list_commands(click.Context(main)):
         assert f"`{name}`" in "`list`, `pick`" + listed, name
     for name in ("usage", "pick", "push"):
         assert f"omp-session {name}" in examples or f"postgresql://h/db {name}" in examples, name

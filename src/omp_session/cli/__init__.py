@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import gc
+import importlib
 import os
 import re
 from pathlib import Path
@@ -26,23 +27,6 @@ from omp_session.cli._common import (
     open_database,
 )
 from omp_session.cli._progress import catalog_progress
-from omp_session.cli.analytics import export_store_command, sql_command
-from omp_session.cli.context import context
-from omp_session.cli.edit import fork, label
-from omp_session.cli.export import export
-from omp_session.cli.import_command import import_command
-from omp_session.cli.listing import list_command
-from omp_session.cli.maintenance import check, migrate, repair
-from omp_session.cli.mcp_command import mcp_command
-from omp_session.cli.pick import pick
-from omp_session.cli.search import search
-from omp_session.cli.secrets import secrets
-from omp_session.cli.serve import serve
-from omp_session.cli.show import show
-from omp_session.cli.stats import stats
-from omp_session.cli.sync import pull, push
-from omp_session.cli.tree import tree
-from omp_session.cli.usage import usage
 from omp_session.errors import SessionError
 from omp_session.store.configured import storage_configured
 from omp_session.store.paths import sessions_root
@@ -103,8 +87,51 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(text.split())
 
 
+#: Each command's module and attribute. A command is imported when it runs (or when ``--help``
+#: lists them all): a process imports only its own command, not the viewer, the importers and
+#: the terminal UI of the others (issue 23's interleaved bench: about 0.1 s of every start).
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "list": ("listing", "list_command"),
+    "pick": ("pick", "pick"),
+    "show": ("show", "show"),
+    "tree": ("tree", "tree"),
+    "context": ("context", "context"),
+    "export": ("export", "export"),
+    "stats": ("stats", "stats"),
+    "usage": ("usage", "usage"),
+    "search": ("search", "search"),
+    "check": ("maintenance", "check"),
+    "repair": ("maintenance", "repair"),
+    "migrate": ("maintenance", "migrate"),
+    "fork": ("edit", "fork"),
+    "label": ("edit", "label"),
+    "serve": ("serve", "serve"),
+    "mcp": ("mcp_command", "mcp_command"),
+    "import": ("import_command", "import_command"),
+    "push": ("sync", "push"),
+    "pull": ("sync", "pull"),
+    "secrets": ("secrets", "secrets"),
+    "export-store": ("analytics", "export_store_command"),
+    "sql": ("analytics", "sql_command"),
+}
+
+
 class _Group(click.Group):
-    """Turns library and OS errors into one-line messages with exit status 2."""
+    """Loads each command when it is used, and turns library and OS errors into one-line
+    messages with exit status 2."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(_COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in _COMMANDS:
+            return None
+        if cmd_name not in self.commands:
+            module, attribute = _COMMANDS[cmd_name]
+            command = getattr(importlib.import_module(f"omp_session.cli.{module}"), attribute)
+            assert isinstance(command, click.Command) and command.name == cmd_name, cmd_name
+            self.commands[cmd_name] = command
+        return self.commands[cmd_name]
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -193,29 +220,3 @@ def main(ctx: click.Context, sessions_dir: Path | None, store: str | None, table
 
 #: Commands that draw no catalog bar: a terminal UI, and servers whose reads run in threads.
 _NO_CATALOG_BAR = frozenset({"pick", "serve", "mcp"})
-
-for _command in (
-    list_command,
-    pick,
-    show,
-    tree,
-    context,
-    export,
-    stats,
-    usage,
-    search,
-    check,
-    repair,
-    migrate,
-    fork,
-    label,
-    serve,
-    mcp_command,
-    import_command,
-    push,
-    pull,
-    secrets,
-    export_store_command,
-    sql_command,
-):
-    main.add_command(_command)
