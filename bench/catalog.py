@@ -127,8 +127,7 @@ def case_after_append(agent: str, runs: int) -> dict[str, Any]:
     from omp_session.tools.catalog_search import search_store
     from omp_session.tools.listing import list_all_sessions
     from omp_session.tools.search import compile_query
-    from omp_session.tools.usage_records import collect_records
-    from omp_session.tools.usage_report import build_report
+    from omp_session.tools.usage_report import ReportOptions, collect_for, collected_report
 
     paths = _paths(Path(agent))
     target = paths[len(paths) // 2]
@@ -139,8 +138,8 @@ def case_after_append(agent: str, runs: int) -> dict[str, Any]:
         return list_all_sessions(Path(agent) / "sessions")
 
     def usage() -> object:
-        collected = collect_records(paths)
-        return build_report(collected.records, "daily", copied_entries=collected.copied_entries)
+        options = ReportOptions()  # what `usage --all` runs: the daily view
+        return collected_report(collect_for(paths, options, ("daily",)), "daily", options)
 
     def search() -> object:
         with Catalog() as catalog:
@@ -161,8 +160,7 @@ def case_warm(agent: str, runs: int) -> dict[str, Any]:
     from omp_session.tools.catalog import Catalog
     from omp_session.tools.catalog_search import search_store
     from omp_session.tools.search import compile_query
-    from omp_session.tools.usage_records import collect_records
-    from omp_session.tools.usage_report import build_report
+    from omp_session.tools.usage_report import ReportOptions, collect_for, collected_report
     from omp_session.web.usage_view import build_usage_page
 
     paths = _paths(Path(agent))
@@ -180,8 +178,8 @@ def case_warm(agent: str, runs: int) -> dict[str, Any]:
             return catalog.ranked(paths, RARE, limit=20)
 
     def usage() -> object:
-        collected = collect_records(paths)
-        return build_report(collected.records, "daily", copied_entries=collected.copied_entries)
+        options = ReportOptions()  # what `usage --all` runs: the daily view
+        return collected_report(collect_for(paths, options, ("daily",)), "daily", options)
 
     results: dict[str, Any] = {}
     for name, action in (

@@ -17,6 +17,7 @@ from omp_session.tools.listing import session_files
 from omp_session.tools.listing_cache import ListingCache
 from omp_session.tools.search import compile_query, search_sessions
 from omp_session.tools.usage_records import collect_records
+from omp_session.tools.usage_report import VIEWS, ReportOptions, collected_report
 from tests.helpers import assistant, usage
 
 
@@ -41,8 +42,11 @@ def test_the_catalog_serves_a_database_store(pg_store: PostgresStorage, tmp_path
             assert catalog.store is pg_store
             held = collect_records(paths, catalog=catalog)
             assert catalog.sessions_read == 2 and not catalog.uncatalogued
-        assert held.records == full.records and held.titles == full.titles
-        assert sum(record.cost or 0 for record in held.records) == 0.5
+        assert held.titles == full.titles and held.summed and not full.summed
+        for view in VIEWS:
+            got = collected_report(held, view, ReportOptions()).to_dict()
+            assert got == collected_report(full, view, ReportOptions()).to_dict()
+        assert collected_report(held, "daily", ReportOptions()).total.cost == 0.5
 
         # The row grows (omp appends a turn): only the new line is read.
         before = len(pg_store.read_session(first))

@@ -16,7 +16,7 @@ from omp_session.cli import main
 from omp_session.tools.analytics import TABLES, export_store, run_sql, store_tables
 from omp_session.tools.listing import session_files
 from omp_session.tools.usage_records import collect_records
-from omp_session.tools.usage_report import build_report
+from omp_session.tools.usage_report import ReportOptions, collected_report
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "sessions"
 #: The three example queries of docs/cli.md ("Tables for analysts").
@@ -44,7 +44,7 @@ def _snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
 def test_the_usage_table_totals_equal_the_usage_report(store: Path) -> None:
     paths = list(session_files(store))
     tables = store_tables(paths)
-    report = build_report(collect_records(paths).records, "daily")
+    report = collected_report(collect_records(paths), "daily", ReportOptions())
     total = run_sql("select sum(cost), sum(input), sum(output), count(*) from usage", paths=paths).rows[0]
     assert math.isclose(total[0], report.total.cost, rel_tol=1e-9)
     assert (total[1], total[2]) == (report.total.input, report.total.output)

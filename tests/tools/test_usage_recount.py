@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from omp_session.tools.catalog import Catalog
 from omp_session.tools.listing_cache import ListingCache
 from omp_session.tools.usage_records import collect_records
-from omp_session.tools.usage_report import VIEWS, ReportOptions, UsageReport, build_report
+from omp_session.tools.usage_report import VIEWS, ReportOptions, UsageReport, build_report, collected_report
 
 KINDS = ("input", "output", "cacheRead", "cacheWrite")
 MODELS = (
@@ -118,10 +118,10 @@ def _check(report: UsageReport, expected: dict[str, Any]) -> None:
 def _check_all(paths: list[Path], options: ReportOptions) -> None:
     expected = _recount(paths)
     for catalog in (None, Catalog(ListingCache.disabled())):  # the store catalog, then a full read
-        collected = collect_records(paths, catalog=catalog)
+        collected = collect_records(paths, catalog=catalog, zone=options.zone)
         assert collected.copied_entries == 0
         for view in VIEWS:
-            report = build_report(collected.records, view, options, titles=collected.titles)
+            report = collected_report(collected, view, options)
             dated = view in ("daily", "weekly", "monthly", "blocks")
             _check(report, expected["dated" if dated else "every"])
 
@@ -209,6 +209,7 @@ def test_corpora_reports_equal_a_recount() -> None:
         expected = _recount([path])
         for view in VIEWS:
             report = build_report(collected.records, view, ReportOptions(zone=ZoneInfo("Asia/Tokyo")))
+            assert not collected.summed  # (a full read: every record one by one)
             _check(report, expected["dated" if view in ("daily", "weekly", "monthly", "blocks") else "every"])
         checked += 1
     assert checked > 100

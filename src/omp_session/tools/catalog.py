@@ -29,7 +29,7 @@ import os
 import re
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,7 +50,14 @@ from omp_session.tools.entry_kinds import EntryKind, classify
 from omp_session.tools.entry_text import EntryText, entry_text
 from omp_session.tools.listing_cache import FileKey, ListingCache
 from omp_session.tools.summary import is_slash_command, message_text
-from omp_session.tools.usage_facts import CopyKey, RecordFields, entry_facts
+from omp_session.tools.usage_facts import (
+    CopyKey,
+    GroupRow,
+    RecordFields,
+    entry_facts,
+    group_rows,
+    header_facts,
+)
 
 Entry = dict[str, Any]
 
@@ -61,6 +68,7 @@ __all__ = [
     "FactsSession",
     "RankedHit",
     "TextRow",
+    "UsageSession",
     "slim_entry",
 ]
 
@@ -121,6 +129,20 @@ class FactsSession(NamedTuple):
     title: str
     keys: Sequence[CopyKey | None]
     spent: dict[int, RecordFields]
+
+
+class UsageSession(NamedTuple):
+    """What the usage reports need of a catalogued session besides its spend: the header's id,
+    cwd (else ``NO_PROJECT``), timestamp and ``parentSession``, the title, and whether its spend
+    is counted by the copy-once rule rather than summed in SQL (``catalog_files.separate``)."""
+
+    path: str
+    session_id: str
+    project: str
+    started: str
+    parent: str | None
+    title: str
+    separate: bool
 
 
 class TextRow(NamedTuple):
@@ -209,6 +231,10 @@ class _Build:
     resumable: bool = True
     #: False when the session could not be stored (a value JSON or SQLite cannot hold).
     storable: bool = True
+    #: How many of ``slim`` a resumed pass found stored (their ids are in ``catalog_ids``).
+    stored_entries: int = 0
+    #: The stored row's ``separate`` flag, for a resumed pass.
+    separate: bool = False
 
     def title(self) -> str:
         header = self.header or {}
@@ -340,7 +366,7 @@ class Catalog:
         """Bring the rows of ``paths`` up to date (re-reading what changed); returns the paths that
         are sessions the catalog now describes. Sessions it could not store are in
         :attr:`uncatalogued`, unreadable or invalid ones in :attr:`skipped`."""
-        wanted = [Path(path) for path in paths]
+        wanted = [path if isinstance(path, Path) else Path(path) for path in paths]
         with _REFRESHING:  # threads of one process (the viewer's) never index a session twice
             return self._refresh(wanted)
 
@@ -428,15 +454,23 @@ class Catalog:
             return None
         try:
             found = db.execute(
-                "SELECT header, prompt, slim FROM catalog_files WHERE path = ?", (path,)
+                "SELECT header, prompt, slim, (SELECT separate FROM catalog_sessions s WHERE s.path = f.path)"
+                " FROM catalog_files f WHERE path = ?",
+                (path,),
             ).fetchone()
         except sqlite3.Error:
             return None
         if found is None or found[0] is None or found[2] is None:
             return None
         prompt, fallback = orjson.loads(found[1])
+        slim = orjson.loads(found[2])
         return _Build(
-            header=orjson.loads(found[0]), slim=orjson.loads(found[2]), prompt=prompt, fallback=fallback
+            header=orjson.loads(found[0]),
+            slim=slim,
+            prompt=prompt,
+            fallback=fallback,
+            stored_entries=len(slim),
+            separate=bool(found[3]),
         )
 
     def _read(self, path: Path, source: _Source, start: int, build: _Build) -> _Build | None:
@@ -493,6 +527,7 @@ class Catalog:
             return
         with contextlib.suppress(sqlite3.Error), self.cache.transaction() as tx:
             _delete_texts(tx, path)
+            _delete_usage(tx, path)
             tx.execute("DELETE FROM catalog_files WHERE path = ?", (path,))
 
     def _store(self, path: str, source: _Source, build: _Build, *, resumed: _Row | None) -> bool:
@@ -512,6 +547,14 @@ class Catalog:
         except (orjson.JSONEncodeError, UnicodeEncodeError, TypeError):
             self._forget(path)
             return False
+        owner = _digest64(path)
+        held = [key for key in keys if key is not None]
+        new_keys = {_digest64("\x00".join(key)) for key in keys[build.stored_entries :] if key is not None}
+        groups = group_rows(spent.values())
+        columns = header_facts(build.header or {})
+        separate = (
+            build.separate or columns[3] is not None or len(set(held)) != len(held) or not _summable(groups)
+        )
         head = _digest(source.read_at(0, min(_DIGEST_SPAN, end)))
         tail = _digest(source.read_at(max(end - _DIGEST_SPAN, 0), end - max(end - _DIGEST_SPAN, 0)))
         try:
@@ -526,6 +569,20 @@ class Catalog:
                         return tuple(now or ()) == tuple(source.key)  # (another process stored it)
                 for start in range(0, len(build.texts), _BATCH):
                     _insert_texts(tx, path, build.texts[start : start + _BATCH])
+                if resumed is None:
+                    tx.execute("DELETE FROM catalog_keys WHERE owner = ?", (owner,))
+                tx.execute("DELETE FROM catalog_usage WHERE path = ?", (path,))
+                if _share_keys(tx, owner, new_keys):
+                    separate = True
+                if not separate:
+                    tx.executemany(
+                        "INSERT INTO catalog_usage VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                        [(path, *group) for group in groups],
+                    )
+                tx.execute(
+                    "INSERT OR REPLACE INTO catalog_sessions VALUES (?,?,?,?,?,?,?,?)",
+                    (path, owner, *columns, build.title(), int(separate)),
+                )
                 tx.execute(
                     "INSERT OR REPLACE INTO catalog_files VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (
@@ -576,10 +633,67 @@ class Catalog:
         self.uncatalogued.update(wanted - found.keys())
         return [found[os.fspath(path)] for path in fresh if os.fspath(path) in found]
 
-    def usage_facts(self, paths: Iterable[Path | str]) -> dict[str, FactsSession]:
-        """The usage facts of the sessions of ``paths`` the catalog holds (refreshed first), by
-        path; the others are named in :attr:`uncatalogued`. No entry is decoded."""
+    def usage_index(self, paths: Iterable[Path | str]) -> tuple[dict[str, UsageSession], int] | None:
+        """What the reports need of each session of ``paths`` the catalog holds (refreshed first;
+        the others are named in :attr:`uncatalogued`), by path, and how many sessions the catalog
+        holds in all whose spend it sums (not ``separate``); ``None`` when it cannot be read."""
         fresh = self.refresh(paths)
+        db = self.cache.database
+        if db is None:
+            return None
+        wanted = {os.fspath(path) for path in fresh} - self.uncatalogued
+        found: dict[str, UsageSession] = {}
+        held = 0
+        try:
+            for row in db.execute(
+                "SELECT path, session_id, project, started, parent, title, separate FROM catalog_sessions"
+            ):
+                path, session_id, project, started, parent, title, separate = row
+                held += not separate
+                if path in wanted:
+                    found[path] = UsageSession(
+                        path, session_id, project, started, parent, title, bool(separate)
+                    )
+        except sqlite3.Error as exc:
+            self.cache.failed(exc)
+            return None
+        self.uncatalogued.update(wanted - found.keys())
+        return found, held
+
+    def usage_groups(
+        self, paths: Collection[str] | None, *, by: str, by_bucket: bool
+    ) -> list[tuple[Any, ...]] | None:
+        """The stored usage groups (``catalog_usage``) of ``paths`` (``None``: every session's),
+        summed in SQL by model and kind of cost, and by ``by`` (``"time"``: quarter hour,
+        ``"session"``: session id, ``"project"``, ``"path"``), with the quarter hour too when
+        ``by_bucket``: ``([bucket,] [key,] model, recorded, input, output, cacheRead, cacheWrite,
+        cost, turns, first_ms, last_ms)``; ``None`` when the catalog cannot be read or a sum
+        overflows."""
+        db = self.cache.database
+        if db is None:
+            return None
+        column = {"time": "u.bucket", "session": "s.session_id", "project": "s.project", "path": "u.path"}[by]
+        keys = [*(["u.bucket"] if by_bucket and by != "time" else []), column, "u.model", "u.recorded"]
+        joined = " JOIN catalog_sessions s ON s.path = u.path" if column.startswith("s.") else ""
+        where, params = "", []
+        if paths is not None:
+            where = " WHERE u.path IN (SELECT value FROM json_each(?))"
+            params.append(orjson.dumps(sorted(paths)).decode())
+        sql = (
+            f"SELECT {', '.join(keys)}, sum(u.input), sum(u.output), sum(u.cache_read),"
+            f" sum(u.cache_write), sum(u.cost), sum(u.turns), min(u.first_ms), max(u.last_ms)"
+            f" FROM catalog_usage u{joined}{where} GROUP BY {', '.join(keys)}"
+        )
+        try:
+            return db.execute(sql, params).fetchall()
+        except sqlite3.Error:
+            return None
+
+    def usage_facts(self, paths: Iterable[Path | str], *, refresh: bool = True) -> dict[str, FactsSession]:
+        """The usage facts of the sessions of ``paths`` the catalog holds (refreshed first unless
+        ``refresh`` is false), by path; the others are named in :attr:`uncatalogued`. No entry is
+        decoded."""
+        fresh = self.refresh(paths) if refresh else list(paths)
         db = self.cache.database
         if db is None or not fresh:
             return {}
@@ -587,7 +701,9 @@ class Catalog:
         found: dict[str, FactsSession] = {}
         try:
             for text_path, header, title, facts in db.execute(
-                "SELECT path, header, title, facts FROM catalog_files WHERE facts IS NOT NULL"
+                "SELECT path, header, title, facts FROM catalog_files"
+                " WHERE path IN (SELECT value FROM json_each(?)) AND facts IS NOT NULL",
+                (orjson.dumps(sorted(wanted)).decode(),),
             ):
                 if text_path in wanted:
                     data = orjson.loads(facts)
@@ -839,6 +955,63 @@ class RankedHit(NamedTuple):
 
 def _phrase(needle: str) -> str:
     return '"' + needle.replace('"', '""') + '"'
+
+
+def _digest64(text: str) -> int:
+    """A 64-bit digest of ``text`` (signed, as SQLite's integers are)."""
+    data = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(data, "little", signed=True)
+
+
+#: SQLite's integers (a larger one would not be stored, or would overflow a sum).
+_INT_RANGE = range(-(2**62), 2**62)
+
+
+def _summable(groups: Sequence[GroupRow]) -> bool:
+    """Whether SQL sums ``groups`` as Python does: integers well inside SQLite's range, no NaN
+    (SQLite stores NaN as NULL, which a sum skips)."""
+    for group in groups:
+        for value in group[3:9]:
+            if type(value) is int:
+                if value not in _INT_RANGE:
+                    return False
+            elif value != value:  # NaN
+                return False
+    return True
+
+
+def _share_keys(db: sqlite3.Connection, owner: int, keys: set[int]) -> bool:
+    """Record ``keys`` (copy-key digests) as the session ``owner``'s; whether another session
+    holds one of them (both are then ``separate``: their spend is counted by the copy-once rule)."""
+    if not keys:
+        return False
+    others = [
+        row[0]
+        for row in db.execute(
+            "SELECT DISTINCT owner FROM catalog_keys WHERE key IN (SELECT value FROM json_each(?))"
+            " AND owner != ?",
+            (orjson.dumps(sorted(keys)).decode(), owner),
+        )
+    ]
+    db.executemany("INSERT OR IGNORE INTO catalog_keys VALUES (?, ?)", [(key, owner) for key in keys])
+    if not others:
+        return False
+    listed = orjson.dumps(others).decode()
+    db.execute(
+        "UPDATE catalog_sessions SET separate = 1 WHERE owner IN (SELECT value FROM json_each(?))", (listed,)
+    )
+    db.execute(
+        "DELETE FROM catalog_usage WHERE path IN"
+        " (SELECT path FROM catalog_sessions WHERE owner IN (SELECT value FROM json_each(?)))",
+        (listed,),
+    )
+    return True
+
+
+def _delete_usage(db: sqlite3.Connection, path: str) -> None:
+    db.execute("DELETE FROM catalog_usage WHERE path = ?", (path,))
+    db.execute("DELETE FROM catalog_sessions WHERE path = ?", (path,))
+    db.execute("DELETE FROM catalog_keys WHERE owner = ?", (_digest64(path),))
 
 
 def _delete_texts(db: sqlite3.Connection, path: str) -> None:

@@ -8,6 +8,15 @@ version number: ``listing_cache.SCHEMA_VERSION``).
   entries reduced to what the reports count (orjson), ``header`` its header, ``facts`` the usage
   facts of those entries precomputed (``usage_facts.entry_facts``: each copy key, and the record
   fields of the entries that spent), which is all a usage report reads.
+* ``catalog_sessions``: what the usage reports read of each catalogued session besides its spend
+  (a small row, so that reading every session's is one quick scan): the header's id, cwd,
+  timestamp and ``parentSession`` as the reports use them, the title, ``owner`` (a 64-bit digest
+  of the path), and ``separate``, set when the session's spend is counted by the copy-once rule
+  rather than summed in SQL: it names a parent session, holds an entry's copy key twice, shares
+  one with another session (both are marked), or holds a number SQLite would not sum as Python.
+* ``catalog_usage``: the spend of each session not ``separate``, grouped by quarter hour, model and
+  kind of cost (``usage_facts.group_rows``), which the reports sum in SQL.
+* ``catalog_keys``: a 64-bit digest of every entry's copy key with its session's ``owner``.
 * ``catalog_entries`` and ``catalog_text``: one row per entry with conversation text, the same
   rowid in both; the text is in an FTS5 table with the trigram tokenizer (substring matching).
 
@@ -24,6 +33,20 @@ CREATE TABLE IF NOT EXISTS catalog_files (
     indexed_to INTEGER, resumable INTEGER, head BLOB, tail BLOB,
     header BLOB, title TEXT, prompt BLOB, slim BLOB, facts BLOB
 );
+CREATE TABLE IF NOT EXISTS catalog_sessions (
+    path TEXT PRIMARY KEY, owner INTEGER, session_id TEXT, project TEXT, started TEXT, parent TEXT,
+    title TEXT, separate INTEGER
+);
+CREATE INDEX IF NOT EXISTS catalog_sessions_owner ON catalog_sessions(owner);
+CREATE TABLE IF NOT EXISTS catalog_usage (
+    path TEXT, bucket INTEGER, model TEXT, recorded INTEGER, input, output, cache_read, cache_write,
+    cost, turns INTEGER, first_ms INTEGER, last_ms INTEGER
+);
+CREATE INDEX IF NOT EXISTS catalog_usage_path ON catalog_usage(path);
+CREATE TABLE IF NOT EXISTS catalog_keys (
+    key INTEGER, owner INTEGER, PRIMARY KEY (key, owner)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS catalog_keys_owner ON catalog_keys(owner);
 CREATE TABLE IF NOT EXISTS catalog_entries (
     rowid INTEGER PRIMARY KEY, path TEXT, entry_id TEXT, role TEXT, timestamp TEXT,
     tools TEXT, model TEXT
@@ -33,5 +56,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS catalog_text USING fts5(text, tokenize='trigr
 """
 CATALOG_DROP = (
     "DROP TABLE IF EXISTS catalog_files; DROP TABLE IF EXISTS catalog_entries;"
-    " DROP TABLE IF EXISTS catalog_text;"
+    " DROP TABLE IF EXISTS catalog_text; DROP TABLE IF EXISTS catalog_usage;"
+    " DROP TABLE IF EXISTS catalog_keys; DROP TABLE IF EXISTS catalog_ids;"
+    " DROP TABLE IF EXISTS catalog_sessions;"
 )

@@ -37,7 +37,9 @@ __all__ = ["SCHEMA_VERSION", "FileKey", "ListingCache", "cache_path", "read_file
 # 5: the store catalog's tables (``catalog.py``): per-session entry facts and the full-text index.
 # 6: a first prompt skips an agent's environment context (issue 30 #5).
 # 7: an imported session is dated by its conversation, not by its import (issue 27 #5).
-SCHEMA_VERSION = 8
+# 8: each session's usage facts precomputed (``catalog_files.facts``).
+# 9: the catalog's usage groups, entry-id digests and header columns (summed in SQL).
+SCHEMA_VERSION = 9
 _SCHEMA = (
     """
 CREATE TABLE IF NOT EXISTS infos (

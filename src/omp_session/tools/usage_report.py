@@ -32,12 +32,13 @@ import csv
 import io
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta, timezone, tzinfo
+from datetime import date, timedelta, timezone, tzinfo
 from pathlib import Path
 from typing import Any
 
-from omp_session.format.ids import ms_to_datetime
 from omp_session.tools.pricing import PriceTable, canonical_model, default_prices
+from omp_session.tools.usage_facts import QuarterDays, UsageGroup, group_of
+from omp_session.tools.usage_facts import local_time as _local
 from omp_session.tools.usage_records import (
     SUB_AGENT,
     UNKNOWN_MODEL,
@@ -53,7 +54,9 @@ __all__ = [
     "ReportOptions",
     "UsageReport",
     "UsageRow",
+    "build_grouped",
     "build_report",
+    "collect_for",
     "collected_report",
     "model_name",
     "priced",
@@ -170,18 +173,18 @@ class UsageRow:
     def is_estimated(self) -> bool:
         return self.estimated_cost > 0
 
-    def add(self, record: UsageRecord, model: str, cost: float, estimated: bool, unpriced: bool) -> None:
-        self.input += record.input
-        self.output += record.output
-        self.cache_read += record.cache_read
-        self.cache_write += record.cache_write
+    def add(self, group: UsageGroup, model: str, cost: float, estimated: bool, unpriced: bool) -> None:
+        self.input += group.input
+        self.output += group.output
+        self.cache_read += group.cache_read
+        self.cache_write += group.cache_write
         self.cost += cost
         if estimated:
             self.estimated_cost += cost
         if unpriced:
-            self.unpriced_turns += 1
+            self.unpriced_turns += group.turns
             self.unpriced_models.add(model)
-        self.turns += 1
+        self.turns += group.turns
         self.models[model] = self.models.get(model, 0.0) + cost
 
     def to_dict(self, zone: tzinfo = timezone.utc) -> dict[str, Any]:
@@ -275,22 +278,12 @@ def _zone_name(zone: tzinfo) -> str:
     return key if isinstance(key, str) else str(zone.tzname(None) or zone)
 
 
-def _local(ms: int | None, zone: tzinfo) -> datetime | None:
-    moment = ms_to_datetime(ms)
-    if moment is None:
-        return None
-    try:
-        return moment.astimezone(zone)
-    except (OverflowError, ValueError):  # a year at the edge of Python's range
-        return None
-
-
 def _iso(ms: int, zone: tzinfo) -> str:
     moment = _local(ms, zone)
     return moment.isoformat(timespec="seconds") if moment is not None else str(ms)
 
 
-def model_name(record: UsageRecord) -> str:
+def model_name(record: UsageRecord | UsageGroup) -> str:
     """The row a record's model is counted in (one per model, its aliases merged)."""
     if record.model in (SUB_AGENT, UNKNOWN_MODEL):
         return record.model
@@ -298,24 +291,26 @@ def model_name(record: UsageRecord) -> str:
 
 
 def priced(record: UsageRecord, prices: PriceTable) -> tuple[float, bool, bool]:
-    """``(cost, estimated, unpriced)`` of one record. A recorded zero for spent tokens is not a
-    price (omp 18.2.3's importers write zeros; omp records zero for a model it cannot price)."""
-    tokens = record.tokens
-    if record.cost is not None and (record.cost != 0 or not tokens):
-        return record.cost, False, False
-    if not tokens:
-        return 0.0, False, False
-    price = prices.price_of(record.model)
+    """``(cost, estimated, unpriced)`` of one record (:func:`usage_facts.is_recorded` decides
+    whether its recorded cost counts)."""
+    return _priced(group_of(record), prices)
+
+
+def _priced(group: UsageGroup, prices: PriceTable) -> tuple[float, bool, bool]:
+    """``(cost, estimated, unpriced)`` of a group: its recorded cost, else its tokens priced."""
+    if group.recorded:
+        return group.cost, False, False
+    price = prices.price_of(group.model)
     if price is None:
         return 0.0, False, True
-    return price.cost(record.input, record.output, record.cache_read, record.cache_write), True, False
+    return price.cost(group.input, group.output, group.cache_read, group.cache_write), True, False
 
 
 def _week_start(day: date, start_of_week: int) -> date:
     return day - timedelta(days=(day.weekday() - start_of_week) % 7)
 
 
-def _key(view: str, record: UsageRecord, day: date | None, options: ReportOptions) -> str | None:
+def _key(view: str, record: UsageGroup, day: date | None, options: ReportOptions) -> str | None:
     if view == "daily":
         return day.isoformat() if day else None
     if view == "weekly":
@@ -352,19 +347,49 @@ def build_report(
 
     ``titles`` (session id → title) labels the session view's rows; ``copied_entries`` and
     ``skipped`` are passed through to the report for the caller that read the records."""
+    return build_grouped(
+        map(group_of, records),
+        view,
+        options,
+        titles=titles,
+        copied_entries=copied_entries,
+        skipped=skipped,
+    )
+
+
+#: The views whose rows are dates (the others need a record's date only for a date range).
+_DATED = ("daily", "weekly", "monthly", "blocks")
+
+
+def build_grouped(
+    groups: Iterable[UsageGroup],
+    view: str,
+    options: ReportOptions | None = None,
+    *,
+    titles: Mapping[str, str] | None = None,
+    copied_entries: int = 0,
+    skipped: Sequence[tuple[str, str]] = (),
+) -> UsageReport:
+    """:func:`build_report` of records already summed in groups (each group lies in one day of
+    the report's zone when the view is dated or a date range is set; a :class:`ValueError` if
+    not, since it cannot be split here)."""
     if view not in VIEWS:
         raise ValueError(f"unknown usage view {view!r}; one of {', '.join(VIEWS)}")
     options = options or ReportOptions()
     names = titles or {}
     total = UsageRow("total")
-    kept: list[tuple[UsageRecord, date | None, str, float, bool, bool]] = []
-    for record in records:
-        moment = _local(record.timestamp_ms, options.zone)
-        day = moment.date() if moment is not None else None
-        if not _in_range(day, options):
+    dated = view in _DATED or options.since is not None or options.until is not None
+    kept: list[tuple[UsageGroup, date | None, str, float, bool, bool]] = []
+    days = QuarterDays(options.zone)
+    models: dict[str, str] = {}
+    for record in groups:
+        day = days.of(record.first_ms, record.last_ms) if dated else None
+        if dated and not _in_range(day, options):
             continue
-        model = model_name(record)
-        cost, estimated, unpriced = priced(record, options.prices)
+        model = models.get(record.model)
+        if model is None:
+            model = models[record.model] = model_name(record)
+        cost, estimated, unpriced = _priced(record, options.prices)
         kept.append((record, day, model, cost, estimated, unpriced))
     if view == "blocks":
         rows = _blocks(kept, options)
@@ -410,17 +435,19 @@ def _block_key(ms: int, zone: tzinfo) -> str:
 
 
 def _blocks(
-    kept: list[tuple[UsageRecord, date | None, str, float, bool, bool]], options: ReportOptions
+    kept: list[tuple[UsageGroup, date | None, str, float, bool, bool]], options: ReportOptions
 ) -> list[UsageRow]:
+    # A group lies in one quarter hour (or is one record), which no block boundary splits: the
+    # first record of a group decides whether it starts a block (usage_facts.BUCKET_MS).
     dated = sorted(
-        (item for item in kept if item[0].timestamp_ms is not None and item[1] is not None),
-        key=lambda item: item[0].timestamp_ms or 0,
+        (item for item in kept if item[0].first_ms is not None and item[1] is not None),
+        key=lambda item: item[0].first_ms or 0,
     )
     rows: list[UsageRow] = []
     current: UsageRow | None = None
     for record, _day, model, cost, estimated, unpriced in dated:
-        moment = record.timestamp_ms
-        assert moment is not None
+        moment, latest = record.first_ms, record.last_ms
+        assert moment is not None and latest is not None
         block = current.block if current is not None else None
         if block is None or moment - block.start_ms >= BLOCK_MS or moment - block.last_ms > BLOCK_MS:
             if block is not None and moment - block.last_ms > BLOCK_MS:
@@ -432,7 +459,7 @@ def _blocks(
             current = UsageRow(_block_key(start, options.zone), block=block)
             rows.append(current)
         assert current is not None
-        block.last_ms = moment
+        block.last_ms = max(block.last_ms, latest)
         current.add(record, model, cost, estimated, unpriced)
     now = options.now_ms
     if current is not None and current.block is not None and now is not None:
@@ -473,13 +500,22 @@ def usage_report(
         raise ValueError(f"unknown usage view {view!r}; one of {', '.join(VIEWS)}")
     if options is None:
         options = ReportOptions(since=since, until=until)
-    return collected_report(collect_records(paths), view, options)
+    return collected_report(collect_for(paths, options, (view,)), view, options)
+
+
+def collect_for(
+    paths: Iterable[Path | str], options: ReportOptions, views: Sequence[str] = VIEWS
+) -> CollectedRecords:
+    """The records of ``paths`` collected for reports of ``views`` with ``options``."""
+    ranged = options.since is not None or options.until is not None
+    return collect_records(paths, zone=options.zone, ranged=ranged, views=views)
 
 
 def collected_report(collected: CollectedRecords, view: str, options: ReportOptions) -> UsageReport:
-    """The ``view`` report of records collected once (the viewer's page builds several)."""
-    return build_report(
-        collected.records,
+    """The ``view`` report of records collected once (the viewer's page builds several), with
+    the ``options`` they were collected for (:func:`collect_for`)."""
+    return build_grouped(
+        collected.groups(view),
         view,
         options,
         titles=collected.titles,

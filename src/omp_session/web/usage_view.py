@@ -12,8 +12,13 @@ from datetime import date
 from pathlib import Path
 
 from omp_session.rendering.format import format_cost, format_tokens
-from omp_session.tools.usage_records import collect_records
-from omp_session.tools.usage_report import ReportOptions, UsageReport, UsageRow, collected_report
+from omp_session.tools.usage_report import (
+    ReportOptions,
+    UsageReport,
+    UsageRow,
+    collect_for,
+    collected_report,
+)
 
 __all__ = ["UsagePage", "build_usage_page"]
 
@@ -112,8 +117,8 @@ def _project_bars(projects: UsageReport) -> list[HBar]:
 
 def build_usage_page(paths: list[Path], since: date | None, until: date | None) -> UsagePage:
     """The usage page of the sessions at ``paths`` (entries dated ``since``..``until`` when given)."""
-    collected = collect_records(paths)
     options = ReportOptions(since=since, until=until)
+    collected = collect_for(paths, options, ("daily", "project", "model"))
 
     def report(view: str) -> UsageReport:
         return collected_report(collected, view, options)
