@@ -18,15 +18,18 @@ from typing import Any
 import orjson
 
 from bench.measure import drop_from_page_cache, settle, timed
-from omp_session import SessionManager
+from omp_session import Runtime, SessionManager, Tuning
 from omp_session.dialects import OMP_18_2
-from omp_session.store._indexed import offsets as offset_index
 from omp_session.store._indexed.offsets import drop_index
 from omp_session.tools.listing import list_sessions
 from omp_session.tools.listing_cache import cache_path
 
 _MESSAGE = {"role": "user", "content": "a small message of a few words", "timestamp": 1}
 _TAIL_BLOCK = 64 * 1024
+
+
+#: The full load, for comparison: no file takes the offset-index paths.
+_FULL = Runtime(tuning=Tuning(min_indexed_bytes=1 << 62))
 
 
 def _read(path: str) -> bytes:
@@ -90,8 +93,7 @@ def open_context(path: str, runs: int, mode: str) -> dict[str, Any]:
     ``warm`` (offset index present, file cached), ``cold`` (no index, file evicted from the page
     cache: the first open of a session omp wrote) or ``full`` (the index switched off, cached)."""
     _read(path)
-    if mode == "full":
-        offset_index.MIN_INDEXED_BYTES = 1 << 62
+    runtime = _FULL if mode == "full" else None
     if mode == "warm":
         _open_context(path)  # make sure the index exists
     before = (lambda: _cold(path)) if mode == "cold" else None
@@ -102,7 +104,7 @@ def open_context(path: str, runs: int, mode: str) -> dict[str, Any]:
             before()
         gc.collect()
         start = time.perf_counter()
-        manager = SessionManager.open(path)
+        manager = SessionManager.open(path, runtime=runtime)
         context = manager.build_session_context()
         settle()
         samples.append(time.perf_counter() - start)
@@ -230,9 +232,7 @@ def rss(path: str, mode: str) -> dict[str, Any]:
     else:
         if mode == "cold":
             drop_index(path)
-        elif mode == "full":
-            offset_index.MIN_INDEXED_BYTES = 1 << 62
-        manager = SessionManager.open(path, read_only=True)
+        manager = SessionManager.open(path, read_only=True, runtime=_FULL if mode == "full" else None)
         kept = manager.get_entries()
         if mode == "entries":  # the caller walks every entry, keeping none (issue 12 item 5)
             assert sum(1 for _ in kept) == len(kept)

@@ -21,19 +21,18 @@ from typing import Any
 from omp_session import SessionManager, load_session_file
 from omp_session.errors import CorruptSessionError, SessionNotFoundError, UnsupportedByDialectError
 from omp_session.format.title_slot import TitleSlot, encode_slot, parsed_slot_dict
-from omp_session.store.configured import configured_storage
+from omp_session.store import SessionStorage
 from omp_session.store.file_sessions import session_storage
 from tests.conformance_harness import PROBE, blob_names, lines_raw, tree_flat, tree_return
 
 NO_MANAGER = "no current SessionManager: start with create/open/continueRecent/inMemory/forkFrom"
 
 
-# -- session files, or rows of the configured store (tests/postgres runs the corpus on PostgreSQL) --
+# -- session files, or rows of a ``store`` (tests/postgres runs the corpus on PostgreSQL) -----------
 
 
-def _put(target: Path, data: bytes) -> None:
-    """Write a whole session at ``target``: a file, or the row of a database store."""
-    store: Any = configured_storage()
+def _put(target: Path, data: bytes, store: Any) -> None:
+    """Write a whole session at ``target``: a file, or the row of a database ``store``."""
     if store is None or not target.name.endswith(".jsonl"):  # a pins file stays a file
         target.write_bytes(data)
         return
@@ -41,32 +40,29 @@ def _put(target: Path, data: bytes) -> None:
     store.write_session(target, data, expected_size=found.size if found is not None else None)
 
 
-def _read(path: Path) -> bytes:
-    return session_storage().read_session(path)
+def _read(path: Path, store: SessionStorage | None) -> bytes:
+    return session_storage(store).read_session(path)
 
 
-def _exists(path: str | None) -> bool:
+def _exists(path: str | None, store: SessionStorage | None) -> bool:
     if path is None:
         return False
-    store = configured_storage()
     return os.path.exists(path) if store is None else store.session_exists(Path(path))
 
 
-def _lines(path: Path) -> list[str]:
-    return lines_raw(path, session_storage())
+def _lines(path: Path, store: SessionStorage | None) -> list[str]:
+    return lines_raw(path, session_storage(store))
 
 
-def _list_dir(directory: Path) -> list[str]:
-    store = configured_storage()
+def _list_dir(directory: Path, store: SessionStorage | None) -> list[str]:
     if store is None:
         return sorted(os.listdir(directory))
     names = [found.path.name for found in store.list_sessions(directory)]
     return sorted(names + [folder.name for folder in store.list_directories(directory)])
 
 
-def _session_paths(directory: Path) -> list[Path]:
+def _session_paths(directory: Path, store: SessionStorage | None) -> list[Path]:
     """``directory/*.jsonl`` and ``directory/*/*.jsonl``."""
-    store = configured_storage()
     if store is None:
         return [*directory.glob("*.jsonl"), *directory.glob("*/*.jsonl")]
     folders = [directory, *store.list_directories(directory)]
@@ -101,16 +97,23 @@ def snapshot(manager: SessionManager) -> dict[str, Any]:
     }
 
 
-def run_load_case(case_file: Path, work: Path, agent_dir: Path, dialect: str = "18.2") -> dict[str, Any]:
+def run_load_case(
+    case_file: Path,
+    work: Path,
+    agent_dir: Path,
+    dialect: str = "18.2",
+    storage: SessionStorage | None = None,
+) -> dict[str, Any]:
+    """Run a load case on a file (or on a row of ``storage``: the factories are given it)."""
     directory = work / "load"
     directory.mkdir()
     target = directory / "input.jsonl"
-    _put(target, case_file.read_bytes())
-    before = _read(target)
+    _put(target, case_file.read_bytes(), storage)
+    before = _read(target, storage)
     os.chdir(directory)  # omp 18 gives a fresh header the process cwd
     raw: dict[str, Any] = {"dir": str(directory)}
     try:
-        manager = SessionManager.open(target, dialect=dialect)
+        manager = SessionManager.open(target, dialect=dialect, storage=storage)
     except Exception as exc:
         raw["load_error"] = oracle_error(exc)
     else:
@@ -118,19 +121,19 @@ def run_load_case(case_file: Path, work: Path, agent_dir: Path, dialect: str = "
         raw["sessionName"] = manager.get_session_name()
         raw["titleSource"] = manager.get_title_source()
         manager.close()
-    raw["file_changed_by_load"] = _read(target) != before
+    raw["file_changed_by_load"] = _read(target, storage) != before
     if raw["file_changed_by_load"]:
-        raw["file_after_load_raw"] = _lines(target)
+        raw["file_after_load_raw"] = _lines(target, storage)
 
     shutil.rmtree(agent_dir / "blobs", ignore_errors=True)
     directory2 = work / "append"
     directory2.mkdir()
     target2 = directory2 / "input.jsonl"
-    _put(target2, case_file.read_bytes())
+    _put(target2, case_file.read_bytes(), storage)
     os.chdir(directory2)
     returns: list[Any]
     try:
-        manager2 = SessionManager.open(target2, dialect=dialect)
+        manager2 = SessionManager.open(target2, dialect=dialect, storage=storage)
     except Exception as exc:
         returns = [oracle_error(exc), {"__error__": NO_MANAGER, "__error_name__": "Error"}]
     else:
@@ -139,7 +142,7 @@ def run_load_case(case_file: Path, work: Path, agent_dir: Path, dialect: str = "
     raw["after_append"] = {
         "dir": str(directory2),
         "returns": returns,
-        "file_lines_raw": _lines(target2),
+        "file_lines_raw": _lines(target2, storage),
         "blobs": blob_names(agent_dir),
     }
     return raw
@@ -157,11 +160,11 @@ def _substitute(value: Any, directory: str, returns: list[Any], home: str = "$HO
     return value
 
 
-def read_file(path: str | None) -> list[Any] | None:
-    if path is None or not _exists(path):
+def read_file(path: str | None, store: SessionStorage | None = None) -> list[Any] | None:
+    if path is None or not _exists(path, store):
         return None
     out = []
-    for line in _lines(Path(path)):
+    for line in _lines(Path(path), store):
         try:
             out.append(json.loads(line))
         except ValueError:
@@ -169,10 +172,10 @@ def read_file(path: str | None) -> list[Any] | None:
     return out
 
 
-def read_title_slot(path: str | None) -> dict[str, Any] | None:
-    if path is None or not _exists(path):
+def read_title_slot(path: str | None, store: SessionStorage | None = None) -> dict[str, Any] | None:
+    if path is None or not _exists(path, store):
         return None
-    data = _read(Path(path))
+    data = _read(Path(path), store)
     end = data.find(b"\n")
     if end < 0:
         return None
@@ -329,10 +332,9 @@ def _batch(m: SessionManager, a: dict[str, Any]) -> list[Any]:
     return result
 
 
-def _files(directory: Path, home: Path) -> list[dict[str, Any]]:
+def _files(directory: Path, home: Path, store: SessionStorage | None) -> list[dict[str, Any]]:
     """Session files of ``directory`` (and its sub-directories) and of the default session dirs
     below the agent dir ``home``."""
-    store = configured_storage()
     homes = (
         [
             found.path
@@ -342,20 +344,26 @@ def _files(directory: Path, home: Path) -> list[dict[str, Any]]:
         if store is not None
         else list(home.glob("sessions/*/*.jsonl"))
     )
-    paths = [*_session_paths(directory), *homes]
-    return [{"path": str(p), "file_lines_raw": _lines(p)} for p in sorted(paths)]
+    paths = [*_session_paths(directory, store), *homes]
+    return [{"path": str(p), "file_lines_raw": _lines(p, store)} for p in sorted(paths)]
 
 
-def _manager_op(name: str, args: dict[str, Any], dialect: str) -> SessionManager:
+def _manager_op(
+    name: str, args: dict[str, Any], dialect: str, store: SessionStorage | None
+) -> SessionManager:
     """The manager a ``create``/``open``/``continueRecent``/``inMemory``/``forkFrom`` op makes."""
     if name == "create":
-        return SessionManager.create(args["cwd"], args.get("dir"), dialect=dialect)
+        return SessionManager.create(args["cwd"], args.get("dir"), dialect=dialect, storage=store)
     if name == "open":
         return SessionManager.open(
-            args["file"], args.get("dir"), dialect=dialect, throw_if_missing=bool(args.get("throwIfMissing"))
+            args["file"],
+            args.get("dir"),
+            dialect=dialect,
+            throw_if_missing=bool(args.get("throwIfMissing")),
+            storage=store,
         )
     if name == "continueRecent":
-        return SessionManager.continue_recent(args["cwd"], args.get("dir"), dialect=dialect)
+        return SessionManager.continue_recent(args["cwd"], args.get("dir"), dialect=dialect, storage=store)
     if name == "forkFrom":
         return SessionManager.fork_from(
             args["source"],
@@ -364,6 +372,7 @@ def _manager_op(name: str, args: dict[str, Any], dialect: str) -> SessionManager
             dialect=dialect,
             reset_inherited_cost=bool(args.get("resetInheritedCost")),
             repair_interrupted_tail=bool(args.get("repairInterruptedTail")),
+            storage=store,
         )
     return SessionManager.in_memory(args.get("cwd"), dialect=dialect)
 
@@ -372,18 +381,20 @@ def _infos(found: list[Any]) -> list[dict[str, Any]]:
     return [info.to_dict() for info in found]
 
 
-#: Ops that need no current manager: ``(args, dialect) -> result``.
-_STATIC_OPS: dict[str, Callable[[dict[str, Any], str], Any]] = {
-    "list": lambda a, d: _infos(SessionManager.list(a["cwd"], a.get("dir"), dialect=d)),
-    "listAll": lambda a, d: _infos(SessionManager.list_all(dialect=d)),
-    "listForPicker": lambda a, d: _infos(SessionManager.list_for_picker(a["cwd"], a.get("dir"), dialect=d)),
-    "listAllForPicker": lambda a, d: _infos(SessionManager.list_all_for_picker(dialect=d)),
-    "findMostRecentSession": lambda a, d: SessionManager.find_most_recent_session(a["dir"]),
-    "peekSessionInit": lambda a, d: SessionManager.peek_session_init(a["file"]),
-    "listDir": lambda a, d: _list_dir(Path(a["dir"])),
-    "sleep": lambda a, d: time.sleep(a["ms"] / 1000),
-    "loadSessionFile": lambda a, d: load_session_file(
-        a["file"], throw_if_missing=bool(a.get("throwIfMissing"))
+#: Ops that need no current manager: ``(args, dialect, store) -> result``.
+_STATIC_OPS: dict[str, Callable[[dict[str, Any], str, SessionStorage | None], Any]] = {
+    "list": lambda a, d, s: _infos(SessionManager.list(a["cwd"], a.get("dir"), dialect=d, storage=s)),
+    "listAll": lambda a, d, s: _infos(SessionManager.list_all(dialect=d, storage=s)),
+    "listForPicker": lambda a, d, s: _infos(
+        SessionManager.list_for_picker(a["cwd"], a.get("dir"), dialect=d, storage=s)
+    ),
+    "listAllForPicker": lambda a, d, s: _infos(SessionManager.list_all_for_picker(dialect=d, storage=s)),
+    "findMostRecentSession": lambda a, d, s: SessionManager.find_most_recent_session(a["dir"], storage=s),
+    "peekSessionInit": lambda a, d, s: SessionManager.peek_session_init(a["file"], storage=s),
+    "listDir": lambda a, d, s: _list_dir(Path(a["dir"]), s),
+    "sleep": lambda a, d, s: time.sleep(a["ms"] / 1000),
+    "loadSessionFile": lambda a, d, s: load_session_file(
+        a["file"], throw_if_missing=bool(a.get("throwIfMissing")), storage=s
     ).to_dict(),
 }
 
@@ -412,9 +423,11 @@ def run_ops_case(
     agent_dir: Path,
     dialect: str = "18.2",
     home: Path | None = None,
+    storage: SessionStorage | None = None,
 ) -> dict[str, Any]:
     """Run an op script; ``home`` is the sandbox HOME that ``$HOME`` stands for (the agent dir
-    is then ``home/.omp/agent``, which the caller has made the process's agent dir)."""
+    is then ``home/.omp/agent``, which the caller has made the process's agent dir). The
+    sessions are files, else rows of ``storage`` (every factory and listing is given it)."""
     returns: list[Any] = []
     current: SessionManager | None = None
     for op in ops:
@@ -433,27 +446,29 @@ def run_ops_case(
                 ):
                     previous.close()
                     previous = current = None
-                current = _manager_op(name, args, dialect)
+                current = _manager_op(name, args, dialect, storage)
                 result = current.get_session_file() if name != "inMemory" else None
                 if previous is not None:
                     previous.close()
             elif name in _STATIC_OPS:
-                result = _STATIC_OPS[name](args, dialect)
+                result = _STATIC_OPS[name](args, dialect, storage)
             elif name == "writeFile":
                 target = Path(args["file"])
                 target.parent.mkdir(parents=True, exist_ok=True)
-                _put(target, args["content"].encode("utf-8"))
+                _put(target, args["content"].encode("utf-8"), storage)
                 result = args["file"]
             elif name == "readFile":
-                result = read_file(args.get("file") or (current.get_session_file() if current else None))
+                result = read_file(
+                    args.get("file") or (current.get_session_file() if current else None), storage
+                )
             elif name == "readTitleSlot":
                 result = read_title_slot(
-                    args.get("file") or (current.get_session_file() if current else None)
+                    args.get("file") or (current.get_session_file() if current else None), storage
                 )
             elif current is None:
                 result = {"__error__": NO_MANAGER, "__error_name__": "Error"}
             elif name == "fileExists":
-                result = _exists(args.get("file") or current.get_session_file())
+                result = _exists(args.get("file") or current.get_session_file(), storage)
             elif name == "fork":
                 result = _fork(current)
             elif name == "newSession":
@@ -490,7 +505,7 @@ def run_ops_case(
         return {
             "dir": str(directory),
             "returns": returns,
-            "files": _files(directory, agent_dir),
+            "files": _files(directory, agent_dir, storage),
             "blobs": blob_names(agent_dir),
             **{key: None for key in _MANAGER_KEYS},
             **({"home": str(home)} if home is not None else {}),
@@ -500,12 +515,12 @@ def run_ops_case(
         "dir": str(directory),
         "returns": returns,
         "file": file,
-        "file_exists": _exists(file),
-        "files": _files(directory, agent_dir),
+        "file_exists": _exists(file, storage),
+        "files": _files(directory, agent_dir, storage),
         "sessionId": current.get_session_id(),
         "sessionName": current.get_session_name(),
         "blobs": blob_names(agent_dir),
-        "title_slot": read_title_slot(file),
+        "title_slot": read_title_slot(file, storage),
         "manager_state": {
             "sessionName": current.get_session_name(),
             "titleSource": current.get_title_source(),

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from omp_session import SessionManager
+from omp_session.store import SessionStorage
 from tests.conformance_omp18_harness import run_load_case, run_ops_case
 
 CORPUS = Path(__file__).parent / "conformance_omp18"
@@ -46,11 +47,11 @@ def _assert_same(got: dict[str, Any], expected: dict[str, Any]) -> None:
         assert got.get(key) == expected[key], f"mismatch in {key!r}"
 
 
-def check_load_case(case: str, work: Path, agent_dir: Path) -> None:
-    """Run load case ``case`` (in the configured store: files unless a test chose another) and
-    compare it with its expected file."""
+def check_load_case(case: str, work: Path, agent_dir: Path, storage: SessionStorage | None = None) -> None:
+    """Run load case ``case`` (on a file, else on a row of ``storage``) and compare it with its
+    expected file."""
     case_file = CORPUS / "load" / f"{case}.jsonl"
-    raw = run_load_case(case_file, work, agent_dir, "18.2")
+    raw = run_load_case(case_file, work, agent_dir, "18.2", storage)
     text = case_file.read_bytes().decode("utf-8", errors="surrogateescape")
     got = normalize.normalize_load(raw, text)
     expected = _expected(CORPUS / "load" / f"{case}.expected.json")
@@ -97,11 +98,13 @@ def test_unknown_types_open_where_omp18_throws(tmp_path: Path, isolated_agent_di
     assert appended["message"]["content"] == "probe"
 
 
-def check_ops_case(case: str, directory: Path, agent_dir: Path) -> None:
-    """Run ops case ``case`` in ``directory`` (of the configured store) and compare it."""
+def check_ops_case(
+    case: str, directory: Path, agent_dir: Path, storage: SessionStorage | None = None
+) -> None:
+    """Run ops case ``case`` in ``directory`` (of files, else of ``storage``) and compare it."""
     script = json.loads((CORPUS / "ops" / f"{case}.json").read_text(encoding="utf-8"))
     ops = script["ops"] if isinstance(script, dict) else script
-    raw = run_ops_case(ops, directory, agent_dir, "18.2")
+    raw = run_ops_case(ops, directory, agent_dir, "18.2", storage=storage)
     got = normalize.normalize_ops(raw, ops)
     expected = _expected(CORPUS / "ops" / f"{case}.expected.json")
     _assert_same(got, expected)

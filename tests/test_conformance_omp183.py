@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from omp_session import SessionManager
+from omp_session.store import SessionStorage
 from tests.conformance_omp18_harness import run_load_case, run_ops_case
 
 CORPUS = Path(__file__).parent / "conformance_omp183"
@@ -49,9 +50,9 @@ def _assert_same(got: dict[str, Any], expected: dict[str, Any]) -> None:
         assert got.get(key) == expected[key], f"mismatch in {key!r}"
 
 
-def check_load_case(case: str, work: Path, agent_dir: Path) -> None:
+def check_load_case(case: str, work: Path, agent_dir: Path, storage: SessionStorage | None = None) -> None:
     case_file = CORPUS / "load" / f"{case}.jsonl"
-    raw = run_load_case(case_file, work, agent_dir, DIALECT)
+    raw = run_load_case(case_file, work, agent_dir, DIALECT, storage)
     text = case_file.read_bytes().decode("utf-8", errors="surrogateescape")
     got = normalize.normalize_load(raw, text)
     expected = _expected(CORPUS / "load" / f"{case}.expected.json")
@@ -91,10 +92,10 @@ def test_unknown_types_open_where_omp183_throws(tmp_path: Path, isolated_agent_d
     assert appended["id"] == probe and appended["parentId"] == lines[-1]["id"]
 
 
-def check_ops_case(case: str, directory: Path, home: Path) -> None:
+def check_ops_case(case: str, directory: Path, home: Path, storage: SessionStorage | None = None) -> None:
     script = json.loads((CORPUS / "ops" / f"{case}.json").read_text(encoding="utf-8"))
     ops = script["ops"] if isinstance(script, dict) else script
-    raw = run_ops_case(ops, directory, home / ".omp" / "agent", DIALECT, home)
+    raw = run_ops_case(ops, directory, home / ".omp" / "agent", DIALECT, home, storage)
     got = normalize.normalize_ops(raw, ops)
     expected = _expected(CORPUS / "ops" / f"{case}.expected.json")
     _assert_same(got, expected)

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from omp_session import SessionManager
-from omp_session.store._indexed import offsets as offset_index
+from omp_session import Runtime, SessionManager, Tuning
 from omp_session.store._indexed.lazy_index import LazySessionIndex
 from tests.helpers import HEADER, assistant, user
 
@@ -154,14 +153,12 @@ def test_lines_a_transform_may_change_are_encoded(tmp_path: Path) -> None:
     assert lines[3] == ODD_LINES[1].replace(b'"a1"', b'"p2"')  # its neighbours are still copied
 
 
-def test_the_lazy_open_through_the_offset_index_copies_too(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(offset_index, "MIN_INDEXED_BYTES", 256)
+def test_the_lazy_open_through_the_offset_index_copies_too(tmp_path: Path) -> None:
+    runtime = Runtime(tuning=Tuning(min_indexed_bytes=256))  # a small file takes the fast path
     path = tmp_path / "indexed.jsonl"
     _write(path, ODD_LINES[:3])
-    SessionManager.open(path, read_only=True).close()  # the cold open writes the index
-    with SessionManager.open(path) as session:  # the warm open reads through it
+    SessionManager.open(path, read_only=True, runtime=runtime).close()  # the cold open writes the index
+    with SessionManager.open(path, runtime=runtime) as session:  # the warm open reads through it
         session.append_message(user("tail"))
         session.set_session_name("renamed")
         index = session._state.index
@@ -171,7 +168,7 @@ def test_the_lazy_open_through_the_offset_index_copies_too(
         assert [entry["id"] for entry in session.get_entries()][:3] == ["a1", "a2", "a3"]
         assert len(session.get_entries()) == 5
     assert _lines(path)[1:4] == ODD_LINES[:3]
-    reloaded = SessionManager.open(path, read_only=True).get_entries()
+    reloaded = SessionManager.open(path, read_only=True, runtime=runtime).get_entries()
     assert [entry["id"] for entry in reloaded][:3] == ["a1", "a2", "a3"]
 
 

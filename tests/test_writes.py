@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from omp_session import SessionManager
-from omp_session.store._indexed.offsets import MIN_INDEXED_BYTES
+from omp_session.store.tuning import DEFAULT_TUNING
 from omp_session.tools.listing import list_sessions
 
 ASSISTANT = {
@@ -71,7 +71,9 @@ def test_in_memory_writes_nothing_but_put_blob(isolated_agent_dir: Path, tmp_pat
 
 def _large_session(directory: Path) -> Path:
     with SessionManager.create("/work/project", directory) as session:
-        session.append_message({"role": "user", "content": "q" * MIN_INDEXED_BYTES, "timestamp": 1})
+        session.append_message(
+            {"role": "user", "content": "q" * DEFAULT_TUNING.min_indexed_bytes, "timestamp": 1}
+        )
         session.append_message(ASSISTANT)
         return Path(str(session.get_session_file()))
 

@@ -134,14 +134,11 @@ def test_an_import_without_a_header_hint_spools_and_writes_the_same_session(tmp_
 
 
 @pytest.mark.parametrize("chunk", [7, 64, 1 << 20])
-def test_lines_containing_finds_every_line_backwards_across_chunks(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
-) -> None:
+def test_lines_containing_finds_every_line_backwards_across_chunks(tmp_path: Path, chunk: int) -> None:
     import random
 
     from omp_session.importers import jsonl
 
-    monkeypatch.setattr(jsonl, "_WINDOW", chunk)
     rng = random.Random(5)
     lines = [
         (b"x" * rng.randint(0, 300)) + (b'"needle"' if rng.random() < 0.3 else b"") + b"y" * rng.randint(0, 9)
@@ -151,4 +148,4 @@ def test_lines_containing_finds_every_line_backwards_across_chunks(
         path = tmp_path / "f.jsonl"
         path.write_bytes(b"\n".join(lines) + ending)
         expected = [line for line in reversed(lines) if b'"needle"' in line]
-        assert list(jsonl.lines_containing(path, b'"needle"')) == expected
+        assert list(jsonl.lines_containing(path, b'"needle"', window=chunk)) == expected

@@ -11,12 +11,12 @@ import pytest
 
 from omp_session.format.codec import encode_line
 from omp_session.format.ids import iso_to_ms
-from omp_session.importers import claude as claude_module
 from omp_session.importers.base import EntryBatch
 from omp_session.importers.persist import persist_new, persist_streaming
 from omp_session.importers.session_file import encode_entries
 from omp_session.importers.stores import make_store
 from omp_session.importers.timestamps import canonical_iso_ms
+from omp_session.store.tuning import DEFAULT_TUNING, Tuning
 
 SESSION = "5e551011-0000-4000-8000-00000000f001"
 
@@ -69,11 +69,11 @@ def _record(kind: str, uuid: str, parent: str | None, message: dict[str, Any], *
     return orjson.dumps(record)
 
 
-def _transcript(tmp_path: Path, lines: list[bytes]) -> tuple[Any, Any]:
+def _transcript(tmp_path: Path, lines: list[bytes], tuning: Tuning = DEFAULT_TUNING) -> tuple[Any, Any]:
     transcript = tmp_path / "claude" / "projects" / "-w" / f"{SESSION}.jsonl"
     transcript.parent.mkdir(parents=True)
     transcript.write_bytes(b"\n".join(lines) + b"\n")
-    store = make_store("claude", root=str(tmp_path / "claude"), env={"HOME": str(tmp_path)})
+    store = make_store("claude", root=str(tmp_path / "claude"), env={"HOME": str(tmp_path)}, tuning=tuning)
     return store, store.info_for(str(transcript))
 
 
@@ -139,16 +139,14 @@ def test_float_holding_records_are_written_exactly_on_the_streaming_path(tmp_pat
 
 
 @pytest.mark.parametrize("where", ["start", "end"])
-def test_a_big_transcript_gets_its_title_wherever_the_title_record_is(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
-) -> None:
-    """Beyond _TITLE_SEARCH_WHOLE_BYTES the header hint looks at the file's end only: a title
-    record further back makes the hint wrong, and the import rewrites the header it ends with."""
-    monkeypatch.setattr(claude_module, "_TITLE_SEARCH_WHOLE_BYTES", 10_000)
-    monkeypatch.setattr(claude_module, "_TITLE_TAIL_BYTES", 2_000)
+def test_a_big_transcript_gets_its_title_wherever_the_title_record_is(tmp_path: Path, where: str) -> None:
+    """Beyond ``Tuning.title_search_whole_bytes`` the header hint looks at the file's end only: a
+    title record further back makes the hint wrong, and the import rewrites the header it ends
+    with."""
+    tuning = Tuning(title_search_whole_bytes=10_000, title_tail_bytes=2_000)
     title = orjson.dumps({"type": "custom-title", "customTitle": "Renamed", "sessionId": SESSION})
     chat = [_record("user", "u1", None, {"role": "user", "content": "hi " + "x" * 20_000})]
-    store, info = _transcript(tmp_path, [title, *chat] if where == "start" else [*chat, title])
+    store, info = _transcript(tmp_path, [title, *chat] if where == "start" else [*chat, title], tuning)
     hint = store.header_hint(info)
     assert hint is not None and hint.title == (None if where == "start" else "Renamed")
     path, _, converted = persist_streaming(store, info, session_dir=tmp_path / "out")

@@ -6,12 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
 from hypothesis import strategies as st
 
 from omp_session import SessionManager
 from omp_session.model.tree import SessionTreeNode
-from omp_session.store._indexed import offsets as offset_index
+from tests.perf.tuned import NO_FILE, open_session
 
 Entry = dict[str, Any]
 HEADER = {
@@ -191,18 +190,16 @@ def snapshot(manager: SessionManager) -> dict[str, Any]:
     }
 
 
-def full_snapshot(path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    """The snapshot of a plain full load (the offset index switched off)."""
-    with monkeypatch.context() as patch:
-        patch.setattr(offset_index, "MIN_INDEXED_BYTES", 1 << 62)
-        with SessionManager.open(path, read_only=True) as manager:
-            return snapshot(manager)
+def full_snapshot(path: Path) -> dict[str, Any]:
+    """The snapshot of a plain full load (no file takes the offset-index paths)."""
+    with open_session(path, read_only=True, tuning=NO_FILE) as manager:
+        return snapshot(manager)
 
 
 def open_lazily(path: Path, *, read_only: bool = True) -> SessionManager:
     """Open ``path`` through its offset index (built first if missing); fails if it cannot be."""
-    SessionManager.open(path, read_only=True).close()  # builds the index if there is none
-    manager = SessionManager.open(path, read_only=read_only)
+    open_session(path, read_only=True).close()  # builds the index if there is none
+    manager = open_session(path, read_only=read_only)
     return manager
 
 

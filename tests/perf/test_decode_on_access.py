@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import orjson
@@ -18,10 +19,10 @@ from hypothesis import strategies as st
 
 from omp_session import SessionManager
 from omp_session.format.codec import encode_line
-from omp_session.store._indexed import entry_cache, lazy_store
-from omp_session.store._indexed import offsets as offset_index
 from omp_session.store._indexed.lazy_index import LazyEntries
 from omp_session.store.loading import load_session
+from omp_session.store.tuning import DEFAULT_TUNING, Tuning
+from tests.perf.tuned import EVERY_FILE, NO_FILE, open_session
 
 from .sessions import HEADER, full_snapshot, is_lazy, opened_cold, session_lines, snapshot
 
@@ -47,23 +48,24 @@ def _session(path: Path, count: int, text: str = "text") -> Path:
     return path
 
 
-def _small_cache(monkeypatch: pytest.MonkeyPatch, budget: int, chunk: int) -> None:
+def _small_cache(budget: int, chunk: int) -> Tuning:
     """A cache of ``budget`` bytes of lines, iteration and read-ahead by ``chunk`` bytes."""
-    monkeypatch.setattr(entry_cache, "DEFAULT_BUDGET", budget)
-    monkeypatch.setattr(lazy_store, "_ITER_CHUNK", chunk)
-    monkeypatch.setattr(lazy_store, "_AHEAD", chunk)
+    return replace(EVERY_FILE, entry_cache_bytes=budget, iter_chunk_bytes=chunk, read_ahead_bytes=chunk)
+
+
+#: What the ``small_cached`` session is read with: a 2,000-byte cache and 500-byte chunks.
+SMALL_CACHE = _small_cache(2000, 500)
 
 
 @pytest.fixture
-def small_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A 400-entry linear session, read with a 2,000-byte cache and 500-byte chunks."""
-    _small_cache(monkeypatch, 2000, 500)
+def small_cached(tmp_path: Path) -> Path:
+    """A 400-entry linear session (read with ``SMALL_CACHE``)."""
     return _session(tmp_path / "s.jsonl", 400)
 
 
-def _lazy(path: Path, *, read_only: bool = True) -> SessionManager:
-    SessionManager.open(path, read_only=True).close()  # writes the index
-    manager = SessionManager.open(path, read_only=read_only)
+def _lazy(path: Path, *, read_only: bool = True, tuning: Tuning = EVERY_FILE) -> SessionManager:
+    open_session(path, read_only=True, tuning=tuning).close()  # writes the index
+    manager = open_session(path, read_only=read_only, tuning=tuning)
     assert is_lazy(manager) and not opened_cold(manager)
     return manager
 
@@ -71,23 +73,22 @@ def _lazy(path: Path, *, read_only: bool = True) -> SessionManager:
 @SETTINGS
 @given(lines=session_lines(), budget=st.integers(0, 2000), chunk=st.integers(1, 600), cold=st.booleans())
 def test_every_read_with_a_small_cache_equals_a_full_load(
-    lines: list[bytes], budget: int, chunk: int, cold: bool, monkeypatch: pytest.MonkeyPatch
+    lines: list[bytes], budget: int, chunk: int, cold: bool
 ) -> None:
     with tempfile.TemporaryDirectory() as directory:
         path = Path(directory) / "session.jsonl"
         path.write_bytes(b"".join(lines))
-        expected = full_snapshot(path, monkeypatch)
-        with monkeypatch.context() as patch:
-            _small_cache(patch, budget, chunk)
-            if not cold:
-                SessionManager.open(path, read_only=True).close()
-            with SessionManager.open(path, read_only=True) as manager:
-                assert snapshot(manager) == expected
+        expected = full_snapshot(path)
+        tuning = _small_cache(budget, chunk)
+        if not cold:
+            open_session(path, read_only=True, tuning=tuning).close()
+        with open_session(path, read_only=True, tuning=tuning) as manager:
+            assert snapshot(manager) == expected
 
 
 def test_a_walk_through_the_entries_loads_none_of_them_for_good(small_cached: Path) -> None:
     path = small_cached
-    with _lazy(path) as manager:
+    with _lazy(path, tuning=SMALL_CACHE) as manager:
         entries = manager.get_entries()
         assert isinstance(entries, LazyEntries) and len(entries) == 400
         assert [entry["id"] for entry in entries] == [f"e{n}" for n in range(400)]
@@ -103,7 +104,7 @@ def test_a_walk_through_the_entries_loads_none_of_them_for_good(small_cached: Pa
 
 def test_a_cached_entry_is_the_same_dict_and_a_dropped_one_an_equal_dict(small_cached: Path) -> None:
     path = small_cached
-    with _lazy(path) as manager:
+    with _lazy(path, tuning=SMALL_CACHE) as manager:
         fifth = manager.get_entries()[5]
         assert manager.get_entries()[5] is fifth and manager.get_entry("e5") is fifth
         assert manager.get_branch("e5")[-1] is fifth and manager.get_children("e4") == [fifth]
@@ -118,7 +119,7 @@ def test_an_entry_changed_in_place_lasts_while_cached_in_a_read_only_session(sma
     # Documented (docs/performance.md, "Memory"): nothing can write a read-only session, so its
     # entries may be decoded again from the file, which drops a change made to the old dict.
     path = small_cached
-    with _lazy(path) as manager:
+    with _lazy(path, tuning=SMALL_CACHE) as manager:
         entry = manager.get_entry("e5")
         assert entry is not None
         entry["mark"] = 1
@@ -131,7 +132,7 @@ def test_an_entry_changed_in_place_lasts_while_cached_in_a_read_only_session(sma
 def test_a_writable_session_keeps_the_entries_it_handed_out(small_cached: Path) -> None:
     # omp's rewriteEntries contract: the caller changes entries in place, then asks for a rewrite.
     path = small_cached
-    with _lazy(path, read_only=False) as manager:
+    with _lazy(path, read_only=False, tuning=SMALL_CACHE) as manager:
         walked = list(manager.get_entries())
         for entry in walked:
             entry["message"]["content"] = "pruned"
@@ -143,7 +144,7 @@ def test_a_writable_session_keeps_the_entries_it_handed_out(small_cached: Path) 
 
 def test_the_view_holds_the_entries_there_were_and_appends_need_no_load(small_cached: Path) -> None:
     path = small_cached
-    with _lazy(path, read_only=False) as manager:
+    with _lazy(path, read_only=False, tuning=SMALL_CACHE) as manager:
         before = manager.get_entries()
         manager.append_message({"role": "user", "content": "more", "timestamp": 1})
         after = manager.get_entries()
@@ -158,7 +159,7 @@ def test_the_view_holds_the_entries_there_were_and_appends_need_no_load(small_ca
 def test_appends_after_a_lazy_open_remember_nothing_per_fresh_id(small_cached: Path) -> None:
     # Every append checks a fresh id against the indexed ids (a hash lookup in the index): an
     # agent appending for hours must not grow a set of every id it ever drew.
-    with _lazy(small_cached, read_only=False) as manager:
+    with _lazy(small_cached, read_only=False, tuning=SMALL_CACHE) as manager:
         store = manager._state.index._store  # type: ignore[attr-defined]
         for number in range(200):
             manager.append_message({"role": "user", "content": f"more {number}", "timestamp": 1})
@@ -170,7 +171,7 @@ def test_a_file_changed_in_place_under_a_walk_is_read_again_in_full(small_cached
     # Issue 11 item 8: the stale index is noticed by the chunk that reads the changed line; the
     # walk then goes on from the file as it is now.
     path = small_cached
-    with _lazy(path) as manager:
+    with _lazy(path, tuning=SMALL_CACHE) as manager:
         entries = manager.get_entries()
         walked = [entries[0]]
         data = path.read_bytes()
@@ -185,16 +186,16 @@ def test_a_file_changed_in_place_under_a_walk_is_read_again_in_full(small_cached
 # while writing 5 to clear_refs resets this process's own high-water mark.
 _MEASURE = """
 import json, re, sys
-from omp_session import SessionManager
-from omp_session.store._indexed import entry_cache
-entry_cache.DEFAULT_BUDGET = 1 << 20  # a small cache: what stays is then clearly not every entry
+from omp_session import Runtime, SessionManager, Tuning
+# A small cache: what stays is then clearly not every entry.
+runtime = Runtime(tuning=Tuning(entry_cache_bytes=1 << 20))
 def status(key):
     text = open("/proc/self/status").read()
     return int(re.search(key + r":\\s+(\\d+) kB", text).group(1)) * 1024
 with open("/proc/self/clear_refs", "w") as handle:
     handle.write("5")
 baseline = status("VmRSS")
-manager = SessionManager.open(sys.argv[1], read_only=True)
+manager = SessionManager.open(sys.argv[1], read_only=True, runtime=runtime)
 entries = manager.get_entries()
 if sys.argv[2] == "keep":
     kept = list(entries)
@@ -218,9 +219,10 @@ def test_a_walk_through_a_large_session_stays_within_the_memory_budget(tmp_path:
     # load holds), so the test fails if the walk kept them too.
     path = _session(tmp_path / "big.jsonl", 40_000, text="some words of a message " * 16)
     size = path.stat().st_size
-    # An index written within RACY_NS of the file's last change makes the open check the file's
-    # CRC in 8 MB blocks (a peak of its own, store/_indexed/offsets.py): index a settled file.
-    time.sleep(offset_index.RACY_NS / 1e9 + 0.1)
+    # An index written within ``Tuning.racy_ns`` of the file's last change makes the open check
+    # the file's CRC in 8 MB blocks (a peak of its own, store/_indexed/trust.py): index a settled
+    # file.
+    time.sleep(DEFAULT_TUNING.racy_ns / 1e9 + 0.1)
     agent = tmp_path / "agent"
     env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent)}
     subprocess.run(  # the offset index, built in another process
@@ -272,9 +274,7 @@ def test_an_empty_parent_id_is_a_root_yet_a_child_of_the_empty_id(
     with _lazy(path) as lazy:
         assert [entry["id"] for entry in lazy.get_children("")] == ["c"]
         assert "c" in [node.entry["id"] for node in lazy.get_tree()]
-    with monkeypatch.context() as patch:
-        patch.setattr(offset_index, "MIN_INDEXED_BYTES", 1 << 62)
-        with SessionManager.open(path, read_only=True) as full:
-            assert not is_lazy(full)
-            assert [entry["id"] for entry in full.get_children("")] == ["c"]
-            assert "c" in [node.entry["id"] for node in full.get_tree()]
+    with open_session(path, read_only=True, tuning=NO_FILE) as full:
+        assert not is_lazy(full)
+        assert [entry["id"] for entry in full.get_children("")] == ["c"]
+        assert "c" in [node.entry["id"] for node in full.get_tree()]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from omp_session import Runtime, SessionManager
-from omp_session.store._indexed import lazy_store
-from omp_session.store._indexed import offsets as offset_index
-from omp_session.store._indexed import trust as index_trust
 from omp_session.store._indexed.offsets import index_path
+from tests.perf.tuned import EVERY_FILE, NO_FILE, open_session
 
 from .sessions import full_snapshot, is_lazy, jump_back_lines, opened_cold, ordered, session_lines, snapshot
 
@@ -36,16 +35,16 @@ def _write(directory: str, lines: list[bytes]) -> Path:
 def test_any_session_reads_the_same_through_the_index(
     lines: list[bytes], run: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(lazy_store, "_RUN_LINES", run)  # consecutive lines read as one run
+    tuning = replace(EVERY_FILE, run_lines=run)  # consecutive lines read as one run
     with tempfile.TemporaryDirectory() as directory:
         path = _write(directory, lines)
-        expected = full_snapshot(path, monkeypatch)
-        SessionManager.open(path, read_only=True).close()  # a full load that writes the index
+        expected = full_snapshot(path)
+        open_session(path, read_only=True, tuning=tuning).close()  # a full load that writes the index
         assert index_path(path).exists()
-        with SessionManager.open(path, read_only=True) as manager:
+        with open_session(path, read_only=True, tuning=tuning) as manager:
             assert snapshot(manager) == expected
         index_path(path).unlink()  # the index is a cache: without it, nothing changes
-        with SessionManager.open(path, read_only=True) as manager:
+        with open_session(path, read_only=True, tuning=tuning) as manager:
             assert snapshot(manager) == expected
 
 
@@ -54,9 +53,9 @@ def test_any_session_reads_the_same_through_the_index(
 def test_well_formed_sessions_are_opened_lazily(lines: list[bytes], monkeypatch: pytest.MonkeyPatch) -> None:
     with tempfile.TemporaryDirectory() as directory:
         path = _write(directory, lines)
-        expected = full_snapshot(path, monkeypatch)
-        SessionManager.open(path, read_only=True).close()
-        with SessionManager.open(path, read_only=True) as manager:
+        expected = full_snapshot(path)
+        open_session(path, read_only=True).close()
+        with open_session(path, read_only=True) as manager:
             assert is_lazy(manager)
             assert ordered(manager.build_session_context().to_dict()) == expected["context_order"]
             assert not manager._state.index.materialized  # type: ignore[attr-defined]  # the context read only a few lines
@@ -70,8 +69,8 @@ def test_well_formed_sessions_are_opened_cold_in_one_pass(
 ) -> None:
     with tempfile.TemporaryDirectory() as directory:
         path = _write(directory, lines)
-        expected = full_snapshot(path, monkeypatch)
-        with SessionManager.open(path, read_only=True) as manager:  # no index yet
+        expected = full_snapshot(path)
+        with open_session(path, read_only=True) as manager:  # no index yet
             assert opened_cold(manager)
             assert ordered(manager.build_session_context().to_dict()) == expected["context_order"]
             assert snapshot(manager) == expected
@@ -85,27 +84,25 @@ def test_branches_that_jump_back_before_a_compaction(
 ) -> None:
     with tempfile.TemporaryDirectory() as directory:
         path = _write(directory, lines)
-        expected = full_snapshot(path, monkeypatch)
+        expected = full_snapshot(path)
         for opening in ("cold", "through the index"):
-            with SessionManager.open(path, read_only=True) as manager:
+            with open_session(path, read_only=True) as manager:
                 assert is_lazy(manager) and opened_cold(manager) == (opening == "cold")
                 # The context first (only the lines it needs), then every other read.
                 assert ordered(manager.build_session_context().to_dict()) == expected["context_order"]
                 assert snapshot(manager) == expected
         for leaf_id in ("m0", "b0", "m-last"):  # the leaf moved to each line's end, lazily
-            with SessionManager.open(path, read_only=True) as manager:
+            with open_session(path, read_only=True) as manager:
                 if manager.get_entry(leaf_id) is not None:
                     manager.branch(leaf_id)
                     context = manager.build_session_context().to_dict()
-                    assert ordered(context) == ordered(_full_context_at(path, leaf_id, monkeypatch))
+                    assert ordered(context) == ordered(_full_context_at(path, leaf_id))
 
 
-def _full_context_at(path: Path, leaf_id: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    with monkeypatch.context() as patch:
-        patch.setattr(offset_index, "MIN_INDEXED_BYTES", 1 << 62)
-        with SessionManager.open(path, read_only=True) as manager:
-            manager.branch(leaf_id)
-            return manager.build_session_context().to_dict()
+def _full_context_at(path: Path, leaf_id: str) -> dict[str, Any]:
+    with open_session(path, read_only=True, tuning=NO_FILE) as manager:
+        manager.branch(leaf_id)
+        return manager.build_session_context().to_dict()
 
 
 Operation = tuple[str, int]
@@ -165,11 +162,9 @@ def test_appends_and_branches_after_a_lazy_open(
         full_path.write_bytes(lazy_path.read_bytes())
         known = [line.split(b'"id": "')[1].split(b'"')[0].decode() for line in lines[1:]]
         if not cold:
-            SessionManager.open(lazy_path, read_only=True).close()  # writes the index
-        with monkeypatch.context() as patch:
-            patch.setattr(offset_index, "MIN_INDEXED_BYTES", 1 << 62)
-            full = SessionManager.open(full_path, runtime=runtime)
-        with SessionManager.open(lazy_path, runtime=runtime) as lazy, full:
+            open_session(lazy_path, read_only=True).close()  # writes the index
+        full = open_session(full_path, runtime=runtime, tuning=NO_FILE)
+        with open_session(lazy_path, runtime=runtime) as lazy, full:
             assert is_lazy(lazy) and opened_cold(lazy) == cold
             counter = itertools.count()
             lazy_contexts = _apply(lazy, operations, list(known))
@@ -178,8 +173,8 @@ def test_appends_and_branches_after_a_lazy_open(
             assert ordered(lazy_contexts) == ordered(full_contexts)
             assert snapshot(lazy) == snapshot(full)
         # And the grown file, reopened (the index is extended by the appended lines), still agrees.
-        expected = full_snapshot(lazy_path, monkeypatch)
-        with SessionManager.open(lazy_path, read_only=True) as reopened:
+        expected = full_snapshot(lazy_path)
+        with open_session(lazy_path, read_only=True) as reopened:
             assert snapshot(reopened) == expected
 
 
@@ -197,12 +192,15 @@ def test_an_edit_in_place_after_indexing_reads_like_a_full_load(
     # a key, a keyword; the line may turn malformed), right after the index was written. Whatever
     # it hits, the next open reads what a full load of the edited file reads. The fingerprint's
     # sampled blocks shrunk to a byte each: these small files would otherwise be sampled whole.
-    monkeypatch.setattr(index_trust, "_SAMPLE", 1)
-    monkeypatch.setattr(index_trust, "_TAIL_SAMPLE", 1)
-    monkeypatch.setattr(lazy_store, "_RUN_LINES", run)  # the edit found in a run of lines too
+    tuning = replace(
+        EVERY_FILE,
+        fingerprint_sample_bytes=1,
+        fingerprint_tail_bytes=1,
+        run_lines=run,  # the edit found in a run of lines too
+    )
     with tempfile.TemporaryDirectory() as directory:
         path = _write(directory, lines)
-        SessionManager.open(path, read_only=True).close()  # a load that writes the index
+        open_session(path, read_only=True, tuning=tuning).close()  # a load that writes the index
         data = bytearray(path.read_bytes())
         start = len(lines[0])
         if len(data) <= start:
@@ -213,8 +211,8 @@ def test_an_edit_in_place_after_indexing_reads_like_a_full_load(
         data[at : at + 1] = byte
         with path.open("r+b") as handle:
             handle.write(bytes(data))
-        expected = full_snapshot(path, monkeypatch)
-        with SessionManager.open(path, read_only=True) as manager:
+        expected = full_snapshot(path)
+        with open_session(path, read_only=True, tuning=tuning) as manager:
             assert snapshot(manager) == expected
 
 
@@ -226,23 +224,21 @@ def test_cold_opens_that_keep_only_the_tail_read_like_a_full_load(
     # Issue 12 item 5: once a compaction is indexed, the cold open keeps only the entries from its
     # first kept entry on (and the state entries and labels before it), chunk by chunk; the rest
     # is read through the index when asked for, including on a branch that jumps back before it.
-    from omp_session.store._indexed import fast_open
-
     with tempfile.TemporaryDirectory() as directory:
         path = _write(directory, lines)
-        expected = full_snapshot(path, monkeypatch)
-        monkeypatch.setattr(fast_open, "_DECODE_CHUNK", chunk)
-        with SessionManager.open(path, read_only=True) as manager:
+        expected = full_snapshot(path)
+        tuning = replace(EVERY_FILE, decode_chunk_bytes=chunk)
+        with open_session(path, read_only=True, tuning=tuning) as manager:
             assert opened_cold(manager)
             assert ordered(manager.build_session_context().to_dict()) == expected["context_order"]
             assert snapshot(manager) == expected
         for leaf_id in ("m0", "b0", "e3"):
             index_path(path).unlink(missing_ok=True)
-            with SessionManager.open(path, read_only=True) as manager:
+            with open_session(path, read_only=True, tuning=tuning) as manager:
                 if manager.get_entry(leaf_id) is not None:
                     manager.branch(leaf_id)
                     context = manager.build_session_context().to_dict()
-                    assert ordered(context) == ordered(_full_context_at(path, leaf_id, monkeypatch))
+                    assert ordered(context) == ordered(_full_context_at(path, leaf_id))
 
 
 def test_entries_read_ahead_in_a_run_include_those_without_a_string_id(
@@ -261,9 +257,9 @@ def test_entries_read_ahead_in_a_run_include_those_without_a_string_id(
         lines.append(orjson.dumps({**record, "message": message}))
     path = tmp_path / "session.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
-    expected = full_snapshot(path, monkeypatch)["entries"]
-    SessionManager.open(path, read_only=True).close()  # writes the index
-    with SessionManager.open(path, read_only=True) as manager:
+    expected = full_snapshot(path)["entries"]
+    open_session(path, read_only=True).close()  # writes the index
+    with open_session(path, read_only=True) as manager:
         assert is_lazy(manager)
         entries = manager.get_entries()
         read = [entries[position] for position in range(690, 720)]  # one after the other: ahead

@@ -15,7 +15,9 @@ import pytest
 
 from omp_session import SessionManager
 from omp_session.store._indexed import offsets as offset_index
+from omp_session.store.tuning import Tuning
 from tests.perf.sessions import is_lazy, opened_cold
+from tests.perf.tuned import EVERY_FILE, NO_FILE, open_session
 
 
 @pytest.fixture
@@ -49,8 +51,8 @@ def _session(tmp_path: Path) -> Path:
     return path
 
 
-def _use_and_close(path: Path, *, read_only: bool) -> tuple[bool, bool]:
-    manager = SessionManager.open(path, read_only=read_only)
+def _use_and_close(path: Path, *, read_only: bool, tuning: Tuning = EVERY_FILE) -> tuple[bool, bool]:
+    manager = open_session(path, read_only=read_only, tuning=tuning)
     lazy, cold = is_lazy(manager), opened_cold(manager)
     assert len(manager.get_entries()) >= 600 and manager.get_tree()
     manager.build_session_context()
@@ -75,10 +77,9 @@ def test_a_closed_lazy_manager_leaves_nothing_for_the_collector(tmp_path: Path, 
 
 @pytest.mark.usefixtures("collector_off")
 def test_a_closed_fully_loaded_manager_leaves_nothing_for_the_collector(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
-    monkeypatch.setattr(offset_index, "MIN_INDEXED_BYTES", 1 << 40)  # every file loaded in full
     path = _session(tmp_path)
     gc.collect()
-    assert _use_and_close(path, read_only=False) == (False, False)
+    assert _use_and_close(path, read_only=False, tuning=NO_FILE) == (False, False)  # loaded in full
     assert gc.collect() == 0

@@ -9,22 +9,27 @@ import subprocess
 import sys
 import zlib
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from omp_session import Runtime, SessionManager
+from omp_session import Runtime
 from omp_session.errors import SessionError
 from omp_session.format.codec import encode_line
 from omp_session.store._indexed import offsets as offset_index
-from omp_session.store._indexed import trust as index_trust
 from omp_session.store._indexed.offsets import index_path, read_index
 from omp_session.store._indexed.stored_ids import StoredIdPositions
 from omp_session.store.loading import load_session
+from omp_session.store.tuning import DEFAULT_TUNING, Tuning
+from tests.perf.tuned import EVERY_FILE, open_session
 
 from .sessions import HEADER, full_snapshot, is_lazy, opened_cold, session_lines, snapshot, tree_shape
+
+#: Never racy: the recorded times alone decide whether a file changed.
+NEVER_RACY = replace(EVERY_FILE, racy_ns=0)
 
 CORPUS = sorted((Path(__file__).parents[1] / "conformance" / "load").glob("*.jsonl"))
 #: omp 18's corpus: files with the title slot ahead of the header, and its new entry types.
@@ -69,14 +74,14 @@ def test_conformance_corpus_reads_the_same_through_the_index(
     path = tmp_path / source.name
     shutil.copy(source, path)
     try:
-        expected = full_snapshot(path, monkeypatch)
+        expected = full_snapshot(path)
     except SessionError as exc:  # a file a read-only open refuses is refused the same way
         with pytest.raises(type(exc)):
-            SessionManager.open(path, read_only=True)
+            open_session(path, read_only=True)
         return
-    with SessionManager.open(path, read_only=True) as manager:  # the cold open (or a full load)
+    with open_session(path, read_only=True) as manager:  # the cold open (or a full load)
         assert snapshot(manager) == expected
-    with SessionManager.open(path, read_only=True) as manager:  # through the index it wrote
+    with open_session(path, read_only=True) as manager:  # through the index it wrote
         assert snapshot(manager) == expected
 
 
@@ -84,9 +89,9 @@ def test_the_context_of_a_long_session_reads_only_the_tail(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = _session(tmp_path / "s.jsonl", 500, compaction_at=480)
-    expected = full_snapshot(path, monkeypatch)
-    SessionManager.open(path, read_only=True).close()
-    with SessionManager.open(path, read_only=True) as manager:
+    expected = full_snapshot(path)
+    open_session(path, read_only=True).close()
+    with open_session(path, read_only=True) as manager:
         assert is_lazy(manager)
         context = manager.build_session_context()
         store = manager._state.index._store  # type: ignore[attr-defined]
@@ -111,10 +116,10 @@ def test_a_damaged_or_missing_index_changes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: Callable[[Path], object]
 ) -> None:
     path = _session(tmp_path / "s.jsonl", 50, compaction_at=40)
-    expected = full_snapshot(path, monkeypatch)
-    SessionManager.open(path, read_only=True).close()
+    expected = full_snapshot(path)
+    open_session(path, read_only=True).close()
     damage(index_path(path))
-    with SessionManager.open(path, read_only=True) as manager:
+    with open_session(path, read_only=True) as manager:
         assert opened_cold(manager)  # the damaged index was not used: every line was decoded
         assert snapshot(manager) == expected
     assert read_index(path) is not None  # rebuilt by that cold open
@@ -136,11 +141,9 @@ def test_the_tree_after_a_lazy_open_is_built_from_the_columns(tmp_path: Path) ->
     lines.append(encode_line({**label, "targetId": "e10", "label": "start"}))
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"".join(lines))
-    SessionManager.open(path, read_only=True).close()  # the cold open writes the index
-    expected = tree_shape(
-        SessionManager.open(path, read_only=True, runtime=Runtime(offset_index=False)).get_tree()
-    )
-    with SessionManager.open(path) as manager:  # (read-only: the full index, see get_tree)
+    open_session(path, read_only=True).close()  # the cold open writes the index
+    expected = tree_shape(open_session(path, read_only=True, runtime=Runtime(offset_index=False)).get_tree())
+    with open_session(path) as manager:  # (read-only: the full index, see get_tree)
         assert is_lazy(manager)
         roots = manager.get_tree()
         store = manager._state.index._store  # type: ignore[attr-defined]
@@ -169,28 +172,28 @@ def test_an_index_of_another_shape_with_a_good_checksum_is_not_used(
     # The fast path no longer turns its own KeyError or TypeError into a silent full load (issue 23):
     # an index that another version of this code wrote (its checksum fine) is refused when read.
     path = _session(tmp_path / "s.jsonl", 50, compaction_at=40)
-    expected = full_snapshot(path, monkeypatch)
-    SessionManager.open(path, read_only=True).close()
+    expected = full_snapshot(path)
+    open_session(path, read_only=True).close()
     index = read_index(path)
     assert index is not None
     change(index.meta)
     index_path(path).write_bytes(index.to_bytes())
     assert read_index(path) is None
-    with SessionManager.open(path, read_only=True) as manager:
+    with open_session(path, read_only=True) as manager:
         assert opened_cold(manager)
         assert snapshot(manager) == expected
 
 
 def test_an_index_for_other_content_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = _session(tmp_path / "s.jsonl", 50)
-    SessionManager.open(path, read_only=True).close()
+    open_session(path, read_only=True).close()
     data = path.read_bytes()
     path.write_bytes(data.replace(b"text 17", b"text 71"))  # same size, same mtime second
     os.utime(path, ns=(os.stat(path).st_atime_ns, os.stat(path).st_mtime_ns))
     changed = data.replace(b'"e30","parentId":"e29"', b'"e30","parentId":"e28"')
     path.write_bytes(changed)  # a parent link changed in place, same size
-    expected = full_snapshot(path, monkeypatch)
-    with SessionManager.open(path, read_only=True) as manager:
+    expected = full_snapshot(path)
+    with open_session(path, read_only=True) as manager:
         assert snapshot(manager) == expected
 
 
@@ -198,12 +201,12 @@ def test_lines_appended_by_another_writer_extend_the_index(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = _session(tmp_path / "s.jsonl", 40)
-    SessionManager.open(path, read_only=True).close()
+    open_session(path, read_only=True).close()
     covered = read_index(path).covered  # type: ignore[union-attr]
     with path.open("ab") as handle:  # omp (which does not know the index) appends two entries
         handle.write(encode_line(_entry(40, "e39")) + encode_line(_entry(41, "e40")))
-    expected = full_snapshot(path, monkeypatch)
-    with SessionManager.open(path, read_only=True) as manager:
+    expected = full_snapshot(path)
+    with open_session(path, read_only=True) as manager:
         assert is_lazy(manager)
         assert snapshot(manager) == expected
     index = read_index(path)
@@ -212,24 +215,24 @@ def test_lines_appended_by_another_writer_extend_the_index(
 
 def test_a_last_line_without_newline_and_a_torn_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = _session(tmp_path / "s.jsonl", 20)
-    SessionManager.open(path, read_only=True).close()
+    open_session(path, read_only=True).close()
     with path.open("ab") as handle:
         handle.write(encode_line(_entry(20, "e19")).rstrip(b"\n"))
-    expected = full_snapshot(path, monkeypatch)
-    with SessionManager.open(path, read_only=True) as manager:
+    expected = full_snapshot(path)
+    with open_session(path, read_only=True) as manager:
         assert is_lazy(manager) and manager.get_leaf_id() == "e20"
         assert snapshot(manager) == expected
     path.write_bytes(path.read_bytes() + b'\n{"type":"mess')
-    expected = full_snapshot(path, monkeypatch)
-    with SessionManager.open(path, read_only=True) as manager:
+    expected = full_snapshot(path)
+    with open_session(path, read_only=True) as manager:
         assert snapshot(manager) == expected
         assert manager.get_load_issues()[-1].reason.startswith("incomplete last line")
 
 
 def test_writing_after_a_lazy_open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = _session(tmp_path / "s.jsonl", 60, compaction_at=50)
-    SessionManager.open(path, read_only=True).close()
-    with SessionManager.open(path) as manager:
+    open_session(path, read_only=True).close()
+    with open_session(path) as manager:
         assert is_lazy(manager)
         first = manager.get_branch()[0]
         reply = {"role": "assistant", "content": [], "provider": "p", "model": "m", "timestamp": 1}
@@ -237,16 +240,16 @@ def test_writing_after_a_lazy_open(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         assert manager.get_entry(new_id) is not None and manager.get_leaf_id() == new_id
         assert manager.get_entries()[0] is first  # entries handed out stay the live objects
         manager.set_session_name("renamed")  # a full rewrite: the file must count as unchanged
-    expected = full_snapshot(path, monkeypatch)
+    expected = full_snapshot(path)
     assert expected["name"] == "renamed" and expected["leaf"] == new_id
-    with SessionManager.open(path, read_only=True) as manager:
+    with open_session(path, read_only=True) as manager:
         assert snapshot(manager) == expected
 
 
 def test_a_read_only_follower_refreshes(tmp_path: Path) -> None:
     path = _session(tmp_path / "s.jsonl", 30)
-    SessionManager.open(path, read_only=True).close()
-    with SessionManager.open(path, read_only=True) as follower, SessionManager.open(path) as writer:
+    open_session(path, read_only=True).close()
+    with open_session(path, read_only=True) as follower, open_session(path) as writer:
         assert is_lazy(follower)
         added = writer.append_message({"role": "user", "content": "new", "timestamp": 1})
         assert [entry["id"] for entry in follower.refresh()] == [added]
@@ -261,15 +264,14 @@ def test_the_index_lives_in_the_agent_dir_not_beside_the_session(
     sessions.mkdir()
     path = _session(sessions / "s.jsonl", 10)
     before = sorted(os.listdir(sessions))
-    SessionManager.open(path, read_only=True).close()
+    open_session(path, read_only=True).close()
     assert sorted(os.listdir(sessions)) == before
     assert index_path(path).is_relative_to(isolated_agent_dir) and index_path(path).exists()
 
 
-def test_small_files_get_no_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(offset_index, "MIN_INDEXED_BYTES", 1 << 20)
+def test_small_files_get_no_index(tmp_path: Path) -> None:
     path = _session(tmp_path / "s.jsonl", 10)
-    SessionManager.open(path, read_only=True).close()
+    open_session(path, read_only=True, tuning=replace(EVERY_FILE, min_indexed_bytes=1 << 20)).close()
     assert not index_path(path).exists()
 
 
@@ -279,18 +281,18 @@ def test_files_the_index_does_not_model_are_loaded_in_full(
     path = _session(tmp_path / "s.jsonl", 10)
     with path.open("ab") as handle:  # a duplicate id
         handle.write(encode_line(_entry(3, "e9")))
-    expected = full_snapshot(path, monkeypatch)
-    SessionManager.open(path, read_only=True).close()
+    expected = full_snapshot(path)
+    open_session(path, read_only=True).close()
     assert read_index(path).meta["complex"]  # type: ignore[union-attr]
-    with SessionManager.open(path, read_only=True) as manager:
+    with open_session(path, read_only=True) as manager:
         assert not is_lazy(manager)
         assert snapshot(manager) == expected
 
 
 def test_a_replaced_file_is_still_read_from_what_was_opened(tmp_path: Path) -> None:
     path = _session(tmp_path / "s.jsonl", 40, compaction_at=30)
-    SessionManager.open(path, read_only=True).close()
-    with SessionManager.open(path, read_only=True) as manager:
+    open_session(path, read_only=True).close()
+    with open_session(path, read_only=True) as manager:
         context = manager.build_session_context().to_dict()
         replacement = tmp_path / "other.jsonl"
         _session(replacement, 5)
@@ -302,8 +304,8 @@ def test_a_replaced_file_is_still_read_from_what_was_opened(tmp_path: Path) -> N
 def test_a_file_changed_in_place_under_a_lazy_reader_is_read_again_in_full(tmp_path: Path) -> None:
     # Issue 11 item 8: a stale index never gives an error or a stale answer for a valid file.
     path = _session(tmp_path / "s.jsonl", 40, compaction_at=35)
-    SessionManager.open(path, read_only=True).close()
-    with SessionManager.open(path, read_only=True) as manager:
+    open_session(path, read_only=True).close()
+    with open_session(path, read_only=True) as manager:
         manager.build_session_context()
         data = path.read_bytes()
         with path.open("r+b") as handle:  # overwrite in place: no tool of ours does this
@@ -343,8 +345,8 @@ def test_usage_totals_follow_a_file_read_again_in_full(tmp_path: Path) -> None:
     }
     with path.open("ab") as handle:
         handle.write(encode_line(answer))
-    SessionManager.open(path, read_only=True).close()  # writes the index
-    with SessionManager.open(path, read_only=True) as manager:
+    open_session(path, read_only=True).close()  # writes the index
+    with open_session(path, read_only=True) as manager:
         assert manager.get_usage_statistics().cost == 0.75
         edited = (
             path.read_bytes()
@@ -355,7 +357,7 @@ def test_usage_totals_follow_a_file_read_again_in_full(tmp_path: Path) -> None:
         with path.open("r+b") as handle:  # same size, in place: an id, the cost and the output change
             handle.write(edited)
         assert manager.get_entries() == load_session(path).entries  # the fallback read
-        with SessionManager.open(path, read_only=True, runtime=Runtime(offset_index=False)) as full:
+        with open_session(path, read_only=True, runtime=Runtime(offset_index=False)) as full:
             expected = full.get_usage_statistics()
         assert manager.get_usage_statistics() == expected
         assert expected.cost == 0.95 and expected.output == 99
@@ -365,13 +367,13 @@ def test_appends_after_a_lazy_open_never_decode_every_id(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = _session(tmp_path / "s.jsonl", 60, compaction_at=50)
-    SessionManager.open(path, read_only=True).close()  # writes the index
+    open_session(path, read_only=True).close()  # writes the index
 
     def every_id(self: offset_index.OffsetIndex) -> list[object]:
         raise AssertionError("every id was decoded")
 
     monkeypatch.setattr(offset_index.OffsetIndex, "all_ids", every_id)
-    with SessionManager.open(path) as manager:
+    with open_session(path) as manager:
         assert is_lazy(manager) and not opened_cold(manager)
         added = [
             manager.append_message({"role": "user", "content": f"m{n}", "timestamp": n}) for n in range(5)
@@ -387,7 +389,7 @@ def test_the_id_column_finds_every_id_and_only_those(tmp_path: Path, odd_id: str
     path = _session(tmp_path / "s.jsonl", 30)
     data = path.read_bytes().replace(b'"id":"e7"', encode_line({"id": odd_id})[1:-2])
     path.write_bytes(data.replace(b'"parentId":"e7"', b'"parentId":' + encode_line(odd_id).rstrip(b"\n")))
-    SessionManager.open(path, read_only=True).close()
+    open_session(path, read_only=True).close()
     index = read_index(path)
     assert index is not None and not index.meta["complex"]
     ids = index.all_ids()
@@ -402,14 +404,11 @@ def test_the_id_column_finds_every_id_and_only_those(tmp_path: Path, odd_id: str
 def test_the_cold_open_decodes_in_chunks_of_any_size(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
 ) -> None:
-    from omp_session.store._indexed import fast_open
-
     path = _session(tmp_path / "s.jsonl", 40, compaction_at=30)
     with path.open("ab") as handle:
         handle.write(encode_line(_entry(40, "e39"))[:-1])  # a last line without its newline
-    expected = full_snapshot(path, monkeypatch)
-    monkeypatch.setattr(fast_open, "_DECODE_CHUNK", chunk)
-    with SessionManager.open(path, read_only=True) as manager:
+    expected = full_snapshot(path)
+    with open_session(path, read_only=True, tuning=replace(EVERY_FILE, decode_chunk_bytes=chunk)) as manager:
         assert opened_cold(manager)
         assert snapshot(manager) == expected
 
@@ -444,46 +443,46 @@ def _edit_usage_in_place(path: Path) -> None:
 
 
 def _full_usage(path: Path) -> dict[str, float | None]:
-    with SessionManager.open(path, read_only=True, runtime=Runtime(offset_index=False)) as full:
+    with open_session(path, read_only=True, runtime=Runtime(offset_index=False)) as full:
         return full.get_usage_statistics().to_dict()
 
 
-def _assert_edit_seen_then_index_trusted(path: Path) -> None:
+def _assert_edit_seen_then_index_trusted(path: Path, tuning: Tuning) -> None:
     """The next open reads the edited file as a full load does; the one after trusts the rebuilt index."""
-    with SessionManager.open(path, read_only=True) as manager:
+    with open_session(path, read_only=True, tuning=tuning) as manager:
         assert manager.get_usage_statistics().to_dict() == _full_usage(path)
         assert manager.get_usage_statistics().cost == 0.95
         assert manager.get_entries() == load_session(path).entries
-    with SessionManager.open(path, read_only=True) as manager:  # the index rebuilt, then trusted
+    with open_session(path, read_only=True, tuning=tuning) as manager:  # the index rebuilt, then trusted
         assert is_lazy(manager) and manager.get_usage_statistics().cost == 0.95
 
 
 def test_an_edit_in_place_that_keeps_ids_and_links_is_noticed_by_the_times(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
     # Issue 11 item 8, the stale usage totals: the edit is far from the sampled blocks and changes
     # no id or link, so only the file's recorded times (size equal, mtime not) tell.
-    monkeypatch.setattr(index_trust, "RACY_NS", 0)  # never racy: the times alone decide
+    tuning = NEVER_RACY  # never racy: the times alone decide
     path = _with_answers(tmp_path / "s.jsonl", 12000)
-    SessionManager.open(path, read_only=True).close()  # writes the index
-    with SessionManager.open(path, read_only=True) as manager:
+    open_session(path, read_only=True, tuning=tuning).close()  # writes the index
+    with open_session(path, read_only=True, tuning=tuning) as manager:
         assert is_lazy(manager) and manager.get_usage_statistics().cost == 0.75
     recorded = os.stat(path)
     _edit_usage_in_place(path)
     later = recorded.st_mtime_ns + 1_000_000_000  # another tick of the clock, whatever its granularity
     os.utime(path, ns=(later, later))
-    _assert_edit_seen_then_index_trusted(path)
+    _assert_edit_seen_then_index_trusted(path, tuning)
 
 
 def test_an_edit_in_place_right_after_indexing_is_noticed(tmp_path: Path) -> None:
     # The same edit within the same clock tick as the indexing (the times may not change): the
     # index of a file modified that recently carries a CRC of what it covers.
     path = _with_answers(tmp_path / "s.jsonl", 12000)
-    SessionManager.open(path, read_only=True).close()
+    open_session(path, read_only=True).close()
     index = read_index(path)
     assert index is not None and index.meta["racy_crc"] is not None
     _edit_usage_in_place(path)
-    with SessionManager.open(path, read_only=True) as manager:
+    with open_session(path, read_only=True) as manager:
         assert manager.get_usage_statistics().to_dict() == _full_usage(path)
         assert manager.get_usage_statistics().cost == 0.95
 
@@ -502,28 +501,28 @@ with open(path, "ab") as handle:  # then an append: the file grows, as it does b
 
 
 def test_an_edit_in_place_and_an_append_by_another_process_are_noticed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
     # Issue 11 item 8's last hole: another program edits a line in place (far from the sampled
     # blocks, ids and links kept) and appends, so the file grows as by an append alone. The usage
     # totals after the next open must be those of a full load, not the index's.
-    monkeypatch.setattr(index_trust, "RACY_NS", 0)  # never racy: no CRC from the racy rule
+    tuning = NEVER_RACY  # never racy: no CRC from the racy rule
     path = _with_answers(tmp_path / "s.jsonl", 12000)
-    SessionManager.open(path, read_only=True).close()  # writes the index
-    with SessionManager.open(path, read_only=True) as manager:
+    open_session(path, read_only=True, tuning=tuning).close()  # writes the index
+    with open_session(path, read_only=True, tuning=tuning) as manager:
         assert is_lazy(manager) and manager.get_usage_statistics().cost == 0.75
     appended = encode_line(_entry(12000, "e11999"))[:-1].decode()
     subprocess.run([sys.executable, "-c", _EDIT_AND_APPEND, str(path), appended], check=True)
-    _assert_edit_seen_then_index_trusted(path)
+    _assert_edit_seen_then_index_trusted(path, tuning)
 
 
 def test_appends_alone_keep_the_index_and_carry_its_crc(tmp_path: Path) -> None:
     # The CRC of the covered part goes on over the appended lines (no second read of the file).
     path = _with_answers(tmp_path / "s.jsonl", 12000)
-    SessionManager.open(path, read_only=True).close()
+    open_session(path, read_only=True).close()
     with path.open("ab") as handle:
         handle.write(encode_line(_entry(12000, "e11999")))
-    with SessionManager.open(path, read_only=True) as manager:
+    with open_session(path, read_only=True) as manager:
         assert is_lazy(manager) and manager.get_usage_statistics().cost == 0.75
     index = read_index(path)
     assert index is not None and index.covered == path.stat().st_size
@@ -538,7 +537,7 @@ def test_changed_in_place_by_times_size_and_crc(tmp_path: Path) -> None:
     stat = os.stat(path)
     content = path.read_bytes()
     read = lambda n, at: content[at : at + n]  # noqa: E731
-    meta = {"covered": 11, **offset_index.file_state(stat, zlib.crc32(content))}
+    meta = {"covered": 11, **offset_index.file_state(stat, zlib.crc32(content), DEFAULT_TUNING)}
     assert not offset_index.changed_in_place(meta, stat, read)
     assert meta["racy_crc"] is not None  # just written
     assert offset_index.changed_in_place(meta, stat, lambda n, at: b"x" * n)
@@ -564,14 +563,11 @@ def test_a_cold_open_drops_entries_of_any_shape_before_a_compaction(
 ) -> None:
     # The cold open keeps the state entries before the latest compaction by their type, which may
     # be any JSON value in a damaged (but valid) file: a list is dropped like any other entry.
-    from omp_session.store._indexed import fast_open
-
     path = _session(tmp_path / "s.jsonl", 40, compaction_at=30)
     data = path.read_bytes().replace(b'"type":"message","id":"e5"', b'"type":["message"],"id":"e5"')
     path.write_bytes(data)
-    expected = full_snapshot(path, monkeypatch)
-    monkeypatch.setattr(fast_open, "_DECODE_CHUNK", 64)
-    with SessionManager.open(path, read_only=True) as manager:
+    expected = full_snapshot(path)
+    with open_session(path, read_only=True, tuning=replace(EVERY_FILE, decode_chunk_bytes=64)) as manager:
         assert opened_cold(manager)
         assert snapshot(manager) == expected
 
@@ -582,19 +578,19 @@ def test_a_racy_index_is_checked_in_full_once_then_settled(
     # An index of a file modified right before indexing carries a CRC, checked by the next open;
     # once the file is no longer recent, that open writes the index again without it.
     path = _with_answers(tmp_path / "s.jsonl", 3000)
-    SessionManager.open(path, read_only=True).close()
+    open_session(path, read_only=True).close()
     index = read_index(path)
     assert index is not None and index.meta["racy_crc"] is not None
-    monkeypatch.setattr(index_trust, "RACY_NS", 0)  # as if 2 s had passed
-    with SessionManager.open(path, read_only=True) as manager:
+    # From here on as if 2 s had passed: NEVER_RACY.
+    with open_session(path, read_only=True, tuning=NEVER_RACY) as manager:
         assert is_lazy(manager) and not opened_cold(manager)
         assert manager.get_usage_statistics().cost == 0.75
     settled = read_index(path)
     assert settled is not None and settled.meta["racy_crc"] is None
     assert settled.meta["stat"] == index.meta["stat"] and list(settled.offsets) == list(index.offsets)
-    with SessionManager.open(path, read_only=True) as manager:
+    with open_session(path, read_only=True, tuning=NEVER_RACY) as manager:
         assert is_lazy(manager) and not opened_cold(manager)
-        assert snapshot(manager) == full_snapshot(path, monkeypatch)
+        assert snapshot(manager) == full_snapshot(path)
 
 
 _COMPARED_COLUMNS = ("offsets", "lengths", "parents", "state_ids", "defaults", "id_ends", "id_hashes")
@@ -617,14 +613,14 @@ def test_an_index_extended_by_appends_equals_one_built_from_scratch(
     path = tmp_path_factory.mktemp("extend") / "s.jsonl"
     cut = data.draw(st.integers(1, len(lines)))
     path.write_bytes(b"".join(lines[:cut]))
-    SessionManager.open(path, read_only=True).close()
+    open_session(path, read_only=True).close()
     first = read_index(path)
     with path.open("ab") as handle:
         handle.write(b"".join(lines[cut:]))
-    SessionManager.open(path, read_only=True).close()
+    open_session(path, read_only=True).close()
     extended = read_index(path)
     index_path(path).unlink()
-    SessionManager.open(path, read_only=True).close()
+    open_session(path, read_only=True).close()
     rebuilt = read_index(path)
     assert (extended is None) == (rebuilt is None)
     if extended is not None and rebuilt is not None:
@@ -640,16 +636,16 @@ def test_an_append_that_branches_off_many_stored_entries(
     # extension looks them up in one dict of the stored ids; the index is the same either way.
     monkeypatch.setattr(StoredIdPositions, "SEARCHES", 3)
     path = _session(tmp_path / "s.jsonl", 40)
-    SessionManager.open(path, read_only=True).close()
+    open_session(path, read_only=True).close()
     with path.open("ab") as handle:
         for number in range(40, 50):
             handle.write(encode_line(_entry(number, f"e{number - 35}")))
-    expected = full_snapshot(path, monkeypatch)
-    with SessionManager.open(path, read_only=True) as manager:
+    expected = full_snapshot(path)
+    with open_session(path, read_only=True) as manager:
         assert is_lazy(manager) and snapshot(manager) == expected
     extended = read_index(path)
     index_path(path).unlink()
-    SessionManager.open(path, read_only=True).close()
+    open_session(path, read_only=True).close()
     rebuilt = read_index(path)
     assert extended is not None and rebuilt is not None and len(extended) == 50
     assert _comparable(extended) == _comparable(rebuilt)

@@ -18,12 +18,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from omp_session import SessionManager
 from omp_session.store import scanner
 from omp_session.store._indexed import offsets as offset_index
 from omp_session.store._indexed.builder import STATEFUL_TYPES, ComplexSession, IndexBuilder
 from omp_session.store._indexed.offsets import OffsetIndex
 from omp_session.store.scanner import Scanned
+from tests.perf.tuned import open_session
 
 from .sessions import full_snapshot, jump_back_lines, opened_cold, session_lines, snapshot
 from .test_skim_open import _ODD_VALUES, _odd_sessions
@@ -192,19 +192,19 @@ def _through(monkeypatch: pytest.MonkeyPatch, implementation: Scan) -> None:
 
 
 def _all_reads_agree(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    expected = full_snapshot(path, monkeypatch)
+    expected = full_snapshot(path)
     for _name, implementation in SCANNERS:
         with monkeypatch.context() as patch:
             _through(patch, implementation)
             offset_index.drop_index(path)
-            with SessionManager.open(path, read_only=True) as manager:  # cold: through the scanner
+            with open_session(path, read_only=True) as manager:  # cold: through the scanner
                 assert snapshot(manager) == expected
-            with SessionManager.open(path, read_only=True) as manager:  # warm: the index it wrote
+            with open_session(path, read_only=True) as manager:  # warm: the index it wrote
                 assert snapshot(manager) == expected
     with monkeypatch.context() as patch:
         patch.setattr(scanner, "COMPILED", False)  # the skim or the one-pass open
         offset_index.drop_index(path)
-        with SessionManager.open(path, read_only=True) as manager:
+        with open_session(path, read_only=True) as manager:
             assert snapshot(manager) == expected
 
 
@@ -246,7 +246,7 @@ def test_a_plain_session_is_opened_cold_through_the_scanner(
     from .test_skim_open import _plain
 
     path = _plain(tmp_path)
-    expected = full_snapshot(path, monkeypatch)
+    expected = full_snapshot(path)
     calls: list[int] = []
 
     def counted(*args: Any) -> Scanned:
@@ -254,7 +254,7 @@ def test_a_plain_session_is_opened_cold_through_the_scanner(
         return implementation(*args)
 
     _through(monkeypatch, counted)
-    with SessionManager.open(path, read_only=True) as manager:
+    with open_session(path, read_only=True) as manager:
         assert opened_cold(manager)
         assert snapshot(manager) == expected
     assert calls == [1]

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from omp_session import SessionManager
 from omp_session.format.codec import encode_line
 from omp_session.store import scanner
 from omp_session.store._indexed import fast_open, skim_open
+from tests.perf.tuned import open_session
 
 from .sessions import HEADER, full_snapshot, jump_back_lines, opened_cold, snapshot
 
@@ -130,10 +130,10 @@ def test_a_skimmed_cold_open_reads_like_a_full_load(
 ) -> None:
     with tempfile.TemporaryDirectory() as directory:
         path = _write(directory, lines)
-        expected = full_snapshot(path, monkeypatch)
+        expected = full_snapshot(path)
         with monkeypatch.context() as patch:
             _spy(patch)
-            with SessionManager.open(path, read_only=True) as manager:
+            with open_session(path, read_only=True) as manager:
                 assert snapshot(manager) == expected
 
 
@@ -144,8 +144,8 @@ def test_branches_that_jump_back_read_the_same_after_a_skim(
 ) -> None:
     with tempfile.TemporaryDirectory() as directory:
         path = _write(directory, lines)
-        expected = full_snapshot(path, monkeypatch)
-        with SessionManager.open(path, read_only=True) as manager:
+        expected = full_snapshot(path)
+        with open_session(path, read_only=True) as manager:
             assert opened_cold(manager)
             assert snapshot(manager) == expected
 
@@ -171,9 +171,9 @@ def test_a_plain_session_with_a_compaction_is_skimmed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = _plain(tmp_path)
-    expected = full_snapshot(path, monkeypatch)
+    expected = full_snapshot(path)
     served = _spy(monkeypatch)
-    with SessionManager.open(path, read_only=True) as manager:
+    with open_session(path, read_only=True) as manager:
         assert opened_cold(manager)
         assert snapshot(manager) == expected
     assert served == [True]
@@ -192,9 +192,9 @@ def test_the_skim_gives_up_or_reads_as_orjson_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, odd: bytes, place: str
 ) -> None:
     path = _plain(tmp_path, odd, place)
-    expected = full_snapshot(path, monkeypatch)
+    expected = full_snapshot(path)
     served = _spy(monkeypatch)
-    with SessionManager.open(path, read_only=True) as manager:
+    with open_session(path, read_only=True) as manager:
         assert snapshot(manager) == expected
     assert served == [odd in (b"1e400", b"18446744073709551616")]
 
@@ -207,9 +207,9 @@ def test_a_line_nested_deeper_than_orjson_reads_is_never_skimmed(
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(5000)
     try:
-        expected = full_snapshot(path, monkeypatch)
+        expected = full_snapshot(path)
         served = _spy(monkeypatch)
-        with SessionManager.open(path, read_only=True) as manager:
+        with open_session(path, read_only=True) as manager:
             assert snapshot(manager) == expected
     finally:
         sys.setrecursionlimit(limit)
@@ -221,9 +221,9 @@ def test_an_entry_without_a_string_id_is_nobodys_child_after_a_lazy_open(
 ) -> None:
     # Found by the property test above: the parent column named it, SessionIndex does not.
     path = _plain(tmp_path, b"1", "id")  # entry 3: "id":1, its parent e2
-    expected = full_snapshot(path, monkeypatch)
+    expected = full_snapshot(path)
     assert expected["children"][2] == []
     for opening in ("cold", "through the index"):
-        with SessionManager.open(path, read_only=True) as manager:
+        with open_session(path, read_only=True) as manager:
             assert opened_cold(manager) == (opening == "cold")
             assert manager.get_children("e2") == [] and snapshot(manager) == expected

@@ -9,7 +9,6 @@ from pathlib import Path
 import psycopg
 
 from omp_session import SessionManager
-from omp_session.store.configured import storage_configured
 from omp_session.store.postgres import PostgresStorage
 from omp_session.tools.catalog import Catalog
 from omp_session.tools.catalog_search import search_store
@@ -34,44 +33,43 @@ def test_the_catalog_serves_a_database_store(pg_store: PostgresStorage, tmp_path
     root = tmp_path / "sessions"
     first = _session(pg_store, root / "-work-project", "sort the list")
     _session(pg_store, root / "-work-project", "merge the branches")
-    with storage_configured(pg_store):
-        paths = list(session_files(root))
-        assert len(paths) == 2
-        full = collect_records(paths, catalog=Catalog(ListingCache.disabled()))
-        with Catalog() as catalog:
-            assert catalog.store is pg_store
-            held = collect_records(paths, catalog=catalog)
-            assert catalog.sessions_read == 2 and not catalog.uncatalogued
-        assert held.titles == full.titles and held.summed and not full.summed
-        for view in VIEWS:
-            got = collected_report(held, view, ReportOptions()).to_dict()
-            assert got == collected_report(full, view, ReportOptions()).to_dict()
-        assert collected_report(held, "daily", ReportOptions()).total.cost == 0.5
+    paths = list(session_files(root, storage=pg_store))
+    assert len(paths) == 2
+    full = collect_records(paths, catalog=Catalog(ListingCache.disabled(), storage=pg_store))
+    with Catalog(storage=pg_store) as catalog:
+        assert catalog.store is pg_store
+        held = collect_records(paths, catalog=catalog)
+        assert catalog.sessions_read == 2 and not catalog.uncatalogued
+    assert held.titles == full.titles and held.summed and not full.summed
+    for view in VIEWS:
+        got = collected_report(held, view, ReportOptions()).to_dict()
+        assert got == collected_report(full, view, ReportOptions()).to_dict()
+    assert collected_report(held, "daily", ReportOptions()).total.cost == 0.5
 
-        # The row grows (omp appends a turn): only the new line is read.
-        before = len(pg_store.read_session(first))
-        with SessionManager.open(first, storage=pg_store) as writer:
-            writer.append_message({"role": "user", "content": "and the merge sort", "timestamp": 3})
-        with Catalog() as catalog:
-            catalog.refresh(paths)
-            assert catalog.sessions_read == 1
-            assert catalog.bytes_read == len(pg_store.read_session(first)) - before
+    # The row grows (omp appends a turn): only the new line is read.
+    before = len(pg_store.read_session(first))
+    with SessionManager.open(first, storage=pg_store) as writer:
+        writer.append_message({"role": "user", "content": "and the merge sort", "timestamp": 3})
+    with Catalog(storage=pg_store) as catalog:
+        catalog.refresh(paths)
+        assert catalog.sessions_read == 1
+        assert catalog.bytes_read == len(pg_store.read_session(first)) - before
 
-        pattern = compile_query("merge")
-        with Catalog() as catalog:
-            found = list(search_store(paths, pattern, "merge", regex=False, catalog=catalog))
-        assert found == list(search_sessions(paths, pattern))
-        assert {hit.path for hit in found} == {str(path) for path in paths}
+    pattern = compile_query("merge")
+    with Catalog(storage=pg_store) as catalog:
+        found = list(search_store(paths, pattern, "merge", regex=False, catalog=catalog))
+    assert found == list(search_sessions(paths, pattern, storage=pg_store))
+    assert {hit.path for hit in found} == {str(path) for path in paths}
 
-        # Rewritten behind the catalog's back (same path, new content): read again in full.
-        replaced = pg_store.read_session(first).replace(b"sort the list", b"SORT THE LIST")
-        with psycopg.connect(pg_store.dsn, autocommit=True) as sql:
-            sql.execute(
-                f"UPDATE {pg_store.table} SET content = %s, mtime_ms = mtime_ms + 1000 WHERE path = %s",
-                (replaced.decode(), str(first)),
-            )
-        pattern = compile_query("SORT THE LIST", case_sensitive=True)
-        with Catalog() as catalog:
-            hits = list(search_store(paths, pattern, "SORT THE LIST", regex=False, catalog=catalog))
-            assert [(hit.path, hit.role) for hit in hits] == [(str(first), "user"), (str(first), "assistant")]
-            assert catalog.bytes_read == len(replaced)
+    # Rewritten behind the catalog's back (same path, new content): read again in full.
+    replaced = pg_store.read_session(first).replace(b"sort the list", b"SORT THE LIST")
+    with psycopg.connect(pg_store.dsn, autocommit=True) as sql:
+        sql.execute(
+            f"UPDATE {pg_store.table} SET content = %s, mtime_ms = mtime_ms + 1000 WHERE path = %s",
+            (replaced.decode(), str(first)),
+        )
+    pattern = compile_query("SORT THE LIST", case_sensitive=True)
+    with Catalog(storage=pg_store) as catalog:
+        hits = list(search_store(paths, pattern, "SORT THE LIST", regex=False, catalog=catalog))
+        assert [(hit.path, hit.role) for hit in hits] == [(str(first), "user"), (str(first), "assistant")]
+        assert catalog.bytes_read == len(replaced)

@@ -1,5 +1,5 @@
 """The omp 18.3.4 conformance corpus with every session stored as a row of a real PostgreSQL (the
-configured store of the process): ``assistantTurns`` with its full-scan fallback through the
+store every factory and listing is given): ``assistantTurns`` with its full-scan fallback through the
 store (``PostgresStorage.has_assistant_turn``), the picker lists and ``continue_recent`` skipping
 empty sessions read rows, not files.
 (the pins file ``session-pins.json`` stays a file). Left out: ``drop-session-baks``, which is
@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from omp_session.store.configured import storage_configured
 from omp_session.store.postgres import PostgresStorage
 from tests.test_conformance_omp183 import LOAD_CASES, OPS_CASES, check_load_case, check_ops_case
 
@@ -29,8 +28,7 @@ def test_omp183_load_case_on_postgres(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    with storage_configured(pg_store):
-        check_load_case(case, tmp_path, isolated_agent_dir)
+    check_load_case(case, tmp_path, isolated_agent_dir, pg_store)
     assert not list(tmp_path.rglob("*.jsonl"))
 
 
@@ -45,6 +43,5 @@ def test_omp183_ops_case_on_postgres(
     directory = tmp_path / "D"
     directory.mkdir()
     monkeypatch.chdir(directory)
-    with storage_configured(pg_store):
-        check_ops_case(case, directory, sandbox_home)
+    check_ops_case(case, directory, sandbox_home, pg_store)
     assert not list(tmp_path.rglob("*.jsonl"))

@@ -1,5 +1,5 @@
 """The omp 18.2.3 conformance corpus with every session stored as a row of a real PostgreSQL
-(the configured store of the process, as ``--store`` makes it for the command line): the same
+(the store passed to every factory and listing, as ``--store`` passes it for the command line): the same
 expected files, byte for byte, title slots included."""
 
 from __future__ import annotations
@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from omp_session.store.configured import storage_configured
 from omp_session.store.postgres import PostgresStorage
 from tests.test_conformance_omp18 import LOAD_CASES, OPS_CASES, check_load_case, check_ops_case
 
@@ -22,8 +21,7 @@ def test_omp18_load_case_on_postgres(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    with storage_configured(pg_store):
-        check_load_case(case, tmp_path, isolated_agent_dir)
+    check_load_case(case, tmp_path, isolated_agent_dir, pg_store)
     assert not list(tmp_path.rglob("*.jsonl"))  # every session lived in the database
 
 
@@ -38,6 +36,5 @@ def test_omp18_ops_case_on_postgres(
     directory = tmp_path / "D"
     directory.mkdir()
     monkeypatch.chdir(directory)
-    with storage_configured(pg_store):
-        check_ops_case(case, directory, isolated_agent_dir)
+    check_ops_case(case, directory, isolated_agent_dir, pg_store)
     assert not list(tmp_path.rglob("*.jsonl"))

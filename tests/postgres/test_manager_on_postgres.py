@@ -132,24 +132,26 @@ def test_the_layout_rule_looks_at_the_rows_of_the_directory(
 def test_the_viewers_listing_cache_keeps_a_rows_summary_until_the_row_changes(
     pg_store: PostgresStorage, tmp_path: Path
 ) -> None:
-    from omp_session.store.configured import storage_configured
     from omp_session.tools.listing import list_store
     from omp_session.tools.listing_cache import ListingCache
 
     session = started(pg_store, tmp_path / "project")
     path = Path(str(session.get_session_file()))
     cache = ListingCache.in_memory()
-    with storage_configured(pg_store):
-        first = list_store(tmp_path, cache=cache)
-        assert [info.message_count for info in first] == [2]
-        # Same size and mtime_ms (a write no writer makes): the cached summary is used, not re-read.
-        same_size = pg_store.read_session(path).replace(b'"question"', b'"QUESTION"').decode()
-        with psycopg.connect(pg_store.dsn, autocommit=True) as sql:
-            sql.execute(f"UPDATE {pg_store.table} SET content = %s WHERE path = %s", (same_size, str(path)))
-        assert [info.first_message for info in list_store(tmp_path, cache=cache)] == ["question"]
-        assert [info.first_message for info in list_store(tmp_path)] == ["QUESTION"]  # uncached
-        session.close()
-        with SessionManager.open(path, storage=pg_store) as writer:  # size and mtime_ms move
-            writer.append_message({"role": "user", "content": "third", "timestamp": 3})
-        assert [info.first_message for info in list_store(tmp_path, cache=cache)] == ["QUESTION"]
-        assert [info.message_count for info in list_store(tmp_path, cache=cache)] == [3]
+    first = list_store(tmp_path, cache=cache, storage=pg_store)
+    assert [info.message_count for info in first] == [2]
+    # Same size and mtime_ms (a write no writer makes): the cached summary is used, not re-read.
+    same_size = pg_store.read_session(path).replace(b'"question"', b'"QUESTION"').decode()
+    with psycopg.connect(pg_store.dsn, autocommit=True) as sql:
+        sql.execute(f"UPDATE {pg_store.table} SET content = %s WHERE path = %s", (same_size, str(path)))
+    assert [info.first_message for info in list_store(tmp_path, cache=cache, storage=pg_store)] == [
+        "question"
+    ]
+    assert [info.first_message for info in list_store(tmp_path, storage=pg_store)] == ["QUESTION"]  # uncached
+    session.close()
+    with SessionManager.open(path, storage=pg_store) as writer:  # size and mtime_ms move
+        writer.append_message({"role": "user", "content": "third", "timestamp": 3})
+    assert [info.first_message for info in list_store(tmp_path, cache=cache, storage=pg_store)] == [
+        "QUESTION"
+    ]
+    assert [info.message_count for info in list_store(tmp_path, cache=cache, storage=pg_store)] == [3]

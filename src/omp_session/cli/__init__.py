@@ -28,7 +28,6 @@ from omp_session.cli._common import (
 )
 from omp_session.cli._progress import catalog_progress
 from omp_session.errors import SessionError
-from omp_session.store.configured import storage_configured
 from omp_session.store.paths import sessions_root
 
 __all__ = ["main"]
@@ -212,8 +211,7 @@ def main(ctx: click.Context, sessions_dir: Path | None, store: str | None, table
     if store is not None and is_database_url(store):
         database = open_database(store, table, writes=ctx.invoked_subcommand in WRITING_COMMANDS)
         ctx.call_on_close(database.close)
-        ctx.with_resource(storage_configured(database))  # every command works on the database
-        ctx.obj = CliState(root, database)
+        ctx.obj = CliState(root, database)  # every command takes its store from here
         return
     ctx.obj = CliState(Path(store) if store is not None else root)
 

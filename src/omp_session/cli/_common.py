@@ -7,7 +7,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -17,6 +17,8 @@ from click.shell_completion import CompletionItem
 from rich.console import Console
 
 from omp_session.format.codec import DISPLAY_ERRORS, escape_lone_surrogates
+from omp_session.manager.runtime import Runtime
+from omp_session.store import SessionStorage
 from omp_session.store.paths import blobs_dir_near, sessions_root
 from omp_session.tools.listing import session_files
 from omp_session.tools.resolve import project_dir, resolve_session, session_candidates
@@ -84,11 +86,22 @@ def open_database(url: str, table: str, *, writes: bool = True) -> PostgresStora
 
 @dataclass
 class CliState:
-    """Global options, available to every command as ``ctx.obj``."""
+    """Global options, available to every command as ``ctx.obj``: the one object a command
+    takes its store from (nothing configures a store for the whole process)."""
 
     root: Path
     #: The database of ``--store postgresql://...`` (then every command reads and writes it).
     database: PostgresStorage | None = None
+    #: What the commands' sessions are opened with: its store is :attr:`database` (else files).
+    runtime: Runtime = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.runtime = Runtime(store=self.database)
+
+    @property
+    def storage(self) -> SessionStorage | None:
+        """Where the sessions live: the ``--store`` database, else ``None`` (session files)."""
+        return self.runtime.store
 
     def require_database(self, command: str) -> PostgresStorage:
         if self.database is None:
@@ -102,7 +115,7 @@ class CliState:
 
     def resolve(self, session: str) -> Path:
         """A SESSION argument (path, id or unique prefix) → an existing file."""
-        return resolve_session(session, self.root)
+        return resolve_session(session, self.root, storage=self.storage)
 
     def project_dir(self, cwd: str | None) -> Path:
         """The session directory of ``cwd`` (default: the process cwd) under the root."""
@@ -111,8 +124,8 @@ class CliState:
     def session_files(self, *, all_projects: bool, cwd: str | None) -> list[Path]:
         """Files for ``--all`` (every project) or for one project (``--cwd``, default here)."""
         if all_projects:
-            return list(session_files(self.root))
-        return list(session_files(directory=self.project_dir(cwd)))
+            return list(session_files(self.root, storage=self.storage))
+        return list(session_files(directory=self.project_dir(cwd), storage=self.storage))
 
 
 def state(ctx: click.Context) -> CliState:
@@ -130,7 +143,8 @@ def _complete_session(ctx: click.Context, _param: click.Parameter, incomplete: s
         return [CompletionItem(incomplete, type="file")]
     root_dir = ctx.find_root().params.get("sessions_dir")
     root = Path(root_dir) if root_dir else sessions_root()
-    candidates = session_candidates(session_files(root))
+    # (completion runs before the --store callback: it offers the files' ids)
+    candidates = session_candidates(session_files(root, storage=None), storage=None)
     return [
         CompletionItem(c.id, help=c.path.parent.name)
         for c in candidates

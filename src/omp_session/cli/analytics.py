@@ -47,7 +47,7 @@ def export_store_command(ctx: click.Context, out_dir: Path, all_projects: bool, 
     require_root(cli.root)
     paths = cli.session_files(all_projects=all_projects, cwd=cwd)
     try:
-        tables = export_store(paths, out_dir)
+        tables = export_store(paths, out_dir, storage=cli.storage)
     except OSError as exc:
         raise CliError(f"{out_dir}: cannot write ({exc.strerror or exc})") from exc
     report_skipped(tables.skipped)
@@ -104,12 +104,12 @@ def sql_command(
     if as_json and as_csv:
         raise click.UsageError("give --json or --csv, not both")
     paths: list[Path] = []
+    cli = state(ctx)
     if parquet_dir is None:
-        cli = state(ctx)
         require_root(cli.root)
         paths = cli.session_files(all_projects=all_projects, cwd=cwd)
     try:
-        result = run_sql(query, parquet_dir=parquet_dir, paths=paths)
+        result = run_sql(query, parquet_dir=parquet_dir, paths=paths, storage=cli.storage)
     except duckdb.Error as exc:
         raise CliError(f"sql: {str(exc).splitlines()[0]}") from exc
     except FileNotFoundError as exc:

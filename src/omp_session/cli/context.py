@@ -66,11 +66,14 @@ def context(
                 leaf_id=leaf_id,
                 model=model_id,
                 blobs=FileBlobStore(cli.blobs),
+                storage=cli.storage,
             )
         except UnsupportedConversion as error:
             raise click.ClickException(str(error)) from error
         emit_json(body)
         return
     # Unlike omp (§9 #13), an unknown --leaf is an error, not a silent fall-back to the last entry.
-    built = session_context(cli.resolve(session), leaf_id=leaf_id, blobs=FileBlobStore(cli.blobs))
+    built = session_context(
+        cli.resolve(session), leaf_id=leaf_id, blobs=FileBlobStore(cli.blobs), storage=cli.storage
+    )
     emit_json(convert_to_llm(built.messages, built.rules) if llm else built.to_dict())

@@ -25,7 +25,8 @@ def fork(ctx: click.Context, session: str, leaf_id: str | None) -> None:
     Like omp's /branch (createBranchedSession): the new session sits beside SESSION, has a new
     id and parentSession = SESSION's path. SESSION itself is not changed.
     """
-    click.echo(fork_session(state(ctx).resolve(session), leaf_id))
+    cli = state(ctx)
+    click.echo(fork_session(cli.resolve(session), leaf_id, storage=cli.storage))
 
 
 @click.command(
@@ -46,5 +47,6 @@ def label(ctx: click.Context, session: str, entry_id: str, text: str | None, cle
         raise click.UsageError("give TEXT or --clear" if not clear else "give TEXT or --clear, not both")
     if text is not None and not text.strip():
         raise click.UsageError("TEXT is empty; use --clear to remove a label")
-    target, _entry = set_label(state(ctx).resolve(session), entry_id, None if clear else text)
+    cli = state(ctx)
+    target, _entry = set_label(cli.resolve(session), entry_id, None if clear else text, storage=cli.storage)
     click.echo(f"cleared the label of {target}" if clear else f"labelled {target}: {text}")

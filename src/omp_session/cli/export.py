@@ -18,12 +18,15 @@ from omp_session.export.files import write_atomically
 from omp_session.export.jsonl import export_jsonl
 from omp_session.export.markdown import export_markdown
 from omp_session.format.codec import DISPLAY_ERRORS
+from omp_session.store import SessionStorage
 from omp_session.tools.session_redaction import RedactionOptions, make_redactor, redacted_copy, session_cwds
 
 __all__ = ["export"]
 
 
-def _html(path: Path, leaf_id: str | None, blobs_of: Path | None = None) -> str:
+def _html(
+    path: Path, leaf_id: str | None, blobs_of: Path | None = None, storage: SessionStorage | None = None
+) -> str:
     # Imported here: the HTML exporter needs the [web] extra; without it the command group says so.
     from omp_session.export.html import blobs_dir_for, export_html
 
@@ -38,13 +41,18 @@ def _html(path: Path, leaf_id: str | None, blobs_of: Path | None = None) -> str:
             blobs_dir=blobs,
             progress=lambda done, total: advance(done, total, "entries"),
             workers=workers,
+            storage=storage,
         )
 
 
-def _markdown(path: Path, leaf_id: str | None, events: bool) -> str:
+def _markdown(path: Path, leaf_id: str | None, events: bool, storage: SessionStorage | None) -> str:
     with progress_bar("exporting") as advance:
         return export_markdown(
-            path, leaf_id, events=events, progress=lambda done, total: advance(done, total, "entries")
+            path,
+            leaf_id,
+            events=events,
+            progress=lambda done, total: advance(done, total, "entries"),
+            storage=storage,
         )
 
 
@@ -96,7 +104,8 @@ def export(
     jsonl writes a new valid session file (new id, parentSession = the source) that omp can
     resume; it never overwrites an existing file and prints the new path.
     """
-    path = state(ctx).resolve(session)
+    cli = state(ctx)
+    path = cli.resolve(session)
     if anonymize_paths and not redact:
         raise CliError("--anonymize-paths goes with --redact")
     if redact:
@@ -110,9 +119,13 @@ def export(
         )
         return
     if fmt == "jsonl":
-        click.echo(export_jsonl(path, output, leaf_id))
+        click.echo(export_jsonl(path, output, leaf_id, storage=cli.storage))
         return
-    text = _markdown(path, leaf_id, events) if fmt == "md" else _html(path, leaf_id)
+    text = (
+        _markdown(path, leaf_id, events, cli.storage)
+        if fmt == "md"
+        else _html(path, leaf_id, storage=cli.storage)
+    )
     if output is None:
         click.echo(text, nl=False)
         return
@@ -132,9 +145,12 @@ def _export_redacted(
             parent = os.path.abspath(path)
             if options.anonymize_paths:
                 parent = make_redactor(options, session_cwds(path.read_bytes())).redact_text(parent)
-            click.echo(export_jsonl(copy, output, leaf_id, stands_for=path, parent_session=parent))
+            # (the redacted copy is a file, wherever the session lives)
+            click.echo(
+                export_jsonl(copy, output, leaf_id, stands_for=path, parent_session=parent, storage=None)
+            )
         else:
-            text = _markdown(copy, leaf_id, events) if fmt == "md" else _html(copy, leaf_id, path)
+            text = _markdown(copy, leaf_id, events, None) if fmt == "md" else _html(copy, leaf_id, path)
             if output is None:
                 click.echo(text, nl=False)
             else:

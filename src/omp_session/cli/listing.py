@@ -102,7 +102,11 @@ def list_command(
         # A shared store's point: every row, whatever machine or home filled it (issue 25).
         found = list_every_stored_session(cli.database)
     else:
-        found = list_all_sessions(cli.root) if all_projects else list_sessions(cli.project_dir(cwd))
+        found = (
+            list_all_sessions(cli.root, storage=cli.storage)
+            if all_projects
+            else list_sessions(cli.project_dir(cwd), storage=cli.storage)
+        )
     report_skipped(getattr(found, "skipped", []))
     ordered = _by_last_activity(found)
     # Ids as their shortest prefix unique among every listed session (not only those shown).

@@ -23,6 +23,7 @@ from omp_session.cli._common import (
 )
 from omp_session.cli._progress import progress_bar
 from omp_session.errors import SessionError
+from omp_session.store import SessionStorage
 from omp_session.tools.repair import NotASessionError, Problem, migrate_file
 from omp_session.tools.repair import check as check_file
 from omp_session.tools.repair import repair as repair_file
@@ -46,9 +47,9 @@ def _targets(ctx: click.Context, session: str | None, all_projects: bool) -> lis
     return cli.session_files(all_projects=True, cwd=None)
 
 
-def _check_one(path: Path) -> list[Problem]:
+def _check_one(path: Path, storage: SessionStorage | None) -> list[Problem]:
     try:
-        return check_file(path)
+        return check_file(path, storage=storage)
     except (SessionError, OSError) as exc:  # with --all, one unreadable file must not hide the rest
         return [Problem("unreadable", None, None, " ".join(str(exc).split()))]
 
@@ -66,11 +67,14 @@ def check(ctx: click.Context, session: str | None, all_projects: bool, as_json: 
     Never writes. Exit status 1 when a problem is found, 0 when everything is fine.
     """
     paths = _targets(ctx, session, all_projects)
+    storage = state(ctx).storage
     found: dict[Path, list[Problem]] = {}
     with progress_bar("checking", hidden=session is not None) as advance:
         for number, path in enumerate(paths):
             advance(number, len(paths), path.name)
-            found[path] = check_file(path) if session is not None else _check_one(path)
+            found[path] = (
+                check_file(path, storage=storage) if session is not None else _check_one(path, storage)
+            )
     total = sum(1 for problems in found.values() for problem in problems if problem.is_problem)
     if as_json:
         emit_json({str(p): [vars(x) for x in problems] for p, problems in found.items()})

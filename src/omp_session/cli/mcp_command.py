@@ -41,4 +41,4 @@ def mcp_command(ctx: click.Context, directory: Path | None, active_seconds: floa
 
     root = directory if directory is not None else state(ctx).root
     require_root(root)
-    serve_stdio(root, active_seconds)
+    serve_stdio(root, active_seconds, state(ctx).storage)

@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 import click
 
 from omp_session.cli._common import CliError, is_terminal, state
+from omp_session.store import SessionStorage
 from omp_session.tools.catalog import Catalog
 from omp_session.tools.listing import list_all_sessions
 from omp_session.tools.picker import PickRow, matching, pick_rows, preview, resume_command
@@ -31,14 +32,14 @@ __all__ = ["pick"]
 _KIND_STYLES = {"user": "bold green", "assistant": "bold blue", "tool result": "dim"}
 
 
-def _matching_in_thread(rows: list[PickRow], query: str) -> list[PickRow]:
+def _matching_in_thread(rows: list[PickRow], query: str, storage: SessionStorage | None) -> list[PickRow]:
     """:func:`matching` with a catalog of this thread's own (SQLite connections stay in the thread
     that made them)."""
-    with Catalog() as catalog:
+    with Catalog(storage=storage) as catalog:
         return matching(rows, query, catalog)
 
 
-def _app(rows: list[PickRow]) -> Any:
+def _app(rows: list[PickRow], storage: SessionStorage | None) -> Any:
     """The picker app (Textual imported here: the rest of the command line never needs it)."""
     from rich.markup import escape
     from rich.text import Text
@@ -113,7 +114,7 @@ def _app(rows: list[PickRow]) -> Any:
             text.append(f"{row.title}\n", style="bold")
             text.append(f"{row.session_id} · {row.cwd}\n\n", style="dim")
             try:
-                items = preview(row.path)
+                items = preview(row.path, storage=storage)
             except Exception as exc:  # a damaged file: say so in the pane, never crash the picker
                 text.append(f"cannot read {row.path}: {exc}", style="red")
                 items = []
@@ -131,7 +132,7 @@ def _app(rows: list[PickRow]) -> Any:
 
         @work(thread=True, exclusive=True)
         def _search(self, query: str) -> None:
-            found = _matching_in_thread(rows, query)
+            found = _matching_in_thread(rows, query, storage)
             self.call_from_thread(self._show_rows, query, found)
 
         def _show_rows(self, query: str, found: list[PickRow]) -> None:
@@ -203,11 +204,11 @@ def pick(ctx: click.Context) -> None:
     if not (is_terminal(sys.stdin) and is_terminal(sys.stderr)):
         raise CliError("pick needs a terminal (stdin and stderr); use `omp-session list` in scripts")
     cli = state(ctx)
-    rows = pick_rows(list_all_sessions(cli.root))
+    rows = pick_rows(list_all_sessions(cli.root, storage=cli.storage))
     if not rows:
         raise CliError(f"{cli.root}: no sessions to pick from")
     with _terminal_as_stdout():
-        result = _app(rows).run()
+        result = _app(rows, cli.storage).run()
     if result is None:
         return
     action, row = result

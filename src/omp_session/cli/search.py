@@ -137,7 +137,7 @@ def search(
     cli = state(ctx)
     require_root(cli.root)
     paths = cli.session_files(all_projects=all_projects, cwd=cwd)
-    with Catalog() as catalog:
+    with Catalog(storage=cli.storage) as catalog:
         if rank:
             _print_ranked(catalog, paths, query, roles, tool, model, since, until, limit, as_json)
             return

@@ -85,7 +85,7 @@ def _targets(
     require_root(root)
     from omp_session.tools.listing import session_files
 
-    targets = [(path, "omp") for path in session_files(root)]
+    targets = [(path, "omp") for path in session_files(root, storage=state(ctx).storage)]
     if foreign:
         from omp_session.importers import SOURCES
         from omp_session.importers.stores import make_store

@@ -109,6 +109,7 @@ def serve(
         open_browser=open_browser,
         announce=lambda line: click.echo(line, err=True),
         foreign_stores=[make_store(source) for source in SOURCES] if agents else [],
+        storage=database,
     )
 
 

@@ -414,16 +414,17 @@ def show(
     """
     if leaf_id is not None and all_branches:
         raise click.UsageError("give --leaf or --all-branches, not both")
-    path = state(ctx).resolve(session)
+    cli = state(ctx)
+    path = cli.resolve(session)
     if as_json:
         transcript = load_transcript(
-            path, leaf_id=leaf_id, all_branches=all_branches, all_entries=all_entries
+            path, leaf_id=leaf_id, all_branches=all_branches, all_entries=all_entries, storage=cli.storage
         )
         emit_json(transcript.to_dict())
         return
     options = _Options(thinking=thinking, full=full, events=events)
     out = console()
-    with read_session(path) as opened:
+    with read_session(path, storage=cli.storage) as opened:
         facts, streams = streamed_transcript(
             opened, leaf_id=leaf_id, all_branches=all_branches, all_entries=all_entries
         )

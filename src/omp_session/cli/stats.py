@@ -153,7 +153,7 @@ def stats(
         if session
         else cli.session_files(all_projects=all_projects, cwd=cwd)
     )
-    report = collect_stats(paths, branches=every_branch)
+    report = collect_stats(paths, branches=every_branch, storage=cli.storage)
     if session and report.skipped:  # a file named on the command line must be readable
         raise CliError(" ".join(report.skipped[0][1].split()))
     report_skipped(report.skipped)

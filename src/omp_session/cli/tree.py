@@ -136,7 +136,8 @@ def tree(
     is marked, and long runs without user messages, labels or summaries are folded unless --full
     is given.
     """
-    with read_session(state(ctx).resolve(session)) as opened:
+    cli = state(ctx)
+    with read_session(cli.resolve(session), storage=cli.storage) as opened:
         focus = resolve_entry(opened, around) if around is not None else None
         lines = tree_lines(opened, full=full, depth=depth, around=focus, all_entries=all_entries)
         shown_ids = {} if as_json else session_short_ids(opened, (line.entry_id for line in lines))

@@ -240,7 +240,8 @@ def usage(
         start_of_week=start_of_week_number(start_of_week),
         now_ms=now_ms,
     )
-    report = usage_report(cli.session_files(all_projects=all_projects, cwd=cwd), view, options)
+    paths = cli.session_files(all_projects=all_projects, cwd=cwd)
+    report = usage_report(paths, view, options, storage=cli.storage)
     report_skipped(report.skipped)
     if as_json:
         emit_json(report.to_dict())

@@ -22,6 +22,7 @@ from omp_session.format import entry_factory as make
 from omp_session.format.codec import encode_line
 from omp_session.format.ids import new_entry_id, new_session_id, now_iso
 from omp_session.manager import SessionManager
+from omp_session.store import SessionStorage
 from omp_session.store.paths import session_file_path
 from omp_session.tools.reading import read_session, resolve_entry
 
@@ -55,8 +56,10 @@ def export_jsonl(
     *,
     stands_for: Path | None = None,
     parent_session: str | None = None,
+    storage: SessionStorage | None = None,
 ) -> Path:
-    """Write the current branch (or the branch to ``leaf_id``) of ``path`` as a new session file.
+    """Write the current branch (or the branch to ``leaf_id``) of ``path`` (a file, else a row
+    of ``storage``) as a new session file.
 
     Without ``output`` the file goes next to the source with omp's name
     (``<timestamp>_<id>.jsonl``), so omp lists it with the project's sessions. An existing
@@ -65,7 +68,7 @@ def export_jsonl(
     ``parent_session`` the ``parentSession`` to record (default: the absolute source path).
     """
     source = Path(path)
-    with read_session(source) as session:
+    with read_session(source, storage=storage) as session:
         leaf = resolve_entry(session, leaf_id) if leaf_id is not None else session.get_leaf_id()
         if leaf is None:
             raise SessionError(f"{source}: the session has no entries to export")

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from omp_session.store import SessionStorage
 from omp_session.tools.content import Execution, Part, ToolCall
 from omp_session.tools.entry_kinds import EntryKind
 from omp_session.tools.reading import read_session
@@ -240,13 +241,15 @@ def export_markdown(
     all_branches: bool = False,
     events: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    storage: SessionStorage | None = None,
 ) -> str:
-    """Markdown of the current branch of the session at ``path`` (or of the branch to ``leaf_id``).
+    """Markdown of the current branch of the session at ``path`` (a file, else a row of
+    ``storage``; or of the branch to ``leaf_id``).
 
     The file is only read. ``leaf_id`` may be a unique id prefix. ``progress(done, total)`` hears
     of the branch's entries written so far.
     """
-    with read_session(path) as session:
+    with read_session(path, storage=storage) as session:
         transcript, streams = streamed_transcript(session, leaf_id=leaf_id, all_branches=all_branches)
         transcript.path = os.fspath(path)
         total = sum(len(stream.entries) for stream in streams)

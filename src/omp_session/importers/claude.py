@@ -33,6 +33,7 @@ from omp_session.importers.claude_records import claude_timestamp_ms
 from omp_session.importers.claude_resume import ImportedSession, tail_hash
 from omp_session.importers.jsonl import iter_records, lines_containing
 from omp_session.store.regular import read_regular
+from omp_session.store.tuning import DEFAULT_TUNING, Tuning
 
 _CWD_PREFIX_BYTES = 64 * 1024
 
@@ -125,20 +126,14 @@ def _recorded_cwd(path: str) -> str | None:
 
 
 _TITLE_FIELDS = {"custom-title": "customTitle", "ai-title": "aiTitle"}
-#: Up to this size a header hint searches the whole transcript for title records; beyond it only
-#: the last ``_TITLE_TAIL_BYTES``. A whole search of 100 MB costs about a third of the parse floor
-#: (bench/IMPORT_RESULTS.md) while a title record further back only makes the hint wrong, which
-#: costs one in-kernel copy of the written entries (persist_streaming), about as much.
-_TITLE_SEARCH_WHOLE_BYTES = 16 << 20
-_TITLE_TAIL_BYTES = 4 << 20
 
 
-def _last_titles(path: str, last_bytes: int | None = None) -> tuple[str | None, str | None]:
+def _last_titles(path: str, last_bytes: int | None, window: int) -> tuple[str | None, str | None]:
     """The last non-empty ``customTitle`` and ``aiTitle`` of the title records, as the conversion
     finds them (spec §1.2): one backward byte search for the suffix both types share, and only
     the lines holding it parsed (in the last ``last_bytes`` of the file when given)."""
     found: dict[str, str] = {}
-    for line in lines_containing(path, b'-title"', last_bytes):
+    for line in lines_containing(path, b'-title"', last_bytes, window=window):
         try:
             record = decode_line(line)
         except ValueError:
@@ -161,15 +156,21 @@ def _birth_ms(stat: os.stat_result) -> float:
 
 
 class ClaudeSessionStore:
-    """Claude Code transcripts under ``root`` (default: :func:`claude_root`)."""
+    """Claude Code transcripts under ``root`` (default: :func:`claude_root`); ``tuning``: how
+    much of a big transcript a header hint searches for title records."""
 
     source: Source = "claude"
 
     def __init__(
-        self, root: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None
+        self,
+        root: str | os.PathLike[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        *,
+        tuning: Tuning = DEFAULT_TUNING,
     ) -> None:
         self.root = Path(root).absolute() if root is not None else claude_root(env).absolute()
         self._env = env
+        self._tuning = tuning
 
     def _project_files(self) -> list[tuple[str, str]]:
         registered = _registered_projects(_config_file(self.root, self._env))
@@ -241,8 +242,15 @@ class ClaudeSessionStore:
             cwd = _recorded_cwd(info.path)
             if cwd is None:
                 return None  # the conversion would have to read further: no cheap answer
-            big = os.path.getsize(info.path) > _TITLE_SEARCH_WHOLE_BYTES
-            custom, ai = _last_titles(info.path, _TITLE_TAIL_BYTES if big else None)
+            # Up to ``title_search_whole_bytes`` the whole transcript is searched, beyond it only its
+            # end. A whole search of 100 MB costs about a third of the parse floor
+            # (bench/IMPORT_RESULTS.md) while a title record further back only makes the hint
+            # wrong, which costs one in-kernel copy of the written entries (persist_streaming),
+            # about as much.
+            tuning = self._tuning
+            big = os.path.getsize(info.path) > tuning.title_search_whole_bytes
+            tail = tuning.title_tail_bytes if big else None
+            custom, ai = _last_titles(info.path, tail, tuning.search_window_bytes)
         except OSError:
             return None
         if custom is not None:

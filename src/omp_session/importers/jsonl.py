@@ -20,10 +20,9 @@ import orjson
 from omp_session.errors import CorruptSessionError
 from omp_session.format.codec import decode_line
 from omp_session.store.regular import regular_file
+from omp_session.store.tuning import DEFAULT_TUNING
 
 _CHUNK = 1 << 20
-#: How much of a file a backward search maps at once (``lines_containing``).
-_WINDOW = 8 << 20
 _TRAILING_SPACE = (b" ", b"\r", b"\t")
 
 
@@ -136,13 +135,20 @@ def iter_raw_records(
         stats.lines = number
 
 
-def lines_containing(path: str | Path, needle: bytes, last_bytes: int | None = None) -> Iterator[bytes]:
+def lines_containing(
+    path: str | Path,
+    needle: bytes,
+    last_bytes: int | None = None,
+    *,
+    window: int = DEFAULT_TUNING.search_window_bytes,
+) -> Iterator[bytes]:
     """The lines holding ``needle``, the last first: a few records found without parsing the rest.
 
     The file is searched backwards through a memory map, one window at a time; each window's
     pages are released once searched, so the process never holds more than a window of the file
     (a whole-file mapping would count every page of it in the process's memory). ``last_bytes``
-    searches only that much of the file's end (a match there is still yielded as its whole line).
+    searches only that much of the file's end (a match there is still yielded as its whole line);
+    ``window``: the bytes mapped at once (``Tuning.search_window_bytes``).
     """
     with regular_file(path) as handle:
         size = os.fstat(handle.fileno()).st_size
@@ -150,7 +156,7 @@ def lines_containing(path: str | Path, needle: bytes, last_bytes: int | None = N
             return
         bottom = 0 if last_bytes is None else max(0, size - last_bytes)
         with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
-            end, window = size, max(_WINDOW, 2 * len(needle))  # each step moves back
+            end, window = size, max(window, 2 * len(needle))  # each step moves back
             while end > bottom:
                 start = max(bottom, end - window)
                 found = view.rfind(needle, start, end)

@@ -27,8 +27,6 @@ from omp_session.manager.state import SessionState
 from omp_session.manager.whole_session import new_header_and_path
 from omp_session.store import DurabilityPolicy, OpenedFile, SessionStorage, Storage, listing
 from omp_session.store.blobs import BlobSink
-from omp_session.store.configured import configured_storage
-from omp_session.store.file_sessions import session_storage
 from omp_session.store.loading import parse_session
 from omp_session.store.memory import MemoryStorage
 from omp_session.store.paths import absolute, default_session_dir, session_file_path
@@ -54,9 +52,10 @@ def session_dir_for(cwd: StrPath, session_dir: StrPath | None) -> Path:
     return Path(session_dir) if session_dir is not None else default_session_dir(cwd)
 
 
-def _database(storage: SessionStorage | None) -> SessionStorage | None:
-    """The store whose sessions the layout rule looks at, ``None`` for files (scanned directly)."""
-    return storage if storage is not None else configured_storage()
+def _runtime(runtime: Runtime | None, storage: SessionStorage | None) -> Runtime:
+    """The runtime a factory works with: the one given (else the default), its store ``storage``
+    when the call names one. The session keeps it (a drop deletes from the same store)."""
+    return (runtime if runtime is not None else Runtime()).with_store(storage)
 
 
 def _working_directory(header: Entry, dialect: Dialect) -> str:
@@ -78,13 +77,13 @@ def create(
     durability: DurabilityPolicy,
     dialect: DialectChoice,
     runtime: Runtime | None,
-    storage: SessionStorage | None = None,
+    storage: SessionStorage | None,
 ) -> M:
-    runtime = runtime if runtime is not None else Runtime()
+    runtime = _runtime(runtime, storage)
     directory = session_dir_for(cwd, session_dir)
-    chosen, locked = dialect_for_new(dialect, directory, _database(storage))
+    chosen, locked = dialect_for_new(dialect, directory, runtime.store)
     header, path = new_header_and_path(runtime, os.fspath(cwd), directory, dialect=chosen)
-    session = session_storage(storage).new_storage(path, runtime.blob_store(), durability=durability)
+    session = runtime.sessions().new_storage(path, runtime.blob_store(), durability=durability)
     runtime.remember_terminal_session(os.fspath(cwd), os.fspath(path))
     state = SessionState.build(
         cwd=os.fspath(cwd),
@@ -110,12 +109,12 @@ def open_session(
     throw_if_missing: bool,
     runtime: Runtime | None,
     blobs: BlobSink | None = None,
-    storage: SessionStorage | None = None,
+    storage: SessionStorage | None,
 ) -> M:
-    runtime = runtime if runtime is not None else Runtime()
+    runtime = _runtime(runtime, storage)
     file_path = absolute(path)
     directory = os.fspath(session_dir) if session_dir is not None else os.fspath(file_path.parent)
-    store = session_storage(storage)
+    store = runtime.sessions()
     # A directory is not missing: the store's open says what it is ("is a directory"), as it does
     # for every reader (issue 30: fork and label said "no such session file" where show did not).
     if throw_if_missing and not store.session_exists(file_path) and not file_path.is_dir():
@@ -136,7 +135,7 @@ def open_session(
         if throw_if_missing:  # an existing file or row with nothing in it: nothing to open
             opened.storage.close()
             raise CorruptSessionError(file_path, "is empty: there is no session to open")
-        chosen, locked = dialect_for_new(dialect, file_path.parent, _database(storage))
+        chosen, locked = dialect_for_new(dialect, file_path.parent, runtime.store)
         try:
             return compose(_start_at(directory, opened.storage, chosen, locked, runtime))
         except SessionChangedError:
@@ -218,20 +217,20 @@ def continue_recent(
     durability: DurabilityPolicy,
     dialect: DialectChoice,
     runtime: Runtime | None,
-    storage: SessionStorage | None = None,
+    storage: SessionStorage | None,
 ) -> M:
-    runtime = runtime if runtime is not None else Runtime()
+    runtime = _runtime(runtime, storage)
     directory = session_dir_for(cwd, session_dir)
-    store = session_storage(storage)
+    store = runtime.sessions()
     recent = runtime.terminal_session(os.fspath(cwd), directory, exists=store.session_exists)
     if recent is None:
         chosen = explicit_dialect(dialect)
         if chosen is None:  # auto: the dialect a new session of this directory would get
-            chosen, _locked = dialect_for_new(None, directory, _database(storage))
+            chosen, _locked = dialect_for_new(None, directory, runtime.store)
         recent = (
-            listing.most_recent_non_empty(directory, dialect=chosen, storage=storage)
+            listing.most_recent_non_empty(directory, dialect=chosen, storage=runtime.store)
             if chosen.listing.continue_skips_empty  # omp 18.3 skips empty sessions
-            else listing.find_most_recent_session(directory, storage=storage)
+            else listing.find_most_recent_session(directory, storage=runtime.store)
         )
     if recent is not None:
         return open_session(
@@ -286,14 +285,14 @@ def fork_from(
     reset_inherited_cost: bool,
     repair_interrupted_tail: bool,
     runtime: Runtime | None,
-    storage: SessionStorage | None = None,
+    storage: SessionStorage | None,
 ) -> M:
-    runtime = runtime if runtime is not None else Runtime()
-    store = session_storage(storage)
+    runtime = _runtime(runtime, storage)
+    store = runtime.sessions()
     source = Path(source_path)
     blobs = runtime.blob_store()
     directory = session_dir_for(cwd, session_dir)
-    chosen, locked = dialect_for_new(dialect, directory, _database(storage))
+    chosen, locked = dialect_for_new(dialect, directory, runtime.store)
     # The copied history is sanitised by the new session's rules (omp's forkFrom).
     keep = chosen.keeps_openai_replay
     loaded = parse_session(source, store.read_session(source), blobs, lambda _has_slot: keep)
@@ -325,12 +324,12 @@ def persist_copy(
     source: SessionState,
     session_dir: StrPath | None,
     *,
-    storage: SessionStorage | None = None,
+    storage: SessionStorage | None,
 ) -> M:
     """omp 18's ``persistCopy``: a new persistent session (new id and file) in ``session_dir``
     (default: the project directory of the source's cwd) holding a copy of every entry of
     ``source`` (same ids), its title state and workspace directories; written at once."""
-    runtime = source.runtime
+    runtime = source.runtime.with_store(storage)
     dialect = source.dialect
     directory = session_dir_for(source.cwd, session_dir)
     header, path = new_header_and_path(runtime, source.cwd, directory, dialect=dialect)
@@ -341,7 +340,7 @@ def persist_copy(
         titleSource=source.title_source,
         additionalDirectories=list(source.additional_directories) or None,
     )
-    store = session_storage(storage)
+    store = runtime.sessions()
     state = SessionState.build(
         cwd=source.cwd,
         session_dir=os.fspath(directory),

@@ -26,6 +26,7 @@ from omp_session.manager.runtime import Runtime
 from omp_session.manager.state import SessionState
 from omp_session.model.tree import SessionIndex
 from omp_session.model.usage import _usage_of
+from omp_session.store import SessionStorage
 
 __all__ = ["CURRENT_LEAF", "Omp18Operations", "fork_entries", "peek_session_init"]
 
@@ -311,17 +312,20 @@ SESSION_INIT_PROJECTION = (
 )
 
 
-def peek_session_init(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+def peek_session_init(
+    path: str | os.PathLike[str], storage: SessionStorage | None = None
+) -> dict[str, Any] | None:
     """``{cwd, init}`` of a session file without opening it for writing (omp 18 ``peekSessionInit``):
-    ``cwd`` is the header's (else the process cwd); ``init`` is the projection of the **last**
-    ``session_init`` entry in file order, whatever its branch (the fields of
-    :data:`SESSION_INIT_PROJECTION` it has, in that order, others dropped), or ``None`` when there is
-    none. ``None`` for a missing or empty file or one without a header. Reads only."""
+        ``cwd`` is the header's (else the process cwd); ``init`` is the projection of the **last**
+        ``session_init`` entry in file order, whatever its branch (the fields of
+        :data:`SESSION_INIT_PROJECTION` it has, in that order, others dropped), or ``None`` when there is
+        none. ``None`` for a missing or empty file or one without a header (a row of ``storage`` when
+    given). Reads only."""
     from omp_session.errors import SessionError
     from omp_session.store.loading import load_session
 
     try:
-        loaded = load_session(Path(path))
+        loaded = load_session(Path(path), storage=storage)
     except (SessionError, OSError):
         return None
     if loaded is None or not isinstance(loaded.header, dict):

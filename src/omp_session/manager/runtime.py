@@ -1,8 +1,9 @@
 """What a :class:`~omp_session.manager.SessionManager` takes from the world, in one object.
 
-Time, randomness and the agent directory are the manager's only inputs besides its arguments and
-the store. Passing a :class:`Runtime` replaces them, so tests and reproducible tools (the sample
-generator) never patch module globals:
+Time, randomness, the agent directory and the store sessions live in are the manager's only inputs
+besides its arguments. Passing a :class:`Runtime` replaces them, so tests and reproducible tools
+(the sample generator) never patch module globals, and no process-wide setting picks the store:
+the command line builds one runtime from ``--store`` and hands it to every command.
 
     >>> from omp_session import Runtime, SessionManager
     >>> runtime = Runtime.fixed(start_ms=1_750_000_000_000)
@@ -15,20 +16,23 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Container
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from omp_session.format.ids import SnowflakeGenerator, iso_from_ms, new_entry_id, now_iso
+from omp_session.store import SessionStorage
 from omp_session.store.blobs import FileBlobStore
 from omp_session.store.breadcrumbs import read_breadcrumb, write_breadcrumb
+from omp_session.store.file_sessions import FileSessionStorage
 from omp_session.store.paths import blobs_dir, terminal_sessions_dir
+from omp_session.store.tuning import DEFAULT_TUNING, Tuning
 
 __all__ = ["Runtime"]
 
 
 @dataclass(frozen=True)
 class Runtime:
-    """The clock, the id sources, the agent directory and the caches a manager uses."""
+    """The clock, the id sources, the agent directory, the store and the caches a manager uses."""
 
     #: The current time as omp writes it (``YYYY-MM-DDTHH:MM:SS.mmmZ``).
     now: Callable[[], str] = now_iso
@@ -44,6 +48,21 @@ class Runtime:
     offset_index: bool = True
     #: Whether terminal breadcrumbs are read and written (spec §7.8).
     breadcrumbs: bool = True
+    #: Where sessions live: ``None`` for session files (with their fast paths), else a store such
+    #: as a ``PostgresStorage``; a factory's ``storage=`` argument overrides it for that session.
+    store: SessionStorage | None = None
+    #: The thresholds, chunk sizes and cache budgets the session files are read with
+    #: (:class:`~omp_session.store.tuning.Tuning`; a :attr:`store` of files brings its own).
+    tuning: Tuning = DEFAULT_TUNING
+
+    def sessions(self) -> SessionStorage:
+        """The store this runtime's sessions live in: :attr:`store`, else session files read with
+        :attr:`tuning`."""
+        return self.store if self.store is not None else FileSessionStorage(self.tuning)
+
+    def with_store(self, storage: SessionStorage | None) -> Runtime:
+        """This runtime, its sessions in ``storage`` when one is given (a factory's ``storage=``)."""
+        return self if storage is None or storage is self.store else replace(self, store=storage)
 
     def session_id(self, dialect_style: Callable[[], str]) -> str:
         """A fresh session id: this runtime's source when it has one, else ``dialect_style``."""

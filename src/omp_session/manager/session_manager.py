@@ -242,12 +242,14 @@ class SessionManager:
             manager.close()
 
     @staticmethod
-    def peek_session_init(path: str | os.PathLike[str]) -> dict[str, Any] | None:
-        """``{cwd, init}`` of a session file without opening it for writing (omp 18
-        ``peekSessionInit``): the header's cwd (else the process cwd) and omp's projection of the
-        **last** ``session_init`` entry in file order (``None`` without one); ``None`` for a
-        missing or empty file or one without a header. Reads only."""
-        return omp18_api.peek_session_init(path)
+    def peek_session_init(
+        path: str | os.PathLike[str], *, storage: SessionStorage | None = None
+    ) -> dict[str, Any] | None:
+        """``{cwd, init}`` of a session file (or a row of ``storage``) without opening it for
+        writing (omp 18 ``peekSessionInit``): the header's cwd (else the process cwd) and omp's
+        projection of the **last** ``session_init`` entry in file order (``None`` without one);
+        ``None`` for a missing or empty file or one without a header. Reads only."""
+        return omp18_api.peek_session_init(path, storage)
 
     @staticmethod
     def find_most_recent_session(

@@ -23,7 +23,6 @@ from omp_session.manager.runtime import Runtime
 from omp_session.manager.state import SessionState
 from omp_session.manager.workspace import normalize_directories
 from omp_session.store import Storage
-from omp_session.store.file_sessions import session_storage
 from omp_session.store.moves import begin_move, finish_move, move_directory
 from omp_session.store.paths import default_session_dir, session_file_path
 
@@ -271,7 +270,9 @@ class WholeSession:
             storage.close()
             self._state.storage = storage.sibling(storage.path)
             self._state.flushed = False  # (a fresh storage: no stored lines to copy)
-        session_storage().delete_session(target, backups=self._state.dialect.drop_removes_backups)
+        self._state.runtime.sessions().delete_session(
+            target, backups=self._state.dialect.drop_removes_backups
+        )
 
     def rewrite_entries(self) -> None:
         self._state.require_writable()

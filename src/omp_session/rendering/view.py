@@ -23,6 +23,7 @@ from omp_session.model.usage import UsageStatistics
 from omp_session.rendering.entry_views import EntryView, ToolCalls, entry_view
 from omp_session.rendering.format import date_time, format_size, one_line, usage_line
 from omp_session.rendering.images import ImageSource
+from omp_session.store import SessionStorage
 from omp_session.store.file_sessions import session_storage
 from omp_session.tools.entry_kinds import EntryKind, classify
 from omp_session.tools.reading import read_session
@@ -240,10 +241,14 @@ def _total_usage(totals: UsageStatistics) -> str:
 
 
 def session_view(
-    session: SessionManager, path: Path, images: ImageSource, selected: str | None = None
+    session: SessionManager,
+    path: Path,
+    images: ImageSource,
+    selected: str | None = None,
+    storage: SessionStorage | None = None,
 ) -> SessionView:
     """Build the :class:`SessionView` of an open session (``selected``: the node shown first; the
-    leaf when absent or unknown)."""
+    leaf when absent or unknown; ``storage``: where it is stored, files by default)."""
     tree = session.get_tree()  # first: it loads every entry, so that the entries below are those
     entries = session.get_entries()  # of the tree (a list, with the identities the keys need)
     keys = _keys(session, entries)
@@ -265,7 +270,7 @@ def session_view(
         created=date_time(_text(header, "timestamp")),
         created_iso=_text(header, "timestamp") or "",
         file_name=path.name,
-        size=format_size(stored_size(path)),
+        size=format_size(stored_size(path, storage)),
         parent_session=_text(header, "parentSession"),
         entries=views,
         rows=rows,
@@ -277,13 +282,16 @@ def session_view(
     )
 
 
-def stored_size(path: Path) -> int:
-    """The session's size in its store (a file, or a database row under ``--store``)."""
-    stat = session_storage().stat_session(path)
+def stored_size(path: Path, storage: SessionStorage | None = None) -> int:
+    """The session's size in its store (a file, or a row of a database ``storage``)."""
+    stat = session_storage(storage).stat_session(path)
     return stat.size if stat is not None else 0
 
 
-def build_session_view(path: Path, images: ImageSource, selected: str | None = None) -> SessionView:
-    """Open ``path`` read-only (blob references stay references) and build its view."""
-    with read_session(path) as session:
-        return session_view(session, path, images, selected)
+def build_session_view(
+    path: Path, images: ImageSource, selected: str | None = None, *, storage: SessionStorage | None = None
+) -> SessionView:
+    """Open ``path`` (a file, else a row of ``storage``) read-only (blob references stay
+    references) and build its view."""
+    with read_session(path, storage=storage) as session:
+        return session_view(session, path, images, selected, storage)

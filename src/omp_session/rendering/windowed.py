@@ -33,6 +33,7 @@ from omp_session.rendering.images import ImageSource
 from omp_session.rendering.page import environment
 from omp_session.rendering.view import _is_remote, stored_size
 from omp_session.rendering.windowed_tree import ROWS, LazyTree
+from omp_session.store import SessionStorage
 from omp_session.tools.entry_kinds import EntryKind, classify
 
 __all__ = ["WINDOW", "WINDOWED_BYTES", "Arranged", "WindowedSession", "own_usage"]
@@ -85,6 +86,8 @@ class WindowedSession:
     usage: UsageStatistics
     issues: list[str]
     title: str = ""
+    #: Where the session is stored (``None``: a file).
+    storage: SessionStorage | None = None
     _usage: dict[int, tuple[float, ...]] = field(default_factory=dict)
     #: The leaf's path and, per position, its index there (-1: not on it), made on first use.
     _leaf_path: tuple[list[int], list[int]] | None = None
@@ -434,7 +437,7 @@ class WindowedSession:
             "created": date_time(created if isinstance(created, str) else None),
             "created_iso": created if isinstance(created, str) else "",
             "entries": len(self.entries),
-            "size": format_size(stored_size(self.path)),
+            "size": format_size(stored_size(self.path, self.storage)),
             "total_usage": usage_line(self.usage) if self.usage != UsageStatistics() else "",
             "parent_session": parent if isinstance(parent, str) else None,
             "issues": self.issues,

@@ -44,6 +44,7 @@ from omp_session.rendering.page import csp_hash, environment, static_file
 from omp_session.rendering.view import _is_remote, script_json
 from omp_session.rendering.windowed import WindowedSession, own_usage
 from omp_session.rendering.windowed_open import open_windowed
+from omp_session.store import SessionStorage
 from omp_session.tools.entry_kinds import EntryKind, classify
 
 __all__ = ["HTML_CHUNK", "ROW_CHUNK", "compressed_block", "export_windowed_html"]
@@ -71,12 +72,15 @@ def export_windowed_html(
     leaf_id: str | None = None,
     progress: Progress | None = None,
     workers: int = 1,
+    *,
+    storage: SessionStorage | None = None,
 ) -> str:
-    """The lazily rendered page of the session at ``path``, opened at ``leaf_id`` (default: the
-    leaf; an unknown id raises :class:`EntryNotFoundError`). ``progress`` hears of the entries
-    rendered; ``workers`` > 1 renders parts of the file in that many forked processes (a command
-    line's choice: never from a process with threads that a fork would copy mid-work)."""
-    view = open_windowed(path, images)
+    """The lazily rendered page of the session at ``path`` (a file, else a row of ``storage``),
+    opened at ``leaf_id`` (default: the leaf; an unknown id raises :class:`EntryNotFoundError`).
+    ``progress`` hears of the entries rendered; ``workers`` > 1 renders parts of the file in that
+    many forked processes (a command line's choice: never from a process with threads that a fork
+    would copy mid-work)."""
+    view = open_windowed(path, images, storage=storage)
     if leaf_id is not None and leaf_id not in view.position:
         raise EntryNotFoundError(leaf_id)
     tree = view.tree.get()

@@ -14,6 +14,7 @@ from omp_session.rendering.images import ImageSource
 from omp_session.rendering.view import _keys, tree_rows
 from omp_session.rendering.windowed import WindowedSession
 from omp_session.rendering.windowed_tree import LazyTree, WindowedTree, subtree_ends
+from omp_session.store import SessionStorage
 from omp_session.tools.content import message_text
 from omp_session.tools.entry_kinds import STATE_CHANGES, EntryKind, classify
 from omp_session.tools.reading import read_session
@@ -53,13 +54,18 @@ def _title(header: Entry, entries: Sequence[Entry], path: Path) -> str:
     return one_line(first_prompt(texts), 120) or path.name
 
 
-def open_windowed(path: Path, images: ImageSource) -> WindowedSession:
-    """Read ``path`` (read-only) and index it for windows and rows."""
-    with read_session(path) as session:
-        return _index(session, path, images)
+def open_windowed(
+    path: Path, images: ImageSource, *, storage: SessionStorage | None = None
+) -> WindowedSession:
+    """Read ``path`` (a file, else a row of ``storage``; read-only) and index it for windows and
+    rows."""
+    with read_session(path, storage=storage) as session:
+        return _index(session, path, images, storage)
 
 
-def _index(session: SessionManager, path: Path, images: ImageSource) -> WindowedSession:
+def _index(
+    session: SessionManager, path: Path, images: ImageSource, storage: SessionStorage | None
+) -> WindowedSession:
     """What the first window needs (entries, keys, parents); the tree rows are built later, after
     the first screen has been sent (see :mod:`omp_session.rendering.windowed_tree`)."""
     roots = session.get_tree()  # first: it loads every entry, so that the entries below are those
@@ -118,6 +124,7 @@ def _index(session: SessionManager, path: Path, images: ImageSource) -> Windowed
         usage=session.get_usage_statistics(),
         issues=[f"line {issue.line}: {issue.reason}" for issue in session.get_load_issues()],
         title=_title(header, entries, path),
+        storage=storage,
     )
 
 

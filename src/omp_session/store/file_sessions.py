@@ -20,15 +20,19 @@ from omp_session.store import DurabilityPolicy, OpenedFile, SessionStorage, Stor
 from omp_session.store._indexed.fast_open import IndexedOpen, open_cold, open_indexed, remember_index
 from omp_session.store._indexed.line_table import LineTable
 from omp_session.store.blobs import BlobSink
-from omp_session.store.configured import configured_storage
 from omp_session.store.file import FileStorage
 from omp_session.store.loading import parse_session, read_session_bytes
 from omp_session.store.moves import recover_move
 from omp_session.store.regular import regular_file
+from omp_session.store.tuning import DEFAULT_TUNING, Tuning
 
 
 class FileSessionStorage:
-    """Sessions as JSONL files (omp's ``FileSessionStorage``); paths are file paths."""
+    """Sessions as JSONL files (omp's ``FileSessionStorage``); paths are file paths. ``tuning``:
+    the thresholds and sizes its opens read with (the offset index, lazy reads)."""
+
+    def __init__(self, tuning: Tuning = DEFAULT_TUNING) -> None:
+        self.tuning = tuning
 
     def new_storage(self, path: Path, blobs: BlobSink, *, durability: DurabilityPolicy) -> FileStorage:
         path.parent.mkdir(parents=True, exist_ok=True)  # omp creates the session directory at once
@@ -51,6 +55,7 @@ class FileSessionStorage:
             durability=durability,
             use_index=use_index,
             keep_replay=keep_replay,
+            tuning=self.tuning,
         )
 
     def read_session(self, path: Path) -> bytes:
@@ -134,20 +139,18 @@ __all__ = [
 
 
 def session_storage(storage: SessionStorage | None = None) -> SessionStorage:
-    """``storage`` if given, else the configured store, else session files."""
-    if storage is not None:
-        return storage
-    configured = configured_storage()
-    return configured if configured is not None else FileSessionStorage()
+    """``storage`` if given, else session files (a caller's store is passed in, never configured
+    for the process)."""
+    return storage if storage is not None else FileSessionStorage()
 
 
-def read_stored_session(path: Path) -> bytes:
-    """The bytes of the session at ``path`` in the configured store (files by default)."""
-    return session_storage().read_session(path)
+def read_stored_session(path: Path, storage: SessionStorage | None = None) -> bytes:
+    """The bytes of the session at ``path`` in ``storage`` (files by default)."""
+    return session_storage(storage).read_session(path)
 
 
-def stored_session_exists(path: Path) -> bool:
-    return session_storage().session_exists(path)
+def stored_session_exists(path: Path, storage: SessionStorage | None = None) -> bool:
+    return session_storage(storage).session_exists(path)
 
 
 def open_file(
@@ -158,9 +161,11 @@ def open_file(
     durability: DurabilityPolicy,
     use_index: bool = True,
     keep_replay: KeepReplay = drop_replay,
+    tuning: Tuning = DEFAULT_TUNING,
 ) -> OpenedFile:
     """Lock (unless ``read_only``) and read ``path``; raise ``SessionError``s for unusable files
-    (``keep_replay``: the opening dialect's OpenAI replay rule, ``parse_session``).
+    (``keep_replay``: the opening dialect's OpenAI replay rule, ``parse_session``; ``tuning``:
+    the thresholds and sizes of the offset-index open).
 
     A missing, empty or whitespace-only file gives ``loaded=None`` (read-only: an error instead).
     On an error the storage is closed again, so no lock is left behind.
@@ -179,7 +184,7 @@ def open_file(
             raise SessionNotFoundError(path)
         return OpenedFile(path, storage)
     try:
-        found = _lock_and_read(storage, path, read_only, use_index, keep_replay)
+        found = _lock_and_read(storage, path, read_only, use_index, keep_replay, tuning)
         if isinstance(found, IndexedOpen):
             _keep_lines(storage, found.lines, read_only)
             return OpenedFile(path, storage, found.loaded, found.read_offset)
@@ -189,13 +194,13 @@ def open_file(
                 raise CorruptSessionError(path, "empty session file")
             return OpenedFile(path, storage)
         # Without the index (the runtime switched it off), no cold open either: it writes one.
-        cold = open_cold(path, found, storage, keep_replay) if use_index else None
+        cold = open_cold(path, found, storage, keep_replay, tuning) if use_index else None
         if cold is not None:
             _keep_lines(storage, cold.lines, read_only)
             return OpenedFile(path, storage, cold.loaded, cold.read_offset)
         loaded = parse_session(path, found, storage.blobs, keep_replay)
         if use_index:
-            remember_index(path, found, loaded)
+            remember_index(path, found, loaded, tuning)
         decoded = loaded.decoded
         if loaded.migrated_from is None and decoded is not None:
             table = LineTable(decoded.offsets[1:], decoded.lengths[1:], loaded.entries)
@@ -214,7 +219,12 @@ def _keep_lines(storage: FileStorage, table: LineTable | None, read_only: bool) 
 
 
 def _lock_and_read(
-    storage: FileStorage, path: Path, read_only: bool, use_index: bool, keep_replay: KeepReplay
+    storage: FileStorage,
+    path: Path,
+    read_only: bool,
+    use_index: bool,
+    keep_replay: KeepReplay,
+    tuning: Tuning,
 ) -> bytes | IndexedOpen:
     """Take the writer lock, then read: nobody can append in between.
 
@@ -226,7 +236,7 @@ def _lock_and_read(
         if not read_only:
             storage.lock()
             recover_move(path)  # a move_to killed between its two renames (store/moves.py)
-        return (open_indexed(path, storage, keep_replay) if use_index else None) or storage.read()
+        return (open_indexed(path, storage, keep_replay, tuning) if use_index else None) or storage.read()
     except SessionError:
         raise
     except OSError as exc:

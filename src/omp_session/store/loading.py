@@ -29,8 +29,7 @@ from omp_session.format.transform import (
     sanitize_openai_replay,
 )
 from omp_session.gcpause import gc_paused
-from omp_session.store import LoadedSession
-from omp_session.store.configured import configured_storage
+from omp_session.store import LoadedSession, SessionStorage
 from omp_session.store.regular import open_regular, read_regular
 
 __all__ = [
@@ -107,11 +106,13 @@ def transform_loaded(
     return dropped and keep_replay
 
 
-def load_session(path: Path | str, blobs: BlobSink | None = None) -> LoadedSession:
-    """Read and parse ``path`` (a file, or a session of the configured store); a missing one raises
+def load_session(
+    path: Path | str, blobs: BlobSink | None = None, *, storage: SessionStorage | None = None
+) -> LoadedSession:
+    """Read and parse ``path`` (a file, or a session of ``storage``); a missing one raises
     ``FileNotFoundError``."""
     path = Path(path)
-    store = configured_storage()
+    store = storage
     data = store.read_session(path) if store is not None else read_session_bytes(path)
     return parse_session(path, data, blobs)
 
@@ -170,9 +171,11 @@ class SessionLoadResult:
         return out
 
 
-def load_session_file(path: Path | str, *, throw_if_missing: bool = False) -> SessionLoadResult:
+def load_session_file(
+    path: Path | str, *, throw_if_missing: bool = False, storage: SessionStorage | None = None
+) -> SessionLoadResult:
     """Load and check a session file keeping the malformed-line count (omp 18's free function
-    ``loadSessionFile``; a session of the configured store too). A missing file gives an empty
+    ``loadSessionFile``; a session of ``storage`` too). A missing file gives an empty
     result with ``source_size`` ``None`` (``FileNotFoundError`` with ``throw_if_missing``).
     Reads only."""
     from omp_session.errors import SessionNotFoundError
@@ -180,7 +183,7 @@ def load_session_file(path: Path | str, *, throw_if_missing: bool = False) -> Se
     from omp_session.format.title_slot import split_slot
 
     path = Path(path)
-    store = configured_storage()
+    store = storage
     try:
         data = store.read_session(path) if store is not None else read_session_bytes(path)
     except (SessionNotFoundError, FileNotFoundError):

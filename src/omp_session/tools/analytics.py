@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from omp_session.format.ids import iso_to_ms
+from omp_session.store import SessionStorage
 from omp_session.tools.catalog import Catalog
 from omp_session.tools.pricing import default_prices
 from omp_session.tools.store_reads import read_sessions
@@ -121,13 +122,16 @@ def _entry_row(session_id: str, entry: dict[str, Any]) -> tuple[Any, ...]:
     )
 
 
-def store_tables(paths: Iterable[Path | str], *, catalog: Catalog | None = None) -> StoreTables:
-    """The three tables of the sessions at ``paths`` (read through the store catalog)."""
+def store_tables(
+    paths: Iterable[Path | str], *, catalog: Catalog | None = None, storage: SessionStorage | None = None
+) -> StoreTables:
+    """The three tables of the sessions at ``paths`` (files, else rows of ``storage``; read through
+    the store catalog)."""
     wanted = [Path(path) for path in paths]
-    used = catalog if catalog is not None else Catalog()
+    used = catalog if catalog is not None else Catalog(storage=storage)
     try:
         skipped: list[tuple[str, str]] = []
-        loaded = read_sessions(wanted, skipped, used)
+        loaded = read_sessions(wanted, skipped, used, storage=used.store)
     finally:
         if catalog is None:
             used.close()
@@ -193,11 +197,16 @@ def _load(connection: duckdb.DuckDBPyConnection, tables: StoreTables) -> None:
 
 
 def export_store(
-    paths: Iterable[Path | str], out_dir: Path | str, *, catalog: Catalog | None = None
+    paths: Iterable[Path | str],
+    out_dir: Path | str,
+    *,
+    catalog: Catalog | None = None,
+    storage: SessionStorage | None = None,
 ) -> StoreTables:
-    """Write ``sessions.parquet``, ``entries.parquet`` and ``usage.parquet`` into ``out_dir``
-    (created if needed; each file written to a temporary name, then renamed into place)."""
-    tables = store_tables(paths, catalog=catalog)
+    """Write ``sessions.parquet``, ``entries.parquet`` and ``usage.parquet`` of the sessions at
+    ``paths`` (files, else rows of ``storage``) into ``out_dir`` (created if needed; each file
+    written to a temporary name, then renamed into place)."""
+    tables = store_tables(paths, catalog=catalog, storage=storage)
     target = Path(out_dir)
     target.mkdir(parents=True, exist_ok=True)
     connection = _connect()
@@ -226,11 +235,15 @@ class QueryResult:
 
 
 def run_sql(
-    query: str, *, parquet_dir: Path | str | None = None, paths: Sequence[Path | str] = ()
+    query: str,
+    *,
+    parquet_dir: Path | str | None = None,
+    paths: Sequence[Path | str] = (),
+    storage: SessionStorage | None = None,
 ) -> QueryResult:
     """Run ``query`` over the tables: views of the Parquet files in ``parquet_dir`` when given,
-    else the tables of the sessions at ``paths`` (read now). Raises ``duckdb.Error`` for a bad
-    query (the command line prints its message)."""
+    else the tables of the sessions at ``paths`` (files, else rows of ``storage``; read now).
+    Raises ``duckdb.Error`` for a bad query (the command line prints its message)."""
     connection = _connect()
     try:
         if parquet_dir is not None:
@@ -242,7 +255,7 @@ def run_sql(
                     )
                 connection.execute(f"CREATE VIEW \"{name}\" AS SELECT * FROM read_parquet('{_quoted(file)}')")
         else:
-            _load(connection, store_tables(paths))
+            _load(connection, store_tables(paths, storage=storage))
         cursor = connection.execute(query)
         columns = [column[0] for column in cursor.description or ()]
         return QueryResult(columns, [tuple(row) for row in cursor.fetchall()])

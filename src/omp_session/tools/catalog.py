@@ -43,7 +43,6 @@ from omp_session.format.entries import CURRENT_VERSION
 from omp_session.format.header import is_session_header
 from omp_session.format.title_slot import fold_into_header, parse_slot_line
 from omp_session.store import SessionStorage
-from omp_session.store.configured import configured_storage
 from omp_session.store.loading import parse_session
 from omp_session.store.regular import open_regular
 from omp_session.tools.entry_kinds import EntryKind, classify
@@ -293,7 +292,7 @@ REFRESH_PROGRESS: ContextVar[Callable[[int, int, str], None] | None] = ContextVa
 
 
 class Catalog:
-    """The catalog of one store (files by default, else ``storage`` or the configured store).
+    """The catalog of one store (files by default, else ``storage``).
 
     ``cache`` is the database to use (default: the one at ``listing_cache.cache_path()``, opened
     and closed by this object)."""
@@ -301,7 +300,7 @@ class Catalog:
     def __init__(self, cache: ListingCache | None = None, *, storage: SessionStorage | None = None) -> None:
         self._own_cache = cache is None
         self.cache = cache if cache is not None else ListingCache()
-        self.store = storage if storage is not None else configured_storage()
+        self.store = storage
         #: Paths whose catalog rows could not be brought up to date this time (busy or unwritable
         #: database, a value SQLite cannot store): callers read those sessions themselves.
         self.uncatalogued: set[str] = set()

@@ -148,7 +148,7 @@ def search_store(
             )
         elif found is None or matched:  # not in the catalog (or gone from it since): read it
             try:
-                with read_session(path) as session:
+                with read_session(path, storage=catalog.store) as session:
                     yield from search_session(session, pattern, path)
             except (SessionError, OSError) as exc:
                 if errors is not None:

@@ -33,7 +33,7 @@ from omp_session.format.entries import CURRENT_VERSION
 from omp_session.format.header import header_problem_line, peel_title_slot
 from omp_session.format.migrate import header_version, migrate_records
 from omp_session.format.title_slot import SLOT_BYTES, SLOT_TYPE, TITLE_SOURCES
-from omp_session.store.configured import configured_storage
+from omp_session.store import SessionStorage
 from omp_session.store.loading import read_session_bytes
 from omp_session.store.regular import open_regular
 from omp_session.tools.check_stream import EntryCollector, ToolIssue
@@ -139,15 +139,21 @@ def _spill_above() -> int:
         return SPILL_ABOVE_BYTES
 
 
-def check(path: Path | str, *, chunk_bytes: int | None = None, spill: bool | None = None) -> list[Problem]:
+def check(
+    path: Path | str,
+    *,
+    chunk_bytes: int | None = None,
+    spill: bool | None = None,
+    storage: SessionStorage | None = None,
+) -> list[Problem]:
     """Every problem found in ``path``; never writes. Unusable paths raise ``CorruptSessionError``.
 
     A file over :data:`STREAM_ABOVE_BYTES` (or any file, with ``chunk_bytes``) is read in chunks
     and keeps only what the checks need of each entry; one over :data:`SPILL_ABOVE_BYTES` (or
     ``$OMP_SESSION_CHECK_SPILL_ABOVE``; or any file, with ``spill=True``) keeps that in temporary
-    files, deleted before this returns or raises. The result is the same either way."""
+    files, deleted before this returns or raises. The result is the same either way. A session of a
+    database ``storage`` is checked from its row's bytes."""
     path = Path(path)
-    storage = configured_storage()  # a database store (the command line's --store), else the file
     if storage is not None:
         with ColumnStore(spill=bool(spill)) as store:
             return _from_bytes(storage.read_session(path), store)

@@ -20,7 +20,6 @@ from omp_session.gcpause import gc_paused
 from omp_session.model.message_text import message_text
 from omp_session.store import SessionStorage
 from omp_session.store import listing as core
-from omp_session.store.configured import configured_storage
 from omp_session.store.listing import (
     SessionInfo,
     SessionList,
@@ -130,8 +129,8 @@ def list_sessions(
     """Every valid ``*.jsonl`` directly inside ``directory``, newest first. Writes the listing cache.
 
     A dialect whose listing reads a prefix (omp 18) lists as that omp does (``store/listing/omp18.py``),
-    without the cache: it then writes nothing. Sessions of a database ``storage`` (default: the
-    configured store) are read from it.
+    without the cache: it then writes nothing. Sessions of a database ``storage`` (default:
+    files) are read from it.
     """
     return core.list_sessions(directory, dialect=dialect, storage=storage, summaries=_cached(cache))
 
@@ -149,11 +148,13 @@ def list_all_sessions(
     return core.list_all_sessions(root, dialect=dialect, storage=storage, summaries=_cached(cache))
 
 
-def list_store(root: Path | str, *, cache: ListingCache | None = None) -> SessionList:
+def list_store(
+    root: Path | str, *, cache: ListingCache | None = None, storage: SessionStorage | None = None
+) -> SessionList:
     """Sessions under a viewer root: files in ``root`` itself and in its project directories,
     most recent activity first (mtime breaks ties). Writes the listing cache."""
     base = Path(root)
-    store = configured_storage()
+    store = storage
     skipped: list[tuple[str, str]] = []
     if store is not None:
         paths = list(session_files(base, include_root_files=True, storage=store))
@@ -170,12 +171,12 @@ def list_store(root: Path | str, *, cache: ListingCache | None = None) -> Sessio
 StoreState = tuple[tuple[tuple[str, FileKey | None], ...], tuple[tuple[str, str], ...]]
 
 
-def store_state(root: Path | str) -> StoreState | None:
+def store_state(root: Path | str, storage: SessionStorage | None = None) -> StoreState | None:
     """What :func:`list_store` of ``root`` depends on, found with one ``stat`` per file and no
     read: the files it would list with their :class:`FileKey`, and the entries its scan skips.
     Two equal states list the same sessions, so a long-lived reader (the viewer) can keep a
     listing until the state changes. ``None`` for a database store (its rows are listed afresh)."""
-    if configured_storage() is not None:
+    if storage is not None:
         return None
     skipped: list[tuple[str, str]] = []
     files: list[tuple[str, FileKey | None]] = []

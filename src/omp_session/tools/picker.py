@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from omp_session.store import SessionStorage
 from omp_session.store.listing import SessionInfo
 from omp_session.tools.catalog import Catalog
 from omp_session.tools.catalog_search import candidate_paths, needles_of
@@ -70,11 +71,13 @@ def matching(rows: Sequence[PickRow], query: str, catalog: Catalog | None) -> li
     return [row for row in rows if row.path in by_fields or row.path in by_text]
 
 
-def preview(path: str, *, limit: int = 60, width: int = 400) -> list[tuple[str, str]]:
-    """The last ``limit`` items of the session's current branch as ``(kind, one-line text)`` (the
-    kind in words: ``branch summary``, ``tool result``), import
-    bookkeeping left out, each text cut to ``width`` characters."""
-    transcript = load_transcript(path, all_entries=False)
+def preview(
+    path: str, *, limit: int = 60, width: int = 400, storage: SessionStorage | None = None
+) -> list[tuple[str, str]]:
+    """The last ``limit`` items of the current branch of the session (a file, else a row of
+    ``storage``) as ``(kind, one-line text)`` (the kind in words: ``branch summary``, ``tool
+    result``), import bookkeeping left out, each text cut to ``width`` characters."""
+    transcript = load_transcript(path, all_entries=False, storage=storage)
     items = [item for branch in transcript.branches for item in branch.items]
     lines: list[tuple[str, str]] = []
     for item in items[-limit:]:

@@ -16,16 +16,25 @@ from pathlib import Path
 
 from omp_session.manager import SessionManager
 from omp_session.model.context import SessionContext
+from omp_session.store import SessionStorage
 from omp_session.store.blobs import BlobSink, UnresolvedBlobs
 from omp_session.tools.resolve import SHORT_ID, resolve_entry_id, short_entry_ids
 
 __all__ = ["read_session", "resolve_entry", "session_context", "session_short_ids"]
 
 
-def read_session(path: Path | str | os.PathLike[str], *, blobs: BlobSink | None = None) -> SessionManager:
-    """``path`` opened read-only. Image blob references stay references unless ``blobs`` is given
-    (then they are resolved from it, as omp does on load). Use it as a context manager."""
-    return SessionManager.open(path, read_only=True, blobs=blobs if blobs is not None else UnresolvedBlobs())
+def read_session(
+    path: Path | str | os.PathLike[str],
+    *,
+    blobs: BlobSink | None = None,
+    storage: SessionStorage | None = None,
+) -> SessionManager:
+    """``path`` opened read-only (a file, else a row of ``storage``). Image blob references stay
+    references unless ``blobs`` is given (then they are resolved from it, as omp does on load).
+    Use it as a context manager."""
+    return SessionManager.open(
+        path, read_only=True, blobs=blobs if blobs is not None else UnresolvedBlobs(), storage=storage
+    )
 
 
 def resolve_entry(session: SessionManager, query: str) -> str:
@@ -51,11 +60,15 @@ def session_short_ids(session: SessionManager, shown: Iterable[str | None]) -> d
 
 
 def session_context(
-    path: Path | str, *, leaf_id: str | None = None, blobs: BlobSink | None = None
+    path: Path | str,
+    *,
+    leaf_id: str | None = None,
+    blobs: BlobSink | None = None,
+    storage: SessionStorage | None = None,
 ) -> SessionContext:
-    """The context omp would build for ``path`` at its leaf (or at ``leaf_id``, an id or a unique
-    prefix), images resolved from ``blobs`` when given."""
-    with read_session(path, blobs=blobs) as session:
+    """The context omp would build for ``path`` (a file, else a row of ``storage``) at its leaf
+    (or at ``leaf_id``, an id or a unique prefix), images resolved from ``blobs`` when given."""
+    with read_session(path, blobs=blobs, storage=storage) as session:
         if leaf_id is not None:
             session.branch(resolve_entry(session, leaf_id))  # in memory only: read-only sessions
         return session.build_session_context()

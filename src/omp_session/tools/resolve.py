@@ -26,7 +26,7 @@ from omp_session.errors import (  # defined in errors; importable from here as b
     SessionNotFoundError,
     UnstableEntryIdError,
 )
-from omp_session.store.configured import configured_storage
+from omp_session.store import SessionStorage
 from omp_session.store.loading import read_header
 from omp_session.store.paths import encode_session_dir_name, home_dir, sessions_root, temp_root
 from omp_session.tools.catalog import Catalog
@@ -72,14 +72,16 @@ def project_dir(cwd: str | os.PathLike[str], root: Path | None = None) -> Path:
     return base / encode_session_dir_name(cwd, home_dir(), temp_root())
 
 
-def session_candidates(files: Iterable[Path]) -> list[SessionCandidate]:
-    """Valid sessions among ``files`` (first line a session header), newest mtime first. The ids
-    of sessions the store catalog holds up to date come from it (nothing is indexed here); the
-    others' first lines are read."""
+def session_candidates(
+    files: Iterable[Path], *, storage: SessionStorage | None = None
+) -> list[SessionCandidate]:
+    """Valid sessions among ``files`` (first line a session header; rows of a database
+    ``storage``), newest mtime first. The ids of sessions the store catalog holds up to date come
+    from it (nothing is indexed here); the others' first lines are read."""
     found: list[SessionCandidate] = []
-    store = configured_storage()
+    store = storage
     files = list(files)
-    with Catalog() as catalog:
+    with Catalog(storage=storage) as catalog:
         known = catalog.known_ids(files)
     for path in files:
         hit = known.get(os.fspath(path))
@@ -125,8 +127,10 @@ def resolve_session(
     root: Path | None = None,
     *,
     cwd: str | os.PathLike[str] | None = None,
+    storage: SessionStorage | None = None,
 ) -> Path:
-    """The session file ``query`` names: an existing path, a session id or a unique prefix.
+    """The session file ``query`` names: an existing path, a session id or a unique prefix (in a
+    database ``storage``: a row's path, id or prefix).
 
     Raises :class:`SessionNotFoundError` when nothing matches and :class:`AmbiguousSessionError`
     when a prefix matches several sessions.
@@ -138,7 +142,7 @@ def resolve_session(
     """
     text = os.fspath(query)
     path = Path(text).expanduser()
-    store = configured_storage()
+    store = storage
     if store is not None and store.session_exists(path.absolute()):
         return path.absolute()
     if store is None and path.exists():
@@ -147,10 +151,10 @@ def resolve_session(
         raise SessionNotFoundError(path)
     base = root if root is not None else sessions_root()
     local_dir = project_dir(cwd if cwd is not None else os.getcwd(), base)
-    local = _pick(text, session_candidates(session_files(directory=local_dir)))
+    local = _pick(text, session_candidates(session_files(directory=local_dir, storage=store), storage=store))
     if local is not None:
         return local
-    found = _pick(text, session_candidates(session_files(base)))
+    found = _pick(text, session_candidates(session_files(base, storage=store), storage=store))
     if found is None:
         raise NoMatchingSessionError(text, base)
     return found

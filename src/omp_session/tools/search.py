@@ -24,6 +24,7 @@ from typing import Any, Protocol
 from omp_session.errors import SessionError
 from omp_session.manager import SessionManager
 from omp_session.model.tree import SessionTreeNode
+from omp_session.store import SessionStorage
 from omp_session.tools.entry_text import EntryText, entry_text
 from omp_session.tools.reading import read_session
 
@@ -209,8 +210,10 @@ def search_sessions(
     *,
     progress: Progress | None = None,
     errors: list[tuple[str, str]] | None = None,
+    storage: SessionStorage | None = None,
 ) -> Iterator[SearchHit]:
-    """Search every session of ``paths`` in order, yielding hits as they are found.
+    """Search every session of ``paths`` (files, else rows of ``storage``) in order, yielding
+    hits as they are found.
 
     ``progress(done, total, path)`` is called after each file; files that cannot be read are
     appended to ``errors`` as ``(path, reason)`` (and otherwise skipped silently).
@@ -218,7 +221,7 @@ def search_sessions(
     for done, raw in enumerate(paths, start=1):
         path = Path(raw)
         try:
-            with read_session(path) as session:
+            with read_session(path, storage=storage) as session:
                 hits = search_session(session, pattern, path)
         except (SessionError, OSError) as exc:
             if errors is not None:
@@ -229,6 +232,9 @@ def search_sessions(
             progress(done, len(paths), path)
 
 
-def search_paths(paths: Iterable[Path | str], query: str, *, regex: bool = False) -> list[SearchHit]:
-    """Convenience: every hit of ``query`` (literal unless ``regex``, case-insensitive) in ``paths``."""
-    return list(search_sessions(list(paths), compile_query(query, regex=regex)))
+def search_paths(
+    paths: Iterable[Path | str], query: str, *, regex: bool = False, storage: SessionStorage | None = None
+) -> list[SearchHit]:
+    """Convenience: every hit of ``query`` (literal unless ``regex``, case-insensitive) in ``paths``
+    (files, else rows of ``storage``)."""
+    return list(search_sessions(list(paths), compile_query(query, regex=regex), storage=storage))

@@ -28,6 +28,7 @@ from omp_session.manager import SessionManager
 from omp_session.model.tree import SessionIndex, path_stopping_at_repeat
 from omp_session.model.tree_nodes import entry_id_of
 from omp_session.model.usage import UsageStatistics
+from omp_session.store import SessionStorage
 from omp_session.tools.catalog import Catalog, CatalogSession
 from omp_session.tools.reading import read_session
 from omp_session.tools.transcript import leaf_ids
@@ -416,10 +417,12 @@ def _from_catalog(session: CatalogSession) -> SessionStats | None:
     return _stats(session.path, session.entries, session.header, current, None, False, walked)
 
 
-def session_stats(path: Path | str, *, branches: bool = True) -> SessionStats:
-    """Statistics of one session file (read only): every branch, or (``branches=False``) the
-    current one and a summary of the others."""
-    with read_session(path) as session:
+def session_stats(
+    path: Path | str, *, branches: bool = True, storage: SessionStorage | None = None
+) -> SessionStats:
+    """Statistics of one session file (or row of ``storage``; read only): every branch, or
+    (``branches=False``) the current one and a summary of the others."""
+    with read_session(path, storage=storage) as session:
         return _stats_of(session, path, list(session.get_entries()), branches)
 
 
@@ -509,9 +512,12 @@ def _no_repeated_keys(entries: Sequence[Entry]) -> bool:
     return len(set(keys)) == len(keys)
 
 
-def collect_stats(paths: Iterable[Path | str], *, branches: bool = True) -> StatsReport:
-    """Statistics of every session in ``paths`` and their combined totals (copies counted once);
-    each session's branches as :func:`session_stats` gives them.
+def collect_stats(
+    paths: Iterable[Path | str], *, branches: bool = True, storage: SessionStorage | None = None
+) -> StatsReport:
+    """Statistics of every session in ``paths`` (files, else rows of ``storage``) and their
+    combined totals (copies counted once); each session's branches as :func:`session_stats` gives
+    them.
 
     Files that cannot be loaded are listed in ``skipped`` instead of stopping the whole report.
     """
@@ -520,7 +526,7 @@ def collect_stats(paths: Iterable[Path | str], *, branches: bool = True) -> Stat
     wanted = [Path(raw) for raw in paths]
     held: dict[str, CatalogSession] = {}
     if not branches:  # summarised: from the store catalog, without opening the sessions
-        with Catalog() as catalog, gc_paused():
+        with Catalog(storage=storage) as catalog, gc_paused():
             held = {os.fspath(session.path): session for session in catalog.sessions(wanted)}
     for path in wanted:
         reduced = held.get(os.fspath(path))
@@ -530,7 +536,7 @@ def collect_stats(paths: Iterable[Path | str], *, branches: bool = True) -> Stat
             continue
         try:
             # gc_paused: the counting builds many small acyclic objects (see gcpause).
-            with read_session(path) as session, gc_paused():
+            with read_session(path, storage=storage) as session, gc_paused():
                 # A list: kept after the session is closed, and a lazy view would keep its file
                 # open (one descriptor per session of the report).
                 entries = list(session.get_entries())

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from omp_session.errors import SessionError
+from omp_session.store import SessionStorage
 from omp_session.tools.catalog import Catalog, CatalogSession, Entry
 from omp_session.tools.entry_kinds import EntryKind, classify
 from omp_session.tools.reading import read_session
@@ -33,15 +34,20 @@ def session_title(header: Mapping[str, Any], entries: Iterable[Entry]) -> str:
 
 
 def read_sessions(
-    paths: Iterable[Path | str], skipped: list[tuple[str, str]], catalog: Catalog | None = None
+    paths: Iterable[Path | str],
+    skipped: list[tuple[str, str]],
+    catalog: Catalog | None = None,
+    *,
+    storage: SessionStorage | None = None,
 ) -> list[CatalogSession]:
     """Every session of ``paths`` (in that order) with its header, entries and title: from the
     store catalog (default: the agent dir's, brought up to date first; its entries are
     :func:`slim_entry`'s), and read in full where the catalog cannot hold it this time (then its
     entries are complete). Sessions that cannot be read are appended to ``skipped`` with the
-    reader's reason. What every store-wide report reads."""
+    reader's reason. The sessions are files, else rows of ``storage`` (of the catalog's store when
+    one is given). What every store-wide report reads."""
     wanted = [Path(raw) for raw in paths]
-    used = catalog if catalog is not None else Catalog()
+    used = catalog if catalog is not None else Catalog(storage=storage)
     try:
         held = {os.fspath(session.path): session for session in used.sessions(wanted)}
     finally:
@@ -54,7 +60,7 @@ def read_sessions(
             found.append(session)
             continue
         try:
-            with read_session(path) as opened:
+            with read_session(path, storage=used.store) as opened:
                 # A list: a lazy view would keep each session's file open until the report ends.
                 header, entries = opened.get_header(), list(opened.get_entries())
         except (SessionError, OSError) as exc:

@@ -27,6 +27,7 @@ from typing import Any
 
 from omp_session.manager import SessionManager
 from omp_session.model.tree import SessionTreeNode
+from omp_session.store import SessionStorage
 from omp_session.tools.content import (
     Execution,
     MentionedFile,
@@ -385,16 +386,22 @@ def session_transcript(
 
 
 def load_transcript(
-    path: Path | str, *, leaf_id: str | None = None, all_branches: bool = False, all_entries: bool = True
+    path: Path | str,
+    *,
+    leaf_id: str | None = None,
+    all_branches: bool = False,
+    all_entries: bool = True,
+    storage: SessionStorage | None = None,
 ) -> Transcript:
-    """Read ``path`` (never writing it) and build the transcript of the current branch.
+    """Read ``path`` (a file, else a row of ``storage``; never writing it) and build the
+    transcript of the current branch.
 
     ``leaf_id`` (an id or unique id prefix) shows the branch ending there instead; with
     ``all_branches`` every branch is included, the current one first, each later one only from
     where it leaves the branches already shown. Unless ``all_entries``, import bookkeeping
     (:func:`~omp_session.tools.entry_kinds.is_import_bookkeeping`) is left out.
     """
-    with read_session(path) as session:
+    with read_session(path, storage=storage) as session:
         transcript = session_transcript(
             session, leaf_id=leaf_id, all_branches=all_branches, all_entries=all_entries
         )

@@ -20,6 +20,7 @@ from datetime import timezone, tzinfo
 from pathlib import Path
 from typing import Any, TypeVar
 
+from omp_session.store import SessionStorage
 from omp_session.tools.catalog import Catalog, FactsSession, UsageSession
 from omp_session.tools.stats import KeyedSession, ReadSession, SessionOfFile, counted_keys
 from omp_session.tools.store_reads import read_sessions
@@ -228,10 +229,12 @@ def collect_records(
     zone: tzinfo = timezone.utc,
     ranged: bool = False,
     views: Collection[str] = _EVERY_VIEW,
+    storage: SessionStorage | None = None,
 ) -> CollectedRecords:
-    """Every usage record of the sessions in ``paths`` (copies made by forks counted once), read
-    through the store ``catalog`` (default: the agent dir's, which it brings up to date; sessions
-    it cannot hold are read in full). Files that cannot be read are listed in ``skipped``.
+    """Every usage record of the sessions in ``paths`` (files, else rows of ``storage``; copies
+    made by forks counted once), read through the store ``catalog`` (default: the agent dir's
+    catalog of that store, which it brings up to date; sessions it cannot hold are read in
+    full). Files that cannot be read are listed in ``skipped``.
 
     The catalog sums the spend of the sessions that share no entry id with another session (nor
     twice within themselves): they hold no copy, so every record of theirs counts, and the sums
@@ -240,7 +243,7 @@ def collect_records(
     by one by the copy-once rule, with the sessions their ``parentSession`` may name."""
     skipped: list[tuple[str, str]] = []
     wanted = [path if isinstance(path, Path) else Path(path) for path in paths]
-    used = catalog if catalog is not None else Catalog()
+    used = catalog if catalog is not None else Catalog(storage=storage)
     try:
         summed = _summed(wanted, skipped, used, zone, ranged, views)
         loaded = _read(wanted, skipped, used) if summed is None else []

@@ -36,6 +36,7 @@ from datetime import date, timedelta, timezone, tzinfo
 from pathlib import Path
 from typing import Any
 
+from omp_session.store import SessionStorage
 from omp_session.tools.pricing import PriceTable, canonical_model, default_prices
 from omp_session.tools.usage_facts import QuarterDays, UsageGroup, group_of
 from omp_session.tools.usage_facts import local_time as _local
@@ -493,22 +494,28 @@ def usage_report(
     *,
     since: date | None = None,
     until: date | None = None,
+    storage: SessionStorage | None = None,
 ) -> UsageReport:
-    """The ``view`` report of the session files at ``paths``, read in full (see the module).
+    """The ``view`` report of the session files (else rows of ``storage``) at ``paths``, read in
+    full (see the module).
     ``since``/``until`` (when ``options`` is not given): inclusive UTC days."""
     if view not in VIEWS:
         raise ValueError(f"unknown usage view {view!r}; one of {', '.join(VIEWS)}")
     if options is None:
         options = ReportOptions(since=since, until=until)
-    return collected_report(collect_for(paths, options, (view,)), view, options)
+    return collected_report(collect_for(paths, options, (view,), storage), view, options)
 
 
 def collect_for(
-    paths: Iterable[Path | str], options: ReportOptions, views: Sequence[str] = VIEWS
+    paths: Iterable[Path | str],
+    options: ReportOptions,
+    views: Sequence[str] = VIEWS,
+    storage: SessionStorage | None = None,
 ) -> CollectedRecords:
-    """The records of ``paths`` collected for reports of ``views`` with ``options``."""
+    """The records of ``paths`` (files, else rows of ``storage``) collected for reports of
+    ``views`` with ``options``."""
     ranged = options.since is not None or options.until is not None
-    return collect_records(paths, zone=options.zone, ranged=ranged, views=views)
+    return collect_records(paths, zone=options.zone, ranged=ranged, views=views, storage=storage)
 
 
 def collected_report(collected: CollectedRecords, view: str, options: ReportOptions) -> UsageReport:

@@ -58,6 +58,7 @@ from omp_session.rendering.page import (
 from omp_session.rendering.view import SessionView, build_session_view
 from omp_session.rendering.windowed import WINDOWED_BYTES
 from omp_session.rendering.windowed_export import export_windowed_html
+from omp_session.store import SessionStorage
 from omp_session.store.paths import blobs_dir_near
 from omp_session.store.regular import read_regular
 from omp_session.web.catalog import SessionCatalog, SessionSummary
@@ -105,6 +106,9 @@ class ViewerConfig:
     foreign_stores: Sequence[ForeignSessionStore] = ()
     #: Session files larger than this are shown a window at a time (issue 13 #2).
     windowed_bytes: int = WINDOWED_BYTES
+    #: Where the sessions live: ``None`` for files under ``sessions_root``, else a database store
+    #: whose rows under that root are served (``serve --store``).
+    storage: SessionStorage | None = None
 
 
 class _Viewer:
@@ -115,8 +119,9 @@ class _Viewer:
         blobs = config.blobs_dir if config.blobs_dir is not None else default_blobs_dir(self.root)
         self.blobs = Path(blobs).absolute()
         self.poll_ms = config.poll_ms
-        self.catalog = SessionCatalog(self.root)
-        self.search = CatalogSearch()
+        self.storage = config.storage
+        self.catalog = SessionCatalog(self.root, config.storage)
+        self.search = CatalogSearch(storage=config.storage)
         self._views: RecentlyUsed[SessionView] = RecentlyUsed(_VIEW_CACHE_SIZE)
         self._usage_pages: RecentlyUsed[str] = RecentlyUsed(4)
         #: Rendered index pages (plain, paged, by project, searches) of the current listing.
@@ -126,7 +131,7 @@ class _Viewer:
 
         self._heavy = CapacityLimiter(_HEAVY_THREADS)
         self.windowed_bytes = config.windowed_bytes
-        self.windowed = WindowedRoutes(self.blobs, self._locate, self.poll_ms)
+        self.windowed = WindowedRoutes(self.blobs, self._locate, self.poll_ms, config.storage)
         self.foreign = ForeignMirror(config.foreign_stores) if config.foreign_stores else None
         self.importer = ForeignImport(self.foreign, self.root, self.catalog)
 
@@ -155,12 +160,14 @@ class _Viewer:
 
     def _view(self, path: Path, version: str) -> SessionView:
         images = linked_images(self.blobs, lambda digest: f"/blob/{digest}")
-        return self._views.get((str(path), version), lambda: build_session_view(path, images))
+        return self._views.get(
+            (str(path), version), lambda: build_session_view(path, images, storage=self.storage)
+        )
 
     def _windowed(self, path: Path, ref: str) -> bool:
         """Whether ``path`` is shown a window at a time: a big omp session (another agent's
         session is converted whole anyway)."""
-        return is_big(path, self.windowed_bytes) and agent_of_ref(ref) is None
+        return is_big(path, self.windowed_bytes, self.storage) and agent_of_ref(ref) is None
 
     def _parent_ref(self, view: SessionView) -> str | None:
         return self.catalog.parent_ref(view.parent_session) if view.parent_session else None
@@ -221,7 +228,7 @@ class _Viewer:
             return not_found(request.url.path)
         ref = str(request.path_params["ref"])
         try:
-            version = session_version(path)
+            version = session_version(path, self.storage)
             if self._windowed(path, ref):
                 return self.windowed.page(path, ref, version)
             view = self._view(path, version)
@@ -235,14 +242,14 @@ class _Viewer:
         path = self._locate(request)
         if path is None:
             return not_found()
-        return Json({"version": session_version(path)}, headers=NO_STORE)
+        return Json({"version": session_version(path, self.storage)}, headers=NO_STORE)
 
     def body(self, request: Request) -> Response:
         path = self._locate(request)
         if path is None:
             return not_found()
         try:
-            view = self._view(path, session_version(path))
+            view = self._view(path, session_version(path, self.storage))
         except (SessionError, OSError) as exc:
             return unreadable(exc)
         return Html(render_session_body(view, self._parent_ref(view)), headers=NO_STORE)
@@ -257,7 +264,7 @@ class _Viewer:
         paths = [summary.path for summary in listing.summaries]
 
         def render() -> str:
-            page = build_usage_page(paths, since, until)
+            page = build_usage_page(paths, since, until, self.storage)
             return environment().get_template("usage.html").render(u=page)
 
         return (f"{since}|{until}", str(listing.generation)), render
@@ -268,9 +275,11 @@ class _Viewer:
             return not_found(request.url.path)
         try:
             if self._windowed(path, str(request.path_params["ref"])):
-                html = export_windowed_html(path, inline_images(self.blobs))  # lazy, as the page
+                # lazy, as the page
+                html = export_windowed_html(path, inline_images(self.blobs), storage=self.storage)
             else:
-                html = render_export(build_session_view(path, inline_images(self.blobs)))
+                view = build_session_view(path, inline_images(self.blobs), storage=self.storage)
+                html = render_export(view)
         except (SessionError, OSError) as exc:
             return unreadable(exc)
         name = path.stem.encode("ascii", "replace").decode("ascii").replace('"', "_")
@@ -314,12 +323,14 @@ def create_app(
     foreign_stores: Sequence[ForeignSessionStore] = (),
     windowed_bytes: int = WINDOWED_BYTES,
     banner_lines: Sequence[str] | None = None,
+    storage: SessionStorage | None = None,
 ) -> Starlette:
     """The viewer application for ``sessions_root`` (blobs default to ``<root>/../blobs``).
 
     Only requests whose ``Host`` is in ``allowed_hosts`` are answered, so a web page cannot reach
     the viewer through DNS rebinding. ``banner_lines`` (``serve --redact``) puts the "redacted"
-    banner with those lines on every page.
+    banner with those lines on every page. ``storage``: serve the rows of that store under
+    ``sessions_root`` instead of files.
     """
     config = ViewerConfig(
         Path(sessions_root),
@@ -328,6 +339,7 @@ def create_app(
         tuple(allowed_hosts),
         tuple(foreign_stores),
         windowed_bytes,
+        storage,
     )
     viewer = _Viewer(config)
     routes = [

@@ -19,6 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Generic, TypeVar
 
+from omp_session.store import SessionStorage
 from omp_session.store.file_sessions import stored_session_exists
 from omp_session.store.paths import is_within, validate_name
 from omp_session.tools.listing import SessionInfo, SessionList, StoreState, list_store, store_state
@@ -90,8 +91,9 @@ class SessionSummary:
         return self.info.parent_session_path
 
 
-def resolve_ref(root: Path, ref: str) -> Path | None:
-    """The session file a URL's ``ref`` names, or ``None`` if it could leave ``root``.
+def resolve_ref(root: Path, ref: str, storage: SessionStorage | None = None) -> Path | None:
+    """The session file (or row of ``storage``) a URL's ``ref`` names, or ``None`` if it could
+    leave ``root``.
 
     Refused: empty parts, ``.``/``..``, backslashes, NUL, more than three parts, anything not ending in
     ``.jsonl``, and paths whose real location (symlinks followed) is outside ``root``.
@@ -105,7 +107,7 @@ def resolve_ref(root: Path, ref: str) -> Path | None:
     except ValueError:
         return None
     candidate = root.joinpath(*parts)
-    if not is_within(root, candidate) or not stored_session_exists(candidate):
+    if not is_within(root, candidate) or not stored_session_exists(candidate, storage):
         return None
     return candidate
 
@@ -174,8 +176,10 @@ class SessionCatalog:
     ``stat`` each) stays the same, so concurrent index pages share one listing instead of each
     decoding 1,000 cached summaries under the lock (issue 25's load test: 19 s per index page)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, storage: SessionStorage | None = None) -> None:
         self.root = root
+        #: Where the sessions live (``None``: files under the root).
+        self.storage = storage
         self._cache = ListingCache.shared_or_in_memory()
         self._lock = threading.Lock()
         self._state: StoreState | None = None
@@ -183,7 +187,7 @@ class SessionCatalog:
         self._generation = 0
         # The requests asking at once share one scan of the store (one stat per file, tens of
         # milliseconds on a loaded machine); each still sees a scan begun after it asked.
-        self._scan = Freshest(lambda: store_state(self.root))
+        self._scan = Freshest(lambda: store_state(self.root, self.storage))
 
     @property
     def skipped(self) -> int:
@@ -203,7 +207,7 @@ class SessionCatalog:
             kept = self._listing
             if kept is not None and state is not None and state == self._state:
                 return kept
-            infos = list_store(self.root, cache=self._cache)
+            infos = list_store(self.root, cache=self._cache, storage=self.storage)
             self._generation += 1
             listing = Listing(
                 [_summary(self.root, info) for info in infos],
@@ -217,7 +221,7 @@ class SessionCatalog:
 
     def locate(self, ref: str) -> Path | None:
         """The file of ``ref`` if it is a session inside the root (see :func:`resolve_ref`)."""
-        return resolve_ref(self.root, ref)
+        return resolve_ref(self.root, ref, self.storage)
 
     def ref_of(self, path: str | os.PathLike[str]) -> str | None:
         """The URL ref of a path inside the root, else ``None``."""
@@ -228,7 +232,7 @@ class SessionCatalog:
             ref = Path(os.path.realpath(candidate)).relative_to(os.path.realpath(self.root)).as_posix()
         except ValueError:
             return None
-        return ref if resolve_ref(self.root, ref) is not None else None
+        return ref if resolve_ref(self.root, ref, self.storage) is not None else None
 
     def parent_ref(self, parent_session: str) -> str | None:
         """The ref of a header's ``parentSession``: a file path (branched sessions; also found by its
@@ -237,6 +241,6 @@ class SessionCatalog:
             found = self.ref_of(parent_session)
             if found is None:
                 tail = "/".join(Path(parent_session).parts[-2:])
-                found = tail if resolve_ref(self.root, tail) is not None else None
+                found = tail if resolve_ref(self.root, tail, self.storage) is not None else None
             return found
         return next((s.ref for s in self.sessions() if s.id == parent_session), None)

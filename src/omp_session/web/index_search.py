@@ -16,6 +16,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from omp_session.store import SessionStorage
 from omp_session.tools.catalog import Catalog
 from omp_session.tools.catalog_search import matching_paths, search_store
 from omp_session.tools.search import SearchHit, compile_query
@@ -53,8 +54,9 @@ def _version(summary: SessionSummary) -> _Version:
 class CatalogSearch:
     """Searches sessions, remembering what the last few queries found per file version."""
 
-    def __init__(self, queries: int = _CACHE_QUERIES) -> None:
+    def __init__(self, queries: int = _CACHE_QUERIES, storage: SessionStorage | None = None) -> None:
         self._queries = queries
+        self._storage = storage
         self._known: OrderedDict[str, _Known] = OrderedDict()
         self._lock = threading.Lock()
         # One search per query and catalog at a time: the clients asking the same while it runs
@@ -84,7 +86,9 @@ class CatalogSearch:
         known = self._of(query)
         missing = [s for s, version in zip(summaries, versions, strict=True) if version not in known.matches]
         if missing:
-            with Catalog() as catalog:  # (its own connection: searches run on several threads)
+            with Catalog(
+                storage=self._storage
+            ) as catalog:  # (its own connection: searches run on several threads)
                 paths = [summary.path for summary in missing]
                 pattern = compile_query(query)
                 matched = matching_paths(paths, pattern, query, regex=False, catalog=catalog)
@@ -108,10 +112,9 @@ class CatalogSearch:
                 found.append(SessionHits(summary, hits))
         return found
 
-    @staticmethod
-    def _read_hits(known: _Known, missing: list[SessionSummary], query: str) -> None:
+    def _read_hits(self, known: _Known, missing: list[SessionSummary], query: str) -> None:
         by_path: dict[str, list[SearchHit]] = {str(summary.path): [] for summary in missing}
-        with Catalog() as catalog:
+        with Catalog(storage=self._storage) as catalog:
             paths = [summary.path for summary in missing]
             for hit in search_store(paths, compile_query(query), query, regex=False, catalog=catalog):
                 by_path.setdefault(hit.path, []).append(hit)

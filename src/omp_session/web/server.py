@@ -13,6 +13,7 @@ from pathlib import Path
 import uvicorn
 
 from omp_session.importers.base import ForeignSessionStore
+from omp_session.store import SessionStorage
 from omp_session.web.app import DEFAULT_ALLOWED_HOSTS, create_app
 
 __all__ = ["allowed_hosts_for", "serve", "viewer_url"]
@@ -45,14 +46,17 @@ def serve(
     announce: Callable[[str], None] = print,
     foreign_stores: Sequence[ForeignSessionStore] = (),
     banner_lines: Sequence[str] | None = None,
+    storage: SessionStorage | None = None,
 ) -> None:
-    """Serve the viewer until interrupted (Ctrl-C). Binds to 127.0.0.1 unless told otherwise."""
+    """Serve the viewer until interrupted (Ctrl-C). Binds to 127.0.0.1 unless told otherwise.
+    ``storage``: serve its rows under ``sessions_root`` instead of files."""
     app = create_app(
         sessions_root,
         blobs_dir,
         allowed_hosts=allowed_hosts_for(host),
         foreign_stores=foreign_stores,
         banner_lines=banner_lines,
+        storage=storage,
     )
     url = viewer_url(host, port)
     announce(f"omp-session viewer for {Path(sessions_root)} at {url}  (Ctrl-C to stop)")

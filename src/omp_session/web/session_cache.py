@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 from omp_session.errors import SessionNotFoundError
-from omp_session.store.configured import configured_storage
+from omp_session.store import SessionStorage
 
 __all__ = ["RecentlyUsed", "is_big", "session_version"]
 
@@ -94,9 +94,8 @@ class RecentlyUsed(Generic[_Value]):
         return value
 
 
-def session_version(path: Path) -> str:
-    """A text that changes when the session does."""
-    store = configured_storage()
+def session_version(path: Path, store: SessionStorage | None = None) -> str:
+    """A text that changes when the session does (a file's, else the row's of ``store``)."""
     if store is None:  # a file: its exact mtime in nanoseconds
         found = path.stat()
         return f"{found.st_mtime_ns}-{found.st_size}"
@@ -106,9 +105,9 @@ def session_version(path: Path) -> str:
     return f"{round(stat.mtime * 1e9)}-{stat.size}"
 
 
-def is_big(path: Path, limit: int) -> bool:
-    """Whether the session is over ``limit`` bytes (shown a window at a time, issue 13 #2)."""
-    store = configured_storage()
+def is_big(path: Path, limit: int, store: SessionStorage | None = None) -> bool:
+    """Whether the session (a file, else a row of ``store``) is over ``limit`` bytes (shown a
+    window at a time, issue 13 #2)."""
     if store is None:
         return path.stat().st_size > limit
     stat = store.stat_session(path)  # a database row

@@ -12,6 +12,7 @@ from datetime import date
 from pathlib import Path
 
 from omp_session.rendering.format import format_cost, format_tokens
+from omp_session.store import SessionStorage
 from omp_session.tools.usage_report import (
     ReportOptions,
     UsageReport,
@@ -115,10 +116,13 @@ def _project_bars(projects: UsageReport) -> list[HBar]:
     ]
 
 
-def build_usage_page(paths: list[Path], since: date | None, until: date | None) -> UsagePage:
-    """The usage page of the sessions at ``paths`` (entries dated ``since``..``until`` when given)."""
+def build_usage_page(
+    paths: list[Path], since: date | None, until: date | None, storage: SessionStorage | None = None
+) -> UsagePage:
+    """The usage page of the sessions at ``paths`` (files, else rows of ``storage``; entries dated
+    ``since``..``until`` when given)."""
     options = ReportOptions(since=since, until=until)
-    collected = collect_for(paths, options, ("daily", "project", "model"))
+    collected = collect_for(paths, options, ("daily", "project", "model"), storage)
 
     def report(view: str) -> UsageReport:
         return collected_report(collected, view, options)

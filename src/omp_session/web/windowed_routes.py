@@ -20,6 +20,7 @@ from omp_session.rendering.page import environment
 from omp_session.rendering.view import script_json
 from omp_session.rendering.windowed import WindowedSession
 from omp_session.rendering.windowed_open import open_windowed
+from omp_session.store import SessionStorage
 from omp_session.web.responses import NO_STORE, Html, Json, int_param, not_found, unreadable
 from omp_session.web.session_cache import RecentlyUsed, session_version
 
@@ -32,7 +33,14 @@ _PAGES = 4  # their rendered pages (~100 KB each)
 class WindowedRoutes:
     """The windowed page and its APIs over the recently opened big sessions."""
 
-    def __init__(self, blobs: Path, locate: Callable[[Request], Path | None], poll_ms: int) -> None:
+    def __init__(
+        self,
+        blobs: Path,
+        locate: Callable[[Request], Path | None],
+        poll_ms: int,
+        storage: SessionStorage | None = None,
+    ) -> None:
+        self._storage = storage
         self._images = linked_images(blobs, lambda digest: f"/blob/{digest}")
         self._locate = locate
         self._poll_ms = poll_ms
@@ -40,7 +48,9 @@ class WindowedRoutes:
         self._pages: RecentlyUsed[str] = RecentlyUsed(_PAGES)
 
     def _open(self, path: Path, version: str) -> WindowedSession:
-        return self._sessions.get((str(path), version), lambda: open_windowed(path, self._images))
+        return self._sessions.get(
+            (str(path), version), lambda: open_windowed(path, self._images, storage=self._storage)
+        )
 
     def page(self, path: Path, ref: str, version: str) -> Response:
         """The session page of a big session: the first window, the rest fetched by its script.
@@ -76,7 +86,7 @@ class WindowedRoutes:
         if path is None:
             return not_found()
         try:
-            return self._open(path, session_version(path))
+            return self._open(path, session_version(path, self._storage))
         except (SessionError, OSError) as exc:
             return unreadable(exc)
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from omp_session.format.codec import encode_json
 from omp_session.model.llm import convert_to_llm
+from omp_session.store import SessionStorage
 from omp_session.store.listing import SessionInfo
 from omp_session.tools.listing import list_all_sessions, list_sessions
 from omp_session.tools.reading import read_session, resolve_entry, session_context
@@ -84,12 +85,16 @@ class SessionQueries:
 
     root: Path
     active_seconds: float = 60.0
+    #: Where the sessions live (``None``: files under the root; the command line's ``--store``).
+    storage: SessionStorage | None = None
 
     # ----------------------------------------------------------------- sessions
 
     def _infos(self, project: str | None, exclude_active: bool) -> list[SessionInfo]:
         infos: list[SessionInfo] = list(
-            list_sessions(project_dir(project, self.root)) if project else list_all_sessions(self.root)
+            list_sessions(project_dir(project, self.root), storage=self.storage)
+            if project
+            else list_all_sessions(self.root, storage=self.storage)
         )
         if exclude_active:
             cutoff = time.time() - self.active_seconds
@@ -97,7 +102,7 @@ class SessionQueries:
         return infos
 
     def _resolve(self, session: str) -> Path:
-        return resolve_session(session, self.root, cwd=os.fspath(self.root))
+        return resolve_session(session, self.root, cwd=os.fspath(self.root), storage=self.storage)
 
     def list_sessions(
         self,
@@ -142,15 +147,15 @@ class SessionQueries:
         sessions first; each hit names its session, entry, role, branch and a snippet."""
         pattern = compile_query(query, regex=regex)
         paths = [info.path for info in self._infos(project, exclude_active)]
-        hits: Iterator[Any] = (hit.to_dict() for hit in search_sessions(paths, pattern))
+        hits: Iterator[Any] = (hit.to_dict() for hit in search_sessions(paths, pattern, storage=self.storage))
         page, next_cursor = _page(hits, cursor, limit)
         return {"hits": page, "nextCursor": next_cursor}
 
     def session_overview(self, session: str) -> dict[str, Any]:
         """One session: header facts, entry count, current leaf, each branch's totals, labels."""
         path = self._resolve(session)
-        stats = session_stats(path).to_dict()
-        with read_session(path) as opened:
+        stats = session_stats(path, storage=self.storage).to_dict()
+        with read_session(path, storage=self.storage) as opened:
             header = opened.get_header()
             entries = opened.get_entries()
             labels = {
@@ -199,7 +204,7 @@ class SessionQueries:
         answer shows what came before the entry and what followed on that branch.
         """
         path = self._resolve(session)
-        with read_session(path) as opened:
+        with read_session(path, storage=self.storage) as opened:
             anchor = resolve_entry(opened, entry) if entry is not None else opened.get_leaf_id()
             if anchor is None:
                 return {
@@ -239,9 +244,9 @@ class SessionQueries:
         (compaction, branch summaries and omp's message conversion applied), as LLM messages or,
         with ``llm=False``, agent messages. Paged by message; long texts are cut."""
         path = self._resolve(session)
-        with read_session(path) as opened:
+        with read_session(path, storage=self.storage) as opened:
             entry_id = resolve_entry(opened, entry)
-        built = session_context(path, leaf_id=entry_id)
+        built = session_context(path, leaf_id=entry_id, storage=self.storage)
         messages = convert_to_llm(built.messages) if llm else built.messages
         page, next_cursor = _page(messages, str(offset), limit)
         return {
@@ -270,7 +275,7 @@ class SessionQueries:
         paths: Sequence[Path | str] = (
             [self._resolve(session)] if session else [info.path for info in self._infos(project, False)]
         )
-        report = usage_report(paths, view).to_dict()
+        report = usage_report(paths, view, storage=self.storage).to_dict()
         rows, next_cursor = _page(report["rows"], cursor, limit)
         return {
             "view": view,

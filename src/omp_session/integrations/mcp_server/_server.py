@@ -13,6 +13,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from omp_session import __version__
 from omp_session.errors import SessionError
 from omp_session.integrations.mcp_server._queries import SessionQueries
+from omp_session.store import SessionStorage
 
 __all__ = ["build_server", "serve_stdio"]
 
@@ -97,6 +98,7 @@ def build_server(queries: SessionQueries) -> MCPServer[Any]:
     return server
 
 
-def serve_stdio(root: Path, active_seconds: float = 60.0) -> None:
-    """Serve the sessions under ``root`` over stdin/stdout until the client closes the pipe."""
-    build_server(SessionQueries(root=root, active_seconds=active_seconds)).run("stdio")
+def serve_stdio(root: Path, active_seconds: float = 60.0, storage: SessionStorage | None = None) -> None:
+    """Serve the sessions under ``root`` (files, else rows of ``storage``) over stdin/stdout until
+    the client closes the pipe."""
+    build_server(SessionQueries(root=root, active_seconds=active_seconds, storage=storage)).run("stdio")

@@ -35,6 +35,7 @@ from omp_session.integrations.providers._tools import UnsupportedToolSchema
 from omp_session.integrations.providers._transform import transform_messages
 from omp_session.manager import SessionManager
 from omp_session.model.llm import convert_to_llm
+from omp_session.store import SessionStorage
 from omp_session.store.blobs import BlobSink
 from omp_session.tools.reading import session_context
 
@@ -166,14 +167,18 @@ def session_request_body(
     leaf_id: str | None = None,
     model: ModelTarget | str | None = None,
     blobs: BlobSink | None = None,
+    storage: SessionStorage | None = None,
 ) -> dict[str, Any]:
-    """The body omp would send for the session file at ``path`` (at its leaf, or at ``leaf_id``).
+    """The body omp would send for the session file at ``path`` (a row of ``storage`` when
+    given; at its leaf, or at ``leaf_id``).
 
     The system prompt is the one the session recorded in its last ``session_init`` entry (omp 18
     sub-agent sessions), else none. Reads only.
     """
-    context = session_context(os.fspath(path), leaf_id=leaf_id, blobs=blobs)
-    peeked = SessionManager.peek_session_init(path)  # None: no header (omp 18.3's projection)
+    context = session_context(os.fspath(path), leaf_id=leaf_id, blobs=blobs, storage=storage)
+    peeked = SessionManager.peek_session_init(
+        path, storage=storage
+    )  # None: no header (omp 18.3's projection)
     init = peeked.get("init") if peeked is not None else None
     system_prompt = init.get("systemPrompt") if isinstance(init, Mapping) else None
     if not isinstance(system_prompt, (str, list)):

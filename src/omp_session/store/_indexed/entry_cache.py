@@ -18,14 +18,9 @@ from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ["DEFAULT_BUDGET", "EntryCache"]
+__all__ = ["EntryCache"]
 
 Entry = dict[str, Any]
-
-#: Bytes of lines a bounded cache keeps decoded: about 20 MB of dicts, whatever the file's size.
-#: Larger than one chunk of an iteration (``LazyStore`` reads 1 MiB at a time), so a chunk just
-#: read is still cached while the caller walks through it.
-DEFAULT_BUDGET = 4 << 20
 
 
 class EntryCache:

@@ -20,6 +20,7 @@ from omp_session.store._indexed.builder import ComplexSession, IndexBuilder, Sta
 from omp_session.store._indexed.markers import Markers, marked_lines
 from omp_session.store._indexed.offsets import OffsetIndex, file_state, fingerprint, write_index
 from omp_session.store._indexed.stored_ids import StoredIdPositions
+from omp_session.store.tuning import Tuning
 
 __all__ = ["decode_after", "extend_index", "issue_row"]
 
@@ -63,7 +64,13 @@ def _marked_after(
 
 
 def extend_index(
-    path: Path, index: OffsetIndex, chunk: bytes, fd: int, header_line: bytes, stat: os.stat_result
+    path: Path,
+    index: OffsetIndex,
+    chunk: bytes,
+    fd: int,
+    header_line: bytes,
+    stat: os.stat_result,
+    tuning: Tuning,
 ) -> OffsetIndex:
     """Index the complete lines appended since ``index`` was written; store and return it."""
     decoded = decode_after(chunk)
@@ -84,13 +91,13 @@ def extend_index(
         **{key: index.meta[key] for key in ("header", "version", "file")},
         "covered": covered,
         "lines": index.lines + chunk.count(b"\n"),
-        "fingerprint": fingerprint(lambda n, at: os.pread(fd, n, at), covered, header_line),
+        "fingerprint": fingerprint(lambda n, at: os.pread(fd, n, at), covered, header_line, tuning),
         "markers": markers.to_list(),
         "marked": _marked_after(index.meta["marked"], chunk, builder, base),
         "issues": issues,
         "complex": None,
         # The prefix CRC carried on over the appended lines (the covered part was just verified).
-        **file_state(stat, zlib.crc32(chunk, index.meta["prefix_crc"])),
+        **file_state(stat, zlib.crc32(chunk, index.meta["prefix_crc"]), tuning),
     }
     extended = OffsetIndex.extended(index, builder, meta)
     write_index(path, extended)

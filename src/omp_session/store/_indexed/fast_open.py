@@ -38,7 +38,6 @@ from omp_session.format.transform import KeepReplay, drop_replay
 from omp_session.gcpause import gc_paused
 from omp_session.model.usage import UsageStatistics
 from omp_session.store import scanner
-from omp_session.store._indexed import offsets as offset_index
 from omp_session.store._indexed.builder import STATEFUL_TYPES, ComplexSession, IndexBuilder, line_spans
 from omp_session.store._indexed.extension import decode_after, extend_index, issue_row
 from omp_session.store._indexed.lazy_index import LazyEntries, LazySessionIndex
@@ -56,6 +55,7 @@ from omp_session.store._indexed.offsets import (
 from omp_session.store._indexed.skim_open import COMPACTION_MARK, skim_lines
 from omp_session.store.loading import LoadedSession, is_session_header
 from omp_session.store.regular import open_regular
+from omp_session.store.tuning import DEFAULT_TUNING, Tuning
 
 __all__ = ["IndexedOpen", "open_cold", "open_indexed", "remember_index"]
 
@@ -94,12 +94,12 @@ class IndexedOpen(NamedTuple):
 
 
 def open_indexed(
-    path: Path, storage: OpenTarget, keep_replay: KeepReplay = drop_replay
+    path: Path, storage: OpenTarget, keep_replay: KeepReplay = drop_replay, tuning: Tuning = DEFAULT_TUNING
 ) -> IndexedOpen | None:
     """Open ``path`` through its offset index, or ``None`` to say "load it in full"
-    (``keep_replay``: as for ``parse_session``)."""
+    (``keep_replay``: as for ``parse_session``; ``tuning``: the thresholds and sizes of the read)."""
     try:
-        if os.stat(path).st_size < offset_index.MIN_INDEXED_BYTES:
+        if os.stat(path).st_size < tuning.min_indexed_bytes:
             return None
         index = read_index(path)
         if index is None or index.meta.get("complex") or index.meta.get("version", 0) < CURRENT_VERSION:
@@ -109,7 +109,7 @@ def open_indexed(
         return None
     holder: list[LazyStore] = []
     try:
-        opened = _open_with(path, fd, index, storage, holder, keep_replay)
+        opened = _open_with(path, fd, index, storage, holder, keep_replay, tuning)
     except _FALLBACK:
         opened = None
     except BaseException:
@@ -127,6 +127,7 @@ def _open_with(
     storage: OpenTarget,
     holder: list[LazyStore],
     keep_replay: KeepReplay,
+    tuning: Tuning,
 ) -> IndexedOpen:
     stat = os.fstat(fd)
     covered = index.covered
@@ -135,13 +136,15 @@ def _open_with(
     if [stat.st_dev, stat.st_ino] != index.meta.get("file"):
         raise StaleIndex("another file at this path (replaced by a rewrite)")
     read = lambda n, at: os.pread(fd, n, at)  # noqa: E731
-    if stat.st_size < covered or fingerprint(read, covered, header_line) != index.meta.get("fingerprint"):
+    if stat.st_size < covered or fingerprint(read, covered, header_line, tuning) != index.meta.get(
+        "fingerprint"
+    ):
         raise StaleIndex("the file changed")
     if changed_in_place(index.meta, stat, read):
         raise StaleIndex("the file was changed in place since it was indexed")
     if index.meta.get("racy_crc") is not None and stat.st_size == index.meta["stat"][0]:
         # Verified in full once; no longer recent, it need not be again (a later edit changes the times).
-        settled = file_state(stat, index.meta["racy_crc"])  # the CRC changed_in_place just verified
+        settled = file_state(stat, index.meta["racy_crc"], tuning)  # the CRC changed_in_place just verified
         if settled["racy_crc"] is None:
             index.meta.update(settled)
             write_index(path, index)
@@ -156,11 +159,11 @@ def _open_with(
     rest = os.pread(fd, stat.st_size - covered, covered) if stat.st_size > covered else b""
     cut = rest.rfind(b"\n") + 1
     if cut:
-        index = extend_index(path, index, rest[:cut], fd, header_line, stat)
+        index = extend_index(path, index, rest[:cut], fd, header_line, stat, tuning)
     tail = rest[cut:]
     markers = Markers(*index.meta["markers"]).merged(Markers.of(tail))
     keep = _keep_replay(markers, keep_replay, slot)
-    store = LazyStore(path, fd, index, storage.blobs, markers, keep_replay=keep)
+    store = LazyStore(path, fd, index, storage.blobs, markers, keep_replay=keep, tuning=tuning)
     holder.append(store)
     usage = UsageStatistics.from_state(json.loads(index.meta["usage"]))
     # FileStorage.read() records what it read, to refuse rewrites over someone else's changes;
@@ -171,7 +174,11 @@ def _open_with(
 
 
 def open_cold(
-    path: Path, data: bytes, storage: OpenTarget, keep_replay: KeepReplay = drop_replay
+    path: Path,
+    data: bytes,
+    storage: OpenTarget,
+    keep_replay: KeepReplay = drop_replay,
+    tuning: Tuning = DEFAULT_TUNING,
 ) -> IndexedOpen | None:
     """Open a large file without an index in one pass over ``data`` (the whole file, just read):
     decode every line and index it in the same loop, store the index for the next ``open`` and
@@ -182,8 +189,9 @@ def open_cold(
     ``parse_session`` and indexed by ``remember_index``, as before this path existed.
     """
     covered = data.rfind(b"\n") + 1
-    if len(data) < offset_index.MIN_INDEXED_BYTES or covered == 0:
+    if len(data) < tuning.min_indexed_bytes or covered == 0:
         return None
+    chunk = tuning.decode_chunk_bytes
     slot, header_start = split_slot(data)  # an omp 18 title slot comes before the header
     header_end = data.find(b"\n", header_start)
     tail = data[covered:]  # b"" when the file ends with a newline
@@ -203,14 +211,14 @@ def open_cold(
         kept: list[Entry] | dict[int, Entry] | None
         with gc_paused():  # the entries are acyclic: see gcpause.py
             if scanner.COMPILED:
-                kept = _scanned(data, header_end + 1, covered, builder)
+                kept = _scanned(data, header_end + 1, covered, builder, chunk)
             else:
-                kept = _skimmed(data, header_end + 1, covered, builder)
+                kept = _skimmed(data, header_end + 1, covered, builder, chunk)
                 if kept is None:
                     builder = IndexBuilder()
-                    kept = _index_lines(data, header_end + 1, covered, builder)
+                    kept = _index_lines(data, header_end + 1, covered, builder, chunk)
         line_count = len(builder) + (2 if slot is not None else 1)
-        meta = _meta(data, covered, header_span, builder, [], stat, lines=line_count)
+        meta = _meta(data, covered, header_span, builder, [], stat, tuning, lines=line_count)
         index = OffsetIndex.from_builder(builder, meta)
     except (orjson.JSONDecodeError, AttributeError, ComplexSession, OverflowError, OSError):
         # AttributeError: a line that is not an object (it has no ``get``).
@@ -229,7 +237,16 @@ def open_cold(
     # A cold open's builder: a plain dict, or none at all when the scanner built the id column.
     positions = None if builder.id_column is not None else cast("dict[str, int]", builder.id_positions)
     store = LazyStore(
-        path, fd, index, storage.blobs, markers, every, positions, cached=some, keep_replay=keep
+        path,
+        fd,
+        index,
+        storage.blobs,
+        markers,
+        every,
+        positions,
+        cached=some,
+        keep_replay=keep,
+        tuning=tuning,
     )
     try:
         for position in store.marked:  # what parse_session's transforms change (lazy_store.py)
@@ -256,10 +273,13 @@ def _keep_replay(markers: Markers, keep_replay: KeepReplay, slot: TitleSlot | No
     return keep
 
 
-def _index_lines(data: bytes, start: int, end: int, builder: IndexBuilder) -> list[Entry] | dict[int, Entry]:
-    """Decode and index the lines of ``data[start:end]`` chunk by chunk. Returns every entry (a
-    list) while the file has no compaction: the leaf's context is its whole path then. Once it
-    has one, only what the leaf's context most likely reads is kept (by position): the entries
+def _index_lines(
+    data: bytes, start: int, end: int, builder: IndexBuilder, chunk: int
+) -> list[Entry] | dict[int, Entry]:
+    """Decode and index the lines of ``data[start:end]`` chunk by chunk (of about ``chunk``
+    bytes). Returns every entry (a list) while the file has no compaction: the leaf's context is
+    its whole path then. Once it has one, only what the leaf's context most likely reads is kept
+    (by position): the entries
     from the first kept entry of the latest compaction on, and the state entries and labels
     before it (the builder lists their positions); the others are dropped chunk by chunk, a run
     at a time, and read through the index if a caller asks (issue 12 item 5: the open of a
@@ -267,7 +287,7 @@ def _index_lines(data: bytes, start: int, end: int, builder: IndexBuilder) -> li
     recent: list[Entry] = []  # the entries from position ``floor`` on
     states: dict[int, Entry] = {}  # state entries and labels before ``floor``
     floor = 0
-    for entries, lengths in _line_chunks(data, start, end):
+    for entries, lengths in _line_chunks(data, start, end, chunk):
         # Offsets in C too: each line starts one byte (its newline) after the previous one ends.
         offsets = list(accumulate(map((1).__add__, lengths[:-1]), initial=start))
         start += sum(lengths) + len(lengths)
@@ -289,7 +309,9 @@ def _index_lines(data: bytes, start: int, end: int, builder: IndexBuilder) -> li
     return states
 
 
-def _scanned(data: bytes, start: int, end: int, builder: IndexBuilder) -> list[Entry] | dict[int, Entry]:
+def _scanned(
+    data: bytes, start: int, end: int, builder: IndexBuilder, chunk: int
+) -> list[Entry] | dict[int, Entry]:
     """``_index_lines`` through the compiled scanner (store/scanner.py): the index is built from
     the bytes, and only the lines the leaf's context reads are decoded: every line of a linear
     session without compaction, else the path to the last entry (or, with a compaction, the
@@ -301,7 +323,7 @@ def _scanned(data: bytes, start: int, end: int, builder: IndexBuilder) -> list[E
     if not builder.kept:
         if parents == _linear(count):  # (a comparison in C)
             entries: list[Entry] = []
-            for begin, stop in _chunk_ranges(data, start, end):
+            for begin, stop in _chunk_ranges(data, start, end, chunk):
                 entries.extend(map(orjson.loads, data[begin : stop - 1].split(b"\n")))
             return entries
         floor = count
@@ -333,7 +355,7 @@ def _linear(count: int) -> array[int]:
     return column
 
 
-def _skimmed(data: bytes, start: int, end: int, builder: IndexBuilder) -> dict[int, Entry] | None:
+def _skimmed(data: bytes, start: int, end: int, builder: IndexBuilder, chunk: int) -> dict[int, Entry] | None:
     """``_index_lines`` for a file whose last quarter has a compaction line: index a skim of each
     line and decode only what is kept (skim_open.py); ``None`` if the file has none there or
     the skim cannot serve it exactly (then ``builder`` is half-filled: the caller starts again).
@@ -341,38 +363,31 @@ def _skimmed(data: bytes, start: int, end: int, builder: IndexBuilder) -> dict[i
     one whose latest compaction is earlier keeps most of its entries anyway."""
     if data.rfind(COMPACTION_MARK, max(start, end - (end - start) // 4), end) < 0:
         return None
-    return skim_lines(data, start, end, builder, _chunk_ranges(data, start, end))
+    return skim_lines(data, start, end, builder, _chunk_ranges(data, start, end, chunk))
 
 
-def _line_chunks(data: bytes, start: int, end: int) -> Iterator[tuple[list[Entry], list[int]]]:
+def _line_chunks(data: bytes, start: int, end: int, chunk: int) -> Iterator[tuple[list[Entry], list[int]]]:
     """The values of the lines of ``data[start:end]`` (which ends with a newline) and their
-    lengths, a chunk of about ``_DECODE_CHUNK`` bytes at a time: split and decoded with the
-    per-line loops in C (``map``)."""
-    for begin, stop in _chunk_ranges(data, start, end):
+    lengths, a chunk of about ``chunk`` bytes at a time: split and decoded with the per-line
+    loops in C (``map``)."""
+    for begin, stop in _chunk_ranges(data, start, end, chunk):
         lines = data[begin : stop - 1].split(b"\n")
         yield list(map(orjson.loads, lines)), list(map(len, lines))
 
 
-def _chunk_ranges(data: bytes, start: int, end: int) -> Iterator[tuple[int, int]]:
-    """``(start, stop)`` of each run of whole lines of about ``_DECODE_CHUNK`` bytes (newline
-    included) in ``data[start:end]``."""
+def _chunk_ranges(data: bytes, start: int, end: int, chunk: int) -> Iterator[tuple[int, int]]:
+    """``(start, stop)`` of each run of whole lines of about ``chunk`` bytes (newline included)
+    in ``data[start:end]``: ``Tuning.decode_chunk_bytes``, split into lines at a time by the cold
+    open (a copy of all of them would cost a file size). 256 KiB (about 500 entries): measured in
+    CPU time against 2 MiB, the same for a session without compaction and 15% faster for one with
+    compactions, whose entries before the latest compaction are then dropped sooner
+    (docs/performance.md, "The cold open")."""
     while start < end:
-        stop = (
-            data.rfind(b"\n", start, min(start + _DECODE_CHUNK, end)) + 1
-            if start + _DECODE_CHUNK < end
-            else end
-        )
+        stop = data.rfind(b"\n", start, min(start + chunk, end)) + 1 if start + chunk < end else end
         if stop <= start:  # one line longer than a chunk
             stop = data.find(b"\n", start, end) + 1
         yield start, stop
         start = stop
-
-
-#: Bytes split into lines at a time by the cold open (a copy of all of them would cost a file size).
-#: 256 KiB (about 500 entries): measured in CPU time against 2 MiB, the same for a session without
-#: compaction and 15% faster for one with compactions, whose entries before the latest compaction
-#: are then dropped sooner (docs/performance.md, "The cold open").
-_DECODE_CHUNK = 256 << 10
 
 
 def _opened(
@@ -412,6 +427,7 @@ def _build(
     covered: int,
     version: int,
     stat: os.stat_result,
+    tuning: Tuning,
 ) -> OffsetIndex:
     lines = data.count(b"\n", 0, covered)
     builder = IndexBuilder()
@@ -431,7 +447,8 @@ def _build(
             else:
                 builder.add(record, offset, length)
     issues = [issue_row(issue) for issue in decoded.issues if issue.offset < covered]
-    return OffsetIndex.from_builder(builder, _meta(data, covered, header, builder, issues, stat, version))
+    meta = _meta(data, covered, header, builder, issues, stat, tuning, version)
+    return OffsetIndex.from_builder(builder, meta)
 
 
 def _meta(
@@ -441,6 +458,7 @@ def _meta(
     builder: IndexBuilder,
     issues: list[list[Any]],
     stat: os.stat_result,
+    tuning: Tuning,
     version: int = CURRENT_VERSION,
     lines: int | None = None,
 ) -> dict[str, Any]:
@@ -451,7 +469,9 @@ def _meta(
         "covered": covered,
         "lines": data.count(b"\n", 0, covered) if lines is None else lines,
         "header": list(header),
-        "fingerprint": fingerprint(lambda n, at: data[at : at + n], covered, data[header[0] : sum(header)]),
+        "fingerprint": fingerprint(
+            lambda n, at: data[at : at + n], covered, data[header[0] : sum(header)], tuning
+        ),
         "markers": markers.to_list(),
         # The lines a transform may change; without any marker, none (and no scan for them).
         "marked": marked_lines(data, 0, covered, builder.offsets, builder.lengths, 0, markers)
@@ -461,15 +481,15 @@ def _meta(
         "version": version,
         "file": [stat.st_dev, stat.st_ino],
         "complex": None,
-        **file_state(stat, zlib.crc32(memoryview(data)[:covered])),
+        **file_state(stat, zlib.crc32(memoryview(data)[:covered]), tuning),
     }
 
 
-def remember_index(path: Path, data: bytes, loaded: LoadedSession) -> None:
+def remember_index(path: Path, data: bytes, loaded: LoadedSession, tuning: Tuning = DEFAULT_TUNING) -> None:
     """After a full load of ``data``, store an offset index for the next ``open`` (best effort)."""
     covered = data.rfind(b"\n") + 1
     decoded = loaded.decoded
-    if len(data) < offset_index.MIN_INDEXED_BYTES or decoded is None or covered == 0:
+    if len(data) < tuning.min_indexed_bytes or decoded is None or covered == 0:
         return
     version = header_version(loaded.header)
     if loaded.migrated_from is not None or version < CURRENT_VERSION:
@@ -484,7 +504,7 @@ def remember_index(path: Path, data: bytes, loaded: LoadedSession) -> None:
     if existing is not None and existing.meta.get("complex") and existing.covered == covered:
         return  # known not to be indexable: building again would find the same
     try:
-        index = _build(data, decoded, covered, version, stat)
+        index = _build(data, decoded, covered, version, stat, tuning)
     except ComplexSession as exc:
         index = OffsetIndex.from_builder(IndexBuilder(), {"covered": covered, "complex": str(exc)})
     except (OverflowError, ValueError):

@@ -37,7 +37,6 @@ from omp_session.model.context import SessionContext, context_from_path
 from omp_session.model.tree import RereadCallback, SessionIndex, SessionTreeNode, apply_label
 from omp_session.model.tree_nodes import LazyTreeNode, build_tree, entry_id_of, parent_id_of
 from omp_session.model.usage import UsageStatistics
-from omp_session.store._indexed import entry_cache
 from omp_session.store._indexed.lazy_store import LazyStore
 
 __all__ = ["LazyEntries", "LazyIds", "LazySessionIndex", "positions_of"]
@@ -138,7 +137,7 @@ class LazySessionIndex:
     def allow_forgetting(self) -> None:
         """The session is never written: decoded entries may be dropped from memory (a bounded
         cache, issue 12 item 5) and decoded again when asked for."""
-        self._store.bound_cache(entry_cache.DEFAULT_BUDGET)
+        self._store.bound_cache(self._store.cache_budget)
 
     @property
     def by_id(self) -> Mapping[str, Entry]:

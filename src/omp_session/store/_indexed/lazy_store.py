@@ -27,19 +27,13 @@ from omp_session.store._indexed.markers import Markers, marked_lines
 from omp_session.store._indexed.offsets import OffsetIndex, drop_index
 from omp_session.store.blobs import BlobSink
 from omp_session.store.loading import parse_session
+from omp_session.store.tuning import DEFAULT_TUNING, Tuning
 
 __all__ = ["LazyStore", "Markers", "StaleIndex", "marked_lines"]
 
 Entry = dict[str, Any]
-#: Bytes of lines an iteration decodes at a time (below the cache's budget: see entry_cache.py).
-_ITER_CHUNK = 1 << 20
-#: Bytes of lines read ahead by ``entry(position, ahead=True)`` on a miss.
-_AHEAD = 64 << 10
 #: Lines decoded at once from which the bulk check against the id column pays.
 _BULK_LINES = 256
-# Consecutive lines read as one run, their links checked as lists (``read_run``): a few
-# comparisons per line instead of two encodings of ids.
-_RUN_LINES = 16
 #: Id lookups answered by scanning the id column before the map of every id is built instead.
 _SCANS_BEFORE_MAP = 128
 
@@ -59,11 +53,22 @@ class LazyStore:
         *,
         cached: dict[int, Entry] | None = None,
         keep_replay: bool = False,
+        tuning: Tuning = DEFAULT_TUNING,
     ) -> None:
         """``decoded``: every indexed entry, already decoded and transformed (a cold open has just
         read them all); ``cached``: some of them by position (a cold open that kept only those);
         ``positions``: the position of each id, when the caller has it; ``keep_replay``: the
-        opening dialect's OpenAI replay rule for this file (``KeepReplay``)."""
+        opening dialect's OpenAI replay rule for this file (``KeepReplay``); ``tuning``: the
+        sizes of its reads and of a bounded cache (read once, here)."""
+        # Bytes of lines an iteration decodes at a time (below the cache's budget), read ahead by
+        # ``entry(position, ahead=True)`` on a miss, and kept decoded by a bounded cache (more
+        # than one chunk of an iteration, so a chunk just read is still cached while the caller
+        # walks through it); consecutive lines read as one run, their links checked as lists
+        # (``read_run``): a few comparisons per line instead of two encodings of ids.
+        self._iter_chunk = tuning.iter_chunk_bytes
+        self._ahead = tuning.read_ahead_bytes
+        self._run_lines = tuning.run_lines
+        self.cache_budget = tuning.entry_cache_bytes
         self.path = path
         self.fd = fd
         self.index = index
@@ -193,11 +198,12 @@ class LazyStore:
             ids = self._padded_ids() if bulk else None
             found: list[Entry] = []
             lines = self.lines
+            run_lines = self._run_lines
             with gc_paused():
                 for group in lines.spans(positions):
                     if ids is not None:
                         found += lines.read_many(group, ids)
-                    elif len(group) >= _RUN_LINES and group[-1] - group[0] + 1 == len(group):
+                    elif len(group) >= run_lines and group[-1] - group[0] + 1 == len(group):
                         found += lines.read_run(group)
                     else:
                         found += lines.read_few(group)
@@ -213,7 +219,7 @@ class LazyStore:
 
     def entry(self, position: int, *, ahead: bool = False) -> Entry:
         """The entry at ``position``; ``ahead``: on a miss, decode the lines after it up to
-        ``_AHEAD`` bytes too (a caller reading position after position)."""
+        ``Tuning.read_ahead_bytes`` too (a caller reading position after position)."""
         if self._decoded is not None:
             return self._decoded[position]
         found = self._cache.get(position)
@@ -222,18 +228,20 @@ class LazyStore:
         if not ahead:
             return self.entries([position])[0]
         offsets = self.index.offsets
-        stop = bisect_right(offsets, offsets[position] + _AHEAD, lo=position + 1)
+        stop = bisect_right(offsets, offsets[position] + self._ahead, lo=position + 1)
         return self.entries(range(position, stop))[0]
 
     def chunk_after(self, start: int, stop: int) -> range:
-        """The positions from ``start`` (before ``stop``) whose lines fill about ``_ITER_CHUNK`` bytes."""
+        """The positions from ``start`` (before ``stop``) whose lines fill about
+        ``Tuning.iter_chunk_bytes``."""
         offsets = self.index.offsets
-        return range(start, bisect_right(offsets, offsets[start] + _ITER_CHUNK, lo=start + 1, hi=stop))
+        return range(start, bisect_right(offsets, offsets[start] + self._iter_chunk, lo=start + 1, hi=stop))
 
     def chunk_before(self, start: int, stop: int) -> range:
-        """The positions before ``stop`` (from ``start``) whose lines fill about ``_ITER_CHUNK`` bytes."""
+        """The positions before ``stop`` (from ``start``) whose lines fill about
+        ``Tuning.iter_chunk_bytes``."""
         offsets = self.index.offsets
-        return range(bisect_left(offsets, offsets[stop - 1] - _ITER_CHUNK, lo=start, hi=stop - 1), stop)
+        return range(bisect_left(offsets, offsets[stop - 1] - self._iter_chunk, lo=start, hi=stop - 1), stop)
 
     @property
     def forgets(self) -> bool:

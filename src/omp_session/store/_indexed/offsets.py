@@ -38,15 +38,13 @@ import orjson
 from omp_session.errors import CorruptSessionError
 from omp_session.format.codec import LineIssue
 from omp_session.store._indexed.builder import ComplexSession, IndexBuilder, State
-from omp_session.store._indexed.trust import RACY_NS, changed_in_place, file_state, fingerprint
+from omp_session.store._indexed.trust import changed_in_place, file_state, fingerprint
 from omp_session.store.paths import agent_dir
 from omp_session.store.regular import read_regular
 
 __all__ = [
     "FORMAT_VERSION",
     "MAGIC",
-    "MIN_INDEXED_BYTES",
-    "RACY_NS",
     "OffsetIndex",
     "changed_in_place",
     "drop_index",
@@ -59,8 +57,6 @@ __all__ = [
 
 MAGIC = b"OMPIDX\x00\x01"
 FORMAT_VERSION = 5  # 4: the sorted id-hash column; 5: the github-copilot marker
-#: Files smaller than this are simply read in full (the index would save little).
-MIN_INDEXED_BYTES = 256 * 1024
 # Only the offsets need 64 bits (they come first, so every column stays aligned).
 _COLUMNS = (("offsets", "q"), ("lengths", "I"), ("parents", "i"), ("state_ids", "I"), ("defaults", "i"))
 

@@ -24,20 +24,21 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["RACY_NS", "changed_in_place", "file_state", "fingerprint"]
+from omp_session.store.tuning import Tuning
 
-_SAMPLE = 4096
-_TAIL_SAMPLE = 65536
+__all__ = ["changed_in_place", "file_state", "fingerprint"]
 
 
-def fingerprint(read: Callable[[int, int], bytes], covered: int, header_line: bytes) -> str:
-    """A hash of the header line and of sampled blocks of the first ``covered`` bytes;
-    ``read(size, offset)`` reads the file (``os.pread`` with a descriptor, or a slice)."""
+def fingerprint(read: Callable[[int, int], bytes], covered: int, header_line: bytes, tuning: Tuning) -> str:
+    """A hash of the header line and of sampled blocks of the first ``covered`` bytes (the sizes
+    of ``tuning``); ``read(size, offset)`` reads the file (``os.pread`` with a descriptor, or a
+    slice)."""
+    sample, tail_sample = tuning.fingerprint_sample_bytes, tuning.fingerprint_tail_bytes
     digest = hashlib.blake2b(header_line, digest_size=16)
     digest.update(covered.to_bytes(8, "little"))
-    starts = [0, *(covered * k // 17 for k in range(1, 17)), max(0, covered - _TAIL_SAMPLE)]
+    starts = [0, *(covered * k // 17 for k in range(1, 17)), max(0, covered - tail_sample)]
     for start in starts:
-        size = min(_TAIL_SAMPLE if start == starts[-1] else _SAMPLE, covered - start)
+        size = min(tail_sample if start == starts[-1] else sample, covered - start)
         block = read(size, start)
         if len(block) != size:
             return ""  # the file is shorter than the index says
@@ -45,9 +46,6 @@ def fingerprint(read: Callable[[int, int], bytes], covered: int, header_line: by
     return digest.hexdigest()
 
 
-#: A file modified this recently when it was indexed may be modified again within the same tick of
-#: the file system's clock, which the recorded times would not show ("racy", as git calls it).
-RACY_NS = 2_000_000_000
 _CRC_CHUNK = 8 << 20
 
 
@@ -62,13 +60,14 @@ def _crc(read: Callable[[int, int], bytes], size: int) -> int:
     return crc
 
 
-def file_state(stat: os.stat_result, prefix_crc: int) -> dict[str, Any]:
+def file_state(stat: os.stat_result, prefix_crc: int, tuning: Tuning) -> dict[str, Any]:
     """What the index records of the file it describes (issue 11 item 8): its size and its
     modification and change times in nanoseconds, ``prefix_crc`` (the CRC-32 of the covered part,
     computed by the caller where the bytes pass anyway) and, when the file was modified within
-    ``RACY_NS`` of now, that CRC again as ``racy_crc``, since another edit in the same clock tick
-    would leave the times as they are."""
-    racy = time.time_ns() - max(stat.st_mtime_ns, stat.st_ctime_ns) < RACY_NS
+    ``tuning.racy_ns`` of now (a file modified this recently may be modified again within the same
+    tick of the file system's clock, which the recorded times would not show: "racy", as git
+    calls it), that CRC again as ``racy_crc``."""
+    racy = time.time_ns() - max(stat.st_mtime_ns, stat.st_ctime_ns) < tuning.racy_ns
     return {
         "stat": [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns],
         "prefix_crc": prefix_crc,

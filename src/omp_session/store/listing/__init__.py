@@ -28,7 +28,6 @@ from omp_session.format.header import is_session_header
 from omp_session.format.title_slot import split_slot
 from omp_session.gcpause import gc_paused
 from omp_session.store import SessionStorage, StoredSession
-from omp_session.store.configured import configured_storage
 from omp_session.store.listing import omp18
 from omp_session.store.listing.info import FileKey, SessionInfo, SessionList, fold_slot_record
 from omp_session.store.listing.summary import session_info, summarize_bytes, summarize_head
@@ -145,7 +144,7 @@ def session_files(
     Sub-agent sessions inside artifact directories are not included, as in omp's ``list``; symlinks
     that lead outside ``root`` are skipped. ``include_root_files`` adds files lying directly in
     ``root`` (the viewer accepts a root that is one project's directory). In a database
-    ``storage`` (default: the configured store, else files): its rows at those paths.
+    ``storage`` (default: files): its rows at those paths.
     """
     store = chosen_store(storage)
     if store is not None:
@@ -156,8 +155,9 @@ def session_files(
 
 
 def chosen_store(storage: SessionStorage | None) -> SessionStorage | None:
-    """The store to list: the one given, else the configured one; ``None`` means files."""
-    return storage if storage is not None else configured_storage()
+    """The store to list: the one given; ``None`` means files (a caller's store is passed in,
+    never configured for the process)."""
+    return storage
 
 
 def _stored_files(
@@ -303,7 +303,7 @@ def list_sessions(
     """Every valid ``*.jsonl`` directly inside ``directory``, newest first (by mtime).
 
     A dialect whose listing reads a prefix (omp 18) lists as that omp does (``omp18.py``).
-    Sessions of a database ``storage`` (default: the configured store) are read from it, each
+    Sessions of a database ``storage`` (default: files) are read from it, each
     whole. Files are summarised by ``summaries`` (default: from their heads, the rest read on
     first use). Writes nothing (but omp 18's backup rename, and what ``summaries`` writes).
     """
