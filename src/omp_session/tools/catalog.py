@@ -82,6 +82,8 @@ _BATCH = 2000
 _REFRESHING = threading.RLock()
 _MESSAGE_KEYS = ("role", "model", "provider", "usage", "toolName", "stopReason")
 _ENTRY_KEYS = ("type", "id", "parentId", "timestamp", "usage")
+#: At most this many sessions are named in a text query (SQLite's limit of parameters is higher).
+_FEW_PATHS = 500
 
 
 def slim_entry(entry: Mapping[str, Any]) -> Entry:
@@ -810,8 +812,12 @@ class Catalog:
         try:
             if needles:
                 query = " AND ".join(_phrase(needle) for needle in needles)
+                # A few sessions (the viewer's page of hits): only their rows are read, not the
+                # text of every entry of the store that holds the needles.
+                few = sorted(wanted) if len(wanted) <= _FEW_PATHS else []
+                within = f" AND e.path IN ({','.join('?' * len(few))})" if few else ""
                 rows: Iterable[Any] = db.execute(
-                    f"{select} WHERE catalog_text MATCH ? ORDER BY e.rowid", (query,)
+                    f"{select} WHERE catalog_text MATCH ?{within} ORDER BY e.rowid", (query, *few)
                 ).fetchall()
             else:
                 rows = (

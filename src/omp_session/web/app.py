@@ -87,11 +87,11 @@ def default_blobs_dir(sessions_root: Path) -> Path:
 
 
 #: Threads for searches and the usage page (the rest of the server keeps its own pool).
-_HEAVY_THREADS = 2
+_HEAVY_THREADS = 3
 #: Threads for every other request. Requests are Python work under one lock (the GIL), so more
 #: threads add no throughput; with 40 (anyio's default) a search or the usage page got 1/40th of
 #: the process and was not done within 30 s under 200 clients (issue 25's load test).
-_REQUEST_THREADS = 6
+_REQUEST_THREADS = 4
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ class _Known:
 
 
 def _version(summary: SessionSummary) -> _Version:
-    return (str(summary.path), summary.size, summary.modified.timestamp())
+    return (summary.info.path, summary.size, summary.modified.timestamp())
 
 
 class CatalogSearch:
