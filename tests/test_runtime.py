@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from omp_session import Runtime, SessionManager
+from omp_session import Runtime, SessionManager, Tuning
 
 
 def _user(text: str) -> dict[str, object]:
@@ -55,4 +55,23 @@ def test_the_offset_index_cache_can_be_switched_off(tmp_path: Path, isolated_age
     SessionManager.open(path, read_only=True, runtime=Runtime(offset_index=False)).close()
     assert not cache.exists()
     SessionManager.open(path, read_only=True).close()
+    assert any(cache.iterdir())
+
+
+def test_the_tuning_of_the_runtime_reaches_the_open_of_a_file(
+    tmp_path: Path, isolated_agent_dir: Path
+) -> None:
+    # A small file is loaded in full by default; with a threshold of 0 the same open indexes it
+    # (nothing patched: the threshold comes with the runtime, down to the file storage's open).
+    session = SessionManager.create("/work", tmp_path)
+    session.append_message(_user("a small session"))
+    session.append_message(_assistant())
+    path = str(session.get_session_file())
+    session.close()
+    cache = isolated_agent_dir / "cache" / "offsets"
+    SessionManager.open(path, read_only=True).close()
+    assert not cache.exists() or not any(cache.iterdir())
+    indexing = Runtime(tuning=Tuning(min_indexed_bytes=0))
+    with SessionManager.open(path, read_only=True, runtime=indexing) as opened:
+        assert [entry["message"]["role"] for entry in opened.get_entries()] == ["user", "assistant"]
     assert any(cache.iterdir())

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import psycopg
 
-from omp_session import SessionInfo, SessionManager
+from omp_session import Runtime, SessionInfo, SessionManager
 from omp_session.format.title_slot import TitleSlot, encode_slot
 from omp_session.store.postgres import PostgresStorage
 
@@ -155,3 +155,24 @@ def test_the_viewers_listing_cache_keeps_a_rows_summary_until_the_row_changes(
         "QUESTION"
     ]
     assert [info.message_count for info in list_store(tmp_path, cache=cache, storage=pg_store)] == [3]
+
+
+def test_a_store_given_once_is_the_sessions_store_for_good(pg_store: PostgresStorage, tmp_path: Path) -> None:
+    # The runtime's store (the command line's --store) reaches every factory, and the session
+    # keeps it: what it copies and drops later happens in the database, never in files.
+    runtime = Runtime(store=pg_store, breadcrumbs=False)
+    session = SessionManager.create("/work/project", tmp_path / "project", runtime=runtime)
+    session.append_message({"role": "user", "content": "question", "timestamp": 1})
+    session.append_message(dict(ANSWER))
+    path = Path(str(session.get_session_file()))
+    assert pg_store.session_exists(path) and not path.exists()
+    copy = session.persist_copy(tmp_path / "copies")
+    copied = Path(str(copy.get_session_file()))
+    assert pg_store.session_exists(copied) and not copied.exists()
+    copy.drop_session(copied)
+    assert not pg_store.session_exists(copied) and pg_store.session_exists(path)
+    copy.close()
+    session.close()
+    with SessionManager.open(path, read_only=True, runtime=runtime) as reader:
+        assert reader.get_entries()[0]["message"]["content"] == "question"
+    assert not list(tmp_path.rglob("*.jsonl"))

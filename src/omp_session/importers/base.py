@@ -22,7 +22,6 @@ from omp_session.manager import SessionManager
 from omp_session.model.context import SessionContext
 from omp_session.model.tree import build_session_context
 from omp_session.model.usage import UsageStatistics
-from omp_session.store.memory import MemoryStorage
 
 Entry = dict[str, Any]
 
@@ -155,9 +154,7 @@ class ConvertedSession:
     def to_manager(self) -> SessionManager:
         """An in-memory, non-persistent manager holding the conversion (omp's ``store.load``)."""
         entries, leaf = self.with_title()
-        manager = SessionManager(
-            cwd=self.cwd, session_dir="", storage=MemoryStorage(), header=self.header(), entries=entries
-        )
+        manager = SessionManager.of_entries(self.header(), entries, cwd=self.cwd)
         if leaf is not None and manager.get_leaf_id() != leaf:
             manager.branch(leaf)
         return manager

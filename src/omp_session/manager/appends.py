@@ -31,9 +31,11 @@ class Appends:
         self._persistence = persistence
 
     def append_message(self, message: dict[str, Any]) -> str:
+        """Append a ``message`` entry (any role); returns the new entry id."""
         return self._persistence.append(make.message(*self._state.base(), message))
 
     def append_thinking_level_change(self, level: str | None = None, configured: str | None = None) -> str:
+        """omp 18 also records the ``configured`` selector (always written, ``null`` when unset)."""
         explicit = self._state.dialect.explicit_model_fields
         return self._persistence.append(
             make.typed(
@@ -47,6 +49,7 @@ class Appends:
     def append_model_change(
         self, model: str, role: str | None = None, resolved_model_is_fallback: bool = False
     ) -> str:
+        """omp 18 always writes ``resolvedModelIsFallback`` (``false`` by default)."""
         explicit = self._state.dialect.explicit_model_fields
         flag = resolved_model_is_fallback if explicit or resolved_model_is_fallback else make.OMIT
         return self._persistence.append(
@@ -88,6 +91,8 @@ class Appends:
         isolated: bool | None = None,
         compaction_threshold: dict[str, Any] | None = None,
     ) -> str:
+        """A subagent's start (omp 18 added the keyword fields, written in its declared order;
+        omp 18.3 ``compaction_threshold`` ``{thresholdPercent, thresholdTokens}``, stored as given)."""
         return self._persistence.append(
             make.typed(
                 *self._state.base(),
@@ -124,6 +129,11 @@ class Appends:
         method: str | None = None,
         provider_replay_through_entry_id: str | None = None,
     ) -> str:
+        """Append a compaction (``first_kept_entry_id`` is not validated, as in omp).
+
+        omp 18's options (``tokens_after``, ``method``, ``provider_replay_through_entry_id``) are
+        keywords; the dialect gives the key order (omp 18 writes ``details`` after them).
+        """
         values = {
             "summary": summary,
             "shortSummary": make.OMIT_NONE(short_summary),
@@ -164,6 +174,7 @@ class Appends:
         )
 
     def append_mcp_tool_selection(self, tool_names: Sequence[str]) -> str:
+        """omp 13.19 only: omp 18 removed MCP tool selections."""
         if not self._state.dialect.mcp_tool_selection:
             raise UnsupportedByDialectError("append_mcp_tool_selection", self._state.dialect)
         return self._persistence.append(
@@ -171,6 +182,7 @@ class Appends:
         )
 
     def append_label_change(self, target_id: str, label: str | None = None) -> str:
+        """Set (or with ``None``/``""`` clear) the label of any entry; the label entry moves the leaf."""
         if not self._state.knows(target_id):
             raise EntryNotFoundError(target_id)
         return self._persistence.append(
@@ -180,6 +192,7 @@ class Appends:
     def branch_with_summary(
         self, entry_id: str | None, summary: str, details: Any = None, from_extension: bool | None = None
     ) -> str:
+        """Move the leaf to ``entry_id`` (``None``: before the first entry) and append a branch summary."""
         if entry_id is not None and not self._state.knows(entry_id):
             raise EntryNotFoundError(entry_id)
         entry = make.typed(

@@ -1,8 +1,9 @@
 """How each factory of :class:`~omp_session.SessionManager` builds the state of its session.
 
-Each function builds a :class:`SessionState` (writing what its factory's docstring says) and
-hands it to ``compose``, the manager's constructor from a state; the classmethods on
-``SessionManager`` (the API, with omp's names) call these.
+Each function builds a :class:`SessionState` and its :class:`Persistence` (which owns what is on
+disk; writing what its factory's docstring says) and hands both to ``compose``, the manager's
+private constructor; the classmethods on ``SessionManager`` (the API, with omp's names) call
+these.
 
 Internal module (part of :class:`~omp_session.SessionManager`, which is the API); not part of the public API.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import copy
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -35,6 +36,7 @@ __all__ = [
     "continue_recent",
     "create",
     "fork_from",
+    "holding",
     "in_memory",
     "open_session",
     "persist_copy",
@@ -44,7 +46,7 @@ __all__ = [
 Entry = dict[str, Any]
 StrPath = str | os.PathLike[str]
 M = TypeVar("M")
-Compose = Callable[[SessionState], M]
+Compose = Callable[[SessionState, Persistence], M]
 
 
 def session_dir_for(cwd: StrPath, session_dir: StrPath | None) -> Path:
@@ -94,8 +96,8 @@ def create(
         layout_locked=locked,
         runtime=runtime,
     )
-    state.has_slot = locked and chosen.title_slot  # auto: the store already has slot files
-    return compose(state)
+    # auto: the store already has slot files
+    return compose(state, Persistence(state, has_slot=locked and chosen.title_slot))
 
 
 def open_session(
@@ -137,7 +139,7 @@ def open_session(
             raise CorruptSessionError(file_path, "is empty: there is no session to open")
         chosen, locked = dialect_for_new(dialect, file_path.parent, runtime.store)
         try:
-            return compose(_start_at(directory, opened.storage, chosen, locked, runtime))
+            return compose(*_start_at(directory, opened.storage, chosen, locked, runtime))
         except SessionChangedError:
             opened.storage.close()
             if not store.session_exists(file_path):
@@ -146,7 +148,7 @@ def open_session(
         # open theirs instead, which takes the lock or names the process that holds it.
         opened = open_it()
         if opened.loaded is None:  # left blank by them: ours to start, under the lock now
-            return compose(_start_at(directory, opened.storage, chosen, locked, runtime))
+            return compose(*_start_at(directory, opened.storage, chosen, locked, runtime))
     loaded = opened.loaded
     header = loaded.header
     try:
@@ -159,9 +161,6 @@ def open_session(
             header=header,
             entries=loaded.entries,
             index=loaded.entry_index(),
-            ensured_on_disk=True,
-            flushed=True,
-            migrated_from=loaded.migrated_from,
             issues=loaded.issues,
             read_only=read_only,
             dialect=chosen,
@@ -169,20 +168,28 @@ def open_session(
             title_slot=loaded.title_slot,
             runtime=runtime,
         )
-        state.read_offset = opened.read_offset
+        persistence = Persistence(
+            state,
+            ensured=True,
+            flushed=True,
+            migrated_from=loaded.migrated_from,
+            has_slot=loaded.title_slot is not None,
+            read_offset=opened.read_offset,
+            issues=loaded.issues,
+        )
         if loaded.replay_dropped:
-            state.replay_dropped()
+            persistence.replay_dropped()
         if not read_only:  # a reader is not "using" the session in this terminal
             runtime.remember_terminal_session(cwd, os.fspath(file_path))
     except BaseException:
         opened.storage.close()  # never keep the lock of an open that failed (issue 11 item 7)
         raise
-    return compose(state)
+    return compose(state, persistence)
 
 
 def _start_at(
     directory: str, storage: Storage, dialect: Dialect, layout_locked: bool, runtime: Runtime
-) -> SessionState:
+) -> tuple[SessionState, Persistence]:
     # Nothing to lose: a missing, empty, whitespace-only or slot-only file gets a fresh header
     # at once.
     cwd = os.getcwd()
@@ -199,14 +206,13 @@ def _start_at(
         session_dir=directory,
         storage=storage,
         header=header,
-        ensured_on_disk=True,
         runtime=runtime,
         dialect=dialect,
         layout_locked=layout_locked,
     )
-    state.has_slot = layout_locked and dialect.title_slot
-    Persistence(state).rewrite_all()
-    return state
+    persistence = Persistence(state, ensured=True, has_slot=layout_locked and dialect.title_slot)
+    persistence.rewrite_all()
+    return state, persistence
 
 
 def continue_recent(
@@ -272,7 +278,22 @@ def in_memory(
         layout_locked=locked,
         runtime=runtime,
     )
-    return compose(state)
+    return compose(state, Persistence(state))
+
+
+def holding(
+    compose: Compose[M], header: Entry, entries: Sequence[Entry], cwd: StrPath | None, runtime: Runtime | None
+) -> M:
+    """An in-memory session holding ``header`` and ``entries`` as given (auto dialect, no slot)."""
+    state = SessionState.build(
+        cwd=os.fspath(cwd) if cwd is not None else os.getcwd(),
+        session_dir="",
+        storage=MemoryStorage(),
+        header=header,
+        entries=entries,
+        runtime=runtime,
+    )
+    return compose(state, Persistence(state))
 
 
 def fork_from(
@@ -309,14 +330,13 @@ def fork_from(
         storage=store.new_storage(path, blobs, durability="os"),
         header=header,
         entries=entries,
-        ensured_on_disk=True,
         dialect=chosen,
         layout_locked=locked,
         runtime=runtime,
     )
-    state.has_slot = locked and chosen.title_slot
-    Persistence(state).rewrite_all()
-    return compose(state)
+    persistence = Persistence(state, ensured=True, has_slot=locked and chosen.title_slot)
+    persistence.rewrite_all()
+    return compose(state, persistence)
 
 
 def persist_copy(
@@ -347,14 +367,13 @@ def persist_copy(
         storage=store.new_storage(path, runtime.blob_store(), durability="os"),
         header=header,
         entries=copy.deepcopy(list(source.index.entries)),
-        ensured_on_disk=True,
         dialect=dialect,
         layout_locked=True,
         runtime=runtime,
     )
     state.session_name, state.title_source = source.session_name, source.title_source
     state.title_updated_at = source.title_updated_at
-    state.has_slot = dialect.title_slot
-    Persistence(state).rewrite_all()
+    persistence = Persistence(state, ensured=True, has_slot=dialect.title_slot)
+    persistence.rewrite_all()
     runtime.remember_terminal_session(source.cwd, os.fspath(path))
-    return compose(state)
+    return compose(state, persistence)

@@ -47,6 +47,12 @@ class Navigation:
         return self._state.index.get(entry_id)
 
     def get_entries(self) -> EntryList:
+        """Every entry in file order: a new list, or, for a file opened through its offset index,
+        a view of the entries there are now that decodes them from the file on access (a slice
+        of it is a list; copy it with ``list(...)`` to change it). The entries themselves are
+        live; in a read-only session an entry may be decoded anew (an equal dict) once the
+        bounded cache dropped it, so a change made to it in place may not last
+        (docs/performance.md, "Memory")."""
         entries = self._state.index.entries
         # A list is the index's own (copied: the caller may change it); a view is made per call.
         return entries.copy() if isinstance(entries, list) else entries
@@ -62,6 +68,7 @@ class Navigation:
         return path
 
     def get_branch(self, from_id: str | None = None) -> EntryList:
+        """Root→entry path for ``from_id`` (default: the leaf); ``[]`` if unknown."""
         return self.path(from_id if from_id is not None else self._state.leaf)
 
     def get_tree(self) -> NodeList:
@@ -74,14 +81,17 @@ class Navigation:
         return self._state.index.labels.get(entry_id)
 
     def get_labels(self) -> dict[str, str]:
+        """Every current label by target id (a copy)."""
         return dict(self._state.index.labels)
 
     def branch(self, entry_id: str) -> None:
+        """Move the leaf to an existing entry (not persisted, as in omp)."""
         if not self._state.knows(entry_id):
             raise EntryNotFoundError(entry_id)
         self._state.leaf = entry_id
 
     def reset_leaf(self) -> None:
+        """Move the leaf before the first entry; the next append starts a new root."""
         self._state.leaf = None
 
     def build_session_context(
@@ -91,6 +101,12 @@ class Navigation:
         collapse_compacted_history: bool = False,
         keep_dangling_tool_calls: bool = False,
     ) -> SessionContext:
+        """The LLM context at the current leaf (O(depth)).
+
+        ``transcript=True`` builds omp 18's display transcript instead (every entry, compactions
+        inline; ``collapse_compacted_history`` shows only the latest compacted tail), see
+        :mod:`omp_session.model.transcript_context`.
+        """
         rules = self._state.dialect.context
         if self._state.leaf is None:
             return SessionContext(rules=rules)
@@ -106,9 +122,11 @@ class Navigation:
         return self._state.index.context(self._state.leaf, rules)
 
     def get_injected_ttsr_rules(self) -> RuleList:
+        """TTSR rule names injected along the current branch, first appearance first (§5)."""
         return self.build_session_context().injected_ttsr_rules if self._state.leaf is not None else []
 
     def get_last_model_change_role(self) -> str | None:
+        """``role`` (default ``"default"``) of the nearest ``model_change`` above the leaf (§5)."""
         for entry in reversed(self.get_branch()):
             if entry.get("type") == "model_change":
                 role = entry.get("role")
@@ -116,6 +134,7 @@ class Navigation:
         return None
 
     def get_usage_statistics(self) -> UsageStatistics:
+        """Totals over every branch (a copy, not a live object), as this dialect reports them."""
         return self._state.usage.reported(self._state.dialect.usage)
 
     def get_session_id(self) -> str:
@@ -135,16 +154,18 @@ class Navigation:
         return self._state.session_name
 
     def get_parent(self, entry: Entry) -> Entry | None:
+        """The parent of ``entry`` as the tree sees it: ``None`` for a root (no, unknown, own or
+        cycle-closing parent; docs/durability.md)."""
         return self._state.index.parent_of(entry)
 
-    def get_migrated_from(self) -> int | None:
-        return self._state.migrated_from
-
     def get_load_issues(self) -> IssueList:
+        """Lines skipped or read leniently when the file was loaded."""
         return [*self._state.issues]
 
     def is_persisted(self) -> bool:
         return self._state.storage.path is not None
 
     def is_session_on_disk(self) -> bool:
+        """Whether this session's file (or database row) exists now (omp 18 ``isSessionOnDisk``);
+        always ``False`` in memory. Reads only."""
         return self._state.storage.path is not None and self._state.storage.exists()

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import copy
 import os
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ from omp_session.errors import EntryNotFoundError
 from omp_session.format import entry_factory as make
 from omp_session.format.ids import iso_to_ms, now_ms
 from omp_session.format.title_slot import TitleSlot
-from omp_session.manager.persistence import Persistence
+from omp_session.manager.persistence import DiskFlags, Persistence
 from omp_session.manager.runtime import Runtime
 from omp_session.manager.state import SessionState
 from omp_session.model.tree import SessionIndex
@@ -111,14 +110,20 @@ class Omp18Operations:
     # -- appends ---------------------------------------------------------------------------------
 
     def append_reset_boundary(self) -> str:
+        """The ``/clear`` marker: the model context starts after the last one (§2.2, §3.3)."""
         return self._persistence.append(make.typed(*self._state.base(), "reset_boundary"))
 
     def append_credential_pin(self, provider: str, hash: str) -> str:
+        """Record which account served ``provider`` (``hash`` is opaque to the store, §2.4)."""
         return self._persistence.append(
             make.typed(*self._state.base(), "credential_pin", provider=provider, hash=hash)
         )
 
     def get_credential_pins(self) -> dict[str, dict[str, Any]]:
+        """The last pin per provider on the current branch: ``{provider: {hash, lastUsedAt}}``.
+
+        ``lastUsedAt`` (ms) starts at the pin and follows later assistant turns of that provider.
+        """
         pins: dict[str, dict[str, Any]] = {}
         for entry in self._state.index.branch(self._state.leaf):
             if entry.get("type") == "credential_pin":
@@ -135,6 +140,7 @@ class Omp18Operations:
         return pins
 
     def append_message_to_branch(self, message: dict[str, Any], parent_id: str | None) -> str:
+        """Append ``message`` under ``parent_id`` (``None``: a new root) without moving the leaf."""
         if parent_id is not None and not self._state.knows(parent_id):
             raise EntryNotFoundError(parent_id)
         leaf = self._state.leaf
@@ -162,6 +168,12 @@ class Omp18Operations:
         session_id: str | None = None,
         parent_id: str | None = CURRENT_LEAF,
     ) -> str | None:
+        """Record spend of a side request (a title, a memory pass…) on its initiating branch (§2.1).
+
+        The owner defaults to this session and the current leaf. Returns ``None`` and writes
+        nothing when the owner is another session or an unknown parent. The leaf moves to the new
+        entry only when its parent was the leaf.
+        """
         owner_parent = self._state.leaf if parent_id is CURRENT_LEAF else parent_id
         if (session_id is not None and session_id != str(self._state.header.get("id"))) or (
             owner_parent is not None and owner_parent not in self._state.index.by_id
@@ -188,16 +200,18 @@ class Omp18Operations:
         return entry_id
 
     def append_entries_atomically(self, append: Callable[[], Any]) -> Any:
+        """Run ``append`` (which calls ``append_*`` methods) and write its entries with **one**
+        atomic rewrite; if it raises, the entries it added are rolled back (§5.6)."""
         self._state.require_writable()
         state = self.capture_state()
         try:
-            with self._held_writes():
+            with self._persistence.holding_writes():
                 result = append()
         except BaseException:
             self.restore_state(state)
             raise
         if self._state.storage.path is not None and (
-            self._state.ensured or self._state.flushed or self._state.storage.exists()
+            self._persistence.ensured or self._persistence.flushed or self._state.storage.exists()
         ):
             try:
                 self._persistence.rewrite_all()
@@ -206,16 +220,10 @@ class Omp18Operations:
                 raise
         return result
 
-    @contextmanager
-    def _held_writes(self) -> Iterator[None]:
-        """Keep appends in memory meanwhile (the caller rewrites once at the end)."""
-        self._state.hold_writes = True
-        try:
-            yield
-        finally:
-            self._state.hold_writes = False
-
     def discard_entry_durably(self, entry_id: str) -> None:
+        """Abandon ``entry_id`` on disk (§5.6): removed and its children re-chained when every
+        child is a ``service_tier_change``, else kept; then a ``branch_summary`` marker with an empty
+        summary is appended and the file rewritten."""
         self._state.require_writable()
         target = self._state.index.get(entry_id)
         if target is None:
@@ -242,7 +250,7 @@ class Omp18Operations:
             details={"kind": "discarded-entry-branch", "discardedEntryId": entry_id},
         )
         state = self.capture_state()
-        self._state.reset(self._state.header, [*entries, marker], self._current_slot())
+        self._persistence.reset(self._state.header, [*entries, marker], self._current_slot())
         self._state.leaf = str(marker["id"])
         try:
             self._persistence.rewrite_all()
@@ -253,13 +261,16 @@ class Omp18Operations:
     def _current_slot(self) -> TitleSlot | None:
         return (
             TitleSlot(self._state.session_name or "", self._state.title_updated_at, self._state.title_source)
-            if self._state.has_slot
+            if self._persistence.has_slot
             else None
         )
 
     # -- state -----------------------------------------------------------------------------------
 
     def capture_state(self) -> dict[str, Any]:
+        """A snapshot of the in-memory session to :meth:`restore_state` later (omp 18's
+        ``captureState``): header (copied), entries, leaf and title state. The file is not part of
+        it: restoring does not write."""
         return {
             "header": copy.deepcopy(self._state.header),
             "entries": list(self._state.index.entries),
@@ -268,27 +279,29 @@ class Omp18Operations:
             "titleSource": self._state.title_source,
             "titleUpdatedAt": self._state.title_updated_at,
             "titleRevision": self._state.title_revision,
-            "hasTitleSlot": self._state.has_slot,
+            "hasTitleSlot": self._persistence.has_slot,
             "cwd": self._state.cwd,
-            "flushed": self._state.flushed,
-            "ensured": self._state.ensured,
+            "flushed": self._persistence.flushed,
+            "ensured": self._persistence.ensured,
         }
 
     def restore_state(self, snapshot: dict[str, Any]) -> None:
+        """Go back to a :meth:`capture_state` snapshot (memory only)."""
         header = copy.deepcopy(snapshot["header"])
-        self._state.reset(header, snapshot["entries"])
+        self._persistence.reset(header, snapshot["entries"])
         self._state.leaf = snapshot["leaf"]
         self._state.session_name = snapshot["sessionName"]
         self._state.title_source = snapshot["titleSource"]
         self._state.title_updated_at = snapshot["titleUpdatedAt"]
         self._state.title_revision = snapshot["titleRevision"]
-        self._state.has_slot = snapshot["hasTitleSlot"]
         self._state.cwd = snapshot["cwd"]
-        self._state.flushed = snapshot["flushed"]
-        self._state.ensured = snapshot["ensured"]
+        self._persistence.restore_flags(
+            DiskFlags(snapshot["hasTitleSlot"], snapshot["flushed"], snapshot["ensured"])
+        )
 
     def seal(self) -> None:
-        self._state.sealed = True
+        """After this, appends and renames are dropped no-ops (omp 18 ``seal``)."""
+        self._persistence.seal()
 
 
 #: The ``session_init`` fields ``peek_session_init`` returns, in omp's order (``extractSessionInit``);

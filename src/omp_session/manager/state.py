@@ -3,7 +3,9 @@
 ``SessionManager`` is composed of parts (persistence, appends, reads, titles, workspace,
 whole-session operations, artifacts), each a class that receives this object (and, where it
 writes, the persistence part) in its constructor. None of them knows the manager; what they
-share lives here, in one place, instead of as attributes spread over mixins.
+share lives here, in one place, instead of as attributes spread over mixins. What is on disk (the
+write flags: flushed, ensured, the title slot, a pending rewrite, the read offset) is not here:
+:class:`~omp_session.manager.persistence.Persistence` owns it, behind named transitions.
 
 Internal module (part of :class:`~omp_session.SessionManager`, which is the API); not part of the public API.
 """
@@ -17,7 +19,7 @@ from typing import Any
 
 from omp_session.dialects import Dialect, auto_dialect
 from omp_session.errors import ReadOnlySessionError
-from omp_session.format.codec import BLANK, LineIssue
+from omp_session.format.codec import LineIssue
 from omp_session.format.title_slot import TitleSlot
 from omp_session.gcpause import gc_paused
 from omp_session.manager.runtime import Runtime
@@ -32,7 +34,8 @@ Entry = dict[str, Any]
 
 @dataclass(eq=False)
 class SessionState:
-    """Everything the parts of one session share (mutable; the parts change it in place)."""
+    """What the parts of one session share (mutable; the parts change it in place), except what is
+    on disk, which is the persistence part's."""
 
     runtime: Runtime
     #: The working directory of the session (omp 18: the process cwd when the recorded one is gone).
@@ -55,32 +58,11 @@ class SessionState:
     usage: UsageStatistics = field(default_factory=UsageStatistics)
     has_assistant: bool = False
 
-    # -- what is on disk ------------------------------------------------------------------------
-    #: ``ensure_on_disk`` ran (or the file was loaded): every later entry is written at once.
-    ensured: bool = False
-    #: The file holds every entry in memory (else the next write is a full rewrite).
-    flushed: bool = False
-    #: The version a v1/v2 file was migrated from; its first write rewrites it with a backup.
-    migrated_from: int | None = None
-    #: omp 18: the first write after a load with malformed lines (§5.4), or one that dropped a
-    #: ``github-copilot`` OpenAI replay (``LoadedSession.replay_dropped``), rewrites the file; the
-    #: replaced file is kept beside it under this suffix (we keep what omp drops).
-    rewrite_pending: bool = False
-    rewrite_backup: str = ".malformed.bak"
-    #: How far a read-only follower has read the file (``refresh``).
-    read_offset: int = 0
-    #: omp 18 ``seal()``: appends and renames are dropped.
-    sealed: bool = False
-    #: Inside ``append_entries_atomically``: appends stay in memory until its one rewrite.
-    hold_writes: bool = False
-
     # -- the title (header fields and omp 18's title slot) ---------------------------------------
     session_name: str | None = None
     title_source: str | None = None
     title_updated_at: str = ""
     title_revision: int = 0
-    #: Whether the file starts (or will start) with omp 18's title slot.
-    has_slot: bool = False
 
     #: omp 18 workspace roots besides the cwd (header ``additionalDirectories``).
     additional_directories: list[str] = field(default_factory=list)
@@ -94,9 +76,6 @@ class SessionState:
         storage: Storage,
         header: Entry,
         entries: Sequence[Entry] = (),
-        ensured_on_disk: bool = False,
-        flushed: bool = False,
-        migrated_from: int | None = None,
         issues: Sequence[LineIssue] = (),
         read_only: bool = False,
         dialect: Dialect | None = None,
@@ -117,20 +96,7 @@ class SessionState:
             issues=list(issues),
         )
         state._take(header, entries, title_slot, index)
-        state.ensured = ensured_on_disk
-        state.flushed = flushed
-        state.migrated_from = migrated_from
-        state.rewrite_pending = state.dialect.rewrite_after_malformed and any(
-            issue.skipped and issue.reason != BLANK for issue in issues
-        )
         return state
-
-    def replay_dropped(self) -> None:
-        """A load (or a follower's refresh) dropped a kept OpenAI replay (``github-copilot``'s):
-        the file no longer matches memory, so omp 18 rewrites it at the next write; the replaced
-        file is kept as ``.replay.bak`` (unless a rewrite is already due for malformed lines)."""
-        if not self.rewrite_pending:
-            self.rewrite_pending, self.rewrite_backup = True, ".replay.bak"
 
     def reset(
         self,
@@ -141,7 +107,8 @@ class SessionState:
         index: EntryIndex | None = None,
     ) -> None:
         """Take ``header`` and ``entries`` as the whole session (a reload, a new file, a rollback):
-        the storage's stored lines no longer are these entries' (``Storage.forget_lines``)."""
+        the storage's stored lines no longer are these entries' (``Storage.forget_lines``). Only
+        ``Persistence.reset`` calls it: what is on disk changes with it."""
         self.storage.forget_lines()
         self._take(header, entries, title_slot, index)
 
@@ -155,10 +122,8 @@ class SessionState:
         self.title_source = source if source in ("auto", "user") else None
         timestamp = header.get("timestamp")
         self.title_updated_at = title_slot.updated_at if title_slot else str(timestamp or "")
-        self.has_slot = title_slot is not None
         directories = header.get("additionalDirectories")
         self.additional_directories = list(directories) if isinstance(directories, list) else []
-        self.rewrite_pending = False
         if index is None:
             with gc_paused():  # right after a load: the collector would walk every new entry
                 index = SessionIndex(entries)
@@ -169,7 +134,6 @@ class SessionState:
         self.usage = index.usage()
         self.has_assistant = index.has_assistant()
         index.on_reread(self._adopt_reread_totals)
-        self.migrated_from = None
 
     def _adopt_reread_totals(self, usage: UsageStatistics, has_assistant: bool) -> None:
         # The index read its file anew (it changed in place under a stale offset index): the totals

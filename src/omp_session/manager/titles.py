@@ -32,20 +32,31 @@ class Titles:
         self._persistence = persistence
 
     def has_title_slot(self) -> bool:
-        return self._state.has_slot
+        """Whether the session file starts (or will start) with omp 18's title slot."""
+        return self._persistence.has_slot
 
     def get_title_source(self) -> str | None:
+        """``"auto"``, ``"user"`` or ``None`` (omp 18 ``titleSource``)."""
         return self._state.title_source
 
     def get_title_revision(self) -> int:
+        """How many times a user renamed the session in this manager (omp 18 ``titleRevision``)."""
         return self._state.title_revision
 
     # -- renaming --------------------------------------------------------------------------------
 
     def set_session_name(self, name: str, source: str = "auto", trigger: str | None = None) -> bool:
+        """Name the session; returns whether the name was taken.
+
+        omp 18 rules (dialect 18): the name is cleaned (controls → spaces, runs collapsed,
+        trimmed); an empty result, an automatic name after a user's, or a sealed session return
+        ``False``. A ``title_change`` entry is appended and the slot rewritten in place, atomically
+        and durably (``Storage.overwrite_title_slot``; for files ``store/file.py``). omp 13.19
+        rules: the name goes verbatim into the header and the file is rewritten at once if it exists.
+        """
         if self._state.read_only:
             raise ReadOnlySessionError(self._state.session_file())
-        if self._state.sealed:
+        if self._persistence.sealed:
             return False
         if not self._state.dialect.title_change_entries:
             self._rename_in_header(name)
@@ -86,22 +97,19 @@ class Titles:
 
     def _persist_title_change(self, entry: Entry) -> None:
         storage = self._state.storage
-        if not (self._state.ensured or self._state.has_assistant):
+        if not (self._persistence.ensured or self._state.has_assistant):
             self._persistence.persist(entry)  # not materialised yet: memory only
-        elif self._is_current() and self._state.has_slot and storage.exists():
+        elif self._persistence.is_current() and self._persistence.has_slot and storage.exists():
             storage.append(self._persistence.disk_line(entry))
             storage.overwrite_title_slot(self._persistence.slot_line())
         else:
             self._persistence.rewrite_all(extra=entry)
 
-    def _is_current(self) -> bool:
-        return self._state.flushed and self._state.migrated_from is None and not self._state.rewrite_pending
-
     def _rename_in_header(self, name: str) -> None:
         before = self._title_state()
         self._state.header["title"] = name
         self._state.session_name = name
-        if self._state.has_slot:
+        if self._persistence.has_slot:
             self._state.title_updated_at = self._state.runtime.now()
         if self._state.storage.exists():
             try:

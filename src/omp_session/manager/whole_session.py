@@ -99,6 +99,14 @@ class WholeSession:
         return storage
 
     def create_branched_session(self, leaf_id: str, *, cwd: str | None = None) -> str | None:
+        """Replace this session by a new one holding only the path to ``leaf_id`` (+ its labels).
+
+        Label entries on the path are dropped and the path stays connected (each entry's parent is
+        its nearest kept ancestor; omp leaves an orphan). Returns the new file (``None`` in memory).
+        ``cwd``: the new header's cwd (default: this session's working directory, as omp does;
+        ``omp-session fork`` passes the recorded one, which omp 18 replaces by the process cwd
+        when that directory is gone).
+        """
         self._state.require_writable()
         # omp's getBranch(leafId ?? leaf): a null leaf id branches from the current leaf
         start = leaf_id if leaf_id is not None else self._state.leaf
@@ -125,12 +133,10 @@ class WholeSession:
         )
         state = self._title_state_for_copy(header)
         self._written_copy(new_path if persistent else None, header, entries)
-        has_slot = self._state.has_slot
-        self._state.reset(header, entries)
-        self._state.has_slot = has_slot
+        self._persistence.reset(header, entries, keep_slot=True)
         # omp 13.19 keeps the name in memory although the header has no title; omp 18 writes it
         self._state.session_name, self._state.title_source, self._state.title_updated_at = state
-        self._state.flushed = True
+        self._persistence.written_whole()
         return os.fspath(new_path) if persistent else None
 
     def _title_state_for_copy(self, header: Entry) -> tuple[str | None, str | None, str]:
@@ -139,6 +145,7 @@ class WholeSession:
         return self._state.session_name, self._state.title_source, self._state.title_updated_at
 
     def fork(self) -> ForkResult | None:
+        """Copy this session (every branch, same ids) into a new file; ``None`` in memory."""
         self._state.require_writable()
         if not self._state.persistent:
             return None
@@ -172,8 +179,7 @@ class WholeSession:
             self._state.session_name, self._state.title_source, self._state.title_updated_at = before
             raise
         self._state.header = header
-        self._state.migrated_from = None
-        self._state.flushed = True
+        self._persistence.written_whole()
         return ForkResult(old_file, os.fspath(new_path))
 
     def new_session(
@@ -184,6 +190,11 @@ class WholeSession:
         additional_directories: Sequence[str] = (),
         session_dir: str | os.PathLike[str] | None = None,
     ) -> str | None:
+        """Start a fresh, empty session. omp 13.19 writes its file with the first assistant
+        message; omp 18 writes it (title slot and header) at once. ``session_dir`` (omp 18.3):
+        this file and every later one of this manager (``new_session``, ``fork``) go into that
+        directory (resolved against the process cwd; created with the first write), which
+        :meth:`get_session_dir` then returns; ignored in memory."""
         self._state.require_writable()
         persistent = self._state.persistent
         if persistent and session_dir is not None:
@@ -198,23 +209,25 @@ class WholeSession:
             prompt_cache_key=provider_prompt_cache_key,
             directories=normalize_directories(self._state.cwd, additional_directories),
         )
-        has_slot = self._state.has_slot
         old = self._state.storage
         old.close()
         self._state.storage = old.sibling(new_path if persistent else None)
-        self._state.reset(header, [])
-        self._state.has_slot = has_slot
-        self._state.ensured = False
-        self._state.flushed = False
+        self._persistence.started_afresh(header)
         if persistent:
             self._state.runtime.remember_terminal_session(self._state.cwd, os.fspath(new_path))
             if self._state.dialect.new_session_materializes:
-                self.ensure_on_disk()
+                self._persistence.ensure_on_disk()
         return os.fspath(new_path) if persistent else None
 
     def move_to(
         self, new_cwd: str | os.PathLike[str], target_session_dir: str | os.PathLike[str] | None = None
     ) -> None:
+        """Move the session to the project directory of ``new_cwd`` (omp's ``moveTo``, §6.6).
+
+        The file and its artifact directory are renamed into the new session directory (the
+        file rename is undone if the artifacts cannot follow), and the header's ``cwd`` becomes
+        the resolved ``new_cwd``. A no-op when the resolved cwd does not change.
+        """
         self._state.require_writable()
         resolved = os.path.abspath(new_cwd)
         if resolved == os.path.abspath(self._state.cwd) and target_session_dir is None:
@@ -263,31 +276,27 @@ class WholeSession:
                 finish_move(journal)
 
     def drop_session(self, path: str | os.PathLike[str]) -> None:
+        """Delete the session file ``path`` and its artifact directory (omp 18 ``dropSession``); a
+        missing file is not an error. When ``path`` is this session's file, its writer is closed
+        first (later appends write the file anew). Under a dialect that asks for it (omp 18.2.9+)
+        every ``<name>.jsonl.*.bak`` beside it goes too (docs/compatibility.md)."""
         target = Path(os.path.abspath(path))
         storage = self._state.storage
         if storage.path is not None and Path(os.path.abspath(storage.path)) == target:
             # omp drains and closes its writer; the next write starts the file anew
             storage.close()
             self._state.storage = storage.sibling(storage.path)
-            self._state.flushed = False  # (a fresh storage: no stored lines to copy)
+            self._persistence.lost_file()  # (a fresh storage: no stored lines to copy)
         self._state.runtime.sessions().delete_session(
             target, backups=self._state.dialect.drop_removes_backups
         )
 
     def rewrite_entries(self) -> None:
+        """Rewrite the whole file from memory, after entries were changed in place (omp's
+        ``rewriteEntries``, used when tool output is pruned). Atomic, as every rewrite."""
         self._state.require_writable()
         # The caller changed entries in place (omp's contract for ``rewriteEntries``): none of
         # the file's lines can be trusted to match memory, so every entry is encoded.
         self._state.storage.forget_lines()
         if self._state.storage.exists():
             self._persistence.rewrite_all()
-
-    def ensure_on_disk(self) -> None:
-        self._state.require_writable()
-        if (
-            not self._state.flushed
-            or self._state.migrated_from is not None
-            or not self._state.storage.exists()
-        ):
-            self._persistence.rewrite_all()
-        self._state.ensured = True

@@ -41,9 +41,11 @@ class Workspace:
         self._persistence = persistence
 
     def get_additional_directories(self) -> list[str]:
+        """Workspace roots besides the cwd (header ``additionalDirectories``)."""
         return list(self._state.additional_directories)
 
     def set_additional_directories(self, directories: Sequence[str]) -> list[str]:
+        """Replace the extra workspace roots (normalised, de-duplicated, without the cwd)."""
         self._state.require_writable()
         normalized = normalize_directories(self._state.cwd, directories)
         previous = self._state.header.get("additionalDirectories", _UNSET)
@@ -62,6 +64,8 @@ class Workspace:
         return self.get_additional_directories()
 
     def add_workspace_directory(self, directory: str) -> str | None:
+        """Add one root; returns it resolved, or ``None`` when already present. The cwd itself is
+        refused (``WorkspaceError``), as in omp 18."""
         resolved = os.path.abspath(os.path.join(os.path.abspath(self._state.cwd), directory))
         if resolved == os.path.abspath(self._state.cwd):
             raise WorkspaceError("The current working directory is already the primary workspace root.")
@@ -71,6 +75,7 @@ class Workspace:
         return resolved
 
     def remove_workspace_directory(self, directory: str) -> str | None:
+        """Remove one root; returns it resolved, or ``None`` when it was not there."""
         resolved = os.path.abspath(os.path.join(os.path.abspath(self._state.cwd), directory))
         if resolved not in self._state.additional_directories:
             return None
@@ -78,5 +83,6 @@ class Workspace:
         return resolved
 
     def get_recorded_cwd(self) -> str | None:
+        """The cwd the header records (omp 18 may run in another one when it does not exist)."""
         cwd = self._state.header.get("cwd")
         return cwd if isinstance(cwd, str) else None

@@ -56,10 +56,17 @@ class Artifacts:
         self._memory_artifacts: dict[str, str] = {}
 
     def get_artifacts_dir(self) -> str | None:
+        """``<session file minus .jsonl>``, or ``None`` for an in-memory session."""
         path = self._storage().path
         return os.fspath(path.with_suffix("")) if path is not None else None
 
     def allocate_artifact_path(self, tool_type: str) -> ArtifactSlot | None:
+        """Reserve the next ``<n>.<tool_type>.log``; ``None`` in memory.
+
+        Writes: creates the artifact directory. Raises :class:`UnsafeNameError` (nothing created)
+        when ``tool_type`` would make the name leave the directory, :class:`PersistenceError` when
+        the directory cannot be created or listed.
+        """
         directory = self.get_artifacts_dir()
         if directory is None:
             return None
@@ -78,6 +85,12 @@ class Artifacts:
         return ArtifactSlot(str(number), path)
 
     def save_artifact(self, content: str, tool_type: str) -> str:
+        """Store ``content`` as the next artifact and return its id.
+
+        Writes ``<artifacts dir>/<n>.<tool_type>.log`` (in memory: a dict, as omp, with no check of
+        ``tool_type``). Raises :class:`UnsafeNameError` for a ``tool_type`` that is not part of a
+        safe file name and :class:`PersistenceError` when the file cannot be written.
+        """
         slot = self.allocate_artifact_path(tool_type)
         if slot is None:
             artifact_id = str(len(self._memory_artifacts))
@@ -90,6 +103,7 @@ class Artifacts:
         return slot.id
 
     def get_artifact_path(self, artifact_id: str) -> str | None:
+        """The first file of the artifact directory named ``<id>.…``, or ``None``."""
         directory = self.get_artifacts_dir()
         if directory is None or not os.path.isdir(directory):
             return None
@@ -99,6 +113,9 @@ class Artifacts:
         return None
 
     def put_blob(self, data: bytes) -> BlobInfo:
+        """Store ``data`` in the agent directory's content-addressed blob store,
+        ``<agent dir>/blobs/<sha256>`` (written atomically; skipped when a blob of that size is
+        there). Writes to disk even for an in-memory session."""
         store = FileBlobStore(self._blobs_dir())
         digest = store.put(data)
         return BlobInfo(digest, store.path_of(digest), blob_ref(digest))
