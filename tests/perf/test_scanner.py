@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from omp_session.store import scanner
 from omp_session.store._indexed import offsets as offset_index
-from omp_session.store._indexed.builder import STATEFUL_TYPES, ComplexSession, IndexBuilder
+from omp_session.store._indexed.builder import ComplexSession, IndexBuilder
 from omp_session.store._indexed.offsets import OffsetIndex
 from omp_session.store.scanner import Scanned
 from tests.perf.tuned import open_session
@@ -45,7 +45,7 @@ def _scan(implementation: Scan, data: bytes) -> tuple[str, Any]:
     end = data.rfind(b"\n") + 1
     builder = IndexBuilder()
     try:
-        found = implementation(data, start, max(start, end), builder, STATEFUL_TYPES)
+        found = implementation(data, start, max(start, end), builder, builder.stateful_types)
     except orjson.JSONDecodeError:
         return "rejected", None
     except ComplexSession:

@@ -10,8 +10,9 @@ by provider family, and filters (dangling tool calls, failed turns; see :mod:`.c
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 from omp_session.dialects import OMP_13_19, ContextRules
@@ -108,69 +109,151 @@ def service_tier_by_family(value: Any) -> Any:
     return None
 
 
-#: The entry types whose effect on the context is a state change replayed along the path (§5 step 4):
-#: the one list of them. The offset index (``store/_indexed/builder.py``) records, for every entry,
-#: the last entry of each of these kinds on its path, and a test checks it handles exactly these.
-CONTEXT_STATE_ENTRY_TYPES = frozenset(
-    {
-        "message",  # an assistant message sets the default model
-        "thinking_level_change",
-        "model_change",
-        "service_tier_change",
-        "compaction",
-        "ttsr_injection",
-        "mcp_tool_selection",
-        "mode_change",
-    }
-)
+class Keep(Enum):
+    """How an offset index keeps, per path, the entries of one rule that decide its state: replayed
+    alone (in path order), they give the state a replay of the whole path gives."""
+
+    #: The last one on the path decides.
+    LAST = "last"
+    #: Per role key (``StateRule.reads``; ``None``: the entry sets nothing): the first setter fixes
+    #: the key's place in ``models``, the last its value; the ``"default"`` key's last setter is
+    #: kept with the assistant messages' (``DEFAULT_MODEL``).
+    BY_ROLE = "by role"
+    #: Each entry that adds an item (``StateRule.reads``) not seen before on the path: an ordered set.
+    NEW_ITEMS = "new items"
+    #: The last entry that sets the default model (the index's defaults column, filled in its
+    #: per-line loop: the entry type is the one an index reads for usage too, ``message``).
+    DEFAULT_MODEL = "default model"
+
+
+class _Replay:
+    """What a replay of the state rules carries along a path besides the context it fills."""
+
+    __slots__ = ("compaction", "context", "explicit_default", "rules", "ttsr")
+
+    def __init__(self, context: SessionContext) -> None:
+        self.context = context
+        self.rules = context.rules
+        self.compaction: Entry | None = None
+        self.ttsr: dict[Any, None] = {}  # an insertion-ordered set
+        #: An explicit default model is on the path (only set where the dialect keeps it sticky).
+        self.explicit_default = False
+
+
+@dataclass(frozen=True, slots=True)
+class StateRule:
+    """How one entry type changes the replayed state (§5 step 4)."""
+
+    #: The state it sets: a field of the offset index's per-path state (``store/_indexed/builder.py``).
+    key: str
+    #: How an index keeps the entries that decide it.
+    keep: Keep
+    #: The replay: read the entry's value into the context (asking the dialect where versions differ).
+    apply: Callable[[_Replay, Entry], None]
+    #: For ``BY_ROLE`` and ``NEW_ITEMS``: what the index keys on, read as the replay reads it.
+    reads: Callable[[Entry], Any] | None = None
+
+
+def _assistant_model(replay: _Replay, entry: Entry) -> None:
+    message = entry.get("message")
+    # omp 13.19.0: the assistant overrides an explicit default model (§5 step 4);
+    # omp 18: only until an explicit default is on the path (omp18-differences §3.2).
+    if isinstance(message, dict) and message.get("role") == "assistant" and not replay.explicit_default:
+        provider = template_string(message.get("provider", UNDEFINED))
+        name = template_string(message.get("model", UNDEFINED))
+        replay.context.models["default"] = f"{provider}/{name}"
+
+
+def _thinking_level(replay: _Replay, entry: Entry) -> None:
+    context = replay.context
+    level = entry.get("thinkingLevel")
+    context.thinking_level = level if level is not None else "off"
+    configured = entry.get("configured")
+    context.configured_thinking_level = configured if configured is not None else level
+
+
+def model_role(entry: Entry) -> str | None:
+    """The ``models`` key a ``model_change`` sets (``None``: it names no model, and sets nothing)."""
+    if not entry.get("model"):
+        return None
+    given = entry.get("role")
+    # A role that is not a string (a damaged file) is a key as JavaScript makes one.
+    return "default" if given is None else given if isinstance(given, str) else str(given)
+
+
+def _model_change(replay: _Replay, entry: Entry) -> None:
+    role = model_role(entry)
+    if role is not None:
+        replay.context.models[role] = entry["model"]
+        if role == "default" and replay.rules.sticky_default_model:
+            replay.explicit_default = True
+
+
+def _service_tier(replay: _Replay, entry: Entry) -> None:
+    tier = entry.get("serviceTier")
+    replay.context.service_tier = (
+        service_tier_by_family(tier) if replay.rules.service_tier_by_family else tier
+    )
+
+
+def _compaction(replay: _Replay, entry: Entry) -> None:
+    replay.compaction = entry
+
+
+def ttsr_rules(entry: Entry) -> list[Any]:
+    """The rule names a ``ttsr_injection`` adds (hashable JSON only: names are strings in every
+    valid file)."""
+    return [
+        rule
+        for rule in _json_list(entry.get("injectedRules"))
+        if isinstance(rule, str | int | float | bool) or rule is None
+    ]
+
+
+def _ttsr_injection(replay: _Replay, entry: Entry) -> None:
+    replay.ttsr.update(dict.fromkeys(ttsr_rules(entry)))
+
+
+def _mcp_selection(replay: _Replay, entry: Entry) -> None:
+    if replay.rules.mcp_tool_selection:  # omp 13.19 only (gone in 18)
+        replay.context.selected_mcp_tool_names = _json_list(entry.get("selectedToolNames"))
+        replay.context.has_persisted_mcp_tool_selection = True
+
+
+def _mode_change(replay: _Replay, entry: Entry) -> None:
+    replay.context.mode = entry.get("mode")  # type: ignore[assignment]
+    replay.context.mode_data = entry.get("data")
+
+
+#: The context-state rules: each entry type whose effect on the context is a state change replayed
+#: along the path (§5 step 4), the one table of them. The replay (``_scan_state``) applies them;
+#: the offset index (``store/_indexed/builder.py``) keeps, per path, the entries each needs by its
+#: ``keep``. A new one: a row here (tests/store/test_context_state_table.py then covers it).
+STATE_RULES: dict[str, StateRule] = {
+    "message": StateRule("models", Keep.DEFAULT_MODEL, _assistant_model),  # an assistant message
+    "thinking_level_change": StateRule("thinking", Keep.LAST, _thinking_level),
+    "model_change": StateRule("models", Keep.BY_ROLE, _model_change, model_role),
+    "service_tier_change": StateRule("service_tier", Keep.LAST, _service_tier),
+    "compaction": StateRule("compaction", Keep.LAST, _compaction),
+    "ttsr_injection": StateRule("ttsr", Keep.NEW_ITEMS, _ttsr_injection, ttsr_rules),
+    "mcp_tool_selection": StateRule("mcp", Keep.LAST, _mcp_selection),
+    "mode_change": StateRule("mode", Keep.LAST, _mode_change),
+}
+#: The entry types of ``STATE_RULES`` (as the table is when this module is imported).
+CONTEXT_STATE_ENTRY_TYPES = frozenset(STATE_RULES)
 
 
 def _scan_state(path: Sequence[Entry], context: SessionContext) -> Entry | None:
-    """Apply every state-changing entry root→leaf; return the last compaction on the path."""
-    compaction: Entry | None = None
-    rules: dict[Any, None] = {}  # insertion-ordered set (names are strings in every valid file)
-    dialect = context.rules
-    explicit_default = False
+    """Apply every state rule root→leaf; return the last compaction on the path."""
+    replay = _Replay(context)
+    rules = STATE_RULES
     for entry in path:
         kind = entry.get("type")
-        if kind == "message":
-            message = entry.get("message")
-            # omp 13.19.0: the assistant overrides an explicit default model (§5 step 4);
-            # omp 18: only until an explicit default is on the path (omp18-differences §3.2).
-            if isinstance(message, dict) and message.get("role") == "assistant" and not explicit_default:
-                provider = template_string(message.get("provider", UNDEFINED))
-                name = template_string(message.get("model", UNDEFINED))
-                context.models["default"] = f"{provider}/{name}"
-        elif kind == "thinking_level_change":
-            level = entry.get("thinkingLevel")
-            context.thinking_level = level if level is not None else "off"
-            configured = entry.get("configured")
-            context.configured_thinking_level = configured if configured is not None else level
-        elif kind == "model_change":
-            model = entry.get("model")
-            if model:
-                given = entry.get("role")
-                # A role that is not a string (a damaged file) is a key as JavaScript makes one.
-                role = "default" if given is None else given if isinstance(given, str) else str(given)
-                context.models[role] = model
-                explicit_default = explicit_default or (dialect.sticky_default_model and role == "default")
-        elif kind == "service_tier_change":
-            tier = entry.get("serviceTier")
-            context.service_tier = service_tier_by_family(tier) if dialect.service_tier_by_family else tier
-        elif kind == "compaction":
-            compaction = entry
-        elif kind == "ttsr_injection":
-            for rule in _json_list(entry.get("injectedRules")):
-                if isinstance(rule, str | int | float | bool) or rule is None:  # hashable JSON only
-                    rules[rule] = None
-        elif kind == "mcp_tool_selection" and dialect.mcp_tool_selection:
-            context.selected_mcp_tool_names = _json_list(entry.get("selectedToolNames"))
-            context.has_persisted_mcp_tool_selection = True
-        elif kind == "mode_change":
-            context.mode = entry.get("mode")  # type: ignore[assignment]
-            context.mode_data = entry.get("data")
-    context.injected_ttsr_rules = list(rules)
-    return compaction
+        rule = rules.get(kind) if isinstance(kind, str) else None
+        if rule is not None:
+            rule.apply(replay, entry)
+    context.injected_ttsr_rules = list(replay.ttsr)
+    return replay.compaction
 
 
 def _json_list(value: Any) -> list[Any]:

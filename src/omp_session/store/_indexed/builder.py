@@ -4,7 +4,10 @@ For every entry the builder records where its line is, its parent's *position* a
 "context state" of the path that ends at it: which entries a replay of ``_scan_state``
 (:mod:`omp_session.model.context`) needs to give the same thinking level, models, rules, MCP selection,
 service tier, mode and last compaction as a replay of the whole path. That lets the context of
-any leaf be built from a handful of lines plus the lines after the last compaction.
+any leaf be built from a handful of lines plus the lines after the last compaction. Which entry
+types those are, which state each sets and how its entries are kept is the one table of
+context-state rules, ``STATE_RULES`` in :mod:`omp_session.model.context` (read when a builder is
+made and per entry): this module adds no rule of its own, only the ways to keep them (``Keep``).
 
 The model is exact only for files whose parent links all point backwards at unique ids. Anything
 else (a duplicate id, a parent named before its entry appears, a value ``_scan_state`` would fail
@@ -21,7 +24,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 import orjson
 
-from omp_session.model.context import CONTEXT_STATE_ENTRY_TYPES
+from omp_session.model.context import STATE_RULES, Keep
 from omp_session.model.usage import UsageStatistics
 
 if TYPE_CHECKING:
@@ -29,12 +32,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EMPTY_STATE",
-    "STATEFUL_TYPES",
     "ComplexSession",
     "IndexBuilder",
     "ModelSlot",
     "State",
     "line_spans",
+    "stateful_types",
 ]
 
 Entry = dict[str, Any]
@@ -85,10 +88,6 @@ EMPTY_STATE = State()
 
 def _with_model(state: State, key: Any, position: int, is_default: bool) -> State:
     # Dict semantics of _scan_state: the first setter fixes the key's place, the last its value.
-    try:
-        hash(key)
-    except TypeError:
-        raise ComplexSession("unhashable model role") from None
     for index, (known, first, _last) in enumerate(state.models):
         if known == key:
             if is_default:
@@ -99,16 +98,12 @@ def _with_model(state: State, key: Any, position: int, is_default: bool) -> Stat
     return state._replace(models=(*state.models, (key, position, -1 if is_default else position)))
 
 
-def _with_rules(state: State, entry: Entry, position: int) -> State:
-    try:
-        names = list(entry.get("injectedRules") or ())
-        new: list[Any] = []
-        for name in names:
-            hash(name)
-            if name not in state.rules and name not in new:
-                new.append(name)
-    except TypeError:
-        raise ComplexSession("ttsr rules that _scan_state cannot read") from None
+def _with_items(state: State, items: Sequence[Any], position: int) -> State:
+    # An ordered set: the entry is kept if it adds an item the path has not seen.
+    new: list[Any] = []
+    for item in items:
+        if item not in state.rules and item not in new:
+            new.append(item)
     if not new:
         return state
     return state._replace(ttsr=(*state.ttsr, position), rules=(*state.rules, *new))
@@ -135,7 +130,9 @@ class IndexBuilder:
         self.dangling: set[str] = set()  # parent ids named before any entry had them
         self.labels: list[int] = []
         self.kept: dict[int, int] = {}  # compaction position -> position of its first kept entry
-        #: Positions of the state entries and labels this builder indexed (``_STATEFUL`` kinds).
+        #: The entry types ``_apply`` reads (the state rules' as the table is now, and labels).
+        self.stateful_types = stateful_types()
+        #: Positions of the state entries and labels this builder indexed (``stateful_types``).
         self.stateful: list[int] = []
         self.usage = UsageStatistics()
         self.has_assistant = False
@@ -177,6 +174,7 @@ class IndexBuilder:
             defaults.append,
         )
         has_assistant, add_stateful = self.has_assistant, self.stateful.append
+        stateful = self.stateful_types
         position = self.base + len(ids)
         # The entry before, whose child most entries are (omp appends to the leaf): its id (None
         # if it cannot be a parent), state and default setter, without a lookup.
@@ -223,7 +221,7 @@ class IndexBuilder:
                         add_usage(entry)
             elif kind == "model_usage":  # omp 18's spend entries (UsageStatistics.add_entry)
                 add_usage(entry)
-            elif isinstance(kind, str) and kind in _STATEFUL:
+            elif isinstance(kind, str) and kind in stateful:
                 add_stateful(position)
                 before = states[number]
                 state, default = apply(entry, kind, position, before, default)
@@ -242,50 +240,44 @@ class IndexBuilder:
         self.lengths.extend(lengths)
 
     def _apply(self, entry: Entry, kind: str, position: int, state: State, default: int) -> tuple[State, int]:
-        """The state after ``entry``, of a kind in ``_STATEFUL`` (with the assistant-message case in
-        ``add_all``, this mirrors ``context._scan_state`` branch for branch, for the types of
-        ``CONTEXT_STATE_ENTRY_TYPES``; tests/store/test_context_state_table.py checks that exactly
-        those types change the recorded state)."""
-        if kind == "thinking_level_change":
-            state = state._replace(thinking=position)
-        elif kind == "model_change":
-            if entry.get("model"):
-                role = entry.get("role")
-                key = role if role is not None else "default"
-                is_default = isinstance(key, str) and key == "default"
-                state = _with_model(state, key, position, is_default)
-                default = position if is_default else default
-        elif kind == "service_tier_change":
-            state = state._replace(service_tier=position)
-        elif kind == "compaction":
-            kept = entry.get("firstKeptEntryId")
-            if not isinstance(kept, str):
-                self.kept[position] = -1
-            elif self._lookup is not None:
-                self.kept[position] = self._lookup(kept)
-            else:
-                self.kept[position] = self.id_positions.get(kept, -1)
-            state = state._replace(compaction=position)
-        elif kind == "ttsr_injection":
-            state = _with_rules(state, entry, position)
-        elif kind == "mcp_tool_selection":
-            try:
-                list(entry.get("selectedToolNames") or ())
-            except TypeError:
-                raise ComplexSession("MCP selection that _scan_state cannot read") from None
-            state = state._replace(mcp=position)
-        elif kind == "mode_change":
-            state = state._replace(mode=position)
-        elif kind == "label":
+        """The state after ``entry``, of a kind in ``stateful_types``: what its rule of
+        ``STATE_RULES`` keeps (with the ``DEFAULT_MODEL`` rule in ``add_all``'s loop), or a label."""
+        rule = STATE_RULES.get(kind)
+        if rule is None:  # (a label: the only other kind of stateful_types)
             self.labels.append(position)
+            return state, default
+        keep = rule.keep
+        if keep is Keep.LAST:
+            last: dict[str, Any] = {rule.key: position}  # (a State field: a test checks each key)
+            state = state._replace(**last)
+            if rule.key == "compaction":
+                self._keep_from(entry, position)
+        elif keep is Keep.BY_ROLE:
+            role = rule.reads(entry) if rule.reads is not None else None
+            if role is not None:
+                is_default = role == "default"
+                state = _with_model(state, role, position, is_default)
+                default = position if is_default else default
+        elif keep is Keep.NEW_ITEMS:
+            state = _with_items(state, rule.reads(entry) if rule.reads is not None else (), position)
         return state, default
+
+    def _keep_from(self, compaction: Entry, position: int) -> None:
+        """Record where the kept entries of the compaction at ``position`` start (-1: unknown)."""
+        kept = compaction.get("firstKeptEntryId")
+        if not isinstance(kept, str):
+            self.kept[position] = -1
+        elif self._lookup is not None:
+            self.kept[position] = self._lookup(kept)
+        else:
+            self.kept[position] = self.id_positions.get(kept, -1)
 
     # -- the scanner's hooks (store/scanner.py) and its result ---------------------------------
 
     def scan_state(
         self, position: int, entry: Entry, number: int, default: int, lookup: Callable[[str], int]
     ) -> tuple[int, int]:
-        """``add_all``'s branch for an entry of a ``_STATEFUL`` kind, for the scanner."""
+        """``add_all``'s branch for an entry of a ``stateful_types`` kind, for the scanner."""
         self._lookup = lookup
         self.stateful.append(position)
         before = self.states[number]
@@ -344,11 +336,14 @@ class IndexBuilder:
         add_run(usage, begin, len(positions))
 
 
-#: Entry types ``_apply`` handles: the state types but ``message`` (inlined in ``add_all``), and
-#: labels (recorded for the file-wide label table).
-_STATEFUL = (CONTEXT_STATE_ENTRY_TYPES - {"message"}) | {"label"}
-#: (Public for the skim of a cold open: the entry types it decodes in full, store/_indexed/skim_open.py.)
-STATEFUL_TYPES = _STATEFUL
+def stateful_types() -> frozenset[str]:
+    """Entry types ``_apply`` handles: those of the state rules but the ``DEFAULT_MODEL`` one
+    (``message``, in ``add_all``'s loop and the scanner's message case), and labels (recorded for
+    the file-wide label table). Read from the table when a builder is made."""
+    rules = STATE_RULES.items()
+    return frozenset(kind for kind, rule in rules if rule.keep is not Keep.DEFAULT_MODEL) | {"label"}
+
+
 #: Entry types of ``Scanned.special`` that may carry spend (``UsageStatistics.add_entry``).
 _SPEND_TYPES = frozenset({"message", "model_usage"})
 

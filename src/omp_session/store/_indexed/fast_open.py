@@ -38,7 +38,7 @@ from omp_session.format.transform import KeepReplay, drop_replay
 from omp_session.gcpause import gc_paused
 from omp_session.model.usage import UsageStatistics
 from omp_session.store import scanner
-from omp_session.store._indexed.builder import STATEFUL_TYPES, ComplexSession, IndexBuilder, line_spans
+from omp_session.store._indexed.builder import ComplexSession, IndexBuilder, line_spans
 from omp_session.store._indexed.extension import decode_after, extend_index, issue_row
 from omp_session.store._indexed.lazy_index import LazyEntries, LazySessionIndex
 from omp_session.store._indexed.lazy_store import LazyStore, StaleIndex
@@ -316,7 +316,7 @@ def _scanned(
     the bytes, and only the lines the leaf's context reads are decoded: every line of a linear
     session without compaction, else the path to the last entry (or, with a compaction, the
     lines from the latest one's first kept entry on) and the state entries and labels before it."""
-    found = scanner.scan(data, start, end, builder, STATEFUL_TYPES)
+    found = scanner.scan(data, start, end, builder, builder.stateful_types)
     builder.adopt(found)
     count = len(builder)
     parents = builder.parents

@@ -43,7 +43,7 @@ from typing import Any, TypedDict, cast
 import msgspec
 import orjson
 
-from omp_session.store._indexed.builder import STATEFUL_TYPES, IndexBuilder
+from omp_session.store._indexed.builder import IndexBuilder
 
 __all__ = ["COMPACTION_MARK", "skim_lines"]
 
@@ -73,8 +73,8 @@ class _EntrySkim(TypedDict, total=False):
 _skim = cast("Callable[[bytes], Entry]", msgspec.json.Decoder(_EntrySkim).decode)
 _get = dict.get
 _NO_MESSAGE: dict[str, Any] = {}  # only read
-#: Entry types the builder reads beyond the skim (``IndexBuilder._apply``, ``UsageStatistics``).
-_DECODED_IN_FULL = STATEFUL_TYPES | {"model_usage"}
+#: Entry types the builder reads beyond the skim besides its ``stateful_types`` (``UsageStatistics``).
+_SPEND_TYPES = frozenset({"model_usage"})
 
 
 class _NotSkimmable(Exception):
@@ -111,6 +111,7 @@ def skim_lines(
 
 def _skim_chunk(data: bytes, begin: int, stop: int, builder: IndexBuilder, states: dict[int, Entry]) -> None:
     chunk = data[begin : stop - 1]
+    stateful = builder.stateful_types
     str(chunk, "utf-8")  # UnicodeDecodeError for what orjson rejects and the skim would not
     lines = chunk.split(b"\n")
     skims = list(map(_skim, lines))  # each line on its own: never two as one value
@@ -120,7 +121,7 @@ def _skim_chunk(data: bytes, begin: int, stop: int, builder: IndexBuilder, state
             raise _NotSkimmable  # maybe deeper than orjson reads (see the module docstring)
     offsets = list(accumulate(map((1).__add__, lengths[:-1]), initial=begin))
     try:
-        kinds = map(_DECODED_IN_FULL.__contains__, map(_get, skims, repeat("type")))
+        kinds = map((stateful | _SPEND_TYPES).__contains__, map(_get, skims, repeat("type")))
         in_full = list(compress(range(len(skims)), kinds))
     except TypeError:  # an unhashable "type": the one-pass open's rules
         raise _NotSkimmable from None
@@ -131,7 +132,7 @@ def _skim_chunk(data: bytes, begin: int, stop: int, builder: IndexBuilder, state
         entry = skims[index] = orjson.loads(lines[index])
         if type(entry) is not dict:
             raise _NotSkimmable
-        if entry.get("type") in STATEFUL_TYPES:  # (kept until the end: the others are not needed)
+        if entry.get("type") in stateful:  # (kept until the end: the others are not needed)
             states[first + index] = entry
     for message in compress(messages, map(dict.__contains__, messages, repeat("usage"))):
         if type(message["usage"]) is msgspec.Raw:  # (not a message decoded in full above)
