@@ -4,31 +4,25 @@ on every read path, and the paths still agree (issue 23 item 2).
 
 The session is a real file large enough to be indexed, with one entry of every rule's type before
 a compaction that keeps only the entries after them: a lazy open reads those entries only because
-the index recorded them. Each read path is run: the full load, the cold open through the compiled
-scanner, through the pure-Python scanner, and the pure path of an installation without the
-compiled one (the skim, or the one-pass open when the padding comes after the compaction), and
-the warm open from the index a cold open wrote.
+the index recorded them. Each read path of tests/store/read_paths.py is run (the path without the
+compiled scanner is the skim, or the one-pass open when the padding comes after the compaction).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from omp_session import Runtime, SessionManager
-from omp_session.model import context as context_module
 from omp_session.model.context import STATE_RULES, Keep, SessionContext, _scan_state
-from omp_session.store import scanner
 from omp_session.store._indexed import builder as builder_module
-from omp_session.store._indexed import offsets as offset_index
 from omp_session.store._indexed.builder import IndexBuilder, State
 
-from ..perf.sessions import is_lazy, opened_cold
+from .read_paths import PAD, READS, open_by
 
 # One entry of every type omp writes, with fields that would change the context if the type did.
 _SAMPLES: dict[str, dict[str, Any]] = {
@@ -77,7 +71,6 @@ def test_every_rule_sets_a_state_the_index_keeps() -> None:
 
 # -- the mutation: one row removed, through the public API on real files --------------------------
 
-_PAD = "x" * (2 * offset_index.MIN_INDEXED_BYTES)  # (a text big enough to make the file indexed)
 _TIME = "2026-01-01T00:00:01.000Z"
 
 
@@ -100,7 +93,7 @@ def _assistant(model: str) -> dict[str, Any]:
 def _session(pad_after: bool) -> list[dict[str, Any]]:
     """Every rule's entry, then a compaction that keeps only what follows them."""
     return [
-        _line(1, "message", **_user("first" if pad_after else _PAD)),
+        _line(1, "message", **_user("first" if pad_after else PAD)),
         _line(2, "message", **_assistant("m1")),
         _line(3, "thinking_level_change", thinkingLevel="high"),
         _line(4, "model_change", model="p/s", role="smol"),
@@ -111,7 +104,7 @@ def _session(pad_after: bool) -> list[dict[str, Any]]:
         _line(9, "message", **_user("kept")),
         _line(10, "message", **_assistant("m2")),
         _line(11, "compaction", summary="s", firstKeptEntryId="e9", tokensBefore=1),
-        _line(12, "message", **_user(_PAD if pad_after else "last")),
+        _line(12, "message", **_user(PAD if pad_after else "last")),
     ]
 
 
@@ -128,11 +121,6 @@ _EFFECT: dict[str, tuple[Callable[[dict[str, Any]], Any], Any]] = {
 }
 
 _HEADER = {"type": "session", "version": 3, "id": "s1", "timestamp": _TIME, "cwd": "/w"}
-#: The read paths (the compiled scanner's where it is built, as tests/perf/test_scanner.py does).
-_COLD = ["cold, pure scanner", "cold, no compiled scanner"]
-if scanner.c_scan is not None:
-    _COLD.insert(0, "cold, compiled scanner")
-_PATHS = ["full", *_COLD, "warm"]
 
 
 def _write(directory: Path, pad_after: bool) -> Path:
@@ -143,33 +131,12 @@ def _write(directory: Path, pad_after: bool) -> Path:
     return path
 
 
-@contextmanager
-def _scanner_of(read: str, patch: pytest.MonkeyPatch) -> Iterator[None]:
-    with patch.context() as inner:
-        if read == "cold, compiled scanner":
-            inner.setattr(scanner, "COMPILED", True)
-            inner.setattr(scanner, "scan", scanner.c_scan)
-        elif read == "cold, pure scanner":
-            inner.setattr(scanner, "COMPILED", True)  # the scanner path, with the reference scanner
-            inner.setattr(scanner, "scan", scanner.py_scan)
-        elif read == "cold, no compiled scanner":
-            inner.setattr(scanner, "COMPILED", False)
-        yield
-
-
 def _contexts(directory: Path, pad_after: bool, patch: pytest.MonkeyPatch) -> dict[str, dict[str, Any]]:
     """The leaf's context on every read path of a fresh copy of the session."""
     found: dict[str, dict[str, Any]] = {}
-    for read in _PATHS:
+    for read in READS:
         path = _write(directory / read.replace(",", "").replace(" ", "-"), pad_after)
-        agent = path.parent / "agent"
-        if read == "warm":
-            with SessionManager.open(path, read_only=True, runtime=Runtime(agent_dir=agent)) as cold:
-                assert opened_cold(cold)  # (it writes the index the next open reads)
-        runtime = Runtime(agent_dir=agent, breadcrumbs=False, offset_index=read != "full")
-        with _scanner_of(read, patch), SessionManager.open(path, read_only=True, runtime=runtime) as manager:
-            assert is_lazy(manager) == (read != "full"), read
-            assert opened_cold(manager) == read.startswith("cold"), read
+        with open_by(path, read, patch, read_only=True) as manager:
             found[read] = manager.build_session_context().to_dict()
     return found
 
@@ -229,4 +196,3 @@ def test_the_dialect_decides_how_a_rule_reads_its_value(tmp_path: Path) -> None:
     }
     assert by_version["13.19"]["selectedMCPToolNames"] == ["t1"]
     assert "selectedMCPToolNames" not in by_version["18.3"]
-    assert context_module.STATE_RULES is STATE_RULES

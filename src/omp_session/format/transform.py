@@ -12,26 +12,19 @@ from __future__ import annotations
 
 import base64
 import binascii
-import re
 from collections.abc import Callable
 from typing import Any
 
 from omp_session.dialects import OMP_13_19, PersistRules
+from omp_session.format import markers
 from omp_session.format.blob_refs import BLOB_PREFIX, BlobSink, blob_ref, parse_blob_ref
 from omp_session.format.codec import decode_line, encode_json
+from omp_session.format.markers import COPILOT_PROVIDER
 
 __all__ = [
-    "BLOB_MARKER",
-    "COPILOT_MARKER",
     "COPILOT_PROVIDER",
-    "ESCAPE_MARKER",
-    "IMAGE_URL_MARKER",
     "MAX_STRING_UNITS",
     "MIN_EXTERNAL_IMAGE_CHARS",
-    "OPENAI_MARKER",
-    "PERSIST_MARKERS",
-    "REWRITE_MARKERS",
-    "STRUCTURED_CONTENT_MARKER",
     "TRUNCATION_NOTICE",
     "KeepReplay",
     "drop_replay",
@@ -55,31 +48,8 @@ _IMAGE_EXTENSIONS = {
     "image/webp": "webp",
     "image/svg+xml": "svg",
 }
-# -- the one list of markers: what a line holds when a transform may change its entry ---------------
-#: The persistence transform (``prepare_for_disk``): an image block (``"type":"image"``), an
-#: ``image_url``, the streaming scratch keys a dialect drops. A line without any of them (and
-#: without an over-long string) is written as it is encoded.
-PERSIST_MARKERS = (b'"image"', b'"image_url"', b'"partialJson"', b'"jsonlEvents"')
-#: The load transforms (``parse_session``'s whole-file tests, the offset index's marked lines):
-#: a blob reference is resolved (in an image block, or in an ``image_url`` when the file has one),
-#: OpenAI replay history is dropped; a ``\u`` escape can spell either marker.
-BLOB_MARKER = BLOB_PREFIX.encode("ascii")
-IMAGE_URL_MARKER = b"image_url"
-OPENAI_MARKER = b"openaiResponsesHistory"
-#: The provider whose OpenAI replay omp 18 still drops on load: it rejects replayed assistant-side
-#: history on a resumed session (HTTP 401). A file that names it may need a full load under omp 18.
-COPILOT_PROVIDER = "github-copilot"
-COPILOT_MARKER = COPILOT_PROVIDER.encode("ascii")
-ESCAPE_MARKER = b"\\u"
-#: A whole-file rewrite encodes a line again instead of copying it when a transform may make its
-#: entry's line differ from it: the persistence transform's markers, the OpenAI replay (dropped in
-#: memory on load; a blob reference only stands in an image block or an ``image_url``, whose markers
-#: cover it), and a line ending in CR (rewrites write LF). (store/_indexed/rewrite.py)
-#: (``structuredContent``: omp 18.3 drops it from a spilled MCP result on every write.)
-STRUCTURED_CONTENT_MARKER = b'"structuredContent"'
-REWRITE_MARKERS = (*PERSIST_MARKERS, OPENAI_MARKER, STRUCTURED_CONTENT_MARKER, b"\r")
-#: ``PERSIST_MARKERS`` as one search (one per append that is not plain).
-_MARKERS = re.compile(b"|".join(re.escape(marker) for marker in PERSIST_MARKERS))
+# The markers that decide which lines this transform (and the load side's) may change: the one
+# list of format/markers.py, asked when a line is written.
 _SCALAR_TYPES = frozenset({str, int, bool, type(None)})
 
 
@@ -330,7 +300,7 @@ def prepare_for_disk(entry: dict[str, Any], sink: BlobSink, rules: PersistRules 
     if rules.drop_replayed_signatures:  # (a plain entry holds no payload: checked after it)
         entry = without_replayed_signatures(entry)
     line = encode_json(entry)
-    if len(line) > MAX_STRING_UNITS or _MARKERS.search(line) is not None:
+    if len(line) > MAX_STRING_UNITS or markers.current().persist_search.search(line) is not None:
         transformed, _changed = _Transformer(sink, rules).value(entry, None, False)
         line = encode_json(transformed)
     return line + b"\n"

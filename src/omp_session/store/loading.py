@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from omp_session.errors import CorruptSessionError
+from omp_session.format import markers
 from omp_session.format.blob_refs import BlobSink
 from omp_session.format.codec import BOM, decode_line, decode_lines
 from omp_session.format.header import (
@@ -20,9 +21,6 @@ from omp_session.format.header import (
 from omp_session.format.migrate import migrate_records
 from omp_session.format.title_slot import TitleSlot, fold_into_header, parse_slot_line
 from omp_session.format.transform import (
-    BLOB_MARKER,
-    IMAGE_URL_MARKER,
-    OPENAI_MARKER,
     KeepReplay,
     drop_replay,
     resolve_blob_refs,
@@ -95,12 +93,13 @@ def transform_loaded(
     resolved, OpenAI replay sanitised by the dialect's rule (``keep_replay``); the markers of
     ``data`` decide, as omp tests the whole file. The entries a follower's ``refresh`` reads get
     the same. Returns whether a kept replay was dropped all the same (``replay_dropped``)."""
-    if blobs is not None and BLOB_MARKER in data:
-        image_urls = IMAGE_URL_MARKER in data
+    found = markers.current()
+    if blobs is not None and found.finds("blob", data):
+        image_urls = found.finds("image_url", data)
         for entry in entries:
             resolve_blob_refs(entry, blobs, image_urls=image_urls)
     dropped = False
-    if OPENAI_MARKER in data:
+    if found.finds("openai", data):
         for entry in entries:
             dropped = sanitize_openai_replay(entry, keep_replay) or dropped
     return dropped and keep_replay

@@ -19,9 +19,10 @@ from typing import Any, cast
 
 import orjson
 
+from omp_session.format import markers as marker_list
 from omp_session.format.codec import _decode_slow
 from omp_session.format.transform import resolve_blob_refs, sanitize_openai_replay
-from omp_session.store._indexed.markers import BLOB_MARKER, ESCAPE_MARKER, OPENAI_MARKER, Markers
+from omp_session.store._indexed.markers import Markers
 from omp_session.store._indexed.offsets import OffsetIndex
 from omp_session.store.blobs import BlobSink
 
@@ -71,10 +72,10 @@ class IndexedLines:
         The file-level markers decide as in parse_session; a line without the marker (or a
         ``\\u`` escape that could spell it) has nothing the transform would change.
         """
-        markers = self.markers
-        if markers.blob and self.blobs is not None and (BLOB_MARKER in line or ESCAPE_MARKER in line):
+        markers, found = self.markers, marker_list.current()
+        if markers.blob and self.blobs is not None and found.in_line("blob", line):
             resolve_blob_refs(entry, self.blobs, image_urls=markers.image_url)
-        if markers.openai and (OPENAI_MARKER in line or ESCAPE_MARKER in line):
+        if markers.openai and found.in_line("openai", line):
             sanitize_openai_replay(entry, self.keep_replay)
 
     def _check_links(self, value: Entry, position: int) -> None:

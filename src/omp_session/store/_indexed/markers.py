@@ -13,25 +13,32 @@ import re
 from bisect import bisect_right
 from collections.abc import Sequence
 
-from omp_session.format.transform import (
-    BLOB_MARKER,
-    COPILOT_MARKER,
-    ESCAPE_MARKER,
-    IMAGE_URL_MARKER,
-    OPENAI_MARKER,
-)
+from omp_session.format import markers as marker_list
 
-__all__ = ["BLOB_MARKER", "ESCAPE_MARKER", "OPENAI_MARKER", "Markers", "marked_lines"]
+__all__ = ["Markers", "marked_lines"]
 
-# The markers are format/transform.py's (the one list; a \\u escape can spell either marker, so
-# such lines are always transformed).
+# The markers are format/markers.py's (the one list, asked at each use; a \\u escape can spell
+# either marker, so such lines are always transformed).
 #: The \\u escapes of a whole file, found by ``re``'s literal search: 2.5-3x faster than a loop
 #: of ``bytes.find`` with this two-byte pattern in CPython 3.11, whose skip search gains little on
 #: so short a needle (issue 12; 50 MB with 146k backslashes and no escape: 22 ms against 57 ms of
 #: CPU, 35-43 against 94-120 ms on a loaded machine). Only a file with a transform marker and a
 #: backslash (any \\n in a message's text) pays this scan; ``bytes.find`` stays faster for the
 #: longer markers (``image_url``: 58 against 85 ms).
-_ESCAPE_SEARCH = re.compile(re.escape(ESCAPE_MARKER))
+_escape_search: dict[bytes, re.Pattern[bytes]] = {}
+
+
+def _search_of(escape: bytes) -> re.Pattern[bytes]:
+    search = _escape_search.get(escape)
+    if search is None:
+        search = _escape_search[escape] = re.compile(re.escape(escape))
+    return search
+
+
+#: A part this short is searched for ``github-copilot`` even without ``openai``: the search costs
+#: nothing there, and a part not searched counts as naming it (the tail after a file's last newline,
+#: usually empty, would otherwise leave every file with OpenAI replay to a full load under omp 18).
+_SEARCHED_ANYWAY = 1 << 16
 
 
 class Markers:
@@ -40,7 +47,8 @@ class Markers:
     ``copilot``: the file names ``github-copilot``, the only provider whose OpenAI replay omp 18
     drops on load; with ``openai`` too, whether that makes a rewrite depends on which lines hold
     them, which only a full load knows (fast_open.py). Looked for only where ``openai`` was found
-    (``None``: not looked for; a scan of a big file costs as much as each marker's)."""
+    or the part is short (``None``: not looked for; a scan of a big file costs as much as each
+    marker's)."""
 
     def __init__(self, blob: bool, image_url: bool, openai: bool, copilot: bool | None = None) -> None:
         self.blob, self.image_url, self.openai, self.copilot = blob, image_url, openai, copilot
@@ -48,13 +56,14 @@ class Markers:
     @classmethod
     def of(cls, data: bytes, end: int | None = None) -> Markers:
         """The markers found in ``data[:end]`` (without copying it)."""
+        found = marker_list.current()
         stop = len(data) if end is None else end
-        openai = data.find(OPENAI_MARKER, 0, stop) >= 0
+        openai = found.finds("openai", data, 0, end)
         return cls(
-            data.find(BLOB_MARKER, 0, stop) >= 0,
-            data.find(IMAGE_URL_MARKER, 0, stop) >= 0,  # kept even without blobs: a later tail may add one
+            found.finds("blob", data, 0, end),
+            found.finds("image_url", data, 0, end),  # kept even without blobs: a later tail may add one
             openai,
-            data.find(COPILOT_MARKER, 0, stop) >= 0 if openai else None,
+            found.finds("copilot", data, 0, end) if openai or stop <= _SEARCHED_ANYWAY else None,
         )
 
     @property
@@ -97,15 +106,17 @@ def marked_lines(
     ``offsets[p] - shift`` of ``data``. ``markers``: those of that same range when the caller
     has them (a marker it lacks needs no second scan of the whole range)."""
     hits: list[int] = []
+    load = marker_list.current().load
+    escape = load.get("escape")
     # A \\u escape needs a backslash: one byte, found far faster than the two-byte pattern.
-    escapes = data.find(b"\\", begin, end) >= 0
+    escapes = escape is not None and data.find(b"\\", begin, end) >= 0
     wanted = [
-        marker
-        for marker, present in (
-            (BLOB_MARKER, markers is None or markers.blob),
-            (OPENAI_MARKER, markers is None or markers.openai),
+        load[test]
+        for test, present in (
+            ("blob", markers is None or markers.blob),
+            ("openai", markers is None or markers.openai),
         )
-        if present
+        if present and test in load
     ]
     for marker in wanted:
         at = data.find(marker, begin, end)
@@ -113,7 +124,8 @@ def marked_lines(
             hits.append(at + shift)
             at = data.find(marker, at + 1, end)
     if escapes:  # (the same positions as a find loop: two distinct bytes cannot overlap)
-        hits.extend(match.start() + shift for match in _ESCAPE_SEARCH.finditer(data, begin, end))
+        assert escape is not None
+        hits.extend(match.start() + shift for match in _search_of(escape).finditer(data, begin, end))
     found = set()
     for hit in hits:
         position = bisect_right(offsets, hit) - 1

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any, Protocol, cast, overload
 
 from omp_session.errors import SessionChangedError
-from omp_session.format.transform import MAX_STRING_UNITS, REWRITE_MARKERS
+from omp_session.format import markers
+from omp_session.format.transform import MAX_STRING_UNITS
 from omp_session.store._indexed.line_table import LineTable
 
 __all__ = ["LineCopier"]
@@ -33,16 +34,13 @@ Entry = dict[str, Any]
 
 #: Bytes read at once when copying adjacent lines.
 _RUN_BYTES = 4 << 20
-#: What a line holds when a transform may make its entry's line differ from it (see above): the
-#: one list of format/transform.py.
-_ENCODE_MARKERS = REWRITE_MARKERS
 
 
 def _marked_lines(data: bytes, starts: list[int]) -> set[int]:
     """Indexes of the lines (starting at ``starts`` in ``data``) that hold a marker: found with
     C-speed ``find`` over the whole run, so a marker costs one line's encoding, not the run's."""
     marked: set[int] = set()
-    for marker in _ENCODE_MARKERS:
+    for marker in markers.current().rewrite:  # (the one list: format/markers.py)
         found = data.find(marker)
         while found >= 0:
             marked.add(bisect_right(starts, found) - 1)
