@@ -239,8 +239,6 @@ STATE_RULES: dict[str, StateRule] = {
     "mcp_tool_selection": StateRule("mcp", Keep.LAST, _mcp_selection),
     "mode_change": StateRule("mode", Keep.LAST, _mode_change),
 }
-#: The entry types of ``STATE_RULES`` (as the table is when this module is imported).
-CONTEXT_STATE_ENTRY_TYPES = frozenset(STATE_RULES)
 
 
 def _scan_state(path: Sequence[Entry], context: SessionContext) -> Entry | None:
