@@ -244,12 +244,14 @@ STATE_RULES: dict[str, StateRule] = {
 def _scan_state(path: Sequence[Entry], context: SessionContext) -> Entry | None:
     """Apply every state rule root→leaf; return the last compaction on the path."""
     replay = _Replay(context)
-    rules = STATE_RULES
+    rule_of = {kind: rule.apply for kind, rule in STATE_RULES.items()}.get  # (one lookup per entry)
     for entry in path:
-        kind = entry.get("type")
-        rule = rules.get(kind) if isinstance(kind, str) else None
-        if rule is not None:
-            rule.apply(replay, entry)
+        try:
+            apply = rule_of(entry.get("type"))
+        except TypeError:  # an unhashable type (a damaged file): no rule of the table
+            continue
+        if apply is not None:
+            apply(replay, entry)
     context.injected_ttsr_rules = list(replay.ttsr)
     return replay.compaction
 
