@@ -18,7 +18,7 @@ import pytest
 
 from omp_session import Runtime, SessionManager
 from omp_session.store import scanner
-from omp_session.store._indexed import offsets as offset_index
+from omp_session.store.tuning import DEFAULT_TUNING
 
 from ..perf.sessions import is_lazy, opened_cold
 
@@ -28,7 +28,7 @@ if scanner.c_scan is not None:
 READS = ["full", *_COLD, "warm"]
 
 #: A text that makes the file it is in large enough to be indexed.
-PAD = "x" * (2 * offset_index.MIN_INDEXED_BYTES)
+PAD = "x" * (2 * DEFAULT_TUNING.min_indexed_bytes)
 
 
 @contextmanager

@@ -244,7 +244,8 @@ STATE_RULES: dict[str, StateRule] = {
 def _scan_state(path: Sequence[Entry], context: SessionContext) -> Entry | None:
     """Apply every state rule root→leaf; return the last compaction on the path."""
     replay = _Replay(context)
-    rule_of = {kind: rule.apply for kind, rule in STATE_RULES.items()}.get  # (one lookup per entry)
+    applies: dict[Any, Callable[[_Replay, Entry], None]] = {kind: r.apply for kind, r in STATE_RULES.items()}
+    rule_of = applies.get  # (one lookup per entry)
     for entry in path:
         try:
             apply = rule_of(entry.get("type"))
