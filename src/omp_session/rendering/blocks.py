@@ -8,7 +8,6 @@ Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not p
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,7 +15,13 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from omp_session.rendering.images import ImageSource
-from omp_session.rendering.markdown import highlight_code, highlight_lines, lexer_for_path, render_markdown
+from omp_session.rendering.markdown import (
+    highlight_code,
+    highlight_json,
+    highlight_lines,
+    lexer_for_path,
+    render_markdown,
+)
 from omp_session.tools.tool_display import FileChange, readable_output, tool_call_display
 
 __all__ = ["Block", "assistant_blocks", "content_blocks", "json_block", "output_block", "summarize_args"]
@@ -61,8 +66,7 @@ def output_block(text: str, title: str = "output", language: str | None = None) 
 
 def json_block(value: Any, title: str, collapsed: bool = True) -> Block:
     """``value`` as indented, highlighted JSON in a collapsible block."""
-    text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
-    return Block("json", highlight_code(text, "json"), title=title, collapsed=collapsed)
+    return Block("json", highlight_json(value), title=title, collapsed=collapsed)
 
 
 def image_block(block: dict[str, Any], images: ImageSource) -> Block:

@@ -9,6 +9,9 @@ Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not p
 from __future__ import annotations
 
 import functools
+import json
+import math
+import re
 from typing import Any
 
 import nh3
@@ -24,7 +27,16 @@ from pygments.util import ClassNotFound
 
 from omp_session.format.codec import display_text
 
-__all__ = ["highlight_code", "highlight_lines", "lexer_for_path", "pygments_css", "render_markdown"]
+_quote_json = json.encoder.encode_basestring  # json.dumps's quoting of a string (ensure_ascii=False)
+
+__all__ = [
+    "highlight_code",
+    "highlight_json",
+    "highlight_lines",
+    "lexer_for_path",
+    "pygments_css",
+    "render_markdown",
+]
 
 #: Tags markdown-it can produce from CommonMark + tables + strikethrough (images become links).
 _TAGS = {
@@ -77,8 +89,31 @@ def render_markdown(text: str) -> Markup:
     >>> str(render_markdown("<b>hi</b> *there*"))
     '<p>&lt;b&gt;hi&lt;/b&gt; <em>there</em></p>\\n'
     """
-    html = _parser().render(display_text(text))  # lone surrogates shown as U+FFFD (issue 11 item 5)
-    return Markup(_cleaner().clean(html))
+    text = display_text(text)  # lone surrogates shown as U+FFFD (issue 11 item 5)
+    if _MARKUP.search(text) is None:
+        return Markup(_prose_html(text))
+    return Markup(_cleaner().clean(_parser().render(text)))
+
+
+#: What can make Markdown of a text more than its paragraphs: a character that starts inline markup,
+#: an entity or raw HTML (``&`` and ``<`` also need escaping), whitespace other than a space or a
+#: line break and control characters (markdown-it and the sanitiser treat those specially), a line
+#: that could open a block (anything but a letter first: a list, a quote, a heading, a fence, an
+#: indented code block, a setext underline, a table row) or end in a hard break (trailing spaces).
+_MARKUP = re.compile(r"[\\`*_\[\]<&~|]|[^\S \n]|[\x00-\x09\x0b-\x1f\x7f-\x9f]|^[^\w\n]|^\d| $", re.MULTILINE)
+_BLANK_LINES = re.compile(r"\n{2,}")
+
+
+def _prose_html(text: str) -> str:
+    """What markdown-it and then the sanitiser make of a text without markup (no match of
+    :data:`_MARKUP`), without parsing it: its paragraphs, ``>`` escaped (the sanitiser writes the
+    ``&quot;`` markdown-it makes of ``"`` back as ``"``). Most prompts and replies are such prose; a
+    property test holds this to the parser's output."""
+    return "".join(
+        f"<p>{paragraph.replace('>', '&gt;')}</p>\n"
+        for paragraph in _BLANK_LINES.split(text.strip("\n"))
+        if paragraph
+    )
 
 
 @functools.lru_cache(maxsize=1)
@@ -100,6 +135,114 @@ def highlight_code(code: str, language: str | None) -> Markup:
     if lexer is None or len(code) > _MAX_HIGHLIGHT_CHARS:
         return escape(code)
     return Markup(highlight(code, lexer, _FORMATTER))
+
+
+def highlight_json(value: Any) -> Markup:
+    """``value`` as indented JSON (``json.dumps(value, indent=2, ensure_ascii=False,
+    default=str)``), highlighted: what :func:`highlight_code` makes of that text with the ``json``
+    lexer, written while walking the value. A session has thousands of tool arguments and details
+    shown this way, and the indenting encoder and the lexer are pure Python (a property test holds
+    the walk to the lexer's output); values JSON cannot hold as they are (``NaN``, keys that are
+    not strings, other types) and texts too long to highlight take that reference path."""
+    writer = _JsonWriter()
+    try:
+        writer.value(value, 0)
+    except (_NotPlainJson, RecursionError):
+        writer.size = _MAX_HIGHLIGHT_CHARS + 1
+    if writer.size > _MAX_HIGHLIGHT_CHARS:
+        return highlight_code(json.dumps(value, indent=2, ensure_ascii=False, default=str), "json")
+    writer.close()
+    return Markup("".join(writer.out))
+
+
+class _NotPlainJson(Exception):
+    """A value :class:`_JsonWriter` leaves to the reference path."""
+
+
+#: The escaping of Pygments' HTML formatter: quotes stay as they are.
+_HTML_TEXT = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+
+
+class _JsonWriter:
+    """The HTML Pygments' formatter writes for the JSON lexer's tokens (``nowrap``): a span per
+    run of tokens of one class (``hl-p`` for ``[],``), closed at every line break, a line break
+    after the last line."""
+
+    def __init__(self) -> None:
+        self.out: list[str] = []
+        self.open = ""
+        self.size = 0
+
+    def emit(self, css: str, text: str) -> None:
+        """``text`` (escaped) in a span of class ``css``; :attr:`size` counts the JSON text."""
+        if css != self.open:
+            if self.open:
+                self.out.append("</span>")
+            self.out.append(f'<span class="hl-{css}">')
+            self.open = css
+        self.out.append(text)
+
+    def close(self) -> None:
+        if self.open:
+            self.out.append("</span>")
+            self.open = ""
+        self.out.append("\n")
+
+    def plain(self, css: str, text: str) -> None:
+        """``text`` that needs no escaping (punctuation, numbers, keywords, indents)."""
+        self.size += len(text)
+        self.emit(css, text)
+
+    def string(self, css: str, text: str) -> None:
+        quoted = _quote_json(text)
+        self.size += len(quoted)
+        self.emit(css, quoted.translate(_HTML_TEXT))
+
+    def value(self, value: Any, level: int) -> None:
+        kind = type(value)
+        if kind is str:
+            self.string("s2", value)
+        elif value is None or kind is bool:
+            self.plain("kc", "null" if value is None else "true" if value else "false")
+        elif kind is int:
+            self.plain("mi", int.__repr__(value))
+        elif kind is float:
+            if not math.isfinite(value):
+                raise _NotPlainJson  # json.dumps writes NaN and Infinity, which the lexer marks as errors
+            self.plain("mf", float.__repr__(value))
+        elif kind is dict or kind is list:
+            self.container(value, level)
+        else:
+            raise _NotPlainJson
+
+    def container(self, value: dict[Any, Any] | list[Any], level: int) -> None:
+        opening, closing = ("{", "}") if type(value) is dict else ("[", "]")
+        if not value:
+            self.plain("p", opening + closing)
+            return
+        self.plain("p", opening)
+        inner = "  " * (level + 1)
+        first = True
+        members = value.items() if isinstance(value, dict) else ((None, item) for item in value)
+        for key, item in members:
+            if not first:
+                self.plain("p", ",")
+            first = False
+            self.close()
+            self.size += 1  # the line break
+            self.plain("w", inner)
+            if isinstance(value, dict):
+                if type(key) is not str:
+                    raise _NotPlainJson  # json.dumps turns such keys into strings its own way
+                self.string("nt", key)
+                self.plain("p", ":")
+                self.plain("w", " ")
+            self.value(item, level + 1)
+        self.close()
+        self.size += 1
+        if level:
+            self.plain("w", "  " * level)
+        self.plain("p", closing)
 
 
 def highlight_lines(lines: list[str], language: str | None) -> list[Markup]:

@@ -20,7 +20,7 @@ from jinja2 import Environment, PackageLoader
 from jinja2.filters import do_urlencode
 from markupsafe import Markup
 
-from omp_session.format.codec import display_text
+from omp_session.rendering.entry_html import entry_html, url_quoted
 from omp_session.rendering.format import format_count
 from omp_session.rendering.markdown import highlight_code, lexer_for_path, pygments_css, render_markdown
 from omp_session.rendering.view import SessionView
@@ -53,9 +53,10 @@ JOINED_SCRIPTS = {"viewer.js": ("common.js", "session.js")}
 def environment() -> Environment:
     env = Environment(loader=PackageLoader("omp_session.rendering", "templates"), autoescape=True)
     # URL-quoting encodes to UTF-8, which a lone surrogate in an id cannot be (issue 11 item 5).
-    env.filters["urlencode"] = lambda value: do_urlencode(
-        display_text(value) if isinstance(value, str) else value
+    env.filters["urlencode"] = lambda value: (
+        url_quoted(value) if isinstance(value, str) else do_urlencode(value)
     )
+    env.globals["entry"] = entry_html  # one entry's article (a function: see rendering.entry_html)
     env.filters["count_text"] = format_count  # not "count": that is Jinja's own (a length)
     return env
 
@@ -64,7 +65,7 @@ def warm_up() -> None:
     """Do once what a first page would otherwise pay for (about 0.2 s on a quiet machine): compile
     the templates, build the Markdown parser and compile Pygments' file-name patterns. The viewer
     runs it in a thread when it starts, so the first big session opens faster (issue 13 #2)."""
-    for name in ("session_windowed.html", "session.html", "_blocks.html", "index.html"):
+    for name in ("session_windowed.html", "session.html", "index.html"):
         environment().get_template(name)
     render_markdown("*warm* `up`\n\n```python\nx = 1\n```")
     lexer_for_path("warm-up.py")

@@ -27,10 +27,10 @@ from markupsafe import Markup
 
 from omp_session.model.context import entry_to_message
 from omp_session.model.usage import UsageStatistics
+from omp_session.rendering.entry_html import entry_html
 from omp_session.rendering.entry_views import ToolCalls, entry_view
 from omp_session.rendering.format import as_float, date_time, format_size, usage_line
 from omp_session.rendering.images import ImageSource
-from omp_session.rendering.page import environment
 from omp_session.rendering.view import _is_remote, stored_size
 from omp_session.rendering.windowed_tree import ROWS, LazyTree
 from omp_session.store import SessionStorage
@@ -239,11 +239,10 @@ class WindowedSession:
             if found.kind == EntryKind.TOOL_RESULT and isinstance(call_id, str) and "details" in found.fields:
                 details[call_id] = found.fields["details"]
         calls = ToolCalls(details)
-        template = environment().get_template("_blocks.html")
         pieces = []
         for position in positions:
             view = entry_view(self.keys[position], self.entries[position], self.images, calls)
-            html = str(template.module.entry(view))  # type: ignore[attr-defined]
+            html = str(entry_html(view))
             extra = classes.get(position, "")
             if extra:
                 html = html.replace('<article class="entry ', f'<article class="entry {extra} ', 1)

@@ -38,6 +38,7 @@ from markupsafe import Markup
 from omp_session.errors import EntryNotFoundError
 from omp_session.format.codec import DISPLAY_ERRORS
 from omp_session.model.context import entry_to_message
+from omp_session.rendering.entry_html import entry_html
 from omp_session.rendering.entry_views import ToolCalls, entry_view
 from omp_session.rendering.images import ImageSource
 from omp_session.rendering.page import csp_hash, environment, static_file
@@ -200,13 +201,11 @@ def _render(view: WindowedSession, details: dict[str, Any], start: int, stop: in
         found = classify(entry)
         if found.is_message and found.kind == EntryKind.ASSISTANT:
             calls.remember(found.fields.get("content"))
-    template = environment().get_template("_blocks.html")
     for first in range(start, stop, HTML_CHUNK):
-        chunk = []
-        for position in range(first, min(first + HTML_CHUNK, stop)):
-            entry_html = entry_view(view.keys[position], view.entries[position], view.images, calls)
-            chunk.append(str(template.module.entry(entry_html)))  # type: ignore[attr-defined]
-        yield chunk
+        yield [
+            str(entry_html(entry_view(view.keys[position], view.entries[position], view.images, calls)))
+            for position in range(first, min(first + HTML_CHUNK, stop))
+        ]
 
 
 #: The session a forked worker renders a part of (set in the parent just before the fork).
