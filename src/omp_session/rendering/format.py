@@ -111,7 +111,11 @@ def _parse_iso(iso: str) -> datetime | None:
 def clock_time(iso: str) -> str:
     """``2025-11-20T23:33:54.572Z`` → ``23:33:54`` (UTC), or ``""`` when unparseable."""
     moment = _parse_iso(iso) if iso else None
-    return moment.astimezone(timezone.utc).strftime("%H:%M:%S") if moment else ""
+    if moment is None:
+        return ""
+    if moment.utcoffset():  # nearly every timestamp is UTC already: no conversion, no strftime
+        moment = moment.astimezone(timezone.utc)
+    return f"{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}"
 
 
 def date_time(moment: datetime | str | None) -> str:
