@@ -193,15 +193,27 @@ def _tool_details(view: WindowedSession) -> dict[str, Any]:
     return details
 
 
-def _render(view: WindowedSession, details: dict[str, Any], start: int, stop: int) -> Iterator[list[str]]:
+def _calls_at(view: WindowedSession, details: dict[str, Any], starts: list[int]) -> dict[int, ToolCalls]:
+    """The tool calls a pass over the whole file knows at each of ``starts`` (sorted): one walk, a
+    copy at each start, so each part of the file is drawn as that pass would draw it."""
+    known = ToolCalls(details)
+    found: dict[int, ToolCalls] = {}
+    position = 0
+    for start in starts:
+        for entry in view.entries[position:start]:
+            classified = classify(entry)
+            if classified.is_message and classified.kind == EntryKind.ASSISTANT:
+                known.remember(classified.fields.get("content"))
+        position = max(position, start)
+        found[start] = ToolCalls(details)
+        found[start].update(known)
+    return found
+
+
+def _render(view: WindowedSession, calls: ToolCalls, start: int, stop: int) -> Iterator[list[str]]:
     """The HTML of entries ``start`` to ``stop`` in lists of :data:`HTML_CHUNK` (``start`` a
-    multiple of it), drawn as a pass over the whole file would: the tool calls of the entries
-    before ``start`` are known to their results."""
-    calls = ToolCalls(details)
-    for entry in view.entries[:start]:
-        found = classify(entry)
-        if found.is_message and found.kind == EntryKind.ASSISTANT:
-            calls.remember(found.fields.get("content"))
+    multiple of it), drawn as a pass over the whole file would: ``calls`` holds the tool calls of
+    the entries before ``start`` (see :func:`_calls_at`)."""
     for first in range(start, stop, HTML_CHUNK):
         yield [
             str(entry_html(entry_view(view.keys[position], view.entries[position], view.images, calls)))
@@ -210,14 +222,15 @@ def _render(view: WindowedSession, details: dict[str, Any], start: int, stop: in
 
 
 #: The session a forked worker renders a part of (set in the parent just before the fork).
-_FORKED: tuple[WindowedSession, dict[str, Any]] | None = None
+_FORKED: tuple[WindowedSession, dict[int, ToolCalls]] | None = None
 
 
 def _render_part(bounds: tuple[int, int]) -> list[str]:
     """In a forked worker: the compressed blocks of entries ``bounds`` of the parent's session."""
     assert _FORKED is not None
-    view, details = _FORKED
-    return [str(compressed_block(chunk)) for chunk in _render(view, details, *bounds)]
+    view, calls = _FORKED
+    start, stop = bounds
+    return [str(compressed_block(chunk)) for chunk in _render(view, calls[start], start, stop)]
 
 
 @contextmanager
@@ -236,7 +249,7 @@ def _html_blocks(
 
     def alone() -> list[Markup]:
         blocks = []
-        for chunk in _render(view, details, 0, total):
+        for chunk in _render(view, ToolCalls(details), 0, total):
             blocks.append(compressed_block(chunk))
             if progress is not None:
                 progress(min(len(blocks) * HTML_CHUNK, total), total)
@@ -247,7 +260,7 @@ def _html_blocks(
         return
     per_part = max(chunks // (workers * 4), 1) * HTML_CHUNK  # a few parts a worker: even loads
     parts = [(start, min(start + per_part, total)) for start in range(0, total, per_part)]
-    _FORKED = (view, details)
+    _FORKED = (view, _calls_at(view, details, [start for start, _stop in parts]))
     try:
         with multiprocessing.get_context("fork").Pool(workers) as pool:
             rendered = pool.imap(_render_part, parts)  # the work starts now
