@@ -109,7 +109,12 @@ def _open(browser: Any, target: Path, scheme: str) -> tuple[Any, Any, list[str]]
     page = context.new_page()
     problems: list[str] = []
     page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
-    page.on("dialog", lambda dialog: (problems.append(f"dialog: {dialog.message}"), dialog.dismiss()))
+
+    def on_dialog(dialog: Any) -> None:  # an alert() from the session would be a script that ran
+        problems.append(f"dialog: {dialog.message}")
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
     page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
     page.goto(target.as_uri())
     page.wait_for_selector("html.ready #transcript .entry")
