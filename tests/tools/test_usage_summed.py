@@ -105,6 +105,12 @@ def _write(folder: Path, sessions: list[dict[str, Any]], cut: int) -> list[tuple
     return written
 
 
+def _spend(entry_id: str, cost: float) -> dict[str, Any]:
+    usage = {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "cost": {"total": cost}}
+    message = {"role": "assistant", "content": [], "model": "gpt-5", "usage": usage}
+    return {"type": "message", "timestamp": "2025-03-30T10:00:00Z", "id": entry_id, "message": message}
+
+
 def _reports(collected: CollectedRecords, options: ReportOptions) -> dict[str, Any]:
     return {view: collected_report(collected, view, options).to_dict() for view in VIEWS}
 
@@ -173,19 +179,12 @@ def test_summed_reports_equal_the_full_rule(
 def test_forks_are_counted_once_and_the_other_sessions_summed(tmp_path: Path) -> None:
     folder = tmp_path / "-p"
     folder.mkdir()
-    stamp = "2025-03-30T10:00:00Z"
-    turn = {"type": "message", "timestamp": stamp}
 
-    def entry(entry_id: str, cost: float) -> dict[str, Any]:
-        usage = {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "cost": {"total": cost}}
-        message = {"role": "assistant", "content": [], "model": "gpt-5", "usage": usage}
-        return {**turn, "id": entry_id, "message": message}
-
-    parent = [entry("a1", 1.0), entry("a2", 2.0)]
+    parent = [_spend("a1", 1.0), _spend("a2", 2.0)]
     sessions: list[dict[str, Any]] = [
         {"id": "s0", "parent": None, "entries": parent},
-        {"id": "s1", "parent": "0.jsonl", "entries": [*parent, entry("b1", 4.0)]},
-        {"id": "s2", "parent": None, "entries": [entry("c1", 8.0)]},
+        {"id": "s1", "parent": "0.jsonl", "entries": [*parent, _spend("b1", 4.0)]},
+        {"id": "s2", "parent": None, "entries": [_spend("c1", 8.0)]},
     ]
     paths = [path for path, _rest in _write(folder, sessions, 0)]
     collected = collect_records(paths)
@@ -206,17 +205,12 @@ def test_a_parent_named_by_an_id_two_sessions_hold_is_found_as_the_full_rule_fin
     folder = tmp_path / "-p"
     folder.mkdir()
 
-    def entry(entry_id: str, cost: float) -> dict[str, Any]:
-        usage = {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "cost": {"total": cost}}
-        message = {"role": "assistant", "content": [], "model": "gpt-5", "usage": usage}
-        return {"type": "message", "timestamp": "2025-03-30T10:00:00Z", "id": entry_id, "message": message}
-
-    copied = [entry("a1", 1.0), entry("a2", 2.0)]
+    copied = [_spend("a1", 1.0), _spend("a2", 2.0)]
     sessions: list[dict[str, Any]] = [
-        {"id": "dup", "parent": None, "entries": [entry("c1", 8.0)]},  # 2025-01-01
-        {"id": "fork", "parent": "dup", "entries": [*copied, entry("b1", 4.0)]},  # 2025-01-02
+        {"id": "dup", "parent": None, "entries": [_spend("c1", 8.0)]},  # 2025-01-01
+        {"id": "fork", "parent": "dup", "entries": [*copied, _spend("b1", 4.0)]},  # 2025-01-02
         {"id": "dup", "parent": None, "entries": copied},  # 2025-01-03
-        {"id": "other", "parent": None, "entries": [entry("d1", 16.0)]},
+        {"id": "other", "parent": None, "entries": [_spend("d1", 16.0)]},
     ]
     paths = [path for path, _rest in _write(folder, sessions, 0)]
     options = ReportOptions()
@@ -228,3 +222,23 @@ def test_a_parent_named_by_an_id_two_sessions_hold_is_found_as_the_full_rule_fin
     assert _reports(summed, options) == _reports(full, options)
     rows = {row.key: row.cost for row in collected_report(summed, "session", options).rows}
     assert rows == {"fork": 7.0, "dup": 8.0, "other": 16.0}
+
+
+def test_a_copy_of_a_session_is_counted_once_and_a_moved_one_is_still_summed(tmp_path: Path) -> None:
+    folder = tmp_path / "-p"
+    folder.mkdir()
+    turns = [_spend(f"e{number}", 1.0) for number in range(3)]
+    first, _rest = _write(folder, [{"id": "s0", "parent": None, "entries": turns}], 0)[0]
+    copy = folder / "copy.jsonl"
+    copy.write_bytes(first.read_bytes())
+    options = ReportOptions()
+    both = collect_records([first, copy])
+    # Every entry of the copy is a copy: counted once, by the full rule, not summed.
+    assert not both.summed["time"] and both.copied_entries == 3 and len(both.records) == 3
+    moved = folder / "moved.jsonl"
+    first.rename(moved)
+    alone = collect_records([moved, copy.rename(folder / "elsewhere.jsonl")][:1])
+    # The catalog still holds the old names' keys, but the report lists the moved file alone.
+    assert alone.summed["time"] and not alone.records
+    full = collect_records([moved], catalog=Catalog(ListingCache.disabled()))
+    assert _reports(alone, options) == _reports(full, options)

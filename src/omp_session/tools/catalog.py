@@ -135,7 +135,8 @@ class FactsSession(NamedTuple):
 class UsageSession(NamedTuple):
     """What the usage reports need of a catalogued session besides its spend: the header's id,
     cwd (else ``NO_PROJECT``), timestamp and ``parentSession``, the title, and whether its spend
-    is counted by the copy-once rule rather than summed in SQL (``catalog_files.separate``)."""
+    is counted by the copy-once rule rather than summed in SQL whichever sessions are listed with
+    it (``catalog_sessions.separate``)."""
 
     path: str
     session_id: str
@@ -144,6 +145,8 @@ class UsageSession(NamedTuple):
     parent: str | None
     title: str
     separate: bool
+    #: ``catalog_sessions.owner``: how ``Catalog.shared_keys`` names the session.
+    owner: int
 
 
 class TextRow(NamedTuple):
@@ -234,8 +237,6 @@ class _Build:
     storable: bool = True
     #: How many of ``slim`` a resumed pass found stored (their ids are in ``catalog_ids``).
     stored_entries: int = 0
-    #: The stored row's ``separate`` flag, for a resumed pass.
-    separate: bool = False
 
     def title(self) -> str:
         header = self.header or {}
@@ -455,9 +456,7 @@ class Catalog:
             return None
         try:
             found = db.execute(
-                "SELECT header, prompt, slim, (SELECT separate FROM catalog_sessions s WHERE s.path = f.path)"
-                " FROM catalog_files f WHERE path = ?",
-                (path,),
+                "SELECT header, prompt, slim FROM catalog_files WHERE path = ?", (path,)
             ).fetchone()
         except sqlite3.Error:
             return None
@@ -471,7 +470,6 @@ class Catalog:
             prompt=prompt,
             fallback=fallback,
             stored_entries=len(slim),
-            separate=bool(found[3]),
         )
 
     def _read(self, path: Path, source: _Source, start: int, build: _Build) -> _Build | None:
@@ -553,9 +551,10 @@ class Catalog:
         new_keys = {_digest64("\x00".join(key)) for key in keys[build.stored_entries :] if key is not None}
         groups = group_rows(spent.values())
         columns = header_facts(build.header or {})
-        separate = (
-            build.separate or columns[3] is not None or len(set(held)) != len(held) or not _summable(groups)
-        )
+        # What makes a session's spend unfit for SQL sums by itself (sharing a copy key with
+        # another session is recorded in catalog_pairs: whether it matters depends on the sessions
+        # a report lists).
+        separate = columns[3] is not None or len(set(held)) != len(held) or not _summable(groups)
         head = _digest(source.read_at(0, min(_DIGEST_SPAN, end)))
         tail = _digest(source.read_at(max(end - _DIGEST_SPAN, 0), end - max(end - _DIGEST_SPAN, 0)))
         try:
@@ -571,10 +570,9 @@ class Catalog:
                 for start in range(0, len(build.texts), _BATCH):
                     _insert_texts(tx, path, build.texts[start : start + _BATCH])
                 if resumed is None:
-                    tx.execute("DELETE FROM catalog_keys WHERE owner = ?", (owner,))
+                    _delete_keys(tx, owner)
                 tx.execute("DELETE FROM catalog_usage WHERE path = ?", (path,))
-                if _share_keys(tx, owner, new_keys):
-                    separate = True
+                _share_keys(tx, owner, new_keys)
                 if not separate:
                     tx.executemany(
                         "INSERT INTO catalog_usage VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -647,13 +645,14 @@ class Catalog:
         held = 0
         try:
             for row in db.execute(
-                "SELECT path, session_id, project, started, parent, title, separate FROM catalog_sessions"
+                "SELECT path, session_id, project, started, parent, title, separate, owner"
+                " FROM catalog_sessions"
             ):
-                path, session_id, project, started, parent, title, separate = row
+                path, session_id, project, started, parent, title, separate, owner = row
                 held += not separate
                 if path in wanted:
                     found[path] = UsageSession(
-                        path, session_id, project, started, parent, title, bool(separate)
+                        path, session_id, project, started, parent, title, bool(separate), owner
                     )
         except sqlite3.Error as exc:
             self.cache.failed(exc)
@@ -661,10 +660,22 @@ class Catalog:
         self.uncatalogued.update(wanted - found.keys())
         return found, held
 
+    def shared_keys(self) -> list[tuple[int, int]] | None:
+        """``(owner, owner)`` of every two catalogued sessions that share an entry's copy key
+        (both ways); ``None`` when the catalog cannot be read."""
+        db = self.cache.database
+        if db is None:
+            return None
+        try:
+            return db.execute("SELECT a, b FROM catalog_pairs").fetchall()
+        except sqlite3.Error:
+            return None
+
     def usage_groups(
-        self, paths: Collection[str] | None, *, by: str, by_bucket: bool
+        self, paths: Collection[str], *, by: str, by_bucket: bool, exclude: bool = False
     ) -> list[tuple[Any, ...]] | None:
-        """The stored usage groups (``catalog_usage``) of ``paths`` (``None``: every session's),
+        """The stored usage groups (``catalog_usage``) of ``paths`` (with ``exclude``: of every
+        session but those),
         summed in SQL by model and kind of cost, and by ``by`` (``"time"``: quarter hour,
         ``"session"``: session id, ``"project"``, ``"path"``), with the quarter hour too when
         ``by_bucket``: ``([bucket,] [key,] model, recorded, input, output, cacheRead, cacheWrite,
@@ -677,8 +688,8 @@ class Catalog:
         keys = [*(["u.bucket"] if by_bucket and by != "time" else []), column, "u.model", "u.recorded"]
         joined = " JOIN catalog_sessions s ON s.path = u.path" if column.startswith("s.") else ""
         where, params = "", []
-        if paths is not None:
-            where = " WHERE u.path IN (SELECT value FROM json_each(?))"
+        if paths or not exclude:
+            where = f" WHERE u.path {'NOT IN' if exclude else 'IN'} (SELECT value FROM json_each(?))"
             params.append(orjson.dumps(sorted(paths)).decode())
         sql = (
             f"SELECT {', '.join(keys)}, sum(u.input), sum(u.output), sum(u.cache_read),"
@@ -985,11 +996,11 @@ def _summable(groups: Sequence[GroupRow]) -> bool:
     return True
 
 
-def _share_keys(db: sqlite3.Connection, owner: int, keys: set[int]) -> bool:
-    """Record ``keys`` (copy-key digests) as the session ``owner``'s; whether another session
-    holds one of them (both are then ``separate``: their spend is counted by the copy-once rule)."""
+def _share_keys(db: sqlite3.Connection, owner: int, keys: set[int]) -> None:
+    """Record ``keys`` (copy-key digests) as the session ``owner``'s, and each other session that
+    holds one of them as sharing a key with it (``catalog_pairs``, both ways)."""
     if not keys:
-        return False
+        return
     others = [
         row[0]
         for row in db.execute(
@@ -999,24 +1010,21 @@ def _share_keys(db: sqlite3.Connection, owner: int, keys: set[int]) -> bool:
         )
     ]
     db.executemany("INSERT OR IGNORE INTO catalog_keys VALUES (?, ?)", [(key, owner) for key in keys])
-    if not others:
-        return False
-    listed = orjson.dumps(others).decode()
-    db.execute(
-        "UPDATE catalog_sessions SET separate = 1 WHERE owner IN (SELECT value FROM json_each(?))", (listed,)
+    db.executemany(
+        "INSERT OR IGNORE INTO catalog_pairs VALUES (?, ?)",
+        [pair for other in others for pair in ((owner, other), (other, owner))],
     )
-    db.execute(
-        "DELETE FROM catalog_usage WHERE path IN"
-        " (SELECT path FROM catalog_sessions WHERE owner IN (SELECT value FROM json_each(?)))",
-        (listed,),
-    )
-    return True
+
+
+def _delete_keys(db: sqlite3.Connection, owner: int) -> None:
+    db.execute("DELETE FROM catalog_keys WHERE owner = ?", (owner,))
+    db.execute("DELETE FROM catalog_pairs WHERE a = ? OR b = ?", (owner, owner))
 
 
 def _delete_usage(db: sqlite3.Connection, path: str) -> None:
     db.execute("DELETE FROM catalog_usage WHERE path = ?", (path,))
     db.execute("DELETE FROM catalog_sessions WHERE path = ?", (path,))
-    db.execute("DELETE FROM catalog_keys WHERE owner = ?", (_digest64(path),))
+    _delete_keys(db, _digest64(path))
 
 
 def _delete_texts(db: sqlite3.Connection, path: str) -> None:

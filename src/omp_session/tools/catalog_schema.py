@@ -12,11 +12,13 @@ version number: ``listing_cache.SCHEMA_VERSION``).
   (a small row, so that reading every session's is one quick scan): the header's id, cwd,
   timestamp and ``parentSession`` as the reports use them, the title, ``owner`` (a 64-bit digest
   of the path), and ``separate``, set when the session's spend is counted by the copy-once rule
-  rather than summed in SQL: it names a parent session, holds an entry's copy key twice, shares
-  one with another session (both are marked), or holds a number SQLite would not sum as Python.
+  rather than summed in SQL: it names a parent session, holds an entry's copy key twice, or holds
+  a number SQLite would not sum as Python does.
 * ``catalog_usage``: the spend of each session not ``separate``, grouped by quarter hour, model and
   kind of cost (``usage_facts.group_rows``), which the reports sum in SQL.
-* ``catalog_keys``: a 64-bit digest of every entry's copy key with its session's ``owner``.
+* ``catalog_keys``: a 64-bit digest of every entry's copy key with its session's ``owner``, and
+  ``catalog_pairs``: the owners of every two sessions sharing one (both ways). A report that lists
+  both counts them by the copy-once rule too; a report that lists one of them only sums it.
 * ``catalog_entries`` and ``catalog_text``: one row per entry with conversation text, the same
   rowid in both; the text is in an FTS5 table with the trigram tokenizer (substring matching).
 
@@ -47,6 +49,7 @@ CREATE TABLE IF NOT EXISTS catalog_keys (
     key INTEGER, owner INTEGER, PRIMARY KEY (key, owner)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS catalog_keys_owner ON catalog_keys(owner);
+CREATE TABLE IF NOT EXISTS catalog_pairs (a INTEGER, b INTEGER, PRIMARY KEY (a, b)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS catalog_entries (
     rowid INTEGER PRIMARY KEY, path TEXT, entry_id TEXT, role TEXT, timestamp TEXT,
     tools TEXT, model TEXT
@@ -58,5 +61,5 @@ CATALOG_DROP = (
     "DROP TABLE IF EXISTS catalog_files; DROP TABLE IF EXISTS catalog_entries;"
     " DROP TABLE IF EXISTS catalog_text; DROP TABLE IF EXISTS catalog_usage;"
     " DROP TABLE IF EXISTS catalog_keys; DROP TABLE IF EXISTS catalog_ids;"
-    " DROP TABLE IF EXISTS catalog_sessions;"
+    " DROP TABLE IF EXISTS catalog_sessions; DROP TABLE IF EXISTS catalog_pairs;"
 )

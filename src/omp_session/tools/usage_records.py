@@ -125,6 +125,12 @@ def _summed(
             return None  # a session read in full: copies between it and the others need every key
     ordered = sorted((rows[path] for path in listed if path in rows), key=_started)
     separate = {row.path for row in rows.values() if row.separate}
+    # Two listed sessions that share an entry's copy key: one may hold the other's copy.
+    pairs = catalog.shared_keys()
+    if pairs is None:
+        return None
+    by_owner = {row.owner: row.path for row in rows.values()}
+    separate |= {by_owner[a] for a, b in pairs if a in by_owner and b in by_owner}
     # The sessions a separate one's parentSession may name (by path or id) are counted with it,
     # so that the parent is found as the full rule finds it among every listed session.
     names = {name for row in rows.values() if row.separate and row.parent for name in _names(row.parent)}
@@ -133,9 +139,15 @@ def _summed(
     # A date range needs the sums by quarter hour, to know that each lies in one day of ``zone``.
     kinds = {_summed_by(view) for view in views} | ({"time"} if ranged else set())
     for _attempt in range(2):
-        summed = [path for path in rows if path not in separate]
-        subset = None if len(summed) == held else summed
-        found = {kind: catalog.usage_groups(subset, by=kind, by_bucket=ranged) for kind in kinds}
+        # The catalog's sums of the listed sessions not separate: of those named, or of every
+        # session but those named when every session it sums is listed.
+        every = sum(not row.separate for row in rows.values()) == held
+        named = sorted(separate - {row.path for row in rows.values() if row.separate}) if every else None
+        subset = [path for path in rows if path not in separate] if named is None else named
+        found = {
+            kind: catalog.usage_groups(subset, by=kind, by_bucket=ranged, exclude=named is not None)
+            for kind in kinds
+        }
         sums = {kind: rows_found for kind, rows_found in found.items() if rows_found is not None}
         if len(sums) != len(found):
             return None
@@ -144,7 +156,7 @@ def _summed(
             break
         # A quarter hour across two days of ``zone`` (an offset of no whole quarter hours): the
         # sessions with spend in it are counted record by record.
-        fine = catalog.usage_groups(subset, by="path", by_bucket=True) or []
+        fine = catalog.usage_groups(subset, by="path", by_bucket=True, exclude=named is not None) or []
         separate |= {row[1] for row in fine if _straddles(days, row[-2], row[-1])}
     else:
         return None
