@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from omp_session.tools.catalog import Catalog
 from omp_session.tools.listing_cache import ListingCache
+from omp_session.tools.stats import collect_stats
 from omp_session.tools.usage_records import CollectedRecords, collect_records
 from omp_session.tools.usage_report import VIEWS, ReportOptions, collected_report
 
@@ -242,3 +243,29 @@ def test_a_copy_of_a_session_is_counted_once_and_a_moved_one_is_still_summed(tmp
     assert alone.summed["time"] and not alone.records
     full = collect_records([moved], catalog=Catalog(ListingCache.disabled()))
     assert _reports(alone, options) == _reports(full, options)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(sessions=_store(), grow=st.integers(0, 2))
+def test_kept_statistics_equal_a_full_read(
+    tmp_path_factory: pytest.TempPathFactory, sessions: list[dict[str, Any]], grow: int
+) -> None:
+    folder = tmp_path_factory.mktemp("store") / "-p"
+    folder.mkdir()
+    written = _write(folder, sessions, grow)
+    paths = [path for path, _rest in written]
+    database = folder.parent / "catalog.sqlite3"
+    with Catalog(ListingCache(database)) as catalog:
+        first = collect_stats(paths, branches=False, catalog=catalog)  # computed, then kept...
+    for path, rest in written:
+        with path.open("a") as handle:  # ...and some sessions grow (theirs are computed again)
+            handle.write("".join(line + "\n" for line in rest))
+    full = collect_stats(paths, branches=False, catalog=Catalog(ListingCache.disabled()))
+    with Catalog(ListingCache(database)) as catalog:
+        kept = collect_stats(paths, branches=False, catalog=catalog)
+        held = (catalog.kept_stats([str(path) for path in paths]) or {}).values()
+    unique = all(len({e["id"] for e in s["entries"]}) == len(s["entries"]) for s in sessions)
+    if unique:  # (a repeated id: that session's branches are walked from a full read, every time)
+        assert all(stats is not None for _stamp, stats in held)
+    assert _difference(kept.to_dict(), full.to_dict()) is None
+    assert first.sessions and kept.copied_entries == full.copied_entries

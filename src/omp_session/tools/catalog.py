@@ -579,8 +579,15 @@ class Catalog:
                         [(path, *group) for group in groups],
                     )
                 tx.execute(
-                    "INSERT OR REPLACE INTO catalog_sessions VALUES (?,?,?,?,?,?,?,?)",
-                    (path, owner, *columns, build.title(), int(separate)),
+                    "INSERT OR REPLACE INTO catalog_sessions VALUES (?,?,?,?,?,?,?,?,?,NULL)",
+                    (
+                        path,
+                        owner,
+                        *columns,
+                        build.title(),
+                        int(separate),
+                        _digest64(repr((*source.key, end))),
+                    ),
                 )
                 tx.execute(
                     "INSERT OR REPLACE INTO catalog_files VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -659,6 +666,35 @@ class Catalog:
             return None
         self.uncatalogued.update(wanted - found.keys())
         return found, held
+
+    def kept_stats(self, paths: Collection[str]) -> dict[str, tuple[int, bytes | None]] | None:
+        """``{path: (stamp, stats)}`` of the catalogued sessions of ``paths`` (no refresh): the
+        summarised statistics ``keep_stats`` kept for the row's ``stamp``, else ``None``."""
+        db = self.cache.database
+        if db is None:
+            return None
+        try:
+            return {
+                path: (stamp, stats)
+                for path, stamp, stats in db.execute(
+                    "SELECT path, stamp, stats FROM catalog_sessions"
+                    " WHERE path IN (SELECT value FROM json_each(?))",
+                    (orjson.dumps(sorted(paths)).decode(),),
+                )
+            }
+        except sqlite3.Error:
+            return None
+
+    def keep_stats(self, kept: Sequence[tuple[str, int, bytes]]) -> None:
+        """Keep ``(path, stamp, stats)``: each for the row of ``path`` if it is still the one of
+        ``stamp`` (else it was read again since, and what was computed is not kept)."""
+        if self.cache.database is None or not kept:
+            return
+        with contextlib.suppress(sqlite3.Error), self.cache.transaction() as tx:
+            tx.executemany(
+                "UPDATE catalog_sessions SET stats = ? WHERE path = ? AND stamp = ?",
+                [(stats, path, stamp) for path, stamp, stats in kept],
+            )
 
     def shared_keys(self) -> list[tuple[int, int]] | None:
         """``(owner, owner)`` of every two catalogued sessions that share an entry's copy key

@@ -13,7 +13,9 @@ version number: ``listing_cache.SCHEMA_VERSION``).
   timestamp and ``parentSession`` as the reports use them, the title, ``owner`` (a 64-bit digest
   of the path), and ``separate``, set when the session's spend is counted by the copy-once rule
   rather than summed in SQL: it names a parent session, holds an entry's copy key twice, or holds
-  a number SQLite would not sum as Python does.
+  a number SQLite would not sum as Python does. ``stats`` is the session's summarised statistics
+  (``stats.py``), kept by the first ``stats`` that computes them for the row's ``stamp`` (a digest
+  of the storage state it was read at; a new row has none).
 * ``catalog_usage``: the spend of each session not ``separate``, grouped by quarter hour, model and
   kind of cost (``usage_facts.group_rows``), which the reports sum in SQL.
 * ``catalog_keys``: a 64-bit digest of every entry's copy key with its session's ``owner``, and
@@ -37,7 +39,7 @@ CREATE TABLE IF NOT EXISTS catalog_files (
 );
 CREATE TABLE IF NOT EXISTS catalog_sessions (
     path TEXT PRIMARY KEY, owner INTEGER, session_id TEXT, project TEXT, started TEXT, parent TEXT,
-    title TEXT, separate INTEGER
+    title TEXT, separate INTEGER, stamp INTEGER, stats BLOB
 );
 CREATE INDEX IF NOT EXISTS catalog_sessions_owner ON catalog_sessions(owner);
 CREATE TABLE IF NOT EXISTS catalog_usage (

@@ -38,8 +38,9 @@ __all__ = ["SCHEMA_VERSION", "FileKey", "ListingCache", "cache_path", "read_file
 # 6: a first prompt skips an agent's environment context (issue 30 #5).
 # 7: an imported session is dated by its conversation, not by its import (issue 27 #5).
 # 8: each session's usage facts precomputed (``catalog_files.facts``).
-# 9: the catalog's usage groups, entry-id digests and header columns (summed in SQL).
-SCHEMA_VERSION = 9
+# 9: the catalog's usage groups, copy-key digests and header columns (summed in SQL).
+# 10: the sessions sharing a copy key as pairs; each session's summarised statistics kept.
+SCHEMA_VERSION = 10
 _SCHEMA = (
     """
 CREATE TABLE IF NOT EXISTS infos (

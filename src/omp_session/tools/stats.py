@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
+
+import orjson
 
 from omp_session.errors import SessionError
 from omp_session.gcpause import gc_paused
@@ -29,7 +31,7 @@ from omp_session.model.tree import SessionIndex, path_stopping_at_repeat
 from omp_session.model.tree_nodes import entry_id_of
 from omp_session.model.usage import UsageStatistics
 from omp_session.store import SessionStorage
-from omp_session.tools.catalog import Catalog, CatalogSession
+from omp_session.tools.catalog import Catalog, CatalogSession, UsageSession
 from omp_session.tools.reading import read_session
 from omp_session.tools.transcript import leaf_ids
 from omp_session.tools.usage_facts import CopyKey, copy_key
@@ -86,6 +88,39 @@ class Totals:
             totals.add(entry)
         return totals
 
+    def merge(self, other: Totals) -> None:
+        """Add ``other`` (totals of other entries, counted after these) into these totals: what
+        counting its entries here would give, but for the order in which floats are added."""
+        self.usage = _merged_usage(self.usage, other.usage)
+        self.entries += other.entries
+        self.messages += other.messages
+        self.roles.update(other.roles)
+        self.models.update(other.models)
+        self.tool_calls.update(other.tool_calls)
+
+    def to_state(self) -> dict[str, Any]:
+        """Everything, for the store catalog (read back with :meth:`from_state`; the counters'
+        order is kept, which orders their ties)."""
+        return {
+            "usage": self.usage.to_state(),
+            "entries": self.entries,
+            "messages": self.messages,
+            "roles": list(self.roles.items()),
+            "models": list(self.models.items()),
+            "toolCalls": list(self.tool_calls.items()),
+        }
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> Totals:
+        return cls(
+            UsageStatistics.from_state(state["usage"]),
+            state["entries"],
+            state["messages"],
+            Counter(dict(state["roles"])),
+            Counter(dict(state["models"])),
+            Counter(dict(state["toolCalls"])),
+        )
+
     def without(self, part: Totals) -> Totals | None:
         """These totals less ``part`` (totals of some of the same entries), or ``None`` when
         ``part`` holds ``model_usage`` spend (nested totals that do not subtract)."""
@@ -121,6 +156,27 @@ class Totals:
             "models": dict(self.models.most_common()),
             "toolCalls": dict(self.tool_calls.most_common()),
         }
+
+
+def _merged_usage(first: UsageStatistics, second: UsageStatistics) -> UsageStatistics:
+    """``first`` then ``second`` added up (the keys a usage lacked in the order first missed)."""
+    more = second.to_state()
+    numbers = {
+        key: value + more.get(key, 0)
+        for key, value in first.to_state().items()
+        if isinstance(value, int | float) and not isinstance(value, bool)
+    }
+    merged = UsageStatistics.from_state(numbers)
+    merged.missing = [*first.missing, *(key for key in second.missing if key not in first.missing)]
+    if first.side or second.side:
+        sides = [UsageStatistics.from_state(side) for side in (first.side, second.side)]
+        merged.side = (
+            _merged_usage(*sides).to_state()
+            if first.side and second.side
+            else dict(first.side or second.side)
+        )
+    merged.keys, merged.missing_is_nan = first.keys, first.missing_is_nan
+    return merged
 
 
 @dataclass
@@ -513,21 +569,29 @@ def _no_repeated_keys(entries: Sequence[Entry]) -> bool:
 
 
 def collect_stats(
-    paths: Iterable[Path | str], *, branches: bool = True, storage: SessionStorage | None = None
+    paths: Iterable[Path | str],
+    *,
+    branches: bool = True,
+    storage: SessionStorage | None = None,
+    catalog: Catalog | None = None,
 ) -> StatsReport:
     """Statistics of every session in ``paths`` (files, else rows of ``storage``) and their
     combined totals (copies counted once); each session's branches as :func:`session_stats` gives
-    them.
+    them. Summarised (``branches=False``), they are read through the store ``catalog`` (default:
+    the agent dir's, of ``storage``), which keeps each session's statistics once computed.
 
     Files that cannot be loaded are listed in ``skipped`` instead of stopping the whole report.
     """
     loaded: list[_Read] = []
     skipped: list[tuple[str, str]] = []
-    wanted = [Path(raw) for raw in paths]
+    wanted = [raw if isinstance(raw, Path) else Path(raw) for raw in paths]
     held: dict[str, CatalogSession] = {}
     if not branches:  # summarised: from the store catalog, without opening the sessions
-        with Catalog(storage=storage) as catalog, gc_paused():
-            held = {os.fspath(session.path): session for session in catalog.sessions(wanted)}
+        with catalog if catalog is not None else Catalog(storage=storage) as used, gc_paused():
+            kept = _kept(wanted, used)
+            if kept is not None:
+                return kept
+            held = {os.fspath(session.path): session for session in used.sessions(wanted)}
     for path in wanted:
         reduced = held.get(os.fspath(path))
         stats = _from_catalog(reduced) if reduced is not None else None
@@ -548,3 +612,120 @@ def collect_stats(
     loaded.sort(key=lambda item: str(item.header.get("timestamp") or ""))
     total, copies = _combined(loaded)
     return StatsReport([item.stats for item in loaded], total, copies, skipped)
+
+
+def _stats_state(stats: SessionStats) -> bytes:
+    """A summarised :class:`SessionStats` (its path aside) as the catalog keeps it."""
+    other = stats.other_branches
+    state = {
+        "id": stats.session_id,
+        "title": stats.title,
+        "parent": stats.parent_session,
+        "totals": stats.totals.to_state(),
+        "branches": [[row.leaf_id, row.is_current, row.totals.to_state()] for row in stats.branches],
+        "other": None
+        if other is None
+        else [other.count, other.min_entries, other.max_entries, other.min_cost, other.max_cost],
+    }
+    return orjson.dumps(state)
+
+
+def _stats_of_state(path: str, data: bytes) -> SessionStats:
+    state = orjson.loads(data)
+    other = state["other"]
+    return SessionStats(
+        path=path,
+        session_id=state["id"],
+        title=state["title"],
+        parent_session=state["parent"],
+        totals=Totals.from_state(state["totals"]),
+        branches=[
+            BranchStats(leaf, current, Totals.from_state(totals))
+            for leaf, current, totals in state["branches"]
+        ],
+        other_branches=BranchSummary(*other) if other is not None else None,
+    )
+
+
+def copy_free(rows: Mapping[str, UsageSession], pairs: Iterable[tuple[int, int]]) -> set[str]:
+    """The paths of ``rows`` (catalogued sessions) whose entries must be counted one by one by the
+    copy-once rule (:func:`counted_keys`) when these sessions are counted together: those the
+    catalog marked (a ``parentSession``, a copy key held twice), those sharing a copy key with
+    another of them (``pairs``: catalog owners), and every session a marked one's parent may be
+    (by path or id: the rule finds the parent among every listed session). Every entry of the
+    others counts (they hold no copy and no copy of theirs is here)."""
+    separate = {row.path for row in rows.values() if row.separate}
+    by_owner = {row.owner: row.path for row in rows.values()}
+    separate |= {by_owner[a] for a, b in pairs if a in by_owner and b in by_owner}
+    names = {
+        name
+        for row in rows.values()
+        if row.separate and row.parent
+        for name in (row.parent, os.path.abspath(row.parent))
+    }
+    if names:
+        separate |= {row.path for row in rows.values() if names & {os.path.abspath(row.path), row.session_id}}
+    return separate
+
+
+def _kept(wanted: list[Path], catalog: Catalog) -> StatsReport | None:
+    """The summarised report from the statistics the catalog keeps per session (computed and
+    kept for those it has none of), the combined totals from them too but for the sessions that
+    may hold a copy (:func:`copy_free`), which are counted entry by entry; ``None`` when the
+    catalog does not hold every session (the caller reads them)."""
+    index = catalog.usage_index(wanted)
+    pairs = catalog.shared_keys()
+    if index is None or pairs is None:
+        return None
+    rows = index[0]
+    listed = [os.fspath(path) for path in wanted]
+    kept = catalog.kept_stats(listed)
+    if kept is None or any(path not in rows or path not in kept for path in listed):
+        return None
+    stats: dict[str, SessionStats] = {}
+    missing = [path for path in listed if kept[path][1] is None]
+    for session in catalog.sessions(missing) if missing else ():
+        made = _from_catalog(session)
+        if made is None:
+            return None  # links the caller's full read walks by the session's dialect
+        stats[os.fspath(session.path)] = made
+    if len(stats) != len(missing):
+        return None
+    catalog.keep_stats([(path, kept[path][0], _stats_state(stats[path])) for path in missing])
+    for path in listed:
+        if path not in stats:
+            stats[path] = _stats_of_state(path, kept[path][1] or b"")
+    separate = copy_free(rows, pairs)
+    held = (
+        {os.fspath(session.path): session for session in catalog.sessions(sorted(separate))}
+        if separate
+        else {}
+    )
+    if len(held) != len(separate):
+        return None
+    # Oldest first (as the full read sorts them), the separate sessions' copies left out.
+    order = sorted(listed, key=lambda path: rows[path].started)
+    counted_sessions = [path for path in order if path in separate]
+    keyed = [
+        KeyedSession(Path(path), held[path].header, [copy_key(entry) for entry in held[path].entries])
+        for path in counted_sessions
+    ]
+    counted: dict[str, list[int]] = {path: [] for path in counted_sessions}
+    copies = 0
+    for position, index_of, is_counted in counted_keys(keyed):
+        if is_counted:
+            counted[counted_sessions[position]].append(index_of)
+        else:
+            copies += 1
+    if len(order) == 1 and not copies:
+        total = stats[order[0]].totals  # (as _combined: the session's own totals)
+    else:
+        total = Totals()
+        for path in order:
+            if path in separate:
+                entries = held[path].entries
+                for at in counted[path]:
+                    total.add(entries[at])
+            else:
+                total.merge(stats[path].totals)
+    return StatsReport([stats[path] for path in order], total, copies, [])

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from omp_session.store import SessionStorage
 from omp_session.tools.catalog import Catalog, FactsSession, UsageSession
-from omp_session.tools.stats import KeyedSession, ReadSession, SessionOfFile, counted_keys
+from omp_session.tools.stats import KeyedSession, ReadSession, SessionOfFile, copy_free, counted_keys
 from omp_session.tools.store_reads import read_sessions
 from omp_session.tools.usage_facts import (
     NO_PROJECT,
@@ -124,18 +124,10 @@ def _summed(
             del skipped[mark:]
             return None  # a session read in full: copies between it and the others need every key
     ordered = sorted((rows[path] for path in listed if path in rows), key=_started)
-    separate = {row.path for row in rows.values() if row.separate}
-    # Two listed sessions that share an entry's copy key: one may hold the other's copy.
     pairs = catalog.shared_keys()
     if pairs is None:
         return None
-    by_owner = {row.owner: row.path for row in rows.values()}
-    separate |= {by_owner[a] for a, b in pairs if a in by_owner and b in by_owner}
-    # The sessions a separate one's parentSession may name (by path or id) are counted with it,
-    # so that the parent is found as the full rule finds it among every listed session.
-    names = {name for row in rows.values() if row.separate and row.parent for name in _names(row.parent)}
-    if names:
-        separate |= {row.path for row in rows.values() if names & {os.path.abspath(row.path), row.session_id}}
+    separate = copy_free(rows, pairs)
     # A date range needs the sums by quarter hour, to know that each lies in one day of ``zone``.
     kinds = {_summed_by(view) for view in views} | ({"time"} if ranged else set())
     for _attempt in range(2):
@@ -203,10 +195,6 @@ def _group(row: Sequence[Any], session_id: str = "", project: str = "") -> Usage
 def _started(row: UsageSession) -> str:
     """``oldest_first``'s key for a catalogued session (its header's timestamp)."""
     return row.started
-
-
-def _names(parent: str) -> set[str]:
-    return {parent, os.path.abspath(parent)}
 
 
 def _straddles(days: QuarterDays, first: int | None, last: int | None) -> bool:
