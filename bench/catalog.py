@@ -30,7 +30,7 @@ from typing import Any
 import orjson
 
 from bench.generate import GENERATOR_VERSION, Shape, ensure
-from bench.report import Row, megabytes, seconds, table
+from bench.report import Row, megabytes, replace_section, seconds, table
 
 DATA = Path(__file__).resolve().parent / "data"
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
@@ -277,14 +277,7 @@ def rows(agent: Path, runs: int) -> tuple[list[Row], dict[str, Any]]:
 
 
 def write_results(section: str) -> None:
-    start, end = "<!-- catalog: start -->\n", "<!-- catalog: end -->\n"
-    text = RESULTS.read_text()
-    if start in text and end in text:
-        before, rest = text.split(start, 1)
-        text = before + start + section + end + rest.split(end, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + start + section + end
-    RESULTS.write_text(text)
+    replace_section(RESULTS, "<!-- catalog: start -->", "<!-- catalog: end -->", section)
 
 
 def main() -> None:

@@ -10,7 +10,7 @@ system, the HTML export's forked renderers included) of each, their ratios (targ
 shared machine the CPU ratio is the steadier one) and the HTML file's size (target ≤ 0.5× the
 76.1 MB the export wrote before its blocks were compressed; measured on this data set with the code
 of commit acf84ba). ``--write-results``
-adds the table to ``bench/RESULTS.md`` under its own heading (replacing an earlier one).
+puts the table into ``bench/RESULTS.md`` between its own markers (the other sections untouched).
 """
 
 from __future__ import annotations
@@ -28,8 +28,10 @@ from pathlib import Path
 from bench.data_sets import AGENT, session
 from bench.generate import Shape
 from bench.measure import machine
+from bench.report import replace_section
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
+START, END = "<!-- export html: start -->", "<!-- export html: end -->"
 HEADING = "## HTML export of a 50,000-entry session (issue 30 item 3)"
 #: The HTML export's size before its blocks were compressed (commit acf84ba, this data set).
 BEFORE_BYTES = 76_129_961
@@ -107,18 +109,13 @@ def _machine() -> str:
 
 
 def write(figures: dict[str, float]) -> None:
-    text = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else ""
-    if HEADING in text:  # replace the earlier section (up to the next heading of its level)
-        start = text.index(HEADING)
-        end = text.find("\n## ", start + len(HEADING))
-        text = text[:start].rstrip("\n") + ("\n\n" + text[end + 1 :] if end >= 0 else "\n")
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     section = (
         f"{HEADING}\n\nLast run: {stamp}, `python -m bench.export_html --runs {int(figures['runs'])}` on "
         f"{_machine()}; load average {os.getloadavg()[0]:.1f} at the start. Each export a fresh "
         f"`omp-session` process (start-up included), md and html alternately.\n\n{table(figures)}\n"
     )
-    RESULTS.write_text(text.rstrip("\n") + "\n\n" + section, encoding="utf-8")
+    replace_section(RESULTS, START, END, section)
 
 
 def main() -> None:

@@ -38,6 +38,7 @@ from typing import Any
 from bench.data_sets import AGENT, cli_session, session
 from bench.generate import Shape, ensure
 from bench.measure import REPO, machine
+from bench.report import replace_section
 
 PEER = REPO / "bench" / "peer"
 PEER_SCRIPT = REPO / "bench" / "omp_peer.ts"
@@ -410,7 +411,6 @@ def main() -> None:
     load = os.getloadavg()
     text = "\n".join(
         [
-            START,
             "## Peer: omp 18.2.3 on Bun, same files, interleaved",
             "",
             f"Run: {started}, `python -m bench.peer --runs {options.runs}` ({info.get('CPU', '')}; "
@@ -418,19 +418,11 @@ def main() -> None:
             "(> 1: we are faster), the median of the per-repetition ratios; each cell is a fresh process.",
             "",
             *rows,
-            END,
         ]
     )
     print(text)
     if not options.no_write:
-        current = RESULTS.read_text()
-        if START in current:
-            before, _, rest = current.partition(START)
-            _, _, after = rest.partition(END)
-            current = before + text + after
-        else:
-            current = current.rstrip("\n") + "\n\n" + text + "\n"
-        RESULTS.write_text(current)
+        replace_section(RESULTS, START, END, text)
 
 
 if __name__ == "__main__":

@@ -110,3 +110,21 @@ def write_results(path: Path, machine: dict[str, str], rows: Sequence[Row], note
         marker = "<!-- end of generated part -->\n"
         kept = old.split(marker, 1)[1] if marker in old else ""
     path.write_text(generated + kept)
+
+
+def replace_section(path: Path, start: str, end: str, body: str) -> None:
+    """Put ``body`` between the marker lines ``start`` and ``end`` of ``path``.
+
+    Everything outside the markers (the other benchmarks' sections included) stays byte for
+    byte; a file without the markers gets the section appended. Each bench module that owns a
+    section of RESULTS.md writes it through here, so no writer can eat its neighbour's marker.
+    """
+    block = f"{start}\n{body.strip(chr(10))}\n{end}\n"
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    before, found, rest = text.partition(start)
+    if found and end in rest:
+        after = rest.split(end, 1)[1]
+        text = before + block + after.removeprefix("\n")
+    else:
+        text = (text.rstrip("\n") + "\n\n" if text.strip() else "") + block
+    path.write_text(text, encoding="utf-8")

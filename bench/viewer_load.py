@@ -39,6 +39,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from bench.generate import Shape, ensure
+from bench.report import replace_section
 
 DATA = Path(__file__).resolve().parent / "data"
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
@@ -302,15 +303,7 @@ def report(
 
 
 def write_results(section: str) -> None:
-    text = RESULTS.read_text(encoding="utf-8")
-    start, end = "<!-- viewer load: start -->", "<!-- viewer load: end -->"
-    block = f"{start}\n{section}{end}\n"
-    if start in text:
-        before, rest = text.split(start, 1)
-        text = before + block + rest.split(end, 1)[1].lstrip("\n")
-    else:
-        text = text.rstrip("\n") + "\n\n" + block
-    RESULTS.write_text(text, encoding="utf-8")
+    replace_section(RESULTS, "<!-- viewer load: start -->", "<!-- viewer load: end -->", section)
 
 
 def main() -> None:
