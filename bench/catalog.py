@@ -20,7 +20,6 @@ import gc
 import json
 import os
 import resource
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -30,11 +29,11 @@ from typing import Any
 import orjson
 
 from bench.generate import GENERATOR_VERSION, Shape, ensure
+from bench.measure import in_subprocess
 from bench.report import Row, megabytes, replace_section, seconds, table
 
 DATA = Path(__file__).resolve().parent / "data"
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
-REPO = Path(__file__).resolve().parents[1]
 PROJECTS = 20
 #: A word the generated text holds in a few sessions' entries only, and one most entries hold.
 RARE, COMMON = "rebase", "session"
@@ -205,20 +204,13 @@ def case_warm(agent: str, runs: int) -> dict[str, Any]:
 
 
 def _run(case: str, *args: Any) -> Any:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
-    env["PI_CODING_AGENT_DIR"] = str(args[0])
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.catalog", "--case", case, json.dumps(args)],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
+    return in_subprocess(
+        case,
+        *args,
         timeout=3600,
-        check=False,
+        command=("-m", "bench.catalog", "--case"),
+        env={"PI_CODING_AGENT_DIR": str(args[0])},
     )
-    if done.returncode != 0:
-        raise RuntimeError(f"case {case} failed:\n{done.stderr[-4000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def rows(agent: Path, runs: int) -> tuple[list[Row], dict[str, Any]]:

@@ -20,8 +20,6 @@ public API only, the same code for both sides.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
 import subprocess
 import sys
@@ -32,9 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from bench import data_sets
+from bench.measure import REPO, in_subprocess
 from bench.report import seconds
 
-REPO = Path(__file__).resolve().parents[1]
 WORK = data_sets.DATA / "compare"
 #: A ratio (this checkout ÷ the earlier commit) above this is marked as a regression.
 WORSE = 1.05
@@ -50,23 +48,12 @@ class Side:
 
     def run(self, case: str, *args: Any) -> dict[str, float]:
         # This checkout's compare worker, importing the side's own omp_session first.
-        env = {
-            **os.environ,
-            **self.env,
-            "PYTHONPATH": os.pathsep.join([str(self.checkout / "src"), str(REPO)]),
-        }
-        done = subprocess.run(
-            [sys.executable, "-m", "bench.compare_worker", case, json.dumps(args)],
-            cwd=REPO,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=900,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"{self.name}: bench case {case} failed:\n{done.stderr[-4000:]}")
-        result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+        try:
+            result: dict[str, float] = in_subprocess(
+                case, *args, command=("-m", "bench.compare_worker"), checkout=self.checkout, env=self.env
+            )
+        except RuntimeError as error:  # which side failed: two sides may share a checkout
+            raise RuntimeError(f"{self.name}: {error}") from None
         return result
 
 

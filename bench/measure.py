@@ -9,7 +9,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,20 +80,34 @@ def drop_from_page_cache(path: str | os.PathLike[str]) -> None:
         os.close(fd)
 
 
-def in_subprocess(case: str, *args: Any, timeout: float = 900) -> Any:
-    """Run ``bench.worker`` ``case`` in a fresh interpreter (isolated heap, own peak RSS)."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
+def in_subprocess(
+    case: str,
+    *args: Any,
+    timeout: float = 900,
+    command: Sequence[str] = ("-m", "bench.worker"),
+    checkout: Path = REPO,
+    env: Mapping[str, str] | None = None,
+) -> Any:
+    """Run a bench worker's ``case`` in a fresh interpreter (isolated heap, own peak RSS).
+
+    ``command`` names the worker (``bench.worker`` unless told), ``checkout`` the tree whose
+    ``src`` is imported (another checkout's, for a comparison) and ``env`` what the case adds to
+    the environment; the worker prints its result as JSON on its last line.
+    """
+    environment = {**os.environ, **(env or {})}
+    environment["PYTHONPATH"] = os.pathsep.join([str(checkout / "src"), str(REPO)])
     done = subprocess.run(
-        [sys.executable, "-m", "bench.worker", case, json.dumps(args)],
+        [sys.executable, *command, case, json.dumps(args)],
         cwd=REPO,
-        env=env,
+        env=environment,
         capture_output=True,
         text=True,
         timeout=timeout,
         check=False,
     )
     if done.returncode != 0:
-        raise RuntimeError(f"bench case {case} failed:\n{done.stderr[-4000:]}")
+        where = "" if checkout == REPO else f" (checkout {checkout})"
+        raise RuntimeError(f"bench case {case}{where} failed:\n{done.stderr[-4000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
