@@ -24,36 +24,44 @@ from omp_session.tools.session_redaction import RedactionOptions, make_redactor,
 __all__ = ["export"]
 
 
-def _html(
-    path: Path, leaf_id: str | None, blobs_of: Path | None = None, storage: SessionStorage | None = None
+def _text(
+    fmt: str,
+    path: Path,
+    leaf_id: str | None,
+    events: bool,
+    storage: SessionStorage | None,
+    blobs_of: Path | None = None,
 ) -> str:
-    # Imported here: the HTML exporter needs the [web] extra; without it the command group says so.
-    from omp_session.export.html import blobs_dir_for, export_html
-
-    blobs = blobs_dir_for(blobs_of) if blobs_of is not None else None
-    # A big session's entries are rendered by up to four processes (the command has no threads of
-    # its own to copy; the bar's refresh thread only draws in this one).
-    workers = min(os.cpu_count() or 1, 4)
+    """The Markdown or HTML export of ``path``, with the progress bar (``blobs_of``: the session
+    whose blobs an HTML export of a redacted copy inlines)."""
     with progress_bar("exporting") as advance:
+
+        def progress(done: int, total: int) -> None:
+            advance(done, total, "entries")
+
+        if fmt == "md":
+            return export_markdown(path, leaf_id, events=events, progress=progress, storage=storage)
+        # Imported here: the HTML exporter needs the [web] extra; without it the command group says so.
+        from omp_session.export.html import blobs_dir_for, export_html
+
+        # A big session's entries are rendered by up to four processes (the command has no threads
+        # of its own to copy; the bar's refresh thread only draws in this one).
         return export_html(
             path,
             leaf_id,
-            blobs_dir=blobs,
-            progress=lambda done, total: advance(done, total, "entries"),
-            workers=workers,
+            blobs_dir=blobs_dir_for(blobs_of) if blobs_of is not None else None,
+            progress=progress,
+            workers=min(os.cpu_count() or 1, 4),
             storage=storage,
         )
 
 
-def _markdown(path: Path, leaf_id: str | None, events: bool, storage: SessionStorage | None) -> str:
-    with progress_bar("exporting") as advance:
-        return export_markdown(
-            path,
-            leaf_id,
-            events=events,
-            progress=lambda done, total: advance(done, total, "entries"),
-            storage=storage,
-        )
+def _deliver(text: str, output: Path | None) -> None:
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    write_atomically(output, text.encode("utf-8", DISPLAY_ERRORS))
+    click.echo(f"wrote {output}", err=True)
 
 
 @click.command(
@@ -121,16 +129,7 @@ def export(
     if fmt == "jsonl":
         click.echo(export_jsonl(path, output, leaf_id, storage=cli.storage))
         return
-    text = (
-        _markdown(path, leaf_id, events, cli.storage)
-        if fmt == "md"
-        else _html(path, leaf_id, storage=cli.storage)
-    )
-    if output is None:
-        click.echo(text, nl=False)
-        return
-    write_atomically(output, text.encode("utf-8", DISPLAY_ERRORS))
-    click.echo(f"wrote {output}", err=True)
+    _deliver(_text(fmt, path, leaf_id, events, cli.storage), output)
 
 
 def _export_redacted(
@@ -150,10 +149,5 @@ def _export_redacted(
                 export_jsonl(copy, output, leaf_id, stands_for=path, parent_session=parent, storage=None)
             )
         else:
-            text = _markdown(copy, leaf_id, events, None) if fmt == "md" else _html(copy, leaf_id, path)
-            if output is None:
-                click.echo(text, nl=False)
-            else:
-                write_atomically(output, text.encode("utf-8", DISPLAY_ERRORS))
-                click.echo(f"wrote {output}", err=True)
+            _deliver(_text(fmt, copy, leaf_id, events, None, blobs_of=path), output)
     print_report(report, list(dict.fromkeys(warnings)))
