@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 
@@ -278,12 +279,10 @@ def test_export_html(store: Store) -> None:
 
 
 def test_show_pages_on_a_terminal(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
-    import sys
-
     import click
 
     paged: list[str] = []
-    module = sys.modules["omp_session.cli.show"]
+    module = importlib.import_module("omp_session.cli.show")
     monkeypatch.setattr(module, "is_terminal", lambda stream=None: True)
     monkeypatch.setattr(click, "echo_via_pager", lambda text, color=None: paged.append(text))
     path = store.add("v3-labels")
@@ -296,11 +295,9 @@ def test_show_pages_on_a_terminal(store: Store, monkeypatch: pytest.MonkeyPatch)
 def test_search_shows_progress_on_a_terminal_for_many_files(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import sys
-
     for number in range(25):
         store.add("v3-labels", session_id=f"s{number:02d}", name=f"{number:02d}.jsonl")
-    module = sys.modules["omp_session.cli.search"]
+    module = importlib.import_module("omp_session.cli.search")
     monkeypatch.setattr(module, "is_terminal", lambda stream=None: True)
     hits = json.loads(run("search", "branch B", "--all", "--json").stdout)
     assert len(hits) == 25

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import sys
+import importlib
 from pathlib import Path
 
 import pytest
@@ -127,7 +127,7 @@ def test_an_internal_error_is_one_line_too(store: Store, monkeypatch: pytest.Mon
         raise RuntimeError("boom\nsecond line")
 
     # The package attribute ``omp_session.cli.tree`` is the command; patch the module itself.
-    monkeypatch.setattr(sys.modules["omp_session.cli.tree"], "tree_lines", broken)
+    monkeypatch.setattr(importlib.import_module("omp_session.cli.tree"), "tree_lines", broken)
     result = run("tree", str(store.add("v3-labels")))
     assert_one_line_error(result, "internal error: RuntimeError: boom second line", "OMP_SESSION_DEBUG=1")
 
