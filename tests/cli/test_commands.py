@@ -44,6 +44,46 @@ def test_help_has_an_example_for_every_command() -> None:
         assert sub.exit_code == 0 and f"omp-session {command} " in sub.stdout.split("Example")[1]
 
 
+def test_the_lazily_loaded_commands_are_listed_completed_and_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The group imports a command's module only when it is used: --help must still list each
+    # command with its own short help, completion must still offer the names, and an unknown
+    # name must still be click's usage error.
+    import subprocess
+    import sys
+
+    import click
+
+    from omp_session.cli import _COMMANDS
+
+    listed = run("--help").stdout.split("Commands:", 1)[1].split("Examples:", 1)[0]
+    names = [line.split()[0] for line in listed.splitlines() if line.strip()]
+    assert names == sorted(_COMMANDS)
+    group = click.Context(main)
+    for name in names:
+        command = main.get_command(group, name)
+        assert command is not None and command.name == name
+        line = next(line for line in listed.splitlines() if line.split()[:1] == [name])
+        assert line.split(None, 1)[1].startswith(command.get_short_help_str(limit=200)[:12]), name
+    unknown = run("nosuch")
+    assert unknown.exit_code == 2 and "No such command 'nosuch'." in unknown.output
+    monkeypatch.setenv("_OMP_SESSION_COMPLETE", "bash_complete")
+    monkeypatch.setenv("COMP_WORDS", "omp-session ex")
+    monkeypatch.setenv("COMP_CWORD", "1")
+    completed = CliRunner().invoke(main, [], prog_name="omp-session")
+    assert completed.stdout.split() == ["plain,export", "plain,export-store"]
+    # ... and a run imports its own command only (a fresh interpreter: this one has them all now).
+    probe = (
+        "import json, sys\nfrom omp_session.cli import main\n"
+        "try:\n    main(['show', '--help'])\nexcept SystemExit:\n    pass\n"
+        "print(json.dumps([m for m in sys.modules if m.startswith('omp_session.cli.')]), file=sys.stderr)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    loaded = {f"omp_session.cli.{module}" for module, _ in _COMMANDS.values()} & set(json.loads(done.stderr))
+    assert loaded == {"omp_session.cli.show"}
+
+
 def test_version() -> None:
     result = run("--version")
     assert result.exit_code == 0 and result.stdout == "omp-session, version 0.1.0\n"
