@@ -14,13 +14,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from omp_session import SessionManager
 from omp_session.cli._common import console
 from omp_session.cli._lines import LineWriter
 from omp_session.cli.show import _Options, render_transcript
+from omp_session.tools.content import tool_result_of
+from omp_session.tools.entry_kinds import EntryKind, classify
 from omp_session.tools.reading import read_session
-from omp_session.tools.transcript import build_items, iter_items, session_transcript
+from omp_session.tools.transcript import (
+    TranscriptItem,
+    _entry_item,
+    build_items,
+    iter_items,
+    session_transcript,
+)
 
 from .sessions import assistant, text, tool_call, tool_result
 
@@ -94,6 +104,84 @@ def test_a_call_whose_result_never_comes_does_not_hold_the_items_after_it() -> N
     assert late.parts[0].tool_call is not None and late.parts[0].tool_call.result is not None
     assert [item.entry_id for item in items] == ["u2"]
     assert [item.entry_id for item in build_items(entries)] == ["a1", "u1", "a2", "u2"]
+
+
+def _whole_pass_items(path: list[dict[str, Any]], labels: dict[str, str]) -> list[TranscriptItem]:
+    """The items as one pass over the whole path pairs them (``build_items`` before it streamed):
+    each result goes to the latest unanswered call of its id, else is an item of its own."""
+    items: list[TranscriptItem] = []
+    open_calls: dict[str, Any] = {}
+    for entry in path:
+        found = classify(entry)
+        if found.kind == EntryKind.TOOL_RESULT:
+            result = tool_result_of(entry["id"], found.fields)
+            call = open_calls.pop(result.tool_call_id, None)
+            if call is not None:
+                call.result = result
+                continue
+            item = TranscriptItem("tool_result", result.entry_id, entry.get("timestamp"))
+            item.label = labels.get(entry["id"])
+            item.title, item.parts = result.tool_name, result.parts
+            item.meta = {
+                "toolCallId": result.tool_call_id,
+                "isError": result.is_error,
+                "pruned": result.pruned,
+            }
+            items.append(item)
+            continue
+        built = _entry_item(entry, found, labels)
+        if built is None:
+            continue
+        for part in built.parts:
+            if part.tool_call is not None and part.tool_call.id:
+                open_calls[part.tool_call.id] = part.tool_call
+        items.append(built)
+    return items
+
+
+#: A path of prompts, assistant turns with calls and results, whose call ids repeat, go
+#: unanswered, are answered twice or before the call, or are empty.
+_IDS = st.sampled_from(["a", "b", "c", ""])
+_STEP = st.one_of(
+    st.just(("user",)),
+    st.tuples(st.just("assistant"), st.lists(_IDS, max_size=3)),
+    st.tuples(st.just("result"), _IDS, st.booleans()),
+)
+
+
+def _path(steps: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    entries: list[dict[str, Any]] = []
+    for number, step in enumerate(steps):
+        if step[0] == "user":
+            message: dict[str, Any] = {"role": "user", "content": f"prompt {number}", "timestamp": 1}
+        elif step[0] == "assistant":
+            message = assistant(
+                text(f"turn {number}"), *(tool_call(i, "read", path=f"{number}") for i in step[1])
+            )
+        else:
+            message = tool_result(step[1], "read", f"output {number}", error=step[2])
+        parent = entries[-1]["id"] if entries else None
+        entries.append({"type": "message", "id": f"e{number}", "parentId": parent, "message": message})
+    return entries
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_STEP, max_size=14), st.sets(st.integers(0, 13), max_size=3))
+def test_each_streamed_item_is_final_when_given_and_the_items_are_the_whole_pass(
+    steps: list[tuple[Any, ...]], labelled: set[int]
+) -> None:
+    # An item given before a later result is attached to it would be shown without that result:
+    # each item's form when it is given must be its final one, and the items those of the pass.
+    path = _path(steps)
+    labels = {f"e{number}": f"label {number}" for number in labelled if number < len(path)}
+    given_forms: list[dict[str, Any]] = []
+    streamed: list[TranscriptItem] = []
+    for item in iter_items(path, labels):
+        given_forms.append(item.to_dict())
+        streamed.append(item)
+    expected = [item.to_dict() for item in _whole_pass_items(path, labels)]
+    assert given_forms == expected
+    assert [item.to_dict() for item in streamed] == expected
 
 
 def test_show_into_a_closed_pipe_prints_the_first_lines_and_no_traceback(long_session: Path) -> None:
