@@ -19,7 +19,7 @@ from typing import BinaryIO
 
 from omp_session.errors import CorruptSessionError
 
-__all__ = ["open_regular", "read_regular", "regular_file"]
+__all__ = ["open_regular", "open_regular_stat", "read_regular", "regular_file"]
 
 _KINDS = {
     stat.S_IFIFO: "a FIFO",
@@ -34,6 +34,12 @@ def open_regular(path: Path | str, flags: int = os.O_RDONLY) -> int:
     """``os.open(path, flags)`` for a regular file (symlinks followed); raises
     :class:`CorruptSessionError` for anything else and for a symlink loop. Other ``OSError``s
     (missing, permission) are raised as they are, for the caller to name."""
+    return open_regular_stat(path, flags)[0]
+
+
+def open_regular_stat(path: Path | str, flags: int = os.O_RDONLY) -> tuple[int, os.stat_result]:
+    """:func:`open_regular` and the ``fstat`` it checked, for a caller that needs the size or
+    the mtime too (one system call fewer per file of a listing)."""
     try:
         fd = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
@@ -43,15 +49,15 @@ def open_regular(path: Path | str, flags: int = os.O_RDONLY) -> int:
             raise CorruptSessionError(path, f"is not a regular file ({exc.strerror})") from None
         raise
     try:
-        mode = os.fstat(fd).st_mode
+        found = os.fstat(fd)
     except OSError:
         os.close(fd)
         raise
-    if not stat.S_ISREG(mode):
+    if not stat.S_ISREG(found.st_mode):
         os.close(fd)
-        kind = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+        kind = _KINDS.get(stat.S_IFMT(found.st_mode), "not a regular file")
         raise CorruptSessionError(path, f"is {kind}, not a session file; not read")
-    return fd
+    return fd, found
 
 
 def regular_file(path: Path | str | os.PathLike[str]) -> BinaryIO:

@@ -35,7 +35,7 @@ import os
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import msgspec
 
@@ -57,7 +57,7 @@ from omp_session.store.listing.info import (
     fold_slot_record,
     is_canonical_time,
 )
-from omp_session.store.regular import open_regular
+from omp_session.store.regular import open_regular, open_regular_stat
 
 __all__ = ["HEAD_BYTES", "TAIL_BYTES", "read_file", "session_info", "summarize_bytes", "summarize_head"]
 
@@ -501,7 +501,7 @@ HEAD_BYTES = 4096
 TAIL_BYTES = 32_768
 
 
-def _head(handle: BinaryIO, head_bytes: int) -> tuple[list[dict[str, Any]], bytes, int]:
+def _head(fd: int, head_bytes: int) -> tuple[list[dict[str, Any]], bytes, int]:
     """The first records of a file as :func:`summarize_bytes` takes them (the first JSON object
     line, and the next one when the first is a title slot), the bytes read (at least
     :data:`HEAD_BYTES`, unless the file is shorter) and where in them the line after those records
@@ -510,7 +510,7 @@ def _head(handle: BinaryIO, head_bytes: int) -> tuple[list[dict[str, Any]], byte
     head: list[dict[str, Any]] = []
     start = 0  # where the next unread line begins
     while True:
-        more = handle.read(chunk)
+        more = _read_fully(fd, chunk)
         chunk *= 2
         data += more
         while True:
@@ -534,6 +534,15 @@ def _head(handle: BinaryIO, head_bytes: int) -> tuple[list[dict[str, Any]], byte
                 return head, data, start
 
 
+def _read_fully(fd: int, size: int) -> bytes:
+    """Up to ``size`` bytes from ``fd``'s position on, fewer only at the end of the file (as a
+    buffered ``read(size)`` gives them)."""
+    data = os.read(fd, size)
+    while 0 < len(data) < size and (more := os.read(fd, size - len(data))):
+        data += more
+    return data
+
+
 def summarize_head(
     path: str, head_bytes: int = HEAD_BYTES, tail_bytes: int = TAIL_BYTES
 ) -> SessionInfo | None:
@@ -547,12 +556,13 @@ def summarize_head(
     the file is not a session; raises ``OSError`` when it cannot be read (a special file
     included). Reads only."""
     try:
-        fd = open_regular(path)
+        fd, stat = open_regular_stat(path)
     except CorruptSessionError as exc:
         raise OSError(str(exc)) from None
-    with os.fdopen(fd, "rb") as handle:
-        stat = os.fstat(fd)
-        head, data, start = _head(handle, head_bytes)
+    try:  # plain reads of the descriptor: a buffered file object costs more than the read here
+        head, data, start = _head(fd, head_bytes)
+    finally:
+        os.close(fd)
     mtime, size = stat.st_mtime, stat.st_size
     if len(data) >= size:  # the whole file was read
         return summarize_bytes(path, data, mtime, len(data))
