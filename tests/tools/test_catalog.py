@@ -351,3 +351,72 @@ def test_id_prefixes_resolve_from_the_catalog_as_from_the_files(tmp_path: Path) 
     with Catalog() as catalog:
         assert catalog.known_ids([path]) == {}
     assert [candidate.id for candidate in session_candidates([path])] == ["new-id"]
+
+
+def _catalog_counts() -> dict[str, int]:
+    tables = ("catalog_files", "catalog_sessions", "catalog_entries", "catalog_text", "catalog_usage")
+    with sqlite3.connect(cache_path()) as db:
+        counts = {table: db.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in tables}
+        counts["keys"] = db.execute("SELECT count(*) FROM catalog_keys").fetchone()[0]
+        counts["pairs"] = db.execute("SELECT count(*) FROM catalog_pairs").fetchone()[0]
+    return counts
+
+
+def test_sessions_deleted_or_moved_from_the_store_leave_the_catalog(tmp_path: Path) -> None:
+    from omp_session.tools.listing import list_all_sessions, session_files
+
+    root = tmp_path / "sessions"
+    kept = write_session(root / "p" / "kept.jsonl", _turns(5, text="kept"))
+    deleted = write_session(root / "p" / "deleted.jsonl", _turns(5, text="deleted"))
+    moved = write_session(root / "q" / "moved.jsonl", _turns(5, text="moved"))
+    # A fork of the deleted one: shares its copy keys (a pair in catalog_pairs).
+    fork = write_session(root / "q" / "fork.jsonl", _turns(5, text="deleted"))
+    with Catalog() as catalog:
+        catalog.refresh(list(session_files(root)))
+    before = _catalog_counts()
+    assert before["catalog_files"] == 4 and before["pairs"] == 12  # every two of the four share keys
+    deleted.unlink()
+    fork.unlink()
+    target = root / "r" / "moved.jsonl"
+    target.parent.mkdir()
+    os.replace(moved, target)
+    # The next store-wide command neither lists nor finds them ...
+    listed = {os.fspath(item.path) for item in list_all_sessions(root)}
+    assert listed == {os.fspath(kept), os.fspath(target)}
+    paths = list(session_files(root))
+    with Catalog() as catalog:
+        found = list(search_store(paths, compile_query("deleted"), "deleted", regex=False, catalog=catalog))
+        assert found == []
+        assert {os.fspath(session.path) for session in catalog.sessions(paths)} == listed
+    # ... and their rows are gone: only the two sessions there are remain, once each.
+    after = _catalog_counts()
+    assert after["catalog_files"] == after["catalog_sessions"] == 2
+    assert after["catalog_entries"] == after["catalog_text"] == before["catalog_entries"] // 2
+    assert after["keys"] == before["keys"] // 2
+    with sqlite3.connect(cache_path()) as db:
+        owners = {row[0] for row in db.execute("SELECT owner FROM catalog_sessions")}
+        assert {row[0] for row in db.execute("SELECT owner FROM catalog_keys")} == owners
+        assert {owner for pair in db.execute("SELECT a, b FROM catalog_pairs") for owner in pair} <= owners
+        held = {row[0] for row in db.execute("SELECT DISTINCT path FROM catalog_usage")}
+        assert held == listed
+    # A command on one session prunes as well (the rows of a session gone are of no use).
+    os.remove(target)
+    with Catalog() as catalog:
+        catalog.refresh([kept])
+    assert _catalog_counts()["catalog_files"] == 1
+
+
+def test_a_file_store_command_keeps_rows_that_are_not_files(tmp_path: Path) -> None:
+    # Rows a database store catalogued (inode -1) are no files: a file-store refresh keeps them.
+    path = write_session(tmp_path / "p" / "s.jsonl", _turns(2))
+    with Catalog() as catalog:
+        catalog.refresh([path])
+    with sqlite3.connect(cache_path()) as db:
+        db.execute(
+            "INSERT INTO catalog_files (path, size, mtime_ns, ctime_ns, ino)"
+            " VALUES ('/db/x.jsonl', 1, 1, -1, -1)"
+        )
+    with Catalog() as catalog:
+        catalog.refresh([path])
+    with sqlite3.connect(cache_path()) as db:
+        assert db.execute("SELECT count(*) FROM catalog_files").fetchone() == (2,)

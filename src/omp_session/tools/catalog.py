@@ -397,6 +397,7 @@ class Catalog:
             if row is None or row.key != key:
                 stale.add(path)
             current.append(path)
+        self._prune(rows, {os.fspath(path) for path in wanted})
         report = REFRESH_PROGRESS.get()
         done, failed = 0, set()
         for path in current:
@@ -409,6 +410,39 @@ class Catalog:
         if report is not None and stale:
             report(done, len(stale), "")
         return [path for path in current if path not in failed]
+
+    def _prune(self, rows: Mapping[str, _Row], wanted: Collection[str]) -> None:
+        """Remove the rows of sessions that are gone from the store (deleted, or moved to another
+        path), so that the catalog does not keep them forever nor count them in what it holds.
+        Only rows of this kind of storage are looked at (a file row's inode is >= 0, a database
+        row's -1): a file store's command never drops the rows of a database store's sessions,
+        which are no files. One ``lstat`` per file row not asked for; one listing per directory
+        of a database store."""
+        by_store = self.store is not None
+        others = [path for path, row in rows.items() if path not in wanted and (row.key.ino < 0) == by_store]
+        if not others:
+            return
+        gone: list[str] = []
+        if self.store is None:
+            for path in others:
+                try:
+                    os.lstat(path)
+                except FileNotFoundError:
+                    gone.append(path)
+                except OSError:
+                    continue  # unreadable for now (permissions, a stale mount): kept
+        else:
+            directories: dict[str, list[str]] = {}
+            for path in others:
+                directories.setdefault(os.path.dirname(path), []).append(path)
+            for directory, paths in directories.items():
+                try:
+                    present = {os.fspath(found.path) for found in self.store.list_sessions(Path(directory))}
+                except (SessionError, OSError):
+                    continue
+                gone += [path for path in paths if path not in present]
+        for path in gone:
+            self._forget(path)
 
     def _resume_point(self, source: _Source, row: _Row | None) -> int:
         """Where to continue reading: the old end when the session only grew, else 0."""
