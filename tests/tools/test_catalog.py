@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from omp_session.tools import catalog_search
 from omp_session.tools.catalog import Catalog, slim_entry
 from omp_session.tools.catalog_search import candidate_paths, needles_of, search_store
 from omp_session.tools.listing_cache import SCHEMA_VERSION, ListingCache, cache_path
@@ -284,10 +285,14 @@ def test_ranked_search_filters_and_snippets(tmp_path: Path) -> None:
             catalog.ranked([path], '"unclosed')
 
 
+@pytest.mark.parametrize("at_once", [2000, 1])  # texts read at once, or one session at a time
 @pytest.mark.parametrize(
     ("query", "regex"), [("the", False), ("sort", False), ('"path":', False), (".*", True), ("e", False)]
 )
-def test_search_from_the_catalog_equals_a_full_scan_on_the_corpora(query: str, regex: bool) -> None:
+def test_search_from_the_catalog_equals_a_full_scan_on_the_corpora(
+    query: str, regex: bool, at_once: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(catalog_search, "_AT_ONCE", at_once)
     corpora = Path(__file__).resolve().parents[1]
     files = sorted(
         path
@@ -420,3 +425,38 @@ def test_a_file_store_command_keeps_rows_that_are_not_files(tmp_path: Path) -> N
         catalog.refresh([path])
     with sqlite3.connect(cache_path()) as db:
         assert db.execute("SELECT count(*) FROM catalog_files").fetchone() == (2,)
+
+
+def test_a_search_stopped_early_reads_only_the_sessions_of_its_hits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A word most entries hold: the hits are made one session at a time, as they are asked for.
+    paths = [
+        write_session(tmp_path / "p" / f"s{number:02d}.jsonl", _turns(3, text=f"common {number}"))
+        for number in range(12)
+    ]
+    pattern = compile_query("common")
+    full = list(search_sessions(paths, pattern))
+    monkeypatch.setattr(catalog_search, "_AT_ONCE", 5)
+    read: list[str] = []
+    real = Catalog.session_texts
+
+    def spy(self: Catalog, path: str, needles: Any) -> Any:
+        read.append(path)
+        return real(self, path, needles)
+
+    monkeypatch.setattr(Catalog, "session_texts", spy)
+    with Catalog() as catalog:
+        catalog.refresh(paths)
+        hits = search_store(paths, pattern, "common", regex=False, catalog=catalog)
+        first = [next(hits) for _ in range(4)]
+        assert first == full[:4]
+        assert read == [os.fspath(paths[0]), os.fspath(paths[1])]  # three hits in each
+        read.clear()
+        assert list(search_store(paths, pattern, "common", regex=False, catalog=catalog)) == full
+        assert len(read) == len(paths)
+        read.clear()
+        # A rare word (fewer matching entries than _AT_ONCE) is read in one query.
+        rare = compile_query("common 7 ")
+        found = list(search_store(paths, rare, "common 7 ", regex=False, catalog=catalog))
+        assert found == list(search_sessions(paths, rare)) and found and read == []

@@ -217,8 +217,6 @@ class _Row(NamedTuple):
     key: FileKey
     indexed_to: int
     resumable: bool
-    head: bytes | None
-    tail: bytes | None
 
 
 @dataclass
@@ -355,14 +353,26 @@ class Catalog:
             return None
 
     def _rows(self, db: sqlite3.Connection) -> dict[str, _Row]:
+        # The digests are read only for the rows of sessions that changed (``_resume_point``):
+        # this runs before every answer, over every row.
         rows = db.execute(
-            "SELECT path, size, mtime_ns, ctime_ns, ino, indexed_to, resumable, head, tail FROM catalog_files"
+            "SELECT path, size, mtime_ns, ctime_ns, ino, indexed_to, resumable FROM catalog_files"
         ).fetchall()
-        make_key = tuple.__new__
+        make_key, make_row = tuple.__new__, tuple.__new__
         return {
-            path: _Row(make_key(FileKey, (size, mtime, ctime, ino)), to, bool(resumable), head, tail)
-            for path, size, mtime, ctime, ino, to, resumable, head, tail in rows
+            path: make_row(_Row, (make_key(FileKey, (size, mtime, ctime, ino)), to, bool(resumable)))
+            for path, size, mtime, ctime, ino, to, resumable in rows
         }
+
+    def _digests(self, path: str) -> tuple[bytes | None, bytes | None]:
+        db = self.cache.database
+        if db is None:
+            return None, None
+        try:
+            found = db.execute("SELECT head, tail FROM catalog_files WHERE path = ?", (path,)).fetchone()
+        except sqlite3.Error:
+            return None, None
+        return (found[0], found[1]) if found is not None else (None, None)
 
     def refresh(self, paths: Iterable[Path | str]) -> list[Path]:
         """Bring the rows of ``paths`` up to date (re-reading what changed); returns the paths that
@@ -444,18 +454,21 @@ class Catalog:
         for path in gone:
             self._forget(path)
 
-    def _resume_point(self, source: _Source, row: _Row | None) -> int:
+    def _resume_point(self, path: str, source: _Source, row: _Row | None) -> int:
         """Where to continue reading: the old end when the session only grew, else 0."""
-        if row is None or not row.resumable or row.head is None or row.tail is None:
+        if row is None or not row.resumable:
             return 0
         old = row.key
         if old.ino != source.key.ino or source.size <= old.size or row.indexed_to != old.size:
             return 0
+        head, tail = self._digests(path)
+        if head is None or tail is None:
+            return 0
         head_span = min(_DIGEST_SPAN, old.size)
         tail_start = max(old.size - _DIGEST_SPAN, 0)
-        if _digest(source.read_at(0, head_span)) != row.head:
+        if _digest(source.read_at(0, head_span)) != head:
             return 0
-        if _digest(source.read_at(tail_start, old.size - tail_start)) != row.tail:
+        if _digest(source.read_at(tail_start, old.size - tail_start)) != tail:
             return 0
         return old.size
 
@@ -467,7 +480,7 @@ class Catalog:
             self.skipped.append((text_path, "cannot be read"))
             return None
         try:
-            start = self._resume_point(source, row)
+            start = self._resume_point(text_path, source, row)
             build = self._resumed(text_path) if start else None
             if build is None:
                 start, build = 0, _Build()
@@ -912,6 +925,57 @@ class Catalog:
         except sqlite3.Error:
             return None
         return found
+
+    def many_matches(self, needles: Sequence[str], at_least: int) -> bool | None:
+        """Whether at least ``at_least`` entries of the catalog hold every one of ``needles``
+        (counted up to that many only: cheap for a common word too); ``None`` when the catalog
+        cannot be read."""
+        db = self.cache.database
+        if db is None or not needles:
+            return None if db is None else True
+        query = " AND ".join(_phrase(needle) for needle in needles)
+        try:
+            (count,) = db.execute(
+                "SELECT count(*) FROM (SELECT rowid FROM catalog_text WHERE catalog_text MATCH ? LIMIT ?)",
+                (query, at_least),
+            ).fetchone()
+        except sqlite3.Error:
+            return None
+        return bool(count >= at_least)
+
+    def session_texts(self, path: str, needles: Sequence[str]) -> list[EntryText] | None:
+        """:meth:`entry_texts` of one session: its entries' texts that contain every one of
+        ``needles``, in file order (``[]`` for a session the catalog does not hold); ``None``
+        when the catalog cannot be read. The full-text index is read only within the rowids of
+        the session's entries, so a word most entries hold costs what this session holds of it,
+        not what the whole store does."""
+        db = self.cache.database
+        if db is None:
+            return None
+        if path in self.uncatalogued:
+            return []
+        select = (
+            "SELECT e.entry_id, e.role, e.timestamp, t.text"
+            " FROM catalog_text t JOIN catalog_entries e ON e.rowid = t.rowid"
+        )
+        try:
+            low, high = db.execute(
+                "SELECT min(rowid), max(rowid) FROM catalog_entries WHERE path = ?", (path,)
+            ).fetchone()
+            if low is None:
+                return []
+            if needles:
+                query = " AND ".join(_phrase(needle) for needle in needles)
+                rows = db.execute(
+                    f"{select} WHERE catalog_text MATCH ? AND t.rowid BETWEEN ? AND ? AND e.path = ?"
+                    " ORDER BY t.rowid",
+                    (query, low, high, path),
+                )
+            else:
+                rows = db.execute(f"{select} WHERE e.path = ? ORDER BY e.rowid", (path,))
+            return [EntryText(*row) for row in rows]
+        except sqlite3.Error:
+            return None
 
     def sessions_matching(
         self, paths: Sequence[Path], needles: Sequence[str], pattern: re.Pattern[str]

@@ -98,19 +98,33 @@ class _ReducedTree:
         return self.index.branch(from_id if from_id is not None else self.leaf)
 
 
+#: Up to this many matching entries, their texts are read in one query; a query more entries
+#: match (a common word, or no needle at all) is answered one session at a time, as the hits are
+#: asked for, so that a search stopped after its first hits reads only the sessions they are in.
+_AT_ONCE = 2000
+
+
 class _StoredTexts:
     """The catalog's texts of the entries of ``paths`` that hold ``query``'s needles (the catalog
     brought up to date first): what :func:`search_store` and :func:`matching_paths` match."""
 
     def __init__(self, paths: Sequence[Path], query: str, *, regex: bool, catalog: Catalog) -> None:
-        needles = needles_of(query, regex=regex)
+        self._needles = needles_of(query, regex=regex)
+        self._catalog = catalog
         self._fresh = {os.fspath(path) for path in catalog.refresh(paths)} - catalog.uncatalogued
-        self._texts = catalog.entry_texts(paths, needles)
+        many = catalog.many_matches(self._needles, _AT_ONCE)
+        self._texts = None if many is None or many else catalog.entry_texts(paths, self._needles)
+        #: Read one session at a time (see ``_AT_ONCE``); False: the catalog cannot be read.
+        self._lazily = many is True
 
     def of(self, text_path: str) -> list[EntryText] | None:
         """The session's texts holding the needles; ``None`` when the catalog does not hold it
         (it is read from its file)."""
-        if self._texts is None or text_path not in self._fresh:
+        if text_path not in self._fresh:
+            return None
+        if self._lazily:
+            return self._catalog.session_texts(text_path, self._needles)
+        if self._texts is None:
             return None
         return self._texts.get(text_path, [])
 
