@@ -13,6 +13,7 @@ omp throws a TypeError and cannot open the session at all (corpus
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
@@ -176,6 +177,21 @@ class UsageStatistics:
             out[key] = value
         return out
 
+    def add_totals(self, other: UsageStatistics) -> None:
+        """Add ``other``'s totals into these, in place: each number, the keys it lacked that
+        these did not (after these'), and its ``model_usage`` spend; this object's dialect is
+        kept. (What summing the states of both would give, without building them.)"""
+        for name in _numeric_names():
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        if other.missing:
+            self.missing = [*self.missing, *(key for key in other.missing if key not in self.missing)]
+        if self.side and other.side:
+            side = UsageStatistics.from_state(self.side)
+            side.add_totals(UsageStatistics.from_state(other.side))
+            self.side = side.to_state()
+        elif other.side:  # (a state of its own: its list of missing keys is not shared)
+            self.side = UsageStatistics.from_state(other.side).to_state()
+
     def to_state(self) -> dict[str, Any]:
         """Everything, for the offset index (read back with :meth:`from_state`)."""
         state: dict[str, Any] = {name: getattr(self, name) for name in _numeric_names()}
@@ -187,7 +203,7 @@ class UsageStatistics:
 
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> UsageStatistics:
-        known = {name for name in _numeric_names()} | {"missing", "side"}
+        known = _state_names()
         return cls(**{key: value for key, value in state.items() if key in known})
 
     def copy(self) -> UsageStatistics:
@@ -197,5 +213,12 @@ class UsageStatistics:
         return clone
 
 
-def _numeric_names() -> list[str]:
-    return [f.name for f in fields(UsageStatistics) if f.type in ("float", float)]
+@functools.cache
+def _numeric_names() -> tuple[str, ...]:
+    # Cached: ``dataclasses.fields`` is slow, and a store-wide ``stats`` reads thousands of states.
+    return tuple(f.name for f in fields(UsageStatistics) if f.type in ("float", float))
+
+
+@functools.cache
+def _state_names() -> frozenset[str]:
+    return frozenset((*_numeric_names(), "missing", "side"))

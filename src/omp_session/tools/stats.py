@@ -91,12 +91,12 @@ class Totals:
     def merge(self, other: Totals) -> None:
         """Add ``other`` (totals of other entries, counted after these) into these totals: what
         counting its entries here would give, but for the order in which floats are added."""
-        self.usage = _merged_usage(self.usage, other.usage)
+        self.usage.add_totals(other.usage)
         self.entries += other.entries
         self.messages += other.messages
-        self.roles.update(other.roles)
-        self.models.update(other.models)
-        self.tool_calls.update(other.tool_calls)
+        _add_counts(self.roles, other.roles)
+        _add_counts(self.models, other.models)
+        _add_counts(self.tool_calls, other.tool_calls)
 
     def to_state(self) -> dict[str, Any]:
         """Everything, for the store catalog (read back with :meth:`from_state`; the counters'
@@ -116,9 +116,9 @@ class Totals:
             UsageStatistics.from_state(state["usage"]),
             state["entries"],
             state["messages"],
-            Counter(dict(state["roles"])),
-            Counter(dict(state["models"])),
-            Counter(dict(state["toolCalls"])),
+            _counter(state["roles"]),
+            _counter(state["models"]),
+            _counter(state["toolCalls"]),
         )
 
     def without(self, part: Totals) -> Totals | None:
@@ -158,25 +158,19 @@ class Totals:
         }
 
 
-def _merged_usage(first: UsageStatistics, second: UsageStatistics) -> UsageStatistics:
-    """``first`` then ``second`` added up (the keys a usage lacked in the order first missed)."""
-    more = second.to_state()
-    numbers = {
-        key: value + more.get(key, 0)
-        for key, value in first.to_state().items()
-        if isinstance(value, int | float) and not isinstance(value, bool)
-    }
-    merged = UsageStatistics.from_state(numbers)
-    merged.missing = [*first.missing, *(key for key in second.missing if key not in first.missing)]
-    if first.side or second.side:
-        sides = [UsageStatistics.from_state(side) for side in (first.side, second.side)]
-        merged.side = (
-            _merged_usage(*sides).to_state()
-            if first.side and second.side
-            else dict(first.side or second.side)
-        )
-    merged.keys, merged.missing_is_nan = first.keys, first.missing_is_nan
-    return merged
+def _counter(pairs: Iterable[tuple[str, int]]) -> Counter[str]:
+    """``Counter(dict(pairs))`` without ``Counter.update``'s checks (a store-wide ``stats``
+    makes three per session)."""
+    counter: Counter[str] = Counter()
+    dict.update(counter, pairs)
+    return counter
+
+
+def _add_counts(into: Counter[str], more: Counter[str]) -> None:
+    """``into.update(more)`` for two counters (the same sums, without its checks)."""
+    get = into.get
+    for key, count in more.items():
+        into[key] = get(key, 0) + count
 
 
 @dataclass
