@@ -133,13 +133,15 @@ def test_the_server_switches_to_windows_above_the_limit() -> None:
     ref = quote(PAGINATION)
     with _serving(0) as url:
         page = _get(f"{url}/session/{ref}")
-        assert 'id="window-data"' in page and "windowed.js" in page
+        assert 'id="window-data"' in page and 'id="session-data"' not in page
+        assert page.count("<script src=") == 1 and '<script src="/static/viewer.js">' in page  # one script
         reply = json.loads(_get(f"{url}/api/window/{ref}"))
         assert reply["total"] > 0 and reply["html"].count('<article class="entry') == len(reply["keys"])
         assert len(json.loads(_get(f"{url}/api/rows/{ref}?start=0&count=5"))) == 5
     with _serving(4 * 1024 * 1024) as url:
         page = _get(f"{url}/session/{ref}")
-        assert 'id="session-data"' in page and "windowed.js" not in page
+        assert 'id="session-data"' in page and 'id="window-data"' not in page
+        assert page.count("<script src=") == 1 and '<script src="/static/viewer.js">' in page
 
 
 def test_a_big_file_without_a_readable_entry_opens_as_an_empty_window(tmp_path: Path) -> None:

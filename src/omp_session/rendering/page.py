@@ -34,19 +34,25 @@ __all__ = [
     "static_file",
 ]
 
+#: What the viewer serves under ``/static/``: every page of the viewer runs the one script
+#: ``viewer.js`` (the whole page's and the windowed page's parts; each part does nothing on a page
+#: without its data element), so no page loads a second script.
 STATIC_FILES = {
     "viewer.css": "text/css",
     "viewer.js": "text/javascript",
-    "windowed.js": "text/javascript",
-    "windowed_tree.js": "text/javascript",
-    "export_api.js": "text/javascript",
     "highlight.css": "text/css",
 }
 
 
-#: Served scripts kept as several source files: each source is one self-contained function
-#: expression, so the served script is their plain concatenation (no build step).
-JOINED_SCRIPTS = {"viewer.js": ("common.js", "session.js")}
+#: Scripts kept as several source files: each source is one self-contained function expression,
+#: so a script is their plain concatenation (no build step). The exports inline theirs: the whole
+#: page's without the windowed parts, the windowed page's with the answers computed in the page
+#: (``export_api.js``, before ``windowed.js``, which asks it) and without the whole page's part.
+JOINED_SCRIPTS = {
+    "viewer.js": ("common.js", "session.js", "windowed_tree.js", "windowed.js"),
+    "export-page.js": ("common.js", "session.js"),
+    "export-windowed.js": ("common.js", "export_api.js", "windowed_tree.js", "windowed.js"),
+}
 
 
 @functools.lru_cache(maxsize=1)
@@ -74,10 +80,11 @@ def warm_up() -> None:
 
 @functools.lru_cache(maxsize=8)
 def static_file(name: str) -> str:
-    """The text of one static asset (a name of :data:`STATIC_FILES`; ``highlight.css`` is generated)."""
+    """The text of one static asset (a name of :data:`STATIC_FILES` or :data:`JOINED_SCRIPTS`;
+    ``highlight.css`` is generated)."""
     if name == "highlight.css":
         return pygments_css()
-    if name not in STATIC_FILES:
+    if name not in STATIC_FILES and name not in JOINED_SCRIPTS:
         raise KeyError(name)
     static = resources.files("omp_session.rendering").joinpath("static")
     parts = JOINED_SCRIPTS.get(name, (name,))
@@ -127,7 +134,7 @@ def render_export(view: SessionView) -> str:
     even markup that slipped past sanitising could not run a script or load anything remote.
     """
     css = static_file("viewer.css") + static_file("highlight.css")
-    script = static_file("viewer.js")
+    script = static_file("export-page.js")
     csp = (
         f"default-src 'none'; script-src {csp_hash(script)}; style-src {csp_hash(css)}; "
         "img-src data:; base-uri 'none'; form-action 'none'"

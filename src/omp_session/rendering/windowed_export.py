@@ -98,9 +98,7 @@ def export_windowed_html(
         "rowCount": len(tree.rows),
     }
     css = static_file("viewer.css") + static_file("highlight.css")
-    script = "".join(
-        static_file(name) for name in ("viewer.js", "export_api.js", "windowed_tree.js", "windowed.js")
-    )
+    script = static_file("export-windowed.js")
     csp = (
         f"default-src 'none'; script-src {csp_hash(script)}; style-src {csp_hash(css)}; "
         "img-src data:; base-uri 'none'; form-action 'none'"

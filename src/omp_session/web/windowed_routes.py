@@ -1,5 +1,6 @@
 """The viewer's routes of a big session, shown a window at a time (issue 13 #2): the windowed page
-and the two APIs its script (``static/windowed.js``) asks, ``/api/window`` and ``/api/rows``.
+and the two APIs its script (``static/windowed.js``, served as part of ``viewer.js``) asks,
+``/api/window`` and ``/api/rows``.
 
 Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not part of the public API.
 """
@@ -72,7 +73,6 @@ class WindowedRoutes:
                     first_html=first_html,
                     data_json=script_json(data),
                     use_js=True,
-                    extra_js=("windowed_tree.js", "windowed.js"),
                 )
             )
 

@@ -1,5 +1,5 @@
-/* omp-session viewer: what every page does, the viewer's and the exports'. Served and exported as
- * the first part of viewer.js, before session.js (rendering/page.py, JOINED_SCRIPTS).
+/* omp-session viewer: what every page does, the viewer's and the exports'. The first part of every
+ * script the viewer serves (viewer.js) and the exports inline (rendering/page.py, JOINED_SCRIPTS).
  *
  * Times are shown in the reader's time zone; the keys j/k, [/], / and t move around (issue 13 #5);
  * the term of the search that brought the reader to a session is marked (issue 13 #4). Shared with

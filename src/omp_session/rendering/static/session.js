@@ -5,8 +5,9 @@
  * (spec §5: with a compaction, its summary comes first, then the kept entries, then the rest).
  * Nothing from the session is ever inserted as HTML here: only ids are read, and text is set with
  * textContent. Used unchanged by the server pages and the self-contained export.
- * Keyboard, local times and the marking of a search term are common.js's; the two files are
- * served and exported as one script, viewer.js (rendering/page.py, JOINED_SCRIPTS).
+ * Keyboard, local times and the marking of a search term are common.js's; the viewer serves it
+ * within its one script, viewer.js, and the export inlines it after common.js (rendering/page.py,
+ * JOINED_SCRIPTS). On a page without #session-data (the windowed page) it does nothing.
  */
 (function () {
   "use strict";
