@@ -17,6 +17,7 @@ from typing import Any
 import uvicorn
 
 from omp_session.format.codec import encode_line
+from omp_session.rendering.windowed import WINDOWED_BYTES
 from omp_session.web import create_app
 
 REPO = Path(__file__).resolve().parents[2]
@@ -46,10 +47,18 @@ def free_port() -> int:
 
 @contextmanager
 def running_viewer(
-    root: Path, blobs: Path | None = None, poll_ms: int = 2000, foreign_stores: Any = ()
+    root: Path,
+    blobs: Path | None = None,
+    poll_ms: int = 2000,
+    foreign_stores: Any = (),
+    windowed_bytes: int | None = None,
 ) -> Iterator[str]:
-    """Serve ``root`` on a free localhost port for the duration of the block; yields the base URL."""
-    with serving(create_app(root, blobs, poll_ms=poll_ms, foreign_stores=foreign_stores)) as url:
+    """Serve ``root`` on a free localhost port for the duration of the block; yields the base URL
+    (``windowed_bytes``: the size above which sessions are windowed, the viewer's default if not
+    given; 0 windows every session)."""
+    limit = WINDOWED_BYTES if windowed_bytes is None else windowed_bytes
+    app = create_app(root, blobs, poll_ms=poll_ms, foreign_stores=foreign_stores, windowed_bytes=limit)
+    with serving(app) as url:
         yield url
 
 

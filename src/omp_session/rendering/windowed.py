@@ -7,7 +7,8 @@ rows around the leaf; the page script asks for more as the reader scrolls or cli
 * ``/api/window/<ref>?at=<key>`` the context at a node, as the model sees it (spec §5: the last
   compaction's summary, then the kept entries and what follows), one window of rendered entries:
   ``end=<i>`` the window before position ``i``, ``start=<i>`` the one from ``i``, ``around=<key>``
-  the one holding an entry, ``after=<key>`` only the entries after one already shown (live updates).
+  the one holding an entry, ``after=<key>`` only the entries after one already shown (live updates;
+  ``continues`` says whether they follow it).
 * ``/api/rows/<ref>?start=<i>&count=<n>`` tree rows ``i…i+n`` (text and label as plain strings).
 
 Entries are rendered by the same :mod:`omp_session.rendering` code as the full page; only what is
@@ -319,6 +320,11 @@ class WindowedSession:
             "sent": sent,
             "pathLength": len(path),
         }
+        if after is not None:
+            # Whether these entries follow ``after`` in the context at the node: not when the file
+            # grew on another branch, or ``after`` is not in the context any more (the page then
+            # shows the context afresh instead of appending).
+            reply["continues"] = first > 0 and self.keys[rest[first - 1]] == after
         if first_screen and not self.tree.ready:
             pending = {
                 "pending": True,

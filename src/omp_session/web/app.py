@@ -131,7 +131,9 @@ class _Viewer:
 
         self._heavy = CapacityLimiter(_HEAVY_THREADS)
         self.windowed_bytes = config.windowed_bytes
-        self.windowed = WindowedRoutes(self.blobs, self._locate, self.poll_ms, config.storage)
+        self.windowed = WindowedRoutes(
+            self.blobs, self._locate, self.poll_ms, config.storage, self.catalog.parent_ref
+        )
         self.foreign = ForeignMirror(config.foreign_stores) if config.foreign_stores else None
         self.importer = ForeignImport(self.foreign, self.root, self.catalog)
 

@@ -40,8 +40,11 @@ class WindowedRoutes:
         locate: Callable[[Request], Path | None],
         poll_ms: int,
         storage: SessionStorage | None = None,
+        parent_ref: Callable[[str], str | None] = lambda _parent: None,
     ) -> None:
         self._storage = storage
+        #: The ref of a header's ``parentSession`` (the catalog's), for the link to the parent.
+        self._parent_ref = parent_ref
         self._images = linked_images(blobs, lambda digest: f"/blob/{digest}")
         self._locate = locate
         self._poll_ms = poll_ms
@@ -61,6 +64,7 @@ class WindowedRoutes:
 
         def render() -> str:
             data, first_html = view.page_data()
+            parent = view.facts()["parent_session"]
             return (
                 environment()
                 .get_template("session_windowed.html")
@@ -72,6 +76,7 @@ class WindowedRoutes:
                     row_count=data["rowCount"],
                     first_html=first_html,
                     data_json=script_json(data),
+                    parent_ref=self._parent_ref(parent) if parent else None,
                     use_js=True,
                 )
             )

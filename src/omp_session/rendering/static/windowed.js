@@ -147,8 +147,11 @@
     tree.draw();
     var el = target ? transcript.querySelector('.entry[data-key="' + CSS.escape(target) + '"]') : null;
     if (el) {
+      /* as on the full page (issue 13 #4): the term of the search that led here is marked, the
+         collapsed blocks holding it opened, and the first mark scrolled to */
       el.classList.add("target");
-      el.scrollIntoView({ block: "center" });
+      var marks = window.ompMarkSearchTerm ? window.ompMarkSearchTerm(el) : [];
+      (marks.length ? marks[0] : el).scrollIntoView({ block: "center" });
     } else {
       window.scrollTo(0, document.body.scrollHeight);
     }
@@ -231,6 +234,11 @@
     var interval = parseInt(body.getAttribute("data-poll-ms"), 10) || 2000;
     var badge = document.getElementById("live");
     if (badge) badge.classList.add("on");
+    function flash() {
+      if (!badge) return;
+      badge.classList.add("updated");
+      setTimeout(function () { badge.classList.remove("updated"); }, 1500);
+    }
     setInterval(function () {
       if (state.busy || document.hidden) return;
       get(versionUrl).then(function (reply) {
@@ -248,6 +256,17 @@
         var shown = transcript.querySelectorAll(".entry");
         if (shown.length) last = shown[shown.length - 1].getAttribute("data-key");
         return get(windowUrl + "?after=" + encodeURIComponent(last)).then(function (r) {
+          if (!r.continues || r.dropped !== w.dropped || r.cleared !== w.cleared) {
+            /* not a continuation (a new branch, a compaction, /clear): the context afresh, as the
+               full page re-renders it */
+            tree.reset();
+            state.keyRow.clear();
+            return select(null).then(function () {
+              state.rowCount = state.window.rows;
+              tree.draw();
+              flash();
+            });
+          }
           var nearBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 80;
           transcript.appendChild(fragment(r.html));
           localize();
@@ -261,10 +280,7 @@
           updateBar();
           tree.draw();
           if (nearBottom) window.scrollTo(0, document.body.scrollHeight);
-          if (badge) {
-            badge.classList.add("updated");
-            setTimeout(function () { badge.classList.remove("updated"); }, 1500);
-          }
+          flash();
         });
       }).catch(function () { /* the server may be gone; try again on the next tick */ });
     }, interval);
