@@ -30,10 +30,13 @@ class Agents:
     url: str
     root: Path
     home: Path
+    windowed: bool
 
 
-@pytest.fixture
-def agents(tmp_path: Path) -> Iterator[Agents]:
+@pytest.fixture(params=["whole", "windowed"])
+def agents(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Agents]:
+    """The viewer over the agents' fixture stores, with its pages whole (small sessions) or, every
+    session windowed (a size limit of 0), as a big session's are."""
     home = tmp_path / "home"
     home.mkdir()
     stage_all(home)
@@ -54,8 +57,9 @@ def agents(tmp_path: Path) -> Iterator[Agents]:
             }
         )
     stores = [make_store(source, env={"HOME": str(home)}) for source in SOURCES]
-    with running_viewer(root, foreign_stores=stores) as url:
-        yield Agents(url, root, home)
+    limit = 0 if request.param == "windowed" else None
+    with running_viewer(root, foreign_stores=stores, windowed_bytes=limit) as url:
+        yield Agents(url, root, home, request.param == "windowed")
 
 
 def _get(url: str) -> str:
@@ -104,7 +108,9 @@ def test_foreign_page_and_guarded_import(agents: Agents) -> None:
     sources_before = snapshot(agents.home)
     ref = next(r for r in _foreign_refs(_get(agents.url + "/")) if r.startswith("@claude/"))
     page = _get(agents.url + "/session/" + urllib.parse.quote(ref))
+    assert ('id="window-data"' in page) == agents.windowed
     assert '<span class="badge agent"' in page and "Import into omp" in page
+    assert "Copy resume command" not in page  # omp --resume would not find another agent's session
     token = re.search(r'name="token" value="([^"]+)"', page)
     assert token is not None
     action = agents.url + "/api/import/" + urllib.parse.quote(ref)

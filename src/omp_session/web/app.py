@@ -166,10 +166,10 @@ class _Viewer:
             (str(path), version), lambda: build_session_view(path, images, storage=self.storage)
         )
 
-    def _windowed(self, path: Path, ref: str) -> bool:
-        """Whether ``path`` is shown a window at a time: a big omp session (another agent's
-        session is converted whole anyway)."""
-        return is_big(path, self.windowed_bytes, self.storage) and agent_of_ref(ref) is None
+    def _windowed(self, path: Path) -> bool:
+        """Whether ``path`` is shown a window at a time: a big session (another agent's too: it is
+        converted whole, but shown, as an omp session, a window at a time)."""
+        return is_big(path, self.windowed_bytes, self.storage)
 
     def _parent_ref(self, view: SessionView) -> str | None:
         return self.catalog.parent_ref(view.parent_session) if view.parent_session else None
@@ -229,14 +229,14 @@ class _Viewer:
         if path is None:
             return not_found(request.url.path)
         ref = str(request.path_params["ref"])
+        foreign = self.importer.page_facts(path, ref)
         try:
             version = session_version(path, self.storage)
-            if self._windowed(path, ref):
-                return self.windowed.page(path, ref, version)
+            if self._windowed(path):
+                return self.windowed.page(path, ref, version, foreign)
             view = self._view(path, version)
         except (SessionError, OSError) as exc:
             return unreadable(exc)
-        foreign = self.importer.page_facts(path, ref)
         page = render_session_page(view, ref, self._parent_ref(view), version, self.poll_ms, foreign=foreign)
         return Html(page)
 
@@ -276,7 +276,7 @@ class _Viewer:
         if path is None:
             return not_found(request.url.path)
         try:
-            if self._windowed(path, str(request.path_params["ref"])):
+            if self._windowed(path):
                 # lazy, as the page
                 html = export_windowed_html(path, inline_images(self.blobs), storage=self.storage)
             else:

@@ -56,10 +56,11 @@ class WindowedRoutes:
             (str(path), version), lambda: open_windowed(path, self._images, storage=self._storage)
         )
 
-    def page(self, path: Path, ref: str, version: str) -> Response:
+    def page(self, path: Path, ref: str, version: str, foreign: dict[str, str] | None = None) -> Response:
         """The session page of a big session: the first window, the rest fetched by its script.
         Rendered once per file version (and once more when the tree rows are built: the page
-        then carries them), however many clients ask."""
+        then carries them), however many clients ask. ``foreign`` marks another agent's session
+        (``agent``, ``source`` path, import ``token``: the same for every page of this server)."""
         view = self._open(path, version)
 
         def render() -> str:
@@ -77,6 +78,7 @@ class WindowedRoutes:
                     first_html=first_html,
                     data_json=script_json(data),
                     parent_ref=self._parent_ref(parent) if parent else None,
+                    foreign=foreign,
                     use_js=True,
                 )
             )
