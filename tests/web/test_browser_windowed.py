@@ -108,3 +108,27 @@ def test_live_updates_follow_a_new_branch_and_a_compaction(page: Any, windowed: 
     assert page.evaluate("window.__marker") == 42  # never reloaded
     assert page.locator("#transcript .entry", has_text="after the compaction").count() == 1
     screenshot(page, "windowed-live")
+
+
+@pytest.mark.parametrize("mode", ["whole", "windowed"])
+def test_a_deep_link_to_a_replaced_entry_opens_the_compacted_group(
+    page: Any, viewer: Viewer, windowed: Viewer, mode: str
+) -> None:
+    from omp_session.rendering.images import linked_images
+    from omp_session.rendering.windowed_open import open_windowed
+
+    from .support import FLAKY
+
+    site = windowed if mode == "windowed" else viewer
+    session = open_windowed(site.root / FLAKY, linked_images(None, str))
+    assert session.leaf is not None
+    dropped = session.route(session.leaf).arranged.dropped
+    assert len(dropped) == 8
+    target = session.keys[dropped[len(dropped) // 2]]
+    open_session(page, site, FLAKY, "#" + quote(target))
+    entry = page.locator(f'#transcript details.compacted .entry.target[data-key="{target}"]')
+    entry.wait_for()
+    assert page.locator("#transcript details.compacted").get_attribute("open") is not None
+    assert entry.is_visible() and "dropped" in (entry.get_attribute("class") or "")
+    assert page.locator("#transcript .entry.target").count() == 1
+    assert page.locator("#transcript > .entry.active-compaction").count() == 1  # the context stays

@@ -85,25 +85,49 @@
       " (not sent to the model)";
     group.appendChild(summary);
     var loaded = 0;
+    var total = reply.dropped;
+    var pending = null; /* the window being fetched: opening the group and a deep link share it */
     var at = reply.at;
     var moreButton = document.createElement("button");
     moreButton.type = "button";
     moreButton.className = "window-more";
     function load() {
+      if (pending) return pending;
       moreButton.remove();
-      return get(windowUrl + "?at=" + encodeURIComponent(at) + "&dropped=1&start=" + loaded).then(function (r) {
+      pending = get(windowUrl + "?at=" + encodeURIComponent(at) + "&dropped=1&start=" + loaded).then(function (r) {
         group.appendChild(fragment(r.html));
         loaded = r.end;
+        total = r.total;
         localize();
         if (loaded < r.total) {
           moreButton.textContent = (r.total - loaded) + " more — load";
           group.appendChild(moreButton);
         }
-      });
+      }).finally(function () { pending = null; });
+      return pending;
     }
-    moreButton.addEventListener("click", load);
+    moreButton.addEventListener("click", function () { load(); });
     group.addEventListener("toggle", function () { if (group.open && !loaded) load(); });
+    /* A deep link to an entry the compaction replaced: the group opens and loads windows until the
+       entry is in it (as the full page opens the group holding it); the entry, or null. */
+    group.ompFind = function (key) {
+      var selector = '.entry[data-key="' + CSS.escape(key) + '"]';
+      group.open = true;
+      return (function look(tries) {
+        var el = group.querySelector(selector);
+        if (el || loaded >= total || tries <= 0) return Promise.resolve(el);
+        return load().then(function () { return look(tries - 1); });
+      })(50);
+    };
     return group;
+  }
+
+  /* The target of a deep link or search hit: marked, the term of the search that led here marked
+     (the collapsed blocks holding it opened: issue 13 #4) and scrolled to, as on the full page. */
+  function land(el) {
+    el.classList.add("target");
+    var marks = window.ompMarkSearchTerm ? window.ompMarkSearchTerm(el) : [];
+    (marks.length ? marks[0] : el).scrollIntoView({ block: "center" });
   }
 
   /* The tree follows the transcript (as on the full page): the row of the entry at the top of the
@@ -146,22 +170,24 @@
     tree.showRow(reply.row);
     tree.draw();
     var el = target ? transcript.querySelector('.entry[data-key="' + CSS.escape(target) + '"]') : null;
+    var group = transcript.querySelector("details.compacted");
     if (el) {
-      /* as on the full page (issue 13 #4): the term of the search that led here is marked, the
-         collapsed blocks holding it opened, and the first mark scrolled to */
-      el.classList.add("target");
-      var marks = window.ompMarkSearchTerm ? window.ompMarkSearchTerm(el) : [];
-      (marks.length ? marks[0] : el).scrollIntoView({ block: "center" });
+      land(el);
+    } else if (target && group && group.ompFind) {
+      return group.ompFind(target).then(function (found) {
+        if (found) land(found); else window.scrollTo(0, document.body.scrollHeight);
+      });
     } else {
       window.scrollTo(0, document.body.scrollHeight);
     }
+    return Promise.resolve(null);
   }
 
   function select(key, around) {
     var url = windowUrl + "?" + (key ? "at=" + encodeURIComponent(key) : "") +
       (around ? "&target=" + encodeURIComponent(around) : "");
     state.busy = true;
-    return get(url).then(function (reply) { show(reply, around); })
+    return get(url).then(function (reply) { return show(reply, around); })
       .finally(function () { state.busy = false; });
   }
 
