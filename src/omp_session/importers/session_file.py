@@ -166,24 +166,49 @@ def _copy_file(source: IO[bytes], target: IO[bytes]) -> None:
 def find_imports(root: Path) -> dict[tuple[str, str], Path]:
     """``(source, sourcePath)`` → the newest omp session under ``root`` imported from it.
 
-    Files are searched for the marker bytes (``mmap``) and only the marker lines are parsed.
+    The store catalog answers for the files it holds up to date (:func:`_catalogued_imports`);
+    the others are searched for the marker bytes (``mmap``), only the marker lines parsed.
     """
+    paths = [
+        Path(directory) / name
+        for directory, _, names in os.walk(root)
+        for name in names
+        if name.endswith(".jsonl")
+    ]
+    catalogued = _catalogued_imports(paths)
     found: dict[tuple[str, str], tuple[float, Path]] = {}
-    for directory, _, names in os.walk(root):
-        for name in names:
-            if not name.endswith(".jsonl"):
-                continue
-            path = Path(directory) / name
+    for path in paths:
+        held = catalogued.get(os.fspath(path))
+        if held is not None:
+            keys, mtime = held
+        else:
             try:
                 markers = list(import_markers(path))
                 mtime = path.stat().st_mtime if markers else 0.0
             except (OSError, CorruptSessionError):  # gone, unreadable, or not a regular file
                 continue
-            for data in markers:
-                key = (str(data.get("source")), str(data.get("sourcePath")))
-                if key not in found or found[key][0] < mtime:
-                    found[key] = (mtime, path)
+            keys = [(str(data.get("source")), str(data.get("sourcePath"))) for data in markers]
+        for key in keys:
+            if key not in found or found[key][0] < mtime:
+                found[key] = (mtime, path)
     return {key: path for key, (_, path) in found.items()}
+
+
+def _catalogued_imports(paths: list[Path]) -> dict[str, tuple[list[tuple[str, str]], float]]:
+    """The import markers the store catalog noted of the files of ``paths`` it holds up to date
+    (``Catalog.known_imports``: one ``stat`` each, nothing read); ``{}`` without a catalog: an
+    import never creates one (building it would cost far more than the scan)."""
+    from omp_session.tools.catalog import Catalog  # (the catalog's imports, only when one exists)
+    from omp_session.tools.listing_cache import ListingCache, cache_path
+
+    if not paths or not cache_path().is_file():
+        return {}
+    cache = ListingCache()
+    try:
+        with Catalog(cache) as catalog:
+            return catalog.known_imports(paths)
+    finally:
+        cache.close()
 
 
 def import_markers(path: Path) -> Iterator[dict[str, Any]]:

@@ -29,6 +29,7 @@ import os
 import re
 import sqlite3
 import threading
+import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -219,6 +220,12 @@ class _Row(NamedTuple):
     resumable: bool
 
 
+#: What marks an import's bookkeeping entry in a session file (``importers.session_file.MARKER``,
+#: which the importers' own scan looks for; the catalog notes the lines holding it).
+IMPORT_MARKER = b'"customType":"foreign_session_import"'
+_IMPORT_TYPE = "foreign_session_import"
+
+
 @dataclass
 class _Build:
     """What one pass over a session accumulates."""
@@ -235,6 +242,10 @@ class _Build:
     storable: bool = True
     #: How many of ``slim`` a resumed pass found stored (their ids are in ``catalog_ids``).
     stored_entries: int = 0
+    #: ``[source, sourcePath]`` of each import marker line (``IMPORT_MARKER``), as the importers'
+    #: scan reads them; ``None``: not known (a line the pass could not take as an entry holds
+    #: the marker, or the session was loaded whole), the importers scan the file themselves.
+    imports: list[list[str]] | None = field(default_factory=list)
 
     def title(self) -> str:
         header = self.header or {}
@@ -503,20 +514,21 @@ class Catalog:
             return None
         try:
             found = db.execute(
-                "SELECT header, prompt, slim FROM catalog_files WHERE path = ?", (path,)
+                "SELECT header, prompt, slim, imports FROM catalog_files WHERE path = ?", (path,)
             ).fetchone()
         except sqlite3.Error:
             return None
         if found is None or found[0] is None or found[2] is None:
             return None
         prompt, fallback = orjson.loads(found[1])
-        slim = orjson.loads(found[2])
+        slim = orjson.loads(zlib.decompress(found[2]))
         return _Build(
             header=orjson.loads(found[0]),
             slim=slim,
             prompt=prompt,
             fallback=fallback,
             stored_entries=len(slim),
+            imports=orjson.loads(found[3]) if found[3] is not None else None,
         )
 
     def _read(self, path: Path, source: _Source, start: int, build: _Build) -> _Build | None:
@@ -529,14 +541,23 @@ class Catalog:
                 build.indexed_to = offset + len(raw) + 1
             else:
                 build.resumable = False
+            marked = IMPORT_MARKER in line
             if build.header is not None:
                 try:
                     value = decode_line(line)
                 except ValueError:
+                    if marked:
+                        build.imports = None
                     continue  # blank or malformed: skipped, as every reader skips it
                 if type(value) is dict:
                     build.add(value)
+                    if marked:
+                        _note_import(build, value)
+                elif marked:
+                    build.imports = None
                 continue
+            if marked:
+                build.imports = None
             if offset == 0 and complete and (slot := parse_slot_line(line)) is not None:
                 continue
             try:
@@ -562,7 +583,7 @@ class Catalog:
             loaded = parse_session(path, source.all_bytes(), None)
         except SessionError:
             return None
-        build = _Build(header=loaded.header, indexed_to=source.size, resumable=False)
+        build = _Build(header=loaded.header, indexed_to=source.size, resumable=False, imports=None)
         for entry in loaded.entries:
             build.add(entry)
         return build
@@ -585,9 +606,12 @@ class Catalog:
         end = build.indexed_to
         try:
             header = orjson.dumps(build.header)
-            slim = orjson.dumps(build.slim)
+            slim = _pack(orjson.dumps(build.slim))
             keys, spent = entry_facts(build.slim)
-            facts = orjson.dumps({"keys": keys, "spent": [[at, *fields] for at, fields in spent.items()]})
+            facts = _pack(
+                orjson.dumps({"keys": keys, "spent": [[at, *fields] for at, fields in spent.items()]})
+            )
+            imports = orjson.dumps(build.imports).decode() if build.imports is not None else None
             prompt = orjson.dumps([build.prompt, build.fallback])
             path.encode()
         except (orjson.JSONEncodeError, UnicodeEncodeError, TypeError):
@@ -637,7 +661,7 @@ class Catalog:
                     ),
                 )
                 tx.execute(
-                    "INSERT OR REPLACE INTO catalog_files VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "INSERT OR REPLACE INTO catalog_files VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (
                         path,
                         *source.key,
@@ -650,6 +674,7 @@ class Catalog:
                         prompt,
                         slim,
                         facts,
+                        imports,
                     ),
                 )
         except UnicodeEncodeError:
@@ -677,7 +702,7 @@ class Catalog:
             ):
                 if text_path in wanted:
                     found[text_path] = CatalogSession(
-                        Path(text_path), orjson.loads(header), orjson.loads(slim), title
+                        Path(text_path), orjson.loads(header), orjson.loads(zlib.decompress(slim)), title
                     )
         except sqlite3.Error as exc:
             self.cache.failed(exc)
@@ -801,7 +826,7 @@ class Catalog:
                 (orjson.dumps(sorted(wanted)).decode(),),
             ):
                 if text_path in wanted:
-                    data = orjson.loads(facts)
+                    data = orjson.loads(zlib.decompress(facts))
                     keys = [tuple(key) if key is not None else None for key in data["keys"]]
                     spent = {row[0]: cast("RecordFields", tuple(row[1:])) for row in data["spent"]}
                     found[text_path] = FactsSession(Path(text_path), orjson.loads(header), title, keys, spent)
@@ -827,8 +852,8 @@ class Catalog:
             matching = {
                 row[0]
                 for row in db.execute(
-                    "SELECT DISTINCT e.path FROM catalog_text t JOIN catalog_entries e ON e.rowid = t.rowid"
-                    " WHERE catalog_text MATCH ?",
+                    "SELECT DISTINCT s.path FROM catalog_text t JOIN catalog_entries e ON e.rowid = t.rowid"
+                    " JOIN catalog_sessions s ON s.owner = e.owner WHERE catalog_text MATCH ?",
                     (query,),
                 )
             }
@@ -875,6 +900,42 @@ class Catalog:
                 found[text_path] = (row[1], mtime)
         return found
 
+    def known_imports(self, paths: Iterable[Path]) -> dict[str, tuple[list[tuple[str, str]], float]]:
+        """``{path: ([(source, sourcePath), ...], mtime in seconds)}``: the import markers
+        (``IMPORT_MARKER`` lines) of the session files of ``paths`` whose catalog row is up to
+        date and knows them, without reading or re-indexing anything (one ``stat`` each): what
+        the importers' "already imported?" check needs. The others are left to the caller's scan."""
+        db = self.cache.database
+        if db is None or self.store is not None:
+            return {}
+        try:
+            rows = {
+                path: (tuple.__new__(FileKey, (size, mtime, ctime, ino)), imports)
+                for path, size, mtime, ctime, ino, imports in db.execute(
+                    "SELECT path, size, mtime_ns, ctime_ns, ino, imports FROM catalog_files"
+                    " WHERE imports IS NOT NULL"
+                )
+            }
+        except sqlite3.Error:
+            return {}
+        found: dict[str, tuple[list[tuple[str, str]], float]] = {}
+        for path in paths:
+            text_path = os.fspath(path)
+            row = rows.get(text_path)
+            if row is None:
+                continue
+            try:
+                stat = os.stat(path)
+            except OSError:
+                continue
+            if FileKey.of(stat) == row[0]:
+                try:
+                    marks = [(str(source), str(origin)) for source, origin in orjson.loads(row[1])]
+                except (orjson.JSONDecodeError, TypeError, ValueError):
+                    continue  # a damaged row: the caller scans the file
+                found[text_path] = (marks, stat.st_mtime)
+        return found
+
     def held(self, path: str) -> CatalogSession | None:
         """The catalog's row of ``path`` as it is (no refresh), or ``None``."""
         db = self.cache.database
@@ -888,7 +949,7 @@ class Catalog:
             return None
         if row is None:
             return None
-        return CatalogSession(Path(path), orjson.loads(row[0]), orjson.loads(row[2]), row[1])
+        return CatalogSession(Path(path), orjson.loads(row[0]), orjson.loads(zlib.decompress(row[2])), row[1])
 
     def entry_texts(self, paths: Sequence[Path], needles: Sequence[str]) -> dict[str, list[EntryText]] | None:
         """The searchable texts of the entries of ``paths`` (catalogued sessions only, file
@@ -900,16 +961,17 @@ class Catalog:
         wanted = {os.fspath(path) for path in paths} - self.uncatalogued
         found: dict[str, list[EntryText]] = {}
         select = (
-            "SELECT e.path, e.entry_id, e.role, e.timestamp, t.text"
+            "SELECT s.path, e.entry_id, e.role, e.timestamp, t.text"
             " FROM catalog_entries e JOIN catalog_text t ON t.rowid = e.rowid"
+            " JOIN catalog_sessions s ON s.owner = e.owner"
         )
         try:
             if needles:
                 query = " AND ".join(_phrase(needle) for needle in needles)
                 # A few sessions (the viewer's page of hits): only their rows are read, not the
                 # text of every entry of the store that holds the needles.
-                few = sorted(wanted) if len(wanted) <= _FEW_PATHS else []
-                within = f" AND e.path IN ({','.join('?' * len(few))})" if few else ""
+                few = sorted({_digest64(path) for path in wanted}) if len(wanted) <= _FEW_PATHS else []
+                within = f" AND e.owner IN ({','.join('?' * len(few))})" if few else ""
                 rows: Iterable[Any] = db.execute(
                     f"{select} WHERE catalog_text MATCH ?{within} ORDER BY e.rowid", (query, *few)
                 ).fetchall()
@@ -917,7 +979,7 @@ class Catalog:
                 rows = (
                     row
                     for path in sorted(wanted)
-                    for row in db.execute(f"{select} WHERE e.path = ? ORDER BY e.rowid", (path,))
+                    for row in db.execute(f"{select} WHERE e.owner = ? ORDER BY e.rowid", (_digest64(path),))
                 )
             for path, entry_id, role, timestamp, text in rows:
                 if path in wanted:
@@ -959,20 +1021,21 @@ class Catalog:
             " FROM catalog_text t JOIN catalog_entries e ON e.rowid = t.rowid"
         )
         try:
+            owner = _digest64(path)
             low, high = db.execute(
-                "SELECT min(rowid), max(rowid) FROM catalog_entries WHERE path = ?", (path,)
+                "SELECT min(rowid), max(rowid) FROM catalog_entries WHERE owner = ?", (owner,)
             ).fetchone()
             if low is None:
                 return []
             if needles:
                 query = " AND ".join(_phrase(needle) for needle in needles)
                 rows = db.execute(
-                    f"{select} WHERE catalog_text MATCH ? AND t.rowid BETWEEN ? AND ? AND e.path = ?"
+                    f"{select} WHERE catalog_text MATCH ? AND t.rowid BETWEEN ? AND ? AND e.owner = ?"
                     " ORDER BY t.rowid",
-                    (query, low, high, path),
+                    (query, low, high, owner),
                 )
             else:
-                rows = db.execute(f"{select} WHERE e.path = ? ORDER BY e.rowid", (path,))
+                rows = db.execute(f"{select} WHERE e.owner = ? ORDER BY e.rowid", (owner,))
             return [EntryText(*row) for row in rows]
         except sqlite3.Error:
             return None
@@ -993,13 +1056,19 @@ class Catalog:
         try:
             if needles:
                 query = " AND ".join(_phrase(needle) for needle in needles)
-                rows = db.execute(f"SELECT e.path, t.text {joined} WHERE catalog_text MATCH ?", (query,))
+                rows = db.execute(
+                    f"SELECT s.path, t.text {joined} JOIN catalog_sessions s ON s.owner = e.owner"
+                    " WHERE catalog_text MATCH ?",
+                    (query,),
+                )
                 for path, text in rows:
                     if path in wanted and path not in found and pattern.search(text):
                         found.add(path)
                 return found
             for path in sorted(wanted):
-                rows = db.execute(f"SELECT t.text {joined} WHERE e.path = ? ORDER BY e.rowid", (path,))
+                rows = db.execute(
+                    f"SELECT t.text {joined} WHERE e.owner = ? ORDER BY e.rowid", (_digest64(path),)
+                )
                 if any(pattern.search(text) for (text,) in rows):
                     found.add(path)
                 rows.close()
@@ -1016,7 +1085,7 @@ class Catalog:
             return {
                 entry_id: (tools, model)
                 for entry_id, tools, model in db.execute(
-                    "SELECT entry_id, tools, model FROM catalog_entries WHERE path = ?", (path,)
+                    "SELECT entry_id, tools, model FROM catalog_entries WHERE owner = ?", (_digest64(path),)
                 )
             }
         except sqlite3.Error:
@@ -1059,9 +1128,10 @@ class Catalog:
             where.append("e.timestamp < ?")
             params.append(until)
         sql = (
-            "SELECT e.path, e.entry_id, e.role, e.timestamp, e.tools, e.model,"
+            "SELECT s.path, e.entry_id, e.role, e.timestamp, e.tools, e.model,"
             " snippet(catalog_text, 0, char(2), char(3), '…', 64), bm25(catalog_text)"
             " FROM catalog_text t JOIN catalog_entries e ON e.rowid = t.rowid"
+            " JOIN catalog_sessions s ON s.owner = e.owner"
             f" WHERE {' AND '.join(where)} ORDER BY bm25(catalog_text)"
         )
         hits: list[RankedHit] = []
@@ -1101,6 +1171,19 @@ class RankedHit(NamedTuple):
             "snippet": self.snippet.replace("\x02", "").replace("\x03", ""),
             "score": self.score,
         }
+
+
+def _note_import(build: _Build, entry: Entry) -> None:
+    """Note ``entry``'s import marker as ``importers.session_file.find_imports`` reads one."""
+    data = entry.get("data")
+    if build.imports is not None and entry.get("customType") == _IMPORT_TYPE and isinstance(data, dict):
+        build.imports.append([str(data.get("source")), str(data.get("sourcePath"))])
+
+
+def _pack(data: bytes) -> bytes:
+    # The reduced entries and usage facts are read whole and rarely (a session's first stats,
+    # its search hits' branches, an append), and compress about 6:1: the catalog stays small.
+    return zlib.compress(data, 1)
 
 
 def _phrase(needle: str) -> str:
@@ -1163,20 +1246,22 @@ def _delete_usage(db: sqlite3.Connection, path: str) -> None:
 
 def _delete_texts(db: sqlite3.Connection, path: str) -> None:
     db.execute(
-        "DELETE FROM catalog_text WHERE rowid IN (SELECT rowid FROM catalog_entries WHERE path = ?)", (path,)
+        "DELETE FROM catalog_text WHERE rowid IN (SELECT rowid FROM catalog_entries WHERE owner = ?)",
+        (_digest64(path),),
     )
-    db.execute("DELETE FROM catalog_entries WHERE path = ?", (path,))
+    db.execute("DELETE FROM catalog_entries WHERE owner = ?", (_digest64(path),))
 
 
 def _insert_texts(db: sqlite3.Connection, path: str, rows: Sequence[TextRow]) -> None:
     # Rowids given, not assigned: two ``executemany`` per batch instead of two statements per row
     # (inside the writer's transaction, so no other writer takes the same ones).
     first = (db.execute("SELECT max(rowid) FROM catalog_entries").fetchone()[0] or 0) + 1
+    owner = _digest64(path)
     db.executemany(
-        "INSERT INTO catalog_entries (rowid, path, entry_id, role, timestamp, tools, model)"
+        "INSERT INTO catalog_entries (rowid, owner, entry_id, role, timestamp, tools, model)"
         " VALUES (?,?,?,?,?,?,?)",
         [
-            (rowid, path, row.entry_id, row.role, row.timestamp, row.tools, row.model)
+            (rowid, owner, row.entry_id, row.role, row.timestamp, row.tools, row.model)
             for rowid, row in enumerate(rows, first)
         ],
     )

@@ -40,7 +40,8 @@ __all__ = ["SCHEMA_VERSION", "FileKey", "ListingCache", "cache_path", "read_file
 # 8: each session's usage facts precomputed (``catalog_files.facts``).
 # 9: the catalog's usage groups, copy-key digests and header columns (summed in SQL).
 # 10: the sessions sharing a copy key as pairs; each session's summarised statistics kept.
-SCHEMA_VERSION = 10
+# 11: slim entries and facts compressed, entries named by owner, covering indexes, import markers.
+SCHEMA_VERSION = 11
 _SCHEMA = (
     """
 CREATE TABLE IF NOT EXISTS infos (

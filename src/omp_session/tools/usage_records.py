@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import timezone, tzinfo
+from datetime import timedelta, timezone, tzinfo
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -144,7 +144,9 @@ def _summed(
         if len(sums) != len(found):
             return None
         days = QuarterDays(zone)
-        if not any(_straddles(days, row[-2], row[-1]) for row in sums.get("time", ())):
+        if _quarter_aligned(zone) or not any(
+            _straddles(days, row[-2], row[-1]) for row in sums.get("time", ())
+        ):
             break
         # A quarter hour across two days of ``zone`` (an offset of no whole quarter hours): the
         # sessions with spend in it are counted record by record.
@@ -195,6 +197,15 @@ def _group(row: Sequence[Any], session_id: str = "", project: str = "") -> Usage
 def _started(row: UsageSession) -> str:
     """``oldest_first``'s key for a catalogued session (its header's timestamp)."""
     return row.started
+
+
+def _quarter_aligned(zone: tzinfo) -> bool:
+    """Whether every quarter hour lies in one day of ``zone``: a fixed offset of whole quarter
+    hours (UTC, ``--timezone +05:30``), so no sum needs checking."""
+    if not isinstance(zone, timezone):
+        return False
+    offset = zone.utcoffset(None)
+    return offset % timedelta(minutes=15) == timedelta(0)
 
 
 def _straddles(days: QuarterDays, first: int | None, last: int | None) -> bool:
