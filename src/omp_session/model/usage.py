@@ -204,6 +204,8 @@ class UsageStatistics:
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> UsageStatistics:
         known = _state_names()
+        if known.issuperset(state):  # (the usual case: a state to_state wrote)
+            return cls(**state)
         return cls(**{key: value for key, value in state.items() if key in known})
 
     def copy(self) -> UsageStatistics:

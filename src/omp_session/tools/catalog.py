@@ -745,15 +745,20 @@ class Catalog:
         db = self.cache.database
         if db is None:
             return None
+        wanted = paths if isinstance(paths, set | frozenset | dict) else set(paths)
         try:
-            return {
-                path: (stamp, stats)
-                for path, stamp, stats in db.execute(
+            # Many paths (a store-wide ``stats``): one scan of the small table, filtered here,
+            # costs less than looking each up through ``json_each``.
+            rows: Iterable[tuple[str, int, bytes | None]] = (
+                db.execute("SELECT path, stamp, stats FROM catalog_sessions")
+                if len(wanted) > _FEW_PATHS
+                else db.execute(
                     "SELECT path, stamp, stats FROM catalog_sessions"
                     " WHERE path IN (SELECT value FROM json_each(?))",
-                    (orjson.dumps(sorted(paths)).decode(),),
+                    (orjson.dumps(sorted(wanted)).decode(),),
                 )
-            }
+            )
+            return {path: (stamp, stats) for path, stamp, stats in rows if path in wanted}
         except sqlite3.Error:
             return None
 

@@ -627,15 +627,20 @@ def _stats_state(stats: SessionStats) -> bytes:
 def _stats_of_state(path: str, data: bytes) -> SessionStats:
     state = orjson.loads(data)
     other = state["other"]
+    whole = state["totals"]
+    totals = Totals.from_state(whole)
     return SessionStats(
         path=path,
         session_id=state["id"],
         title=state["title"],
         parent_session=state["parent"],
-        totals=Totals.from_state(state["totals"]),
+        totals=totals,
+        # A branch holding every entry (a session of one branch) has the session's totals: the
+        # object read once is shared (a report never changes either; a store-wide ``stats``
+        # reads thousands of these).
         branches=[
-            BranchStats(leaf, current, Totals.from_state(totals))
-            for leaf, current, totals in state["branches"]
+            BranchStats(leaf, current, totals if counted == whole else Totals.from_state(counted))
+            for leaf, current, counted in state["branches"]
         ],
         other_branches=BranchSummary(*other) if other is not None else None,
     )
