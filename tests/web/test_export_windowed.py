@@ -15,8 +15,9 @@ import pytest
 
 from omp_session.errors import EntryNotFoundError
 from omp_session.export.html import export_html
+from omp_session.format.codec import DISPLAY_ERRORS
 from omp_session.rendering.images import inline_images
-from omp_session.rendering.windowed_export import HTML_CHUNK
+from omp_session.rendering.windowed_export import HTML_CHUNK, compressed_block
 from omp_session.rendering.windowed_open import open_windowed
 
 from .support import FLAKY, FORK, INFRA, PAGINATION, SAMPLES
@@ -170,3 +171,18 @@ def test_forked_workers_render_the_same_file(tmp_path: Path) -> None:
     stamp = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC")
     assert stamp.sub("", forked) == stamp.sub("", alone)
     assert seen and seen[-1] == (stats.entries, stats.entries) and seen == sorted(seen)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        ['<article>café 数 "q" \\ \n\t\x00\x1f\x7f\u2028</article>', ""],
+        [["key", 3, None, True, "→"], {"a": [1, 2]}],
+        ["lone \ud800 surrogate"],  # orjson refuses it: the json path writes it as U+FFFD
+        [{1: "a key that is not a string"}],
+    ],
+)
+def test_a_block_is_the_json_the_standard_encoder_writes(value: Any) -> None:
+    # The blocks are written with orjson; what the page inflates must be json.dumps's bytes.
+    expected = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", DISPLAY_ERRORS)
+    assert gzip.decompress(base64.b64decode(str(compressed_block(value)))) == expected

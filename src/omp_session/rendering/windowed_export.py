@@ -33,6 +33,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import orjson
 from markupsafe import Markup
 
 from omp_session.errors import EntryNotFoundError
@@ -134,7 +135,12 @@ def export_windowed_html(
 def compressed_block(value: Any) -> Markup:
     """``value`` as the text of a ``gzip-base64`` block: its JSON, gzipped (no timestamp, so the
     same session gives the same file), in base64."""
-    data = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", DISPLAY_ERRORS)
+    try:
+        # orjson writes what json.dumps writes here (compact, non-ASCII as it is), in a tenth of
+        # the time: the export's 50,000 entries are 45 MB of JSON strings (issue 30 item 3).
+        data = orjson.dumps(value)
+    except TypeError:  # a lone surrogate (UTF-8 cannot hold it), a key that is not a string…
+        data = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", DISPLAY_ERRORS)
     return Markup(base64.b64encode(gzip.compress(data, _GZIP_LEVEL, mtime=0)).decode("ascii"))
 
 
