@@ -25,6 +25,22 @@ __all__ = ["entry_html", "url_quoted"]
 _SIGNS = {"add": "+", "del": "-", "hunk": "@@"}
 
 
+def _text(value: object) -> str:
+    """``str(markupsafe.escape(value))``: a plain string's five characters replaced without
+    making a ``Markup`` of it (an export draws half a million of them), anything else (the
+    ``Markup`` of the blocks, which stays as it is) through :func:`markupsafe.escape`. A property
+    test holds the two to the same text."""
+    if type(value) is not str:
+        return str(escape(value))
+    return (
+        value.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace("'", "&#39;")
+        .replace('"', "&#34;")
+    )
+
+
 def url_quoted(value: str) -> str:
     """``value`` quoted for a URL, as Jinja's ``urlencode`` filter quotes a string (``/`` kept),
     lone surrogates shown as U+FFFD first (UTF-8 cannot hold them, issue 11 item 5)."""
@@ -34,43 +50,43 @@ def url_quoted(value: str) -> str:
 def _block(b: Block, out: list[str]) -> None:
     kind = b.kind
     if kind == "markdown":
-        out.append(f'<div class="md">{escape(b.html)}</div>')
+        out.append(f'<div class="md">{_text(b.html)}</div>')
     elif kind == "thinking":
         out.append(
             f'<details class="thinking"><summary><span class="cap">Thinking</span> <span class="dim">'
-            f'{escape(b.title)}</span> <span class="preview">{escape(b.preview)}</span></summary>'
-            f'<div class="md">{escape(b.html)}</div></details>'
+            f'{_text(b.title)}</span> <span class="preview">{_text(b.preview)}</span></summary>'
+            f'<div class="md">{_text(b.html)}</div></details>'
         )
     elif kind == "toolcall":
         out.append(
-            f'<details class="toolcall"><summary><span class="cap">⚙ {escape(b.title)}</span> '
-            f'<code class="hint">{escape(b.detail)}</code></summary><div class="inner">'
+            f'<details class="toolcall"><summary><span class="cap">⚙ {_text(b.title)}</span> '
+            f'<code class="hint">{_text(b.detail)}</code></summary><div class="inner">'
         )
         for child in b.children:
             _block(child, out)
         out.append("</div></details>")
     elif kind == "diff":
-        out.append(f'<div class="codeblock diffblock"><div class="cap">{escape(b.title)}')
+        out.append(f'<div class="codeblock diffblock"><div class="cap">{_text(b.title)}')
         if b.detail:
-            out.append(f' <span class="dim">· {escape(b.detail)}</span>')
+            out.append(f' <span class="dim">· {_text(b.detail)}</span>')
         out.append("</div>")
         if b.rows:
             out.append('<table class="code diff">')
             out.extend(
-                f'<tr class="d-{escape(cls)}"><td class="ln">{escape(old)}</td><td class="ln">{escape(new)}'
-                f'</td><td class="sg">{_SIGNS.get(cls, "")}</td><td class="dl">{escape(html)}</td></tr>'
+                f'<tr class="d-{_text(cls)}"><td class="ln">{_text(old)}</td><td class="ln">{_text(new)}'
+                f'</td><td class="sg">{_SIGNS.get(cls, "")}</td><td class="dl">{_text(html)}</td></tr>'
                 for cls, old, new, html in b.rows
             )
             out.append("</table>")
         out.append("</div>")
     elif kind == "code":
-        title = f'<div class="cap">{escape(b.title)}</div>' if b.title else ""
-        out.append(f'<div class="codeblock">{title}<pre class="code">{escape(b.html)}</pre></div>')
+        title = f'<div class="cap">{_text(b.title)}</div>' if b.title else ""
+        out.append(f'<div class="codeblock">{title}<pre class="code">{_text(b.html)}</pre></div>')
     elif kind == "json":
         shown = "" if b.collapsed else " open"
         out.append(
-            f'<details class="json"{shown}><summary><span class="cap">{escape(b.title)}</span></summary>'
-            f'<pre class="code">{escape(b.html)}</pre></details>'
+            f'<details class="json"{shown}><summary><span class="cap">{_text(b.title)}</span></summary>'
+            f'<pre class="code">{_text(b.html)}</pre></details>'
         )
     elif kind == "output":
         if b.lines == 0:
@@ -78,21 +94,21 @@ def _block(b: Block, out: list[str]) -> None:
             return
         shown = "" if b.collapsed else " open"
         lines = f"{b.lines} line{'s' if b.lines != 1 else ''}"
-        preview = f'<pre class="preview">{escape(b.preview)}</pre>' if b.preview else ""
+        preview = f'<pre class="preview">{_text(b.preview)}</pre>' if b.preview else ""
         out.append(
-            f'<details class="output"{shown}><summary><span class="cap">{escape(b.title)} · {lines}</span>'
-            f'{preview}</summary><pre class="code">{escape(b.html)}</pre></details>'
+            f'<details class="output"{shown}><summary><span class="cap">{_text(b.title)} · {lines}</span>'
+            f'{preview}</summary><pre class="code">{_text(b.html)}</pre></details>'
         )
     elif kind == "image":
         if b.src:
             out.append(
-                f'<figure class="image"><img src="{escape(b.src)}" alt="{escape(b.title)}" loading="lazy">'
-                f"<figcaption>{escape(b.title)}</figcaption></figure>"
+                f'<figure class="image"><img src="{_text(b.src)}" alt="{_text(b.title)}" loading="lazy">'
+                f"<figcaption>{_text(b.title)}</figcaption></figure>"
             )
         else:
-            out.append(f'<div class="note image-missing">image: {escape(b.detail)}</div>')
+            out.append(f'<div class="note image-missing">image: {_text(b.detail)}</div>')
     else:
-        out.append(f'<div class="note">{escape(b.title)}</div>')
+        out.append(f'<div class="note">{_text(b.title)}</div>')
 
 
 def entry_html(e: EntryView) -> Markup:
@@ -100,30 +116,30 @@ def entry_html(e: EntryView) -> Markup:
     blocks; a state change (``meta``) shows its notes in the header instead of a body."""
     meta = " meta" if e.meta else ""
     out = [
-        f'<article class="entry k-{escape(e.kind)}{meta}" data-key="{escape(e.key)}">\n'
-        f'<header class="eh"><span class="who">{escape(e.heading)}</span>'
+        f'<article class="entry k-{_text(e.kind)}{meta}" data-key="{_text(e.key)}">\n'
+        f'<header class="eh"><span class="who">{_text(e.heading)}</span>'
     ]
     if e.meta:
-        out.extend(f' <span class="what">{escape(b.title)}</span>' for b in e.blocks if b.kind == "note")
-    out.extend(f' <span class="badge">{escape(badge)}</span>' for badge in e.badges)
+        out.extend(f' <span class="what">{_text(b.title)}</span>' for b in e.blocks if b.kind == "note")
+    out.extend(f' <span class="badge">{_text(badge)}</span>' for badge in e.badges)
     out.extend(
-        f' <span class="ref">{escape(label)} <a href="#{escape(url_quoted(ref))}">{escape(ref)}</a></span>'
+        f' <span class="ref">{_text(label)} <a href="#{_text(url_quoted(ref))}">{_text(ref)}</a></span>'
         for label, ref in e.refs
     )
     out.append('\n<span class="spacer"></span>')
     if e.usage_text:
-        out.append(f'<span class="usage" title="tokens and cost of this turn">{escape(e.usage_text)}</span>')
+        out.append(f'<span class="usage" title="tokens and cost of this turn">{_text(e.usage_text)}</span>')
     when = (
-        f'<time datetime="{escape(e.iso)}" data-format="time">{escape(e.timestamp)}</time>'
+        f'<time datetime="{_text(e.iso)}" data-format="time">{_text(e.timestamp)}</time>'
         if e.timestamp
         else "#"
     )
     out.append(
-        f'\n<a class="permalink" href="#{escape(url_quoted(e.key))}" title="link to this entry '
-        f'({escape(e.iso)})">{when}</a></header>'
+        f'\n<a class="permalink" href="#{_text(url_quoted(e.key))}" title="link to this entry '
+        f'({_text(e.iso)})">{when}</a></header>'
     )
     if e.error:
-        out.append(f'<div class="error">{escape(e.error)}</div>')
+        out.append(f'<div class="error">{_text(e.error)}</div>')
     body = [b for b in e.blocks if b.kind != "note"] if e.meta else e.blocks
     if body:
         out.append('<div class="eb">')
