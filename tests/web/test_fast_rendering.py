@@ -11,8 +11,9 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from markupsafe import Markup, escape
 
-from omp_session.rendering import markdown
+from omp_session.rendering import entry_html, markdown
 from omp_session.rendering.markdown import highlight_code, highlight_json, render_markdown
 
 
@@ -101,3 +102,41 @@ def test_json_the_walk_leaves_to_the_reference() -> None:
     for odd in ({1: "int key"}, {"t": (1, 2)}, {"s": {1, 2}}, [float("nan")], {"big": "x" * 250_000}):
         assert str(highlight_json(odd)) == _reference_json(odd)
     assert "<span" not in str(highlight_json({"big": "x" * 250_000}))  # too long to highlight
+
+
+_TEXTS = st.lists(
+    st.sampled_from(["plain words", "a *b*", "a *b* ", "<b>x</b>", "x = 1", "x = 1\n", "", "数"])
+    | st.text(st.sampled_from([*"ab *_<&\n`"]), max_size=12),
+    max_size=30,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_TEXTS, st.sampled_from([None, "python", "bash", "nosuchlanguage"]))
+def test_remembered_results_are_each_texts_own(texts: list[str], language: str | None) -> None:
+    # The results of short texts are cached: whatever came before, each text (and each language
+    # of a code text) gets what rendering it afresh gives, never another text's result.
+    for text in texts + texts[::-1]:
+        assert str(render_markdown(text)) == str(markdown._markdown(text))
+        assert str(highlight_code(text, language)) == str(markdown._highlight(text, language))
+        assert str(highlight_code(text, "json")) == str(markdown._highlight(text, "json"))
+
+
+def test_a_markup_text_is_not_given_its_plain_twins_result() -> None:
+    plain = "<b>bold</b> & co"
+    assert str(highlight_code(plain, None)) == "&lt;b&gt;bold&lt;/b&gt; &amp; co"  # now remembered
+    assert str(highlight_code(Markup(plain), None)) == plain  # Markup is left as it is
+    assert str(highlight_code(plain, None)) == "&lt;b&gt;bold&lt;/b&gt; &amp; co"
+    assert markdown._highlight_cached.cache_info().currsize >= 1
+    long = "x = 1\n" * (markdown._CACHED_CHARS // 6 + 1)  # too long to remember: rendered each time
+    before = markdown._highlight_cached.cache_info()
+    assert str(highlight_code(long, "python")) == str(markdown._highlight(long, "python"))
+    assert markdown._highlight_cached.cache_info()[:2] == before[:2]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.sampled_from([*"ab <>&'\"\n", "é", "\ud800"]) | st.characters(), max_size=40))
+def test_entry_text_is_escaped_as_markupsafe_escapes_it(text: str) -> None:
+    assert entry_html._text(text) == str(escape(text))
+    assert entry_html._text(Markup(text)) == text  # a block's HTML stays as it is
+    assert entry_html._text(42) == "42"

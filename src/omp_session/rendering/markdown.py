@@ -91,10 +91,28 @@ def render_markdown(text: str) -> Markup:
     >>> str(render_markdown("<b>hi</b> *there*"))
     '<p>&lt;b&gt;hi&lt;/b&gt; <em>there</em></p>\\n'
     """
+    if type(text) is str and len(text) <= _CACHED_CHARS:
+        return _markdown_cached(text)
+    return _markdown(text)
+
+
+#: Texts up to this long are rendered once per process and then remembered (a session repeats
+#: its prompts, commands and the files it reads, and the HTML export draws every entry): the last
+#: :data:`_CACHED_TEXTS` of each kind, some megabytes (a few tens if all were this long). Only a
+#: plain ``str`` is remembered: a ``Markup`` equals the ``str`` of its text but must not get its
+#: result (:func:`highlight_code` leaves a ``Markup`` as it is).
+_CACHED_CHARS = 4_000
+_CACHED_TEXTS = 2_048
+
+
+def _markdown(text: str) -> Markup:
     text = display_text(text)  # lone surrogates shown as U+FFFD (issue 11 item 5)
     if _MARKUP.search(text) is None:
         return Markup(_prose_html(text))
     return Markup(_cleaner().clean(_parser().render(text)))
+
+
+_markdown_cached = functools.lru_cache(maxsize=_CACHED_TEXTS)(_markdown)
 
 
 #: What can make Markdown of a text more than its paragraphs: a character that starts inline markup,
@@ -132,11 +150,21 @@ def _cleaner() -> nh3.Cleaner:
 
 
 def highlight_code(code: str, language: str | None) -> Markup:
-    """``code`` as escaped HTML, with Pygments classes when ``language`` is known (no ``<pre>``)."""
+    """``code`` as escaped HTML, with Pygments classes when ``language`` is known (no ``<pre>``);
+    a short text's result is remembered (see :data:`_CACHED_CHARS`)."""
+    if type(code) is str and len(code) <= _CACHED_CHARS and (language is None or type(language) is str):
+        return _highlight_cached(code, language)
+    return _highlight(code, language)
+
+
+def _highlight(code: str, language: str | None) -> Markup:
     lexer = _lexer(language) if language else None
     if lexer is None or len(code) > _MAX_HIGHLIGHT_CHARS:
         return escape(code)
     return Markup(highlight(code, lexer, _FORMATTER))
+
+
+_highlight_cached = functools.lru_cache(maxsize=_CACHED_TEXTS)(_highlight)
 
 
 def highlight_json(value: Any) -> Markup:
