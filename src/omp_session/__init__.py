@@ -46,7 +46,7 @@ from omp_session.model.llm import convert_to_llm
 from omp_session.model.tree import SessionTreeNode, build_session_context
 from omp_session.model.usage import UsageStatistics
 from omp_session.store.loading import SessionLoadResult, load_session_file
-from omp_session.store.tuning import Tuning
+from omp_session.store.tuning import ReadStrategy, Tuning
 from omp_session.tools.listing import SessionInfo
 
 __version__ = "0.1.0"
@@ -81,6 +81,7 @@ __all__ = [
     "PersistenceError",
     "PostgresStorage",
     "ReadOnlySessionError",
+    "ReadStrategy",
     "Runtime",
     "SecretsConfigError",
     "SessionChangedError",

@@ -6,7 +6,6 @@ the stored index and a full load read the same session alike."""
 
 from __future__ import annotations
 
-import json
 import sys
 import tempfile
 from collections.abc import Callable, Collection
@@ -19,11 +18,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from omp_session.store import scanner
-from omp_session.store._indexed import offsets as offset_index
 from omp_session.store._indexed.builder import ComplexSession, IndexBuilder
 from omp_session.store._indexed.offsets import OffsetIndex
 from omp_session.store.scanner import Scanned
-from tests.perf.tuned import open_session
+from omp_session.store.tuning import ReadStrategy
+from tests.perf.tuned import EVERY_FILE, open_session
+from tests.store.read_paths import read_by, tuning_for
 
 from .sessions import full_snapshot, jump_back_lines, opened_cold, session_lines, snapshot
 from .test_skim_open import _ODD_VALUES, _odd_sessions
@@ -186,123 +186,56 @@ def test_the_note_names_the_scanner_in_use() -> None:
 # -- the cold open through the scanner, against the other ways to read a session ----------------
 
 
-def _through(monkeypatch: pytest.MonkeyPatch, implementation: Scan) -> None:
-    monkeypatch.setattr(scanner, "COMPILED", True)
-    monkeypatch.setattr(scanner, "scan", implementation)
+#: The cold opens through a scanner, and the one without (the skim or the one-pass decode).
+THROUGH_A_SCANNER = [ReadStrategy.COLD_PURE]
+if scanner.c_scan is not None:
+    THROUGH_A_SCANNER.append(ReadStrategy.COLD_COMPILED)
 
 
-def _all_reads_agree(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _all_reads_agree(path: Path) -> None:
     expected = full_snapshot(path)
-    for _name, implementation in SCANNERS:
-        with monkeypatch.context() as patch:
-            _through(patch, implementation)
-            offset_index.drop_index(path)
-            with open_session(path, read_only=True) as manager:  # cold: through the scanner
-                assert snapshot(manager) == expected
-            with open_session(path, read_only=True) as manager:  # warm: the index it wrote
-                assert snapshot(manager) == expected
-    with monkeypatch.context() as patch:
-        patch.setattr(scanner, "COMPILED", False)  # the skim or the one-pass open
-        offset_index.drop_index(path)
-        with open_session(path, read_only=True) as manager:
+    for read in THROUGH_A_SCANNER:
+        with open_session(path, read_only=True, tuning=tuning_for(read, EVERY_FILE)) as manager:
+            assert snapshot(manager) == expected  # cold (a stored index is not read): through the scanner
+        with open_session(path, read_only=True) as manager:  # warm: the index it wrote
             assert snapshot(manager) == expected
+    with open_session(path, read_only=True, tuning=tuning_for(ReadStrategy.COLD_SKIM, EVERY_FILE)) as manager:
+        assert snapshot(manager) == expected
 
 
 @SETTINGS
 @given(lines=session_lines())
-def test_lazy_skim_and_full_loads_agree(lines: list[bytes], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_lazy_skim_and_full_loads_agree(lines: list[bytes]) -> None:
     with tempfile.TemporaryDirectory() as directory:
         path = Path(directory) / "session.jsonl"
         path.write_bytes(b"".join(lines))
-        _all_reads_agree(path, monkeypatch)
+        _all_reads_agree(path)
 
 
 @SETTINGS
 @given(lines=_odd_sessions())
-def test_lazy_skim_and_full_loads_agree_on_odd_values(
-    lines: list[bytes], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_lazy_skim_and_full_loads_agree_on_odd_values(lines: list[bytes]) -> None:
     with tempfile.TemporaryDirectory() as directory:
         path = Path(directory) / "session.jsonl"
         path.write_bytes(b"".join(lines))
-        _all_reads_agree(path, monkeypatch)
+        _all_reads_agree(path)
 
 
 @SETTINGS
 @given(lines=jump_back_lines())
-def test_lazy_skim_and_full_loads_agree_on_branches_that_jump_back(
-    lines: list[bytes], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_lazy_skim_and_full_loads_agree_on_branches_that_jump_back(lines: list[bytes]) -> None:
     with tempfile.TemporaryDirectory() as directory:
         path = Path(directory) / "session.jsonl"
         path.write_bytes(b"".join(lines))
-        _all_reads_agree(path, monkeypatch)
+        _all_reads_agree(path)
 
 
-@pytest.mark.parametrize(("name", "implementation"), SCANNERS)
-def test_a_plain_session_is_opened_cold_through_the_scanner(
-    name: str, implementation: Scan, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.mark.parametrize("read", THROUGH_A_SCANNER)
+def test_a_plain_session_is_opened_cold_through_the_scanner(read: ReadStrategy, tmp_path: Path) -> None:
     from .test_skim_open import _plain
 
     path = _plain(tmp_path)
     expected = full_snapshot(path)
-    calls: list[int] = []
-
-    def counted(*args: Any) -> Scanned:
-        calls.append(1)
-        return implementation(*args)
-
-    _through(monkeypatch, counted)
-    with open_session(path, read_only=True) as manager:
-        assert opened_cold(manager)
+    with open_session(path, read_only=True, tuning=tuning_for(read, EVERY_FILE)) as manager:
+        assert opened_cold(manager) and read_by(manager) is read
         assert snapshot(manager) == expected
-    assert calls == [1]
-
-
-# -- usage totals added in C -------------------------------------------------------------------
-
-_NUMBERS = st.one_of(
-    st.integers(-(2**70), 2**70),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.sampled_from([0, 0.0, -0.0, 1e-300, 2**63 - 1, -(2**63), 2**64]),
-)
-_VALUES = st.one_of(
-    _NUMBERS, st.none(), st.booleans(), st.text(max_size=3), st.lists(st.integers(), max_size=2)
-)
-_KEYS = ["input", "output", "cacheRead", "cacheWrite", "totalTokens", "premiumRequests", "x"]
-
-
-def _dumps(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False).encode()  # (any integer, unlike orjson)
-
-
-@st.composite
-def _usage_json(draw: st.DrawFn) -> bytes:
-    """One usage value as JSON: numbers of every kind, missing and odd fields, nested parts,
-    sometimes a duplicate key, extra spaces, or not an object at all."""
-    if draw(st.integers(0, 15)) == 0:
-        return _dumps(draw(_VALUES))
-    parts = []
-    for key in draw(st.lists(st.sampled_from(_KEYS), max_size=8)):
-        parts.append(b'"' + key.encode() + b'":' + _dumps(draw(_VALUES)))
-    if draw(st.booleans()):
-        inner = {k: draw(_VALUES) for k in draw(st.lists(st.sampled_from(["input", "output", "cacheRead"])))}
-        parts.append(b'"orchestration":' + _dumps(inner if draw(st.integers(0, 5)) else 3))
-    if draw(st.booleans()):
-        parts.append(b'"cost":' + _dumps({"total": draw(_VALUES), "input": 1}))
-    separator = b" , " if draw(st.booleans()) else b","
-    return b"{" + separator.join(parts) + b"}"
-
-
-@SETTINGS
-@given(usages=st.lists(_usage_json(), max_size=12))
-def test_usage_totals_added_in_c_are_usage_statistics(usages: list[bytes]) -> None:
-    lines = [b'{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/"}']
-    for number, usage in enumerate(usages):
-        parent = b"null" if number == 0 else b'"e%d"' % (number - 1)
-        lines.append(
-            b'{"type":"message","id":"e%d","parentId":%s,"message":{"role":"assistant","usage":%s}}'
-            % (number, parent, usage)
-        )
-    _check(b"\n".join(lines) + b"\n")

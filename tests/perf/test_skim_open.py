@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from omp_session.format.codec import encode_line
-from omp_session.store import scanner
 from omp_session.store._indexed import fast_open, skim_open
-from tests.perf.tuned import open_session
+from omp_session.store.tuning import ReadStrategy
+from tests.perf.tuned import EVERY_FILE, open_session
 
 from .sessions import HEADER, full_snapshot, jump_back_lines, opened_cold, snapshot
 
@@ -52,10 +53,8 @@ _ODD = st.sampled_from(_ODD_VALUES)
 _PLACES = st.sampled_from(["skipped", "input", "cost", "total", "premiumRequests", "message", "type", "id"])
 
 
-@pytest.fixture(autouse=True)
-def _the_pure_python_cold_open(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The skim is the pure-Python cold open's (the compiled scanner's is tests/perf/test_scanner.py)."""
-    monkeypatch.setattr(scanner, "COMPILED", False)
+#: The skim is the cold open without the compiled scanner (the scanner's is tests/perf/test_scanner.py).
+SKIM = replace(EVERY_FILE, read_strategy=ReadStrategy.COLD_SKIM)
 
 
 def _line(number: int, parent: str | None, odd: bytes | None, place: str) -> bytes:
@@ -133,19 +132,17 @@ def test_a_skimmed_cold_open_reads_like_a_full_load(
         expected = full_snapshot(path)
         with monkeypatch.context() as patch:
             _spy(patch)
-            with open_session(path, read_only=True) as manager:
+            with open_session(path, read_only=True, tuning=SKIM) as manager:
                 assert snapshot(manager) == expected
 
 
 @SETTINGS
 @given(lines=jump_back_lines())
-def test_branches_that_jump_back_read_the_same_after_a_skim(
-    lines: list[bytes], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_branches_that_jump_back_read_the_same_after_a_skim(lines: list[bytes]) -> None:
     with tempfile.TemporaryDirectory() as directory:
         path = _write(directory, lines)
         expected = full_snapshot(path)
-        with open_session(path, read_only=True) as manager:
+        with open_session(path, read_only=True, tuning=SKIM) as manager:
             assert opened_cold(manager)
             assert snapshot(manager) == expected
 
@@ -173,7 +170,7 @@ def test_a_plain_session_with_a_compaction_is_skimmed(
     path = _plain(tmp_path)
     expected = full_snapshot(path)
     served = _spy(monkeypatch)
-    with open_session(path, read_only=True) as manager:
+    with open_session(path, read_only=True, tuning=SKIM) as manager:
         assert opened_cold(manager)
         assert snapshot(manager) == expected
     assert served == [True]
@@ -194,7 +191,7 @@ def test_the_skim_gives_up_or_reads_as_orjson_does(
     path = _plain(tmp_path, odd, place)
     expected = full_snapshot(path)
     served = _spy(monkeypatch)
-    with open_session(path, read_only=True) as manager:
+    with open_session(path, read_only=True, tuning=SKIM) as manager:
         assert snapshot(manager) == expected
     assert served == [odd in (b"1e400", b"18446744073709551616")]
 
@@ -209,21 +206,19 @@ def test_a_line_nested_deeper_than_orjson_reads_is_never_skimmed(
     try:
         expected = full_snapshot(path)
         served = _spy(monkeypatch)
-        with open_session(path, read_only=True) as manager:
+        with open_session(path, read_only=True, tuning=SKIM) as manager:
             assert snapshot(manager) == expected
     finally:
         sys.setrecursionlimit(limit)
     assert served == [False]
 
 
-def test_an_entry_without_a_string_id_is_nobodys_child_after_a_lazy_open(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_an_entry_without_a_string_id_is_nobodys_child_after_a_lazy_open(tmp_path: Path) -> None:
     # Found by the property test above: the parent column named it, SessionIndex does not.
     path = _plain(tmp_path, b"1", "id")  # entry 3: "id":1, its parent e2
     expected = full_snapshot(path)
     assert expected["children"][2] == []
-    for opening in ("cold", "through the index"):
-        with open_session(path, read_only=True) as manager:
+    for opening, tuning in (("cold", SKIM), ("through the index", EVERY_FILE)):
+        with open_session(path, read_only=True, tuning=tuning) as manager:
             assert opened_cold(manager) == (opening == "cold")
             assert manager.get_children("e2") == [] and snapshot(manager) == expected

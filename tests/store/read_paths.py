@@ -1,67 +1,71 @@
 """Every way ``SessionManager.open`` reads a session file, for tests that must hold on each.
 
-The full load (the offset index switched off in the runtime); the cold open through the compiled
-scanner (where it is built, as tests/perf/test_scanner.py picks it), through the pure-Python
-scanner, and the path of an installation without the compiled one (the skim, or the one-pass
-open); the warm open from the index a cold open wrote. The file must be large enough to be
-indexed (``PAD``).
+Each is a :class:`~omp_session.store.tuning.ReadStrategy` this installation can run, chosen
+through the runtime's ``Tuning(read_strategy=...)`` (nothing is patched): the full parse, the
+cold open through the compiled scanner (where it is built), through the pure-Python scanner and
+without a scanner (the skim, or the one-pass decode), and the warm open through a stored index
+(which the open builds first). ``auto`` is each of those on some file, so it is not one of them.
+A file must be large enough to be indexed (``PAD``), or its test passes
+``Tuning(min_indexed_bytes=0)`` (``tuning_for``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from omp_session import Runtime, SessionManager
-from omp_session.store import scanner
-from omp_session.store.tuning import DEFAULT_TUNING
+from omp_session.store.file_sessions import FileSessionStorage
+from omp_session.store.tuning import DEFAULT_TUNING, ReadStrategy, Tuning
 
 from ..perf.sessions import is_lazy, opened_cold
+from ..perf.tuned import EVERY_FILE
 
-_COLD = ["cold, pure scanner", "cold, no compiled scanner"]
-if scanner.c_scan is not None:
-    _COLD.insert(0, "cold, compiled scanner")
-READS = ["full", *_COLD, "warm"]
+#: Every forced strategy this installation can run, the reference first.
+READS = [strategy for strategy in ReadStrategy.available() if strategy is not ReadStrategy.AUTO]
+#: The fast ones (everything but the reference).
+FAST_READS = [strategy for strategy in READS if strategy is not ReadStrategy.FULL]
 
 #: A text that makes the file it is in large enough to be indexed.
 PAD = "x" * (2 * DEFAULT_TUNING.min_indexed_bytes)
 
 
-@contextmanager
-def scanner_of(read: str, patch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The scanner ``read`` opens with, while the context lasts."""
-    with patch.context() as inner:
-        if read == "cold, compiled scanner":
-            inner.setattr(scanner, "COMPILED", True)
-            inner.setattr(scanner, "scan", scanner.c_scan)
-        elif read == "cold, pure scanner":
-            inner.setattr(scanner, "COMPILED", True)  # the scanner path, with the reference scanner
-            inner.setattr(scanner, "scan", scanner.py_scan)
-        elif read == "cold, no compiled scanner":
-            inner.setattr(scanner, "COMPILED", False)
-        yield
+def tuning_for(read: ReadStrategy, tuning: Tuning = DEFAULT_TUNING) -> Tuning:
+    """``tuning`` with ``read`` as its read strategy."""
+    return replace(tuning, read_strategy=read)
 
 
-def runtime_for(path: Path, read: str) -> Runtime:
-    return Runtime(agent_dir=path.parent / "agent", breadcrumbs=False, offset_index=read != "full")
+def file_stores() -> list[Any]:
+    """Parameters for a test that takes a store of files (``None``: the default one, ``auto``):
+    the default, then a store for each fast strategy that indexes files of any size (a test
+    file is small), so the test runs through every way a file is read."""
+    stores = [pytest.param(None, id="auto")]
+    for read in FAST_READS:
+        stores.append(pytest.param(FileSessionStorage(tuning_for(read, EVERY_FILE)), id=str(read)))
+    return stores
 
 
-def open_by(
-    path: Path, read: str, patch: pytest.MonkeyPatch, *, lazy: bool = True, **options: Any
-) -> SessionManager:
+def runtime_for(path: Path, read: ReadStrategy, tuning: Tuning = DEFAULT_TUNING) -> Runtime:
+    return Runtime(agent_dir=path.parent / "agent", breadcrumbs=False, tuning=tuning_for(read, tuning))
+
+
+def read_by(manager: SessionManager) -> ReadStrategy:
+    """The strategy that served ``manager``'s open: a lazily opened session's index records it;
+    any other session was given to the full parse."""
+    if not is_lazy(manager):
+        return ReadStrategy.FULL
+    strategy: ReadStrategy = manager._state.index.read_by  # type: ignore[attr-defined]
+    return strategy
+
+
+def open_by(path: Path, read: ReadStrategy, *, lazy: bool = True, **options: Any) -> SessionManager:
     """``SessionManager.open(path, **options)`` by ``read``; ``lazy``: check it took that path
     (false where the index is expected to give the file to a full load)."""
-    runtime = runtime_for(path, read)
-    if read == "warm":  # a cold open writes the index the next open reads
-        dialect = options.get("dialect")
-        SessionManager.open(path, read_only=True, runtime=runtime, dialect=dialect).close()
-    with scanner_of(read, patch):
-        manager = SessionManager.open(path, runtime=runtime, **options)
+    manager = SessionManager.open(path, runtime=runtime_for(path, read), **options)
     if lazy:
-        assert is_lazy(manager) == (read != "full"), read
-        assert opened_cold(manager) == read.startswith("cold"), read
+        assert read_by(manager) is read, read
+        assert opened_cold(manager) == str(read).startswith("cold"), read
     return manager

@@ -21,6 +21,7 @@ from omp_session import Runtime, SessionManager
 from omp_session.model.context import STATE_RULES, Keep, SessionContext, _scan_state
 from omp_session.store._indexed import builder as builder_module
 from omp_session.store._indexed.builder import IndexBuilder, State
+from omp_session.store.tuning import ReadStrategy
 
 from .read_paths import PAD, READS, open_by
 
@@ -131,12 +132,12 @@ def _write(directory: Path, pad_after: bool) -> Path:
     return path
 
 
-def _contexts(directory: Path, pad_after: bool, patch: pytest.MonkeyPatch) -> dict[str, dict[str, Any]]:
+def _contexts(directory: Path, pad_after: bool) -> dict[ReadStrategy, dict[str, Any]]:
     """The leaf's context on every read path of a fresh copy of the session."""
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[ReadStrategy, dict[str, Any]] = {}
     for read in READS:
-        path = _write(directory / read.replace(",", "").replace(" ", "-"), pad_after)
-        with open_by(path, read, patch, read_only=True) as manager:
+        path = _write(directory / str(read), pad_after)
+        with open_by(path, read, read_only=True) as manager:
             found[read] = manager.build_session_context().to_dict()
     return found
 
@@ -152,17 +153,17 @@ def test_removing_a_rule_changes_the_context_on_every_read_path(
     kind: str, pad_after: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     read_value, effect = _EFFECT[kind]
-    contexts = _contexts(tmp_path / "all", pad_after, monkeypatch)
-    assert all(context == contexts["full"] for context in contexts.values())  # the index agrees
-    assert read_value(contexts["full"]) == effect
+    contexts = _contexts(tmp_path / "all", pad_after)
+    assert all(context == contexts[ReadStrategy.FULL] for context in contexts.values())  # the index agrees
+    assert read_value(contexts[ReadStrategy.FULL]) == effect
     monkeypatch.delitem(STATE_RULES, kind)
     assert not _changes_state(kind)
     # The builder reads the table too (but for the default model, kept in its message case).
     assert _changes_recorded_state(kind) == (kind == "message")
-    mutated = _contexts(tmp_path / "without", pad_after, monkeypatch)
+    mutated = _contexts(tmp_path / "without", pad_after)
     for read, context in mutated.items():
         assert read_value(context) != effect, read  # the rule no longer applies, on any path
-        assert context == mutated["full"], read  # and the index follows the same table
+        assert context == mutated[ReadStrategy.FULL], read  # and the index follows the same table
 
 
 @pytest.mark.parametrize(
@@ -176,8 +177,8 @@ def test_an_index_that_forgot_a_rule_would_give_another_context(
     # reads usage; the row's removal above is its check.)
     forgetful = builder_module.stateful_types() - {kind}
     monkeypatch.setattr(builder_module, "stateful_types", lambda: forgetful)
-    contexts = _contexts(tmp_path, False, monkeypatch)
-    assert contexts["warm"] != contexts["full"]
+    contexts = _contexts(tmp_path, False)
+    assert contexts[ReadStrategy.WARM] != contexts[ReadStrategy.FULL]
 
 
 def test_the_dialect_decides_how_a_rule_reads_its_value(tmp_path: Path) -> None:

@@ -32,6 +32,7 @@ from omp_session.format import markers
 from omp_session.format.blob_refs import BLOB_PREFIX
 from omp_session.format.markers import MARKERS
 from omp_session.store.blobs import FileBlobStore
+from omp_session.store.tuning import ReadStrategy
 
 from .read_paths import PAD, READS, open_by
 
@@ -101,9 +102,9 @@ def _copied(written: bytes, caught: dict[bytes, bytes]) -> dict[bytes, bool]:
     return {marker: line + b"\n" in written for marker, line in caught.items()}
 
 
-def _renamed(directory: Path, read: str, patch: pytest.MonkeyPatch) -> dict[bytes, bool]:
+def _renamed(directory: Path, read: ReadStrategy) -> dict[bytes, bool]:
     path = _write(directory, list(_CAUGHT_BY.values()))
-    with open_by(path, read, patch, dialect="13.19") as session:
+    with open_by(path, read, dialect="13.19") as session:
         assert session.set_session_name("renamed", "user")
     return _copied(path.read_bytes(), _CAUGHT_BY)
 
@@ -129,9 +130,9 @@ _SPILLED = _encoded(  # omp 18.3 writes a spilled MCP result without its structu
 )
 
 
-def _renamed_183(directory: Path, read: str, patch: pytest.MonkeyPatch) -> dict[bytes, bool]:
+def _renamed_183(directory: Path, read: ReadStrategy) -> dict[bytes, bool]:
     path = _write(directory, [_SPILLED, _encoded(_entry(2, **_assistant()))])
-    with open_by(path, read, patch, dialect="18.3") as session:
+    with open_by(path, read, dialect="18.3") as session:
         assert session.set_session_name("renamed", "user")
     return _copied(path.read_bytes(), {b'"structuredContent"': _SPILLED})
 
@@ -145,18 +146,18 @@ _PERSISTED: dict[bytes, Entry] = {
 }
 
 
-def _appended(marker: bytes) -> Callable[[Path, str, pytest.MonkeyPatch], bool]:
-    def appended(directory: Path, read: str, patch: pytest.MonkeyPatch) -> bool:
+def _appended(marker: bytes) -> Callable[[Path, ReadStrategy], bool]:
+    def appended(directory: Path, read: ReadStrategy) -> bool:
         """Whether the message is written as it was given (untransformed)."""
         path = _write(directory, [_encoded(_entry(1, **_assistant()))])
-        with open_by(path, read, patch, dialect="13.19") as session:
+        with open_by(path, read, dialect="13.19") as session:
             session.append_message(_PERSISTED[marker])
         return bool(json.loads(path.read_bytes().splitlines()[-1])["message"] == _PERSISTED[marker])
 
     return appended
 
 
-def _resolved(directory: Path, read: str, patch: pytest.MonkeyPatch) -> list[Any]:
+def _resolved(directory: Path, read: ReadStrategy) -> list[Any]:
     """What an open makes of blob references: in an image block, an ``image_url``, and one whose
     line spells the reference with a ``\\u`` escape."""
     path = directory / "s.jsonl"
@@ -169,7 +170,7 @@ def _resolved(directory: Path, read: str, patch: pytest.MonkeyPatch) -> list[Any
         _encoded(_entry(4, **_assistant())),
     ]
     _write(directory, lines)
-    with open_by(path, read, patch, read_only=True, dialect="13.19") as session:
+    with open_by(path, read, read_only=True, dialect="13.19") as session:
         entries = session.get_entries()
         return [
             entries[at]["message"]["content"][0].get(key)
@@ -177,15 +178,15 @@ def _resolved(directory: Path, read: str, patch: pytest.MonkeyPatch) -> list[Any
         ]
 
 
-def _replay_in_memory(directory: Path, read: str, patch: pytest.MonkeyPatch) -> bool:
+def _replay_in_memory(directory: Path, read: ReadStrategy) -> bool:
     path = _write(
         directory, [_encoded(_entry(1, **_user("q"))), _encoded(_entry(2, **_assistant(replay=True)))]
     )
-    with open_by(path, read, patch, read_only=True, dialect="13.19") as session:
+    with open_by(path, read, read_only=True, dialect="13.19") as session:
         return "providerPayload" in session.get_entries()[2]["message"]
 
 
-def _copilot_rewrite(directory: Path, read: str, patch: pytest.MonkeyPatch) -> bool:
+def _copilot_rewrite(directory: Path, read: ReadStrategy) -> bool:
     """Whether omp 18's next write after an open that dropped a copilot replay rewrote the file."""
     lines = [
         _encoded(_entry(1, **_assistant("github-copilot", replay=True))),
@@ -193,12 +194,12 @@ def _copilot_rewrite(directory: Path, read: str, patch: pytest.MonkeyPatch) -> b
     ]
     path = _write(directory, lines)
     # Without the marker the index serves the file, else it leaves it to a full load (not lazy).
-    with open_by(path, read, patch, lazy=False, dialect="18.3") as session:
+    with open_by(path, read, lazy=False, dialect="18.3") as session:
         session.append_message({"role": "user", "content": "next", "timestamp": 4})
     return path.with_name("s.jsonl.replay.bak").exists()
 
 
-Case = Callable[[Path, str, pytest.MonkeyPatch], Any]
+Case = Callable[[Path, ReadStrategy], Any]
 #: Per marker: its cases, and whether a full load sees its removal (the index's own markers not).
 _CASES: dict[bytes, list[tuple[Case, bool]]] = {
     b'"image"': [(_renamed, True), (_appended(b'"image"'), True)],
@@ -224,15 +225,13 @@ def test_every_marker_has_its_cases() -> None:
 @pytest.mark.parametrize("read", READS)
 @pytest.mark.parametrize("marker", [marker.text for marker in MARKERS], ids=repr)
 def test_removing_a_marker_changes_what_a_session_reads_or_writes(
-    marker: bytes, read: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    marker: bytes, read: ReadStrategy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    whole = [case(tmp_path / f"whole-{n}", read, monkeypatch) for n, (case, _) in enumerate(_CASES[marker])]
+    whole = [case(tmp_path / f"whole-{n}", read) for n, (case, _) in enumerate(_CASES[marker])]
     monkeypatch.setattr(markers, "MARKERS", tuple(m for m in MARKERS if m.text != marker))
-    without = [
-        case(tmp_path / f"without-{n}", read, monkeypatch) for n, (case, _) in enumerate(_CASES[marker])
-    ]
+    without = [case(tmp_path / f"without-{n}", read) for n, (case, _) in enumerate(_CASES[marker])]
     for (case, seen_by_full_load), before, after in zip(_CASES[marker], whole, without, strict=True):
-        if read == "full" and not seen_by_full_load:
+        if read is ReadStrategy.FULL and not seen_by_full_load:
             assert after == before, case.__name__
             continue
         assert after != before, case.__name__

@@ -2,7 +2,8 @@
 
 ``open_file`` is the open path of a file (spec §7.5: lock, read, validate, migrate; never a write
 to a user's file): through the offset index when it can (``store/_indexed/``, the private package
-only the file backend enters), else one full parse.
+only the file backend enters), else one full parse. ``Tuning.read_strategy`` names the way it
+reads (``auto`` by default); ``store/_indexed/strategies.py`` says which steps each way takes.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from omp_session.format.transform import KeepReplay, drop_replay
 from omp_session.store import DurabilityPolicy, OpenedFile, SessionStorage, StoredSession
 from omp_session.store._indexed.fast_open import IndexedOpen, open_cold, open_indexed, remember_index
 from omp_session.store._indexed.line_table import LineTable
+from omp_session.store._indexed.strategies import read_path
 from omp_session.store.blobs import BlobSink
 from omp_session.store.file import FileStorage
 from omp_session.store.loading import parse_session, read_session_bytes
@@ -165,11 +167,14 @@ def open_file(
 ) -> OpenedFile:
     """Lock (unless ``read_only``) and read ``path``; raise ``SessionError``s for unusable files
     (``keep_replay``: the opening dialect's OpenAI replay rule, ``parse_session``; ``tuning``:
-    the thresholds and sizes of the offset-index open).
+    the read strategy, and the thresholds and sizes of the offset-index open; ``use_index``:
+    whether an offset index may be read and written, without which a strategy other than
+    ``auto`` or ``full`` is a ``ValueError``, raised before anything is opened).
 
     A missing, empty or whitespace-only file gives ``loaded=None`` (read-only: an error instead).
     On an error the storage is closed again, so no lock is left behind.
     """
+    route = read_path(tuning.read_strategy, use_index)
     if path.is_dir():
         raise CorruptSessionError(path, "is a directory, not a session file")
     try:
@@ -184,7 +189,7 @@ def open_file(
             raise SessionNotFoundError(path)
         return OpenedFile(path, storage)
     try:
-        found = _lock_and_read(storage, path, read_only, use_index, keep_replay, tuning)
+        found = _lock_and_read(storage, path, read_only, route.warm, keep_replay, tuning)
         if isinstance(found, IndexedOpen):
             _keep_lines(storage, found.lines, read_only)
             return OpenedFile(path, storage, found.loaded, found.read_offset)
@@ -193,14 +198,23 @@ def open_file(
             if read_only:
                 raise CorruptSessionError(path, "empty session file")
             return OpenedFile(path, storage)
-        # Without the index (the runtime switched it off), no cold open either: it writes one.
-        cold = open_cold(path, found, storage, keep_replay, tuning) if use_index else None
+        # No cold open for the full strategy, nor where the runtime switched the index off: it writes one.
+        cold = open_cold(path, found, storage, keep_replay, tuning, route.cold) if route.cold else None
         if cold is not None:
+            # The warm strategy reads through the index just written (else this open serves).
+            warm = open_indexed(path, storage, keep_replay, tuning) if route.rebuilds else None
+            if warm is not None:
+                cold.close()
+                cold = warm
             _keep_lines(storage, cold.lines, read_only)
             return OpenedFile(path, storage, cold.loaded, cold.read_offset)
         loaded = parse_session(path, found, storage.blobs, keep_replay)
-        if use_index:
+        if route.remembers:
             remember_index(path, found, loaded, tuning)
+            warm = open_indexed(path, storage, keep_replay, tuning) if route.rebuilds else None
+            if warm is not None:
+                _keep_lines(storage, warm.lines, read_only)
+                return OpenedFile(path, storage, warm.loaded, warm.read_offset)
         decoded = loaded.decoded
         if loaded.migrated_from is None and decoded is not None:
             table = LineTable(decoded.offsets[1:], decoded.lengths[1:], loaded.entries)
@@ -222,21 +236,22 @@ def _lock_and_read(
     storage: FileStorage,
     path: Path,
     read_only: bool,
-    use_index: bool,
+    warm: bool,
     keep_replay: KeepReplay,
     tuning: Tuning,
 ) -> bytes | IndexedOpen:
     """Take the writer lock, then read: nobody can append in between.
 
-    The order of the open path (store/_indexed/fast_open.py): a large file with a valid offset index is
-    opened through it; else it is read, and ``open_file`` gives a large plain file the one-pass
-    cold open (which writes the index) and anything else a full ``parse_session``.
+    The order of the open path (store/_indexed/strategies.py): a large file with a valid offset
+    index is opened through it (if ``warm``); else it is read, and ``open_file`` gives a large
+    plain file the one-pass cold open (which writes the index) and anything else a full
+    ``parse_session``.
     """
     try:
         if not read_only:
             storage.lock()
             recover_move(path)  # a move_to killed between its two renames (store/moves.py)
-        return (open_indexed(path, storage, keep_replay, tuning) if use_index else None) or storage.read()
+        return (open_indexed(path, storage, keep_replay, tuning) if warm else None) or storage.read()
     except SessionError:
         raise
     except OSError as exc:

@@ -6,15 +6,63 @@ instead of patching modules: ``Runtime(tuning=Tuning(min_indexed_bytes=0))``, or
 ``FileSessionStorage(tuning=...)`` of its own. The defaults are what the benchmarks chose
 (docs/performance.md); none changes what a session holds, only how it is read.
 
+``read_strategy`` names the way a session file is read (:class:`ReadStrategy`): ``auto``, the
+choice every open makes unless told otherwise, or one of the ways it chooses between, forced (the
+CPython ``json`` pattern: one name, a fast variant and a reference behind it, one test suite run
+through each; docs/performance.md, "How open reads a file").
+
 The file backend reads the values it needs once per open (into its own attributes and locals),
 never once per line.
 """
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_TUNING", "Tuning"]
+__all__ = ["DEFAULT_TUNING", "ReadStrategy", "Tuning"]
+
+
+class ReadStrategy(str, enum.Enum):
+    """How the file backend reads a session file. Every strategy gives the same session (header,
+    entries, leaf, context, usage, load issues): they differ only in what they read and build.
+
+    A forced strategy decides which fast path an open *tries*; as under ``auto``, a fast path
+    that cannot serve a file exactly (a file under ``min_indexed_bytes``, one that needs
+    migration, a malformed line, a duplicate id, a stale index, ...) hands it to the full parse,
+    which serves every file. A strategy this installation cannot run at all (the compiled scanner
+    was not built) is refused when the :class:`Tuning` is made (``ValueError``), never replaced
+    by another in silence: :meth:`available` lists those it can. Other stores (memory,
+    PostgreSQL) hold no file to read and ignore it.
+    """
+
+    #: What every open does unless told otherwise: through the stored offset index when it is
+    #: valid, else the one-pass cold open (through the compiled scanner where it is built and
+    #: ``OMP_SESSION_PURE_SCANNER`` is not set, else ``cold-skim``'s), else the full parse.
+    AUTO = "auto"
+    #: The reference: ``parse_session`` decodes every line; no offset index is read or written.
+    FULL = "full"
+    #: The cold open through the compiled scanner (``store/_scanner_c.pyx``), ignoring a stored
+    #: index; it writes a new one.
+    COLD_COMPILED = "cold-compiled"
+    #: The same cold open through the scanner's pure-Python reference (``store/_scanner_py.py``).
+    COLD_PURE = "cold-pure"
+    #: The cold open of an installation without the compiled scanner: a msgspec skim of every
+    #: line for a file with a compaction in its last quarter, else every line decoded in one pass.
+    COLD_SKIM = "cold-skim"
+    #: Through the stored offset index, built first (as ``auto`` builds it) when it is missing
+    #: or stale: the open every later ``auto`` open of an unchanged file is.
+    WARM = "warm"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @classmethod
+    def available(cls) -> tuple[ReadStrategy, ...]:
+        """The strategies this installation can run, ``auto`` first."""
+        from omp_session.store import scanner  # (the extension module is imported once, there)
+
+        return tuple(s for s in cls if s is not cls.COLD_COMPILED or scanner.c_scan is not None)
 
 
 @dataclass(frozen=True)
@@ -49,6 +97,21 @@ class Tuning:
     #: title records; beyond it only the last ``title_tail_bytes``.
     title_search_whole_bytes: int = 16 << 20
     title_tail_bytes: int = 4 << 20
+    #: How a session file is read (:class:`ReadStrategy`; a name such as ``"cold-pure"`` is
+    #: accepted too). Any but ``auto`` is for tests, benchmarks and diagnosis.
+    read_strategy: ReadStrategy = ReadStrategy.AUTO
+
+    def __post_init__(self) -> None:
+        if self.read_strategy is ReadStrategy.AUTO:
+            return
+        strategy = ReadStrategy(self.read_strategy)  # ValueError for a name that is none
+        object.__setattr__(self, "read_strategy", strategy)
+        if strategy not in ReadStrategy.available():
+            from omp_session.store import scanner
+
+            why = scanner.NOTE.removeprefix("omp-session: ")
+            runnable = ", ".join(repr(str(s)) for s in ReadStrategy.available())
+            raise ValueError(f"read_strategy {str(strategy)!r} cannot run here ({why}); runnable: {runnable}")
 
 
 #: The defaults (what every reader uses unless given another).

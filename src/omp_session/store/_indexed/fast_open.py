@@ -1,9 +1,11 @@
-"""The fast paths of ``SessionManager.open`` for large sessions, in the order ``opening.py``
-tries them (docs/performance.md, "How open reads a file"):
+"""The fast paths of ``SessionManager.open`` for large sessions, in the order ``auto`` tries them
+(docs/performance.md, "How open reads a file"; ``strategies.py`` names each way and picks them):
 
 1. ``open_indexed``: through the stored offset index (the warm open, reading a few lines);
-2. ``open_cold``: no usable index: one pass that decodes and indexes every line, writes the index
-   and serves the open from the decoded entries;
+2. ``open_cold``: no usable index: one pass that indexes every line, writes the index and serves
+   the open from the entries it decoded. How the lines are indexed is a :class:`ColdPass`: through
+   a scanner (``THROUGH_COMPILED`` where it is built, ``THROUGH_PURE``: store/scanner.py), or,
+   without one, from a skim of each line or by decoding them all (``WITHOUT_SCANNER``);
 3. otherwise the caller parses the file in full and ``remember_index`` stores an index if the
    file can have one.
 
@@ -21,7 +23,7 @@ import os
 import zlib
 from array import array
 from bisect import bisect_left
-from collections.abc import Iterator
+from collections.abc import Callable, Collection, Iterator
 from itertools import accumulate
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol, cast
@@ -55,9 +57,18 @@ from omp_session.store._indexed.offsets import (
 from omp_session.store._indexed.skim_open import COMPACTION_MARK, skim_lines
 from omp_session.store.loading import LoadedSession, is_session_header
 from omp_session.store.regular import open_regular
-from omp_session.store.tuning import DEFAULT_TUNING, Tuning
+from omp_session.store.tuning import DEFAULT_TUNING, ReadStrategy, Tuning
 
-__all__ = ["IndexedOpen", "open_cold", "open_indexed", "remember_index"]
+__all__ = [
+    "THROUGH_COMPILED",
+    "THROUGH_PURE",
+    "WITHOUT_SCANNER",
+    "ColdPass",
+    "IndexedOpen",
+    "open_cold",
+    "open_indexed",
+    "remember_index",
+]
 
 Entry = dict[str, Any]
 _FALLBACK = (
@@ -88,6 +99,24 @@ class IndexedOpen(NamedTuple):
     read_offset: int
     #: Where each entry's line is (the file storage keeps it for rewrites, line_table.py).
     lines: LineTable | None = None
+
+    def close(self) -> None:
+        """Close the session file's descriptor this open reads through (an open that is
+        discarded: the warm strategy's build, strategies.py)."""
+        cast("LazySessionIndex", self.loaded.index).close()
+
+
+Kept = list[dict[str, Any]] | dict[int, dict[str, Any]]
+
+
+class ColdPass(NamedTuple):
+    """How a cold open indexes the lines of ``data[start:end]`` (whole lines) in about ``chunk``
+    bytes at a time: ``run(data, start, end, chunk)`` gives the builder that indexed them and
+    the entries the open keeps (every one in a list, or some by position); ``read_by`` is the
+    strategy it is (``LazySessionIndex.read_by``)."""
+
+    read_by: ReadStrategy
+    run: Callable[[bytes, int, int, int], tuple[IndexBuilder, Kept]]
 
 
 # -- opening -------------------------------------------------------------------------------------
@@ -179,10 +208,11 @@ def open_cold(
     storage: OpenTarget,
     keep_replay: KeepReplay = drop_replay,
     tuning: Tuning = DEFAULT_TUNING,
+    cold: ColdPass | None = None,
 ) -> IndexedOpen | None:
     """Open a large file without an index in one pass over ``data`` (the whole file, just read):
-    decode every line and index it in the same loop, store the index for the next ``open`` and
-    serve this one lazily from the decoded entries (the lines after the first are decoded once).
+    index every line (``cold``: how; by default as ``auto`` does), store the index for the next
+    ``open`` and serve this one lazily from the entries decoded (each line is decoded once).
 
     ``None`` for anything but a plain current-version file (a blank, malformed or non-object line,
     a BOM, a file that needs migration, a shape the index does not model): it is then loaded with
@@ -191,6 +221,8 @@ def open_cold(
     covered = data.rfind(b"\n") + 1
     if len(data) < tuning.min_indexed_bytes or covered == 0:
         return None
+    if cold is None:
+        cold = AUTO_COLD
     chunk = tuning.decode_chunk_bytes
     slot, header_start = split_slot(data)  # an omp 18 title slot comes before the header
     header_end = data.find(b"\n", header_start)
@@ -207,16 +239,8 @@ def open_cold(
         header_span = (header_start, header_end - header_start)
         if slot is not None:
             fold_into_header(header, slot)
-        builder = IndexBuilder()
-        kept: list[Entry] | dict[int, Entry] | None
         with gc_paused():  # the entries are acyclic: see gcpause.py
-            if scanner.COMPILED:
-                kept = _scanned(data, header_end + 1, covered, builder, chunk)
-            else:
-                kept = _skimmed(data, header_end + 1, covered, builder, chunk)
-                if kept is None:
-                    builder = IndexBuilder()
-                    kept = _index_lines(data, header_end + 1, covered, builder, chunk)
+            builder, kept = cold.run(data, header_end + 1, covered, chunk)
         line_count = len(builder) + (2 if slot is not None else 1)
         meta = _meta(data, covered, header_span, builder, [], stat, tuning, lines=line_count)
         index = OffsetIndex.from_builder(builder, meta)
@@ -247,6 +271,7 @@ def open_cold(
         cached=some,
         keep_replay=keep,
         tuning=tuning,
+        read_by=cold.read_by,
     )
     try:
         for position in store.marked:  # what parse_session's transforms change (lazy_store.py)
@@ -310,13 +335,13 @@ def _index_lines(
 
 
 def _scanned(
-    data: bytes, start: int, end: int, builder: IndexBuilder, chunk: int
+    scan: Scan, data: bytes, start: int, end: int, builder: IndexBuilder, chunk: int
 ) -> list[Entry] | dict[int, Entry]:
-    """``_index_lines`` through the compiled scanner (store/scanner.py): the index is built from
-    the bytes, and only the lines the leaf's context reads are decoded: every line of a linear
+    """``_index_lines`` through a scanner (store/scanner.py): the index is built from the
+    bytes, and only the lines the leaf's context reads are decoded: every line of a linear
     session without compaction, else the path to the last entry (or, with a compaction, the
     lines from the latest one's first kept entry on) and the state entries and labels before it."""
-    found = scanner.scan(data, start, end, builder, builder.stateful_types)
+    found = scan(data, start, end, builder, builder.stateful_types)
     builder.adopt(found)
     count = len(builder)
     parents = builder.parents
@@ -364,6 +389,38 @@ def _skimmed(data: bytes, start: int, end: int, builder: IndexBuilder, chunk: in
     if data.rfind(COMPACTION_MARK, max(start, end - (end - start) // 4), end) < 0:
         return None
     return skim_lines(data, start, end, builder, _chunk_ranges(data, start, end, chunk))
+
+
+Scan = Callable[[bytes, int, int, scanner.ScanHooks, Collection[str]], scanner.Scanned]
+
+
+def _through(scan: Scan, read_by: ReadStrategy) -> ColdPass:
+    def run(data: bytes, start: int, end: int, chunk: int) -> tuple[IndexBuilder, Kept]:
+        builder = IndexBuilder()
+        return builder, _scanned(scan, data, start, end, builder, chunk)
+
+    return ColdPass(read_by, run)
+
+
+def _without_scanner(data: bytes, start: int, end: int, chunk: int) -> tuple[IndexBuilder, Kept]:
+    # The skim where the file has a compaction in its last quarter, else (or where the skim gives
+    # up, its builder half-filled) every line decoded.
+    builder = IndexBuilder()
+    skimmed = _skimmed(data, start, end, builder, chunk)
+    if skimmed is not None:
+        return builder, skimmed
+    builder = IndexBuilder()
+    return builder, _index_lines(data, start, end, builder, chunk)
+
+
+#: The cold open through the compiled scanner (``None`` where it is not built) ...
+THROUGH_COMPILED = _through(scanner.c_scan, ReadStrategy.COLD_COMPILED) if scanner.c_scan else None
+#: ... through its pure-Python reference ...
+THROUGH_PURE = _through(scanner.py_scan, ReadStrategy.COLD_PURE)
+#: ... and without a scanner: the paths that are faster than the reference scan in pure Python.
+WITHOUT_SCANNER = ColdPass(ReadStrategy.COLD_SKIM, _without_scanner)
+#: ``auto``'s: the compiled scanner where ``scan`` is bound to it (store/scanner.py), else none.
+AUTO_COLD = THROUGH_COMPILED if scanner.COMPILED and THROUGH_COMPILED is not None else WITHOUT_SCANNER
 
 
 def _line_chunks(data: bytes, start: int, end: int, chunk: int) -> Iterator[tuple[list[Entry], list[int]]]:

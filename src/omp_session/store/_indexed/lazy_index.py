@@ -38,6 +38,7 @@ from omp_session.model.tree import RereadCallback, SessionIndex, SessionTreeNode
 from omp_session.model.tree_nodes import LazyTreeNode, build_tree, entry_id_of, parent_id_of
 from omp_session.model.usage import UsageStatistics
 from omp_session.store._indexed.lazy_store import LazyStore
+from omp_session.store.tuning import ReadStrategy
 
 __all__ = ["LazyEntries", "LazyIds", "LazySessionIndex", "positions_of"]
 
@@ -91,6 +92,16 @@ class LazySessionIndex:
         """Whether the open decoded every line (the one-pass cold open) rather than reading them
         through a stored offset index."""
         return self._store.opened_cold
+
+    @property
+    def read_by(self) -> ReadStrategy:
+        """The read strategy that opened it (``warm``, or the cold open's: never ``auto``)."""
+        return self._store.read_by
+
+    def close(self) -> None:
+        """Close the file descriptor it reads through (an open that is thrown away; otherwise the
+        descriptor is closed when the index is collected or has loaded every entry)."""
+        self._store.close()
 
     @property
     def materialized(self) -> bool:

@@ -27,7 +27,7 @@ from omp_session.store._indexed.markers import Markers, marked_lines
 from omp_session.store._indexed.offsets import OffsetIndex, drop_index
 from omp_session.store.blobs import BlobSink
 from omp_session.store.loading import parse_session
-from omp_session.store.tuning import DEFAULT_TUNING, Tuning
+from omp_session.store.tuning import DEFAULT_TUNING, ReadStrategy, Tuning
 
 __all__ = ["LazyStore", "Markers", "StaleIndex", "marked_lines"]
 
@@ -54,12 +54,14 @@ class LazyStore:
         cached: dict[int, Entry] | None = None,
         keep_replay: bool = False,
         tuning: Tuning = DEFAULT_TUNING,
+        read_by: ReadStrategy = ReadStrategy.WARM,
     ) -> None:
         """``decoded``: every indexed entry, already decoded and transformed (a cold open has just
         read them all); ``cached``: some of them by position (a cold open that kept only those);
         ``positions``: the position of each id, when the caller has it; ``keep_replay``: the
         opening dialect's OpenAI replay rule for this file (``KeepReplay``); ``tuning``: the
-        sizes of its reads and of a bounded cache (read once, here)."""
+        sizes of its reads and of a bounded cache (read once, here); ``read_by``: the read
+        strategy of the open that built it (a record: nothing here depends on it)."""
         # Bytes of lines an iteration decodes at a time (below the cache's budget), read ahead by
         # ``entry(position, ahead=True)`` on a miss, and kept decoded by a bounded cache (more
         # than one chunk of an iteration, so a chunk just read is still cached while the caller
@@ -79,6 +81,7 @@ class LazyStore:
             self._cache.put_many(cached, cached.values())
         self._decoded = decoded
         self.opened_cold = decoded is not None or cached is not None
+        self.read_by = read_by
         self._positions: dict[str, int] | None = positions
         self._ids: list[str | None] | None = None
         self._ids_padded: list[Any] | None = None
