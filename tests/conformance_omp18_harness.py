@@ -18,11 +18,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from typing_extensions import TypeIs
+
 from omp_session import SessionManager, load_session_file
 from omp_session.errors import CorruptSessionError, SessionNotFoundError, UnsupportedByDialectError
 from omp_session.format.title_slot import TitleSlot, encode_slot, parsed_slot_dict
 from omp_session.store import SessionStorage
-from omp_session.store.file_sessions import session_storage
+from omp_session.store.file_sessions import FileSessionStorage, session_storage
 from tests.conformance_harness import PROBE, blob_names, lines_raw, tree_flat, tree_return
 
 NO_MANAGER = "no current SessionManager: start with create/open/continueRecent/inMemory/forkFrom"
@@ -31,9 +33,17 @@ NO_MANAGER = "no current SessionManager: start with create/open/continueRecent/i
 # -- session files, or rows of a ``store`` (tests/postgres runs the corpus on PostgreSQL) -----------
 
 
+def _rows_of(store: SessionStorage | None) -> TypeIs[SessionStorage]:
+    """Whether ``store`` keeps sessions as rows of a database; else they are files (the default
+    store, or a ``FileSessionStorage`` with a tuning of its own: the read strategies), which the
+    harness reads and lists as files."""
+    return store is not None and not isinstance(store, FileSessionStorage)
+
+
 def _put(target: Path, data: bytes, store: Any) -> None:
     """Write a whole session at ``target``: a file, or the row of a database ``store``."""
-    if store is None or not target.name.endswith(".jsonl"):  # a pins file stays a file
+    # (a pins file stays a file)
+    if store is None or isinstance(store, FileSessionStorage) or not target.name.endswith(".jsonl"):
         target.write_bytes(data)
         return
     found = store.stat_session(target)
@@ -47,7 +57,7 @@ def _read(path: Path, store: SessionStorage | None) -> bytes:
 def _exists(path: str | None, store: SessionStorage | None) -> bool:
     if path is None:
         return False
-    return os.path.exists(path) if store is None else store.session_exists(Path(path))
+    return store.session_exists(Path(path)) if _rows_of(store) else os.path.exists(path)
 
 
 def _lines(path: Path, store: SessionStorage | None) -> list[str]:
@@ -55,7 +65,7 @@ def _lines(path: Path, store: SessionStorage | None) -> list[str]:
 
 
 def _list_dir(directory: Path, store: SessionStorage | None) -> list[str]:
-    if store is None:
+    if not _rows_of(store):
         return sorted(os.listdir(directory))
     names = [found.path.name for found in store.list_sessions(directory)]
     return sorted(names + [folder.name for folder in store.list_directories(directory)])
@@ -63,7 +73,7 @@ def _list_dir(directory: Path, store: SessionStorage | None) -> list[str]:
 
 def _session_paths(directory: Path, store: SessionStorage | None) -> list[Path]:
     """``directory/*.jsonl`` and ``directory/*/*.jsonl``."""
-    if store is None:
+    if not _rows_of(store):
         return [*directory.glob("*.jsonl"), *directory.glob("*/*.jsonl")]
     folders = [directory, *store.list_directories(directory)]
     return [found.path for folder in folders for found in store.list_sessions(folder)]
@@ -341,7 +351,7 @@ def _files(directory: Path, home: Path, store: SessionStorage | None) -> list[di
             for folder in store.list_directories(home / "sessions")
             for found in store.list_sessions(folder)
         ]
-        if store is not None
+        if _rows_of(store)
         else list(home.glob("sessions/*/*.jsonl"))
     )
     paths = [*_session_paths(directory, store), *homes]

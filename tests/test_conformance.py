@@ -11,6 +11,7 @@ import pytest
 
 from omp_session.store import SessionStorage
 from tests.conformance_harness import run_load_case, run_ops_case
+from tests.store.read_paths import file_stores
 
 CORPUS = Path(__file__).parent / "conformance"
 sys.path.insert(0, str(CORPUS))
@@ -66,12 +67,19 @@ def check_ops_case(
     _assert_same(got, expected)
 
 
+@pytest.mark.parametrize("store", file_stores())
 @pytest.mark.parametrize("case", LOAD_CASES)
 def test_load_case(
-    case: str, tmp_path: Path, isolated_agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+    case: str,
+    store: SessionStorage | None,
+    tmp_path: Path,
+    isolated_agent_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """Each case read by every strategy (tests/store/read_paths.py): ``auto``, then each fast one
+    that can serve it (on a file no fast path models, the full parse that serves it)."""
     monkeypatch.chdir(tmp_path)
-    check_load_case(case, tmp_path, isolated_agent_dir)
+    check_load_case(case, tmp_path, isolated_agent_dir, store)
 
 
 @pytest.mark.parametrize("case", OPS_CASES)

@@ -15,6 +15,7 @@ import pytest
 from omp_session import SessionManager
 from omp_session.store import SessionStorage
 from tests.conformance_omp18_harness import run_load_case, run_ops_case
+from tests.store.read_paths import file_stores
 
 CORPUS = Path(__file__).parent / "conformance_omp183"
 DIALECT = "18.3"
@@ -61,12 +62,19 @@ def check_load_case(case: str, work: Path, agent_dir: Path, storage: SessionStor
     _assert_same(got, expected)
 
 
+@pytest.mark.parametrize("store", file_stores())
 @pytest.mark.parametrize("case", LOAD_CASES)
 def test_load_case(
-    case: str, tmp_path: Path, isolated_agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+    case: str,
+    store: SessionStorage | None,
+    tmp_path: Path,
+    isolated_agent_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """Each case read by every strategy (tests/store/read_paths.py): ``auto``, then each fast one
+    that can serve it (on a file no fast path models, the full parse that serves it)."""
     monkeypatch.chdir(tmp_path)
-    check_load_case(case, tmp_path, isolated_agent_dir)
+    check_load_case(case, tmp_path, isolated_agent_dir, store)
 
 
 def test_unknown_types_open_where_omp183_throws(tmp_path: Path, isolated_agent_dir: Path) -> None:
