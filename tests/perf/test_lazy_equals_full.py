@@ -1,4 +1,5 @@
-"""Property tests: a session opened through its offset index reads exactly like a full load."""
+"""Property tests: a session opened through its offset index reads exactly like a full load,
+whichever strategy opened it (each example draws one: ``auto``, a cold open, the warm one)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from hypothesis import strategies as st
 
 from omp_session import Runtime, SessionManager
 from omp_session.store._indexed.offsets import index_path
+from omp_session.store.tuning import ReadStrategy
 from tests.perf.tuned import EVERY_FILE, NO_FILE, open_session
+from tests.store.read_paths import COLD_READS, read_by, tuning_for
 
 from .sessions import full_snapshot, is_lazy, jump_back_lines, opened_cold, ordered, session_lines, snapshot
 
@@ -62,32 +65,36 @@ def test_well_formed_sessions_are_opened_lazily(lines: list[bytes], monkeypatch:
             assert snapshot(manager) == expected
 
 
+def _cold_by(read: ReadStrategy, manager: SessionManager) -> bool:
+    """Whether ``manager`` was opened cold by ``read`` (``auto``: by one of the cold opens)."""
+    return opened_cold(manager) and (read is ReadStrategy.AUTO or read_by(manager) is read)
+
+
 @SETTINGS
-@given(lines=session_lines(weird=False))
-def test_well_formed_sessions_are_opened_cold_in_one_pass(
-    lines: list[bytes], monkeypatch: pytest.MonkeyPatch
-) -> None:
+@given(lines=session_lines(weird=False), read=st.sampled_from(COLD_READS))
+def test_well_formed_sessions_are_opened_cold_in_one_pass(lines: list[bytes], read: ReadStrategy) -> None:
     with tempfile.TemporaryDirectory() as directory:
         path = _write(directory, lines)
         expected = full_snapshot(path)
-        with open_session(path, read_only=True) as manager:  # no index yet
-            assert opened_cold(manager)
+        with open_session(
+            path, read_only=True, tuning=tuning_for(read, EVERY_FILE)
+        ) as manager:  # no index yet
+            assert _cold_by(read, manager)
             assert ordered(manager.build_session_context().to_dict()) == expected["context_order"]
             assert snapshot(manager) == expected
         assert index_path(path).exists()  # written by that open
 
 
 @SETTINGS
-@given(lines=jump_back_lines())
-def test_branches_that_jump_back_before_a_compaction(
-    lines: list[bytes], monkeypatch: pytest.MonkeyPatch
-) -> None:
+@given(lines=jump_back_lines(), read=st.sampled_from(COLD_READS))
+def test_branches_that_jump_back_before_a_compaction(lines: list[bytes], read: ReadStrategy) -> None:
     with tempfile.TemporaryDirectory() as directory:
         path = _write(directory, lines)
         expected = full_snapshot(path)
-        for opening in ("cold", "through the index"):
-            with open_session(path, read_only=True) as manager:
+        for opening, tuning in (("cold", tuning_for(read, EVERY_FILE)), ("through the index", EVERY_FILE)):
+            with open_session(path, read_only=True, tuning=tuning) as manager:
                 assert is_lazy(manager) and opened_cold(manager) == (opening == "cold")
+                assert opening != "cold" or _cold_by(read, manager)
                 # The context first (only the lines it needs), then every other read.
                 assert ordered(manager.build_session_context().to_dict()) == expected["context_order"]
                 assert snapshot(manager) == expected
@@ -148,10 +155,15 @@ def _apply(manager: SessionManager, operations: list[Operation], known: list[str
 
 
 @SETTINGS
-@given(lines=session_lines(weird=False), operations=OPERATIONS, cold=st.booleans())
+@given(
+    lines=session_lines(weird=False),
+    operations=OPERATIONS,
+    read=st.sampled_from([*COLD_READS, ReadStrategy.WARM]),
+)
 def test_appends_and_branches_after_a_lazy_open(
-    lines: list[bytes], operations: list[Operation], cold: bool, monkeypatch: pytest.MonkeyPatch
+    lines: list[bytes], operations: list[Operation], read: ReadStrategy
 ) -> None:
+    cold = read is not ReadStrategy.WARM  # (the warm open reads the index it has built)
     counter = itertools.count()
     runtime = Runtime(
         now=lambda: "2025-06-03T00:00:00.000Z", new_entry_id=lambda existing: f"new{next(counter)}"
@@ -161,11 +173,10 @@ def test_appends_and_branches_after_a_lazy_open(
         full_path = lazy_path.with_name("copy.jsonl")
         full_path.write_bytes(lazy_path.read_bytes())
         known = [line.split(b'"id": "')[1].split(b'"')[0].decode() for line in lines[1:]]
-        if not cold:
-            open_session(lazy_path, read_only=True).close()  # writes the index
         full = open_session(full_path, runtime=runtime, tuning=NO_FILE)
-        with open_session(lazy_path, runtime=runtime) as lazy, full:
+        with open_session(lazy_path, runtime=runtime, tuning=tuning_for(read, EVERY_FILE)) as lazy, full:
             assert is_lazy(lazy) and opened_cold(lazy) == cold
+            assert read is ReadStrategy.AUTO or read_by(lazy) is read
             counter = itertools.count()
             lazy_contexts = _apply(lazy, operations, list(known))
             counter = itertools.count()
@@ -217,9 +228,13 @@ def test_an_edit_in_place_after_indexing_reads_like_a_full_load(
 
 
 @SETTINGS
-@given(lines=jump_back_lines() | session_lines(weird=False), chunk=st.sampled_from([1, 200, 4096]))
+@given(
+    lines=jump_back_lines() | session_lines(weird=False),
+    chunk=st.sampled_from([1, 200, 4096]),
+    read=st.sampled_from(COLD_READS),
+)
 def test_cold_opens_that_keep_only_the_tail_read_like_a_full_load(
-    lines: list[bytes], chunk: int, monkeypatch: pytest.MonkeyPatch
+    lines: list[bytes], chunk: int, read: ReadStrategy
 ) -> None:
     # Issue 12 item 5: once a compaction is indexed, the cold open keeps only the entries from its
     # first kept entry on (and the state entries and labels before it), chunk by chunk; the rest
@@ -227,9 +242,9 @@ def test_cold_opens_that_keep_only_the_tail_read_like_a_full_load(
     with tempfile.TemporaryDirectory() as directory:
         path = _write(directory, lines)
         expected = full_snapshot(path)
-        tuning = replace(EVERY_FILE, decode_chunk_bytes=chunk)
+        tuning = replace(EVERY_FILE, decode_chunk_bytes=chunk, read_strategy=read)
         with open_session(path, read_only=True, tuning=tuning) as manager:
-            assert opened_cold(manager)
+            assert _cold_by(read, manager)
             assert ordered(manager.build_session_context().to_dict()) == expected["context_order"]
             assert snapshot(manager) == expected
         for leaf_id in ("m0", "b0", "e3"):

@@ -28,6 +28,9 @@ from ..perf.tuned import EVERY_FILE
 READS = [strategy for strategy in ReadStrategy.available() if strategy is not ReadStrategy.AUTO]
 #: The fast ones (everything but the reference).
 FAST_READS = [strategy for strategy in READS if strategy is not ReadStrategy.FULL]
+#: The cold opens (each indexes the file in one pass), and ``auto``, which is one of them on a
+#: file without an index (which one: the scanner this installation has, store/scanner.py).
+COLD_READS = [ReadStrategy.AUTO, *(strategy for strategy in READS if str(strategy).startswith("cold"))]
 
 #: A text that makes the file it is in large enough to be indexed.
 PAD = "x" * (2 * DEFAULT_TUNING.min_indexed_bytes)
