@@ -5,7 +5,10 @@ is there) and ``_scanner_py`` (its reference) give the same results for the same
 ``scan`` is bound to the compiled one when it imports. ``OMP_SESSION_PURE_SCANNER=1`` in the
 environment forces the pure-Python one (the test suite runs in both modes: ``.ci/run``).
 
-``COMPILED`` says which one ``scan`` is; ``NOTE`` is a one-line description of it.
+``COMPILED`` says which one ``scan`` is, and so which cold open the ``auto`` read strategy takes;
+``NOTE`` is a one-line description of it. A forced strategy names its scanner itself
+(``Tuning(read_strategy="cold-compiled")`` or ``"cold-pure"``, store/_indexed/strategies.py):
+that is how the tests run both, instead of patching this module.
 
 Internal module (the offset index's cold open); not part of the public API.
 """

@@ -60,6 +60,7 @@ from omp_session.store.regular import open_regular
 from omp_session.store.tuning import DEFAULT_TUNING, ReadStrategy, Tuning
 
 __all__ = [
+    "AUTO_COLD",
     "THROUGH_COMPILED",
     "THROUGH_PURE",
     "WITHOUT_SCANNER",
