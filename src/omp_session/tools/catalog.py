@@ -85,6 +85,10 @@ _MESSAGE_KEYS = ("role", "model", "provider", "usage", "toolName", "stopReason")
 _ENTRY_KEYS = ("type", "id", "parentId", "timestamp", "usage")
 #: At most this many sessions are named in a text query (SQLite's limit of parameters is higher).
 _FEW_PATHS = 500
+#: What decoding a damaged blob of a row raises (a disk error, a crashed or foreign writer): the
+#: catalog is derived data, so such a row is dropped and its session read again from the store,
+#: as if the catalog had never held it (never a traceback).
+DAMAGED_ROW: tuple[type[Exception], ...] = (zlib.error, ValueError, TypeError, KeyError, IndexError)
 
 
 def slim_entry(entry: Mapping[str, Any]) -> Entry:
@@ -520,16 +524,19 @@ class Catalog:
             return None
         if found is None or found[0] is None or found[2] is None:
             return None
-        prompt, fallback = orjson.loads(found[1])
-        slim = orjson.loads(zlib.decompress(found[2]))
-        return _Build(
-            header=orjson.loads(found[0]),
-            slim=slim,
-            prompt=prompt,
-            fallback=fallback,
-            stored_entries=len(slim),
-            imports=orjson.loads(found[3]) if found[3] is not None else None,
-        )
+        try:
+            prompt, fallback = orjson.loads(found[1])
+            slim = orjson.loads(zlib.decompress(found[2]))
+            return _Build(
+                header=orjson.loads(found[0]),
+                slim=slim,
+                prompt=prompt,
+                fallback=fallback,
+                stored_entries=len(slim),
+                imports=orjson.loads(found[3]) if found[3] is not None else None,
+            )
+        except DAMAGED_ROW:
+            return None  # the session is read from its start
 
     def _read(self, path: Path, source: _Source, start: int, build: _Build) -> _Build | None:
         """The pass: every line after ``start`` decoded, reduced and its text kept (as
@@ -587,6 +594,13 @@ class Catalog:
         for entry in loaded.entries:
             build.add(entry)
         return build
+
+    def _drop_damaged(self, paths: Sequence[str]) -> None:
+        """Rows whose blobs could not be decoded (:data:`DAMAGED_ROW`): dropped, so the next refresh
+        reads their sessions again; this time the callers read them themselves."""
+        for path in paths:
+            self._forget(path)
+            self.uncatalogued.add(path)
 
     def _forget(self, path: str) -> None:
         db = self.cache.database
@@ -696,18 +710,23 @@ class Catalog:
             return []
         wanted = {os.fspath(path) for path in fresh} - self.uncatalogued
         found: dict[str, CatalogSession] = {}
+        damaged: list[str] = []
         try:
             for text_path, header, title, slim in db.execute(
                 "SELECT path, header, title, slim FROM catalog_files WHERE slim IS NOT NULL"
             ):
                 if text_path in wanted:
-                    found[text_path] = CatalogSession(
-                        Path(text_path), orjson.loads(header), orjson.loads(zlib.decompress(slim)), title
-                    )
+                    try:
+                        found[text_path] = CatalogSession(
+                            Path(text_path), orjson.loads(header), orjson.loads(zlib.decompress(slim)), title
+                        )
+                    except DAMAGED_ROW:
+                        damaged.append(text_path)
         except sqlite3.Error as exc:
             self.cache.failed(exc)
             self.uncatalogued.update(wanted)
             return []
+        self._drop_damaged(damaged)
         self.uncatalogued.update(wanted - found.keys())
         return [found[os.fspath(path)] for path in fresh if os.fspath(path) in found]
 
@@ -824,6 +843,7 @@ class Catalog:
             return {}
         wanted = {os.fspath(path) for path in fresh} - self.uncatalogued
         found: dict[str, FactsSession] = {}
+        damaged: list[str] = []
         try:
             for text_path, header, title, facts in db.execute(
                 "SELECT path, header, title, facts FROM catalog_files"
@@ -831,14 +851,20 @@ class Catalog:
                 (orjson.dumps(sorted(wanted)).decode(),),
             ):
                 if text_path in wanted:
-                    data = orjson.loads(zlib.decompress(facts))
-                    keys = [tuple(key) if key is not None else None for key in data["keys"]]
-                    spent = {row[0]: cast("RecordFields", tuple(row[1:])) for row in data["spent"]}
-                    found[text_path] = FactsSession(Path(text_path), orjson.loads(header), title, keys, spent)
+                    try:
+                        data = orjson.loads(zlib.decompress(facts))
+                        keys = [tuple(key) if key is not None else None for key in data["keys"]]
+                        spent = {row[0]: cast("RecordFields", tuple(row[1:])) for row in data["spent"]}
+                        found[text_path] = FactsSession(
+                            Path(text_path), orjson.loads(header), title, keys, spent
+                        )
+                    except DAMAGED_ROW:
+                        damaged.append(text_path)
         except sqlite3.Error as exc:
             self.cache.failed(exc)
             self.uncatalogued.update(wanted)
             return {}
+        self._drop_damaged(damaged)
         self.uncatalogued.update(wanted - found.keys())
         return found
 
@@ -954,7 +980,13 @@ class Catalog:
             return None
         if row is None:
             return None
-        return CatalogSession(Path(path), orjson.loads(row[0]), orjson.loads(zlib.decompress(row[2])), row[1])
+        try:
+            return CatalogSession(
+                Path(path), orjson.loads(row[0]), orjson.loads(zlib.decompress(row[2])), row[1]
+            )
+        except DAMAGED_ROW:
+            self._drop_damaged([path])
+            return None
 
     def entry_texts(self, paths: Sequence[Path], needles: Sequence[str]) -> dict[str, list[EntryText]] | None:
         """The searchable texts of the entries of ``paths`` (catalogued sessions only, file

@@ -15,6 +15,7 @@ assistant message plus ``task`` tool results with usage). On top of it:
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -31,7 +32,7 @@ from omp_session.model.tree import SessionIndex, path_stopping_at_repeat
 from omp_session.model.tree_nodes import entry_id_of
 from omp_session.model.usage import UsageStatistics
 from omp_session.store import SessionStorage
-from omp_session.tools.catalog import Catalog, CatalogSession, UsageSession
+from omp_session.tools.catalog import DAMAGED_ROW, Catalog, CatalogSession, UsageSession
 from omp_session.tools.reading import read_session
 from omp_session.tools.transcript import leaf_ids
 from omp_session.tools.usage_facts import CopyKey, copy_key
@@ -682,18 +683,20 @@ def _kept(wanted: list[Path], catalog: Catalog) -> StatsReport | None:
     if kept is None or any(path not in rows or path not in kept for path in listed):
         return None
     stats: dict[str, SessionStats] = {}
-    missing = [path for path in listed if kept[path][1] is None]
+    for path in listed:
+        state = kept[path][1]
+        if state is not None:
+            with contextlib.suppress(*DAMAGED_ROW):  # else computed again below, and kept again
+                stats[path] = _stats_of_state(path, state)
+    missing = [path for path in listed if path not in stats]
     for session in catalog.sessions(missing) if missing else ():
         made = _from_catalog(session)
         if made is None:
             return None  # links the caller's full read walks by the session's dialect
         stats[os.fspath(session.path)] = made
-    if len(stats) != len(missing):
+    if len(stats) != len(listed):
         return None
     catalog.keep_stats([(path, kept[path][0], _stats_state(stats[path])) for path in missing])
-    for path in listed:
-        if path not in stats:
-            stats[path] = _stats_of_state(path, kept[path][1] or b"")
     separate = copy_free(rows, pairs)
     held = (
         {os.fspath(session.path): session for session in catalog.sessions(sorted(separate))}
