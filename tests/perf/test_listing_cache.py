@@ -214,3 +214,44 @@ def test_a_warm_text_lost_by_the_cache_is_read_from_the_file(corpus_dir: Path) -
     db.close()
     assert {info.path: info.all_messages_text for info in warm} == expected
     assert any(expected.values())
+
+
+def _open_databases() -> set[str]:
+    found = set()
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{name}")
+        except OSError:  # closed meanwhile (the listing's own descriptor)
+            continue
+        if os.path.basename(target).startswith("session-list.sqlite3"):
+            found.add(name)
+    return found
+
+
+def test_a_text_read_after_the_listing_leaves_no_database_open(corpus_dir: Path) -> None:
+    """A summary outlives the cache it came from (the listing closed it): reading its text then
+    opens the database for that text only (it kept the connection open for good, one per
+    listing, until the process ended: a long-running viewer or agent leaked descriptors)."""
+    before = _open_databases()
+    warm = list_sessions(corpus_dir)
+    warm = list_sessions(corpus_dir)  # from the cache: the texts are read on first use
+    assert _open_databases() == before
+    plain = [session_info(info.path) for info in warm]
+    assert [info.all_messages_text for info in warm] == [info.all_messages_text for info in plain if info]
+    assert _open_databases() == before
+
+
+def test_a_dict_without_the_text_never_reads_it(corpus_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    infos = list_sessions(corpus_dir)
+    read: list[str] = []
+
+    def counted(path: str) -> Any:
+        read.append(path)
+        return real_read(path)
+
+    monkeypatch.setattr(listing_cache, "read_file", counted)
+    dicts = [info.to_dict(with_text=False) for info in infos]
+    assert read == [] and all("allMessagesText" not in data for data in dicts)
+    assert [dict(info.to_dict(), allMessagesText=None) for info in infos] == [
+        dict(data, allMessagesText=None) for data in dicts
+    ]

@@ -33,8 +33,7 @@ __all__ = ["list_command"]
 
 
 def _row_json(info: SessionInfo) -> dict[str, Any]:
-    data = info.to_dict()
-    data.pop("allMessagesText", None)  # the whole conversation: too big for a listing
+    data = info.to_dict(with_text=False)  # the whole conversation: too big for a listing
     data["size"] = info.size
     data["lastActivity"] = _iso(info.last_activity or info.modified)
     return data

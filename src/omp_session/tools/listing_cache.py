@@ -191,9 +191,18 @@ class ListingCache:
         """The ``all_messages_text`` of this version of ``path``: from the cache, else (first use, or
         the file changed since it was listed) from the file as it is now, then cached; ``""`` when
         it cannot be read."""
-        if self._db is None and self.path != Path(":memory:"):
-            with contextlib.suppress(sqlite3.Error, OSError):
-                self._db = self._connect()
+        if self._db is not None or self.path == Path(":memory:"):
+            return self._text(path, key)
+        # Asked after the cache was closed (a summary outlives its listing): the database is
+        # opened for this one text and closed again, never left open behind the caller's back.
+        with contextlib.suppress(sqlite3.Error, OSError):
+            self._db = self._connect()
+        try:
+            return self._text(path, key)
+        finally:
+            self.close()
+
+    def _text(self, path: str, key: FileKey) -> str:
         if self._db is not None:
             try:
                 row = self._db.execute(

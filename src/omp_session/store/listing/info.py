@@ -129,8 +129,10 @@ class SessionInfo:
                     found.setdefault(key, value)
             return found[name]
 
-    def to_dict(self) -> dict[str, Any]:
-        """omp's camelCase JSON shape (dates as ISO strings; absent optional keys omitted)."""
+    def to_dict(self, *, with_text: bool = True) -> dict[str, Any]:
+        """omp's camelCase JSON shape (dates as ISO strings; absent optional keys omitted);
+        without ``allMessagesText`` when not ``with_text`` (then never read: the whole
+        conversation of a lazily summarised session is read only for it)."""
         out: dict[str, Any] = {"path": self.path, "id": self.id, "cwd": self.cwd}
         if self.title is not None:
             out["title"] = self.title
@@ -142,7 +144,8 @@ class SessionInfo:
         if self.assistant_turns is not None:
             out["assistantTurns"] = self.assistant_turns
         out["firstMessage"] = self.first_message
-        out["allMessagesText"] = self.all_messages_text
+        if with_text:
+            out["allMessagesText"] = self.all_messages_text
         if self.status is not None:
             out["size"] = self.size
             out["status"] = self.status
