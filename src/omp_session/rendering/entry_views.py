@@ -18,7 +18,7 @@ from omp_session.rendering import blocks as b
 from omp_session.rendering.format import clock_time, one_line, usage_line
 from omp_session.rendering.images import ImageSource
 from omp_session.rendering.markdown import highlight_code, lexer_for_path
-from omp_session.tools.entry_kinds import EntryKind, classify, model_of_change, state_value
+from omp_session.tools.entry_kinds import Classified, EntryKind, classify, model_of_change, state_value
 
 __all__ = ["EntryView", "ToolCalls", "entry_view"]
 
@@ -69,15 +69,20 @@ class EntryView:
     meta: bool = False
 
 
-def entry_view(key: str, entry: Entry, images: ImageSource, calls: ToolCalls) -> EntryView:
+def entry_view(
+    key: str, entry: Entry, images: ImageSource, calls: ToolCalls, found: Classified | None = None
+) -> EntryView:
     """The view of ``entry`` (``key`` is its DOM key: the entry id, or a synthetic ``~n``).
 
     What the entry is comes from the one classifier of the display model
-    (:func:`omp_session.tools.entry_kinds.classify`), shared with ``show``, ``tree`` and Markdown.
+    (:func:`omp_session.tools.entry_kinds.classify`), shared with ``show``, ``tree`` and Markdown;
+    ``found`` is its answer for ``entry`` when the caller has it already (a big session's export
+    classifies each entry once for all its passes).
     """
     entry_type = entry.get("type")
     entry_type = entry_type if isinstance(entry_type, str) else "unknown"
-    found = classify(entry)
+    if found is None:
+        found = classify(entry)
     builder = (_MESSAGE_BUILDERS if found.is_message else _BUILDERS).get(found.kind)
     if builder is not None:
         view = builder(key, cast(Entry, found.fields), images, calls)

@@ -35,7 +35,7 @@ from omp_session.rendering.images import ImageSource
 from omp_session.rendering.view import _is_remote, stored_size
 from omp_session.rendering.windowed_tree import ROWS, LazyTree
 from omp_session.store import SessionStorage
-from omp_session.tools.entry_kinds import EntryKind, classify
+from omp_session.tools.entry_kinds import Classified, EntryKind, classify
 
 __all__ = ["WINDOW", "WINDOWED_BYTES", "Arranged", "WindowedSession", "own_usage"]
 
@@ -98,6 +98,36 @@ class WindowedSession:
     #: Entry ids held by one entry only, with its position; the ids held by several.
     _ids: tuple[dict[str, int], set[str]] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    #: Per position, what the entry is, once a pass over every entry asked (:meth:`kinds`).
+    _kinds: list[Classified] | None = None
+    #: Per position, the usage the entry adds (:func:`own_usage`), once :meth:`own_usages` ran.
+    _own: list[tuple[float, ...] | None] | None = None
+
+    # -- what the entries are ------------------------------------------------------------------
+
+    def kinds(self) -> list[Classified]:
+        """Every entry classified, in order: made once, for the passes over every entry (the
+        export's rows, tree, flags and tool calls each asked it of 50,000 entries, issue 30 #3).
+        The viewer's windows classify only the entries they show (:meth:`kind_at`), so a session
+        is not classified whole before its first screen. Entries are not changed once read (a
+        new file version is a new session), so a result never goes stale."""
+        kinds = self._kinds
+        if kinds is None:
+            kinds = self._kinds = [classify(entry) for entry in self.entries]
+        return kinds
+
+    def kind_at(self, position: int) -> Classified:
+        """What the entry at ``position`` is (from :meth:`kinds` once made)."""
+        kinds = self._kinds
+        return kinds[position] if kinds is not None else classify(self.entries[position])
+
+    def own_usages(self) -> list[tuple[float, ...] | None]:
+        """:func:`own_usage` of every entry, in order, made once (the path's usage and the
+        export's facts both want it)."""
+        own = self._own
+        if own is None:
+            own = self._own = [own_usage(entry) for entry in self.entries]
+        return own
 
     # -- paths ---------------------------------------------------------------------------------
 
@@ -165,7 +195,7 @@ class WindowedSession:
         """The split of ``build_session_context`` (only the last compaction on the path counts)."""
         at = reset = -1
         for index in range(len(path) - 1, -1, -1):  # the last ones: they are near the end
-            found = classify(self.entries[path[index]])
+            found = self.kind_at(path[index])
             if found.kind == EntryKind.COMPACTION and not found.is_message:
                 at = index
                 break
@@ -235,14 +265,16 @@ class WindowedSession:
     def _render(self, positions: Sequence[int], context: Sequence[int], classes: dict[int, str]) -> str:
         details = {}
         for position in context:
-            found = classify(self.entries[position])
+            found = self.kind_at(position)
             call_id = found.fields.get("toolCallId")
             if found.kind == EntryKind.TOOL_RESULT and isinstance(call_id, str) and "details" in found.fields:
                 details[call_id] = found.fields["details"]
         calls = ToolCalls(details)
         pieces = []
         for position in positions:
-            view = entry_view(self.keys[position], self.entries[position], self.images, calls)
+            view = entry_view(
+                self.keys[position], self.entries[position], self.images, calls, self.kind_at(position)
+            )
             html = str(entry_html(view))
             extra = classes.get(position, "")
             if extra:
@@ -378,8 +410,9 @@ class WindowedSession:
         while known > 0 and path[known - 1] not in self._usage:
             known -= 1
         totals = self._usage[path[known - 1]] if known else (0.0,) * len(_SUMMED)
+        owns = self._own
         for position in path[known:]:
-            own = own_usage(self.entries[position])
+            own = owns[position] if owns is not None else own_usage(self.entries[position])
             if own is not None:
                 totals = tuple(a + b for a, b in zip(totals, own, strict=True))
             self._usage[position] = totals
@@ -453,6 +486,14 @@ class WindowedSession:
 def own_usage(entry: Entry) -> tuple[float, ...] | None:
     """The usage an entry adds (spec §6.3), or ``None`` for the many entries that add none."""
     if entry.get("type") != "message":
+        return None
+    message = entry.get("message")
+    # Only an assistant's message or a task's result carries spend (``_usage_of`` in
+    # model/usage.py): the other messages are answered without building a ``UsageStatistics``.
+    if not isinstance(message, dict):
+        return None
+    role = message.get("role")  # compared, not hashed: a role may be any JSON value
+    if role != "assistant" and (role != "toolResult" or message.get("toolName") != "task"):
         return None
     usage = UsageStatistics()
     usage.add_entry(entry)

@@ -45,10 +45,10 @@ from omp_session.rendering.images import ImageSource
 from omp_session.rendering.markdown import highlight_code, lexer_for_path
 from omp_session.rendering.page import csp_hash, environment, static_file
 from omp_session.rendering.view import _is_remote, script_json
-from omp_session.rendering.windowed import WindowedSession, own_usage
+from omp_session.rendering.windowed import WindowedSession
 from omp_session.rendering.windowed_open import open_windowed
 from omp_session.store import SessionStorage
-from omp_session.tools.entry_kinds import EntryKind, classify
+from omp_session.tools.entry_kinds import EntryKind
 
 __all__ = ["HTML_CHUNK", "ROW_CHUNK", "compressed_block", "export_windowed_html"]
 
@@ -87,6 +87,8 @@ def export_windowed_html(
     view = open_windowed(path, images, storage=storage)
     if leaf_id is not None and leaf_id not in view.position:
         raise EntryNotFoundError(leaf_id)
+    view.kinds()  # every pass below (tree, rows, usage, flags, tool calls, entries) asks it
+    view.own_usages()  # the leaf's path usage (the first window) and the flags (_meta) alike
     tree = view.tree.get()
     first = view.window(leaf_id)
     first_html = Markup(str(first.pop("summary")) + str(first.pop("html")))
@@ -152,8 +154,9 @@ def _meta(view: WindowedSession) -> dict[str, Any]:
     kept: dict[int, str] = {}
     ids: dict[int, str | None] = {}
     usage: dict[int, list[float]] = {}
+    kinds, owns = view.kinds(), view.own_usages()
     for position, entry in enumerate(view.entries):
-        found = classify(entry)
+        found = kinds[position]
         flag = _IN_CONTEXT if entry_to_message(entry) is not None else 0
         if found.kind == EntryKind.COMPACTION and not found.is_message:
             flag |= _COMPACTION
@@ -169,7 +172,7 @@ def _meta(view: WindowedSession) -> dict[str, Any]:
         entry_id = entry.get("id")
         if entry_id != view.keys[position]:
             ids[position] = entry_id if isinstance(entry_id, str) else None
-        own = own_usage(entry)
+        own = owns[position]
         if own is not None:
             usage[position] = list(own)
     return {
@@ -197,12 +200,11 @@ def _tool_calls(view: WindowedSession, starts: list[int]) -> tuple[dict[str, Any
     found: dict[int, ToolCalls] = {}
     pending = iter(starts)
     start = next(pending, None)
-    for position, entry in enumerate(view.entries):
+    for position, classified in enumerate(view.kinds()):
         while start is not None and start <= position:
             found[start] = ToolCalls(details)  # details: the same dict, complete once the walk ends
             found[start].update(known)
             start = next(pending, None)
-        classified = classify(entry)
         if classified.is_message and classified.kind == EntryKind.ASSISTANT:
             if start is not None:  # past the last start no copy needs them
                 known.remember(classified.fields.get("content"))
@@ -221,9 +223,10 @@ def _render(view: WindowedSession, calls: ToolCalls, start: int, stop: int) -> I
     """The HTML of entries ``start`` to ``stop`` in lists of :data:`HTML_CHUNK` (``start`` a
     multiple of it), drawn as a pass over the whole file would: ``calls`` holds the tool calls of
     the entries before ``start`` (see :func:`_tool_calls`)."""
+    keys, entries, images, kinds = view.keys, view.entries, view.images, view.kinds()
     for first in range(start, stop, HTML_CHUNK):
         yield [
-            str(entry_html(entry_view(view.keys[position], view.entries[position], view.images, calls)))
+            str(entry_html(entry_view(keys[position], entries[position], images, calls, kinds[position])))
             for position in range(first, min(first + HTML_CHUNK, stop))
         ]
 

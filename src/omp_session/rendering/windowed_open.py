@@ -4,6 +4,7 @@ summarised later still, per request)."""
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from omp_session.rendering.windowed import WindowedSession
 from omp_session.rendering.windowed_tree import LazyTree, WindowedTree, subtree_ends
 from omp_session.store import SessionStorage
 from omp_session.tools.content import message_text
-from omp_session.tools.entry_kinds import STATE_CHANGES, EntryKind, classify
+from omp_session.tools.entry_kinds import STATE_CHANGES, Classified, EntryKind, classify
 from omp_session.tools.reading import read_session
 from omp_session.tools.summary import first_prompt
 
@@ -41,8 +42,7 @@ _ROW_KINDS = {
 }
 
 
-def _row_kind(entry: Entry) -> str:
-    kind = classify(entry).kind
+def _row_kind(kind: EntryKind) -> str:
     return "meta" if kind in STATE_CHANGES else _ROW_KINDS.get(kind, "unknown")
 
 
@@ -78,12 +78,23 @@ def _index(
         parent = session.get_parent(entry)
         parents.append(position.get(by_object.get(id(parent), "")) if parent is not None else None)
     leaf_key = keys[-1] if keys else None
+    # The session below, for the classes it may have made of its entries already: held weakly, so
+    # the session and its tree make no cycle (a dropped session is freed at once, not by the GC).
+    made: list[weakref.ref[WindowedSession]] = []
+
+    def kind_at(at: int) -> Classified:
+        windowed = made[0]() if made else None
+        return windowed.kind_at(at) if windowed is not None else classify(entries[at])
+
+    def kind_of(key: str, entry: Entry) -> Classified:
+        at = position.get(key)
+        return kind_at(at) if at is not None and entries[at] is entry else classify(entry)
 
     def build_tree() -> WindowedTree:
         branch = {keys[p] for p in _walk(parents, len(keys) - 1)} if keys else set()
         rows = tree_rows(
             roots,
-            lambda _key, entry: (_row_kind(entry), ""),
+            lambda key, entry: (_row_kind(kind_of(key, entry).kind), ""),
             by_object,
             branch,
             leaf_key,
@@ -108,10 +119,11 @@ def _index(
             ends=subtree_ends(rows, parent_row),
             foldable=foldable,
             entry_of=lambda key: entries[position[key]],
+            kind_of=lambda key: kind_at(position[key]),
         )
 
     header = session.get_header()
-    return WindowedSession(
+    windowed = WindowedSession(
         path=path,
         images=images,
         header=header,
@@ -126,6 +138,8 @@ def _index(
         title=_title(header, entries, path),
         storage=storage,
     )
+    made.append(weakref.ref(windowed))
+    return windowed
 
 
 def _walk(parents: Sequence[int | None], start: int) -> list[int]:

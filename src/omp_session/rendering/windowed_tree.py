@@ -16,6 +16,7 @@ from typing import Any
 
 from omp_session.rendering.format import one_line
 from omp_session.rendering.view import TreeRow
+from omp_session.tools.entry_kinds import Classified
 from omp_session.tools.summary import entry_summary
 
 __all__ = ["ROWS", "ROW_TEXT", "LazyTree", "WindowedTree"]
@@ -32,8 +33,8 @@ FILTER_LIMIT = 2000
 _FILTERS = 16
 
 
-def row_text(entry: Entry) -> str:
-    summary = entry_summary(entry, ROW_TEXT)
+def row_text(entry: Entry, classified: Classified | None = None) -> str:
+    summary = entry_summary(entry, ROW_TEXT, classified=classified)
     text = summary.text if summary.kind == "event" else f"{summary.kind}: {summary.text}"
     return one_line(text, ROW_TEXT)
 
@@ -49,6 +50,8 @@ class WindowedTree:
     #: Rows that start a branch (their parent has several children) and have rows below them.
     foldable: set[int]
     entry_of: Callable[[str], Entry]
+    #: What the entry of a key is, when the session has classified its entries already.
+    kind_of: Callable[[str], Classified | None] = lambda _key: None
     _texts: dict[int, str] = field(default_factory=dict)
     _filters: dict[str, dict[str, Any]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -56,7 +59,8 @@ class WindowedTree:
     def text(self, index: int) -> str:
         found = self._texts.get(index)
         if found is None:
-            found = self._texts[index] = row_text(self.entry_of(self.rows[index].key))
+            key = self.rows[index].key
+            found = self._texts[index] = row_text(self.entry_of(key), self.kind_of(key))
         return found
 
     def row(self, index: int) -> list[Any]:

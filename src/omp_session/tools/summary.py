@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 from omp_session.format.ids import iso_to_ms, ms_to_datetime
 from omp_session.model.message_text import is_prompt, is_slash_command, message_text
-from omp_session.tools.entry_kinds import EntryKind, classify, model_of_change
+from omp_session.tools.entry_kinds import Classified, EntryKind, classify, model_of_change
 
 __all__ = [
     "EntrySummary",
@@ -29,8 +29,6 @@ __all__ = [
     "usage_text",
 ]
 
-_SPACES = re.compile(r"\s+")
-
 
 class EntrySummary(NamedTuple):
     """What an entry is (``user``, ``assistant``, ``bash``, ``compaction``, …) and a one-line text."""
@@ -44,7 +42,9 @@ def one_line(text: str, limit: int | None = None) -> str:
 
     With ``limit``, cut to at most ``limit`` characters, ending in ``…`` when cut.
     """
-    flat = _SPACES.sub(" ", text).strip()
+    # ``str.split()`` splits on exactly the characters ``\s`` matches in a ``str`` pattern (those
+    # ``str.isspace`` accepts), and is 2-3x faster than ``re.sub`` + ``strip`` (a tree row each).
+    flat = " ".join(text.split())
     if limit is not None and len(flat) > limit:
         return flat[: max(limit - 1, 0)].rstrip() + "…"
     return flat
@@ -182,8 +182,9 @@ def _compaction(fields: Mapping[str, Any], is_message: bool) -> str:
     return text + (f" ({tokens} tokens before)" if tokens is not None else "")
 
 
-def _summary_of(entry: Mapping[str, Any]) -> EntrySummary:
-    found = classify(entry)
+def _summary_of(entry: Mapping[str, Any], found: Classified | None) -> EntrySummary:
+    if found is None:
+        found = classify(entry)
     kind, fields = found.kind, found.fields
     if kind == EntryKind.ASSISTANT:
         return EntrySummary("assistant", _assistant(fields))
@@ -211,10 +212,13 @@ def _summary_of(entry: Mapping[str, Any]) -> EntrySummary:
 TREE_KINDS = {EntryKind.COMPACTION: EntryKind.COMPACTION.value, EntryKind.BRANCH_SUMMARY: "branch summary"}
 
 
-def entry_summary(entry: Mapping[str, Any], limit: int | None = None) -> EntrySummary:
+def entry_summary(
+    entry: Mapping[str, Any], limit: int | None = None, *, classified: Classified | None = None
+) -> EntrySummary:
     """What ``entry`` is and what it says, on one line (whitespace collapsed; with ``limit``, cut to
-    that many characters, ending in ``…``; only the start of a long text is then looked at)."""
-    found = _summary_of(entry)
+    that many characters, ending in ``…``; only the start of a long text is then looked at).
+    ``classified``: :func:`classify`'s answer for ``entry`` when the caller has it already."""
+    found = _summary_of(entry, classified)
     if limit is None:
         return EntrySummary(found.kind, one_line(found.text))
     # Collapsing whitespace never lengthens text, so 4x the limit nearly always fills the line; a
