@@ -24,6 +24,7 @@ sanitised Markdown, and :func:`~omp_session.rendering.view.script_json` escapes 
 from __future__ import annotations
 
 import base64
+import gc
 import gzip
 import json
 import multiprocessing
@@ -38,6 +39,7 @@ from markupsafe import Markup
 
 from omp_session.errors import EntryNotFoundError
 from omp_session.format.codec import DISPLAY_ERRORS
+from omp_session.gcpause import gc_paused
 from omp_session.model.context import entry_to_message
 from omp_session.rendering.entry_html import entry_html
 from omp_session.rendering.entry_views import ToolCalls, entry_view
@@ -87,20 +89,25 @@ def export_windowed_html(
     view = open_windowed(path, images, storage=storage)
     if leaf_id is not None and leaf_id not in view.position:
         raise EntryNotFoundError(leaf_id)
-    view.kinds()  # every pass below (tree, rows, usage, flags, tool calls, entries) asks it
-    view.own_usages()  # the leaf's path usage (the first window) and the flags (_meta) alike
-    tree = view.tree.get()
-    first = view.window(leaf_id)
-    first_html = Markup(str(first.pop("summary")) + str(first.pop("html")))
-    row = first.get("row") or 0
-    rows_start = max(int(row) - 100, 0)
-    data = {
-        "window": first,
-        "rowsStart": rows_start,
-        "rows": tree.slice(rows_start, 200),
-        "rowsPending": False,
-        "rowCount": len(tree.rows),
-    }
+    # The cyclic collector is paused while the structures of the page are built (tens of
+    # thousands of rows, classes and flags, no cycles among them): left on, its full collections
+    # walk the session's entries again and again (0.7 s of CPU at 50,000 entries, issue 30 #3).
+    # Not while entries are rendered (their Markdown and highlighting may leave cycles behind).
+    with gc_paused():
+        view.kinds()  # every pass below (tree, rows, usage, flags, tool calls, entries) asks it
+        view.own_usages()  # the leaf's path usage (the first window) and the flags (_meta) alike
+        tree = view.tree.get()
+        first = view.window(leaf_id)
+        first_html = Markup(str(first.pop("summary")) + str(first.pop("html")))
+        row = first.get("row") or 0
+        rows_start = max(int(row) - 100, 0)
+        data = {
+            "window": first,
+            "rowsStart": rows_start,
+            "rows": tree.slice(rows_start, 200),
+            "rowsPending": False,
+            "rowCount": len(tree.rows),
+        }
     css = static_file("viewer.css") + static_file("highlight.css")
     script = static_file("export-windowed.js")
     csp = (
@@ -109,11 +116,12 @@ def export_windowed_html(
     )
     # The workers (if any) render while this process builds the rows and the facts of the page.
     with _html_blocks(view, progress, workers) as html_blocks:
-        row_chunks = [
-            compressed_block([tree.row(i) for i in range(start, min(start + ROW_CHUNK, len(tree.rows)))])
-            for start in range(0, len(tree.rows), ROW_CHUNK)
-        ]
-        export_meta = script_json(_meta(view))
+        with gc_paused():  # the workers, forked already, collect as they please
+            row_chunks = [
+                compressed_block([tree.row(i) for i in range(start, min(start + ROW_CHUNK, len(tree.rows)))])
+                for start in range(0, len(tree.rows), ROW_CHUNK)
+            ]
+            export_meta = script_json(_meta(view))
         html_chunks = html_blocks()
     return (
         environment()
@@ -277,8 +285,20 @@ def _html_blocks(
     for language in ("bash", "python"):
         highlight_code("", language)
     lexer_for_path("warm.py")
+    # The workers' collector leaves what they inherit alone: frozen at the fork, the session's
+    # objects are never walked by their collections, whose writes to every object's header would
+    # also copy each page of the parent's memory into the worker (each worker's own state; the
+    # parent thaws its objects at once).
+    thaw = gc.get_freeze_count() == 0  # else the process froze objects itself: leave them be
+    if thaw:
+        gc.freeze()
     try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
+        pool = multiprocessing.get_context("fork").Pool(workers)  # forks the workers now
+    finally:
+        if thaw:
+            gc.unfreeze()
+    try:
+        with pool:
             rendered = pool.imap(_render_part, parts)  # the work starts now
 
             def collected() -> list[Markup]:
