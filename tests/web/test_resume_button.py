@@ -3,9 +3,12 @@ the clipboard, in real Chromium under the viewer's Content-Security-Policy; the 
 
 from __future__ import annotations
 
+import re
 import urllib.request
 from typing import Any
 from urllib.parse import quote
+
+from playwright.sync_api import expect
 
 from omp_session.store.loading import load_session
 
@@ -21,9 +24,10 @@ def test_the_button_copies_omp_s_resume_command(strict_page: Any, viewer: Viewer
     button = strict_page.locator("button.copy-resume")
     assert button.inner_text() == "Copy resume command"
     button.click()
-    strict_page.wait_for_function(
-        "document.querySelector('button.copy-resume').textContent.startsWith('Copied')"
-    )
+    # Polled through the locator: a ``wait_for_function`` string is evaluated in the page, which
+    # its Content-Security-Policy refuses once the first check fails (a console error, so a
+    # failure whenever the clipboard answered a moment late).
+    expect(button).to_have_text(re.compile(r"^Copied"), timeout=10_000)
     assert button.inner_text() == f"Copied: omp --resume {session_id}"
     assert strict_page.evaluate("navigator.clipboard.readText()") == f"omp --resume {session_id}"
     screenshot(strict_page, "session-copy-resume")
