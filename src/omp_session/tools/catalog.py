@@ -897,24 +897,54 @@ class Catalog:
         is up to date, without reading or re-indexing anything (one ``stat`` each): what resolving
         an id prefix needs. Only rows of sessions read line by line from a header on their first
         line count (``resumable``); the others are left to the caller's own reading."""
+        rows = self._unchanged(
+            "SELECT path, size, mtime_ns, ctime_ns, ino, json_extract(header, '$.id')"
+            " FROM catalog_files WHERE resumable = 1 AND header IS NOT NULL",
+            paths,
+        )
+        return {path: (value, mtime) for path, (value, mtime) in rows.items() if isinstance(value, str)}
+
+    def known_imports(self, paths: Iterable[Path]) -> dict[str, tuple[list[tuple[str, str]], float]]:
+        """``{path: ([(source, sourcePath), ...], mtime in seconds)}``: the import markers
+        (``IMPORT_MARKER`` lines) of the session files of ``paths`` whose catalog row is up to
+        date and knows them, without reading or re-indexing anything (one ``stat`` each): what
+        the importers' "already imported?" check needs. The others are left to the caller's scan."""
+        if self.store is not None:
+            return {}
+        rows = self._unchanged(
+            "SELECT path, size, mtime_ns, ctime_ns, ino, imports FROM catalog_files"
+            " WHERE imports IS NOT NULL",
+            paths,
+        )
+        found: dict[str, tuple[list[tuple[str, str]], float]] = {}
+        for path, (imports, mtime) in rows.items():
+            try:
+                marks = [(str(source), str(origin)) for source, origin in orjson.loads(imports)]
+            except DAMAGED_ROW:
+                continue  # a damaged row: the caller scans the file
+            found[path] = (marks, mtime)
+        return found
+
+    def _unchanged(self, query: str, paths: Iterable[Path]) -> dict[str, tuple[Any, float]]:
+        """``{path: (value, mtime in seconds)}`` for the rows ``query`` selects (``path, size,
+        mtime_ns, ctime_ns, ino, value``) of the sessions of ``paths`` unchanged since the catalog
+        read them (one ``stat`` each, or a ``stat_session`` of a database store); nothing is read
+        or re-indexed."""
         db = self.cache.database
         if db is None:
             return {}
         try:
             rows = {
-                path: (tuple.__new__(FileKey, (size, mtime, ctime, ino)), session_id)
-                for path, size, mtime, ctime, ino, session_id in db.execute(
-                    "SELECT path, size, mtime_ns, ctime_ns, ino, json_extract(header, '$.id')"
-                    " FROM catalog_files WHERE resumable = 1 AND header IS NOT NULL"
-                )
+                path: (tuple.__new__(FileKey, (size, mtime, ctime, ino)), value)
+                for path, size, mtime, ctime, ino, value in db.execute(query)
             }
         except sqlite3.Error:
             return {}
-        found: dict[str, tuple[str, float]] = {}
+        found: dict[str, tuple[Any, float]] = {}
         for path in paths:
             text_path = os.fspath(path)
             row = rows.get(text_path)
-            if row is None or not isinstance(row[1], str):
+            if row is None:
                 continue
             if self.store is not None:
                 stored = self.store.stat_session(path)
@@ -929,42 +959,6 @@ class Catalog:
                 key, mtime = FileKey.of(stat), stat.st_mtime
             if key == row[0]:
                 found[text_path] = (row[1], mtime)
-        return found
-
-    def known_imports(self, paths: Iterable[Path]) -> dict[str, tuple[list[tuple[str, str]], float]]:
-        """``{path: ([(source, sourcePath), ...], mtime in seconds)}``: the import markers
-        (``IMPORT_MARKER`` lines) of the session files of ``paths`` whose catalog row is up to
-        date and knows them, without reading or re-indexing anything (one ``stat`` each): what
-        the importers' "already imported?" check needs. The others are left to the caller's scan."""
-        db = self.cache.database
-        if db is None or self.store is not None:
-            return {}
-        try:
-            rows = {
-                path: (tuple.__new__(FileKey, (size, mtime, ctime, ino)), imports)
-                for path, size, mtime, ctime, ino, imports in db.execute(
-                    "SELECT path, size, mtime_ns, ctime_ns, ino, imports FROM catalog_files"
-                    " WHERE imports IS NOT NULL"
-                )
-            }
-        except sqlite3.Error:
-            return {}
-        found: dict[str, tuple[list[tuple[str, str]], float]] = {}
-        for path in paths:
-            text_path = os.fspath(path)
-            row = rows.get(text_path)
-            if row is None:
-                continue
-            try:
-                stat = os.stat(path)
-            except OSError:
-                continue
-            if FileKey.of(stat) == row[0]:
-                try:
-                    marks = [(str(source), str(origin)) for source, origin in orjson.loads(row[1])]
-                except (orjson.JSONDecodeError, TypeError, ValueError):
-                    continue  # a damaged row: the caller scans the file
-                found[text_path] = (marks, stat.st_mtime)
         return found
 
     def held(self, path: str) -> CatalogSession | None:
