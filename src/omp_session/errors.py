@@ -25,6 +25,7 @@ subclass names the file, line or id involved in its message. The tree (also in `
     ├── UnsafeNameError (also ValueError)
     ├── UnsupportedByDialectError (also AttributeError)
     ├── UnknownDialectError (also ValueError)
+    ├── ReadStrategyError (also ValueError)
     ├── UnsupportedConversion (also ValueError)
     │   └── UnsupportedToolSchema
     └── WorkspaceError (also ValueError)
@@ -47,6 +48,7 @@ __all__ = [
     "NotASessionError",
     "PersistenceError",
     "ReadOnlySessionError",
+    "ReadStrategyError",
     "SecretsConfigError",
     "SessionChangedError",
     "SessionError",
@@ -270,6 +272,11 @@ class UnknownDialectError(SessionError, ValueError):
 
     def __init__(self, value: str, origin: str) -> None:
         super().__init__(f"unknown omp dialect {value!r} ({origin}); use 13, 18.2, 18.3 or 18")
+
+
+class ReadStrategyError(SessionError, ValueError):
+    """A ``Tuning(read_strategy=...)`` that is no strategy, cannot run in this installation (no
+    compiled scanner), or reads through the offset index a runtime switched off."""
 
 
 class WorkspaceError(SessionError, ValueError):

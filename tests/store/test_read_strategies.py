@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from omp_session import ReadStrategy, Runtime, SessionManager, Tuning
+from omp_session import ReadStrategy, ReadStrategyError, Runtime, SessionManager, Tuning
 from omp_session.format.title_slot import TitleSlot, encode_slot
 from omp_session.store import scanner
 from omp_session.store._indexed.offsets import index_path
@@ -113,7 +113,7 @@ def test_the_strategies_are_named_and_auto_is_the_default(tmp_path: Path) -> Non
     assert ReadStrategy.available()[0] is ReadStrategy.AUTO
     assert (ReadStrategy.COLD_COMPILED in ReadStrategy.available()) == (scanner.c_scan is not None)
     assert set(READS) == set(ReadStrategy.available()) - {ReadStrategy.AUTO}
-    with pytest.raises(ValueError, match="'fast' is not a valid ReadStrategy"):
+    with pytest.raises(ReadStrategyError, match="read_strategy 'fast' is none of 'auto', 'full'"):
         Tuning(read_strategy="fast")  # type: ignore[arg-type]
 
 
@@ -121,7 +121,8 @@ def test_a_strategy_this_installation_cannot_run_is_refused(monkeypatch: pytest.
     # As on a machine where the compiled scanner was not built: never another scanner in silence.
     monkeypatch.setattr(scanner, "c_scan", None)
     assert ReadStrategy.COLD_COMPILED not in ReadStrategy.available()
-    with pytest.raises(ValueError, match=r"'cold-compiled' cannot run here \(.*\); runnable: 'auto', 'full'"):
+    refused = r"'cold-compiled' cannot run here \(.*\); runnable: 'auto', 'full'"
+    with pytest.raises(ReadStrategyError, match=refused):
         Tuning(read_strategy=ReadStrategy.COLD_COMPILED)
     assert Tuning(read_strategy=ReadStrategy.COLD_PURE).read_strategy is ReadStrategy.COLD_PURE
 
@@ -151,7 +152,7 @@ def test_a_strategy_needs_the_offset_index(read: ReadStrategy, tmp_path: Path) -
     # each other: said before anything is opened (no lock left behind).
     path = _session(tmp_path / "s.jsonl")
     runtime = Runtime(agent_dir=tmp_path / "agent", offset_index=False, tuning=tuning_for(read, EVERY_FILE))
-    with pytest.raises(ValueError, match=f"read_strategy '{read}' reads through the offset index"):
+    with pytest.raises(ReadStrategyError, match=f"read_strategy '{read}' reads through the offset index"):
         SessionManager.open(path, runtime=runtime)
     for fine in (ReadStrategy.AUTO, ReadStrategy.FULL):
         runtime = Runtime(

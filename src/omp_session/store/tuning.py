@@ -20,6 +20,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from omp_session.errors import ReadStrategyError
+
 __all__ = ["DEFAULT_TUNING", "ReadStrategy", "Tuning"]
 
 
@@ -104,14 +106,20 @@ class Tuning:
     def __post_init__(self) -> None:
         if self.read_strategy is ReadStrategy.AUTO:
             return
-        strategy = ReadStrategy(self.read_strategy)  # ValueError for a name that is none
+        try:
+            strategy = ReadStrategy(self.read_strategy)
+        except ValueError:
+            names = ", ".join(repr(str(s)) for s in ReadStrategy)
+            raise ReadStrategyError(f"read_strategy {self.read_strategy!r} is none of {names}") from None
         object.__setattr__(self, "read_strategy", strategy)
         if strategy not in ReadStrategy.available():
             from omp_session.store import scanner
 
             why = scanner.NOTE.removeprefix("omp-session: ")
             runnable = ", ".join(repr(str(s)) for s in ReadStrategy.available())
-            raise ValueError(f"read_strategy {str(strategy)!r} cannot run here ({why}); runnable: {runnable}")
+            raise ReadStrategyError(
+                f"read_strategy {str(strategy)!r} cannot run here ({why}); runnable: {runnable}"
+            )
 
 
 #: The defaults (what every reader uses unless given another).

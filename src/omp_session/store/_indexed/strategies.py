@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import NamedTuple
 
+from omp_session.errors import ReadStrategyError
 from omp_session.store._indexed.fast_open import (
     AUTO_COLD,
     THROUGH_COMPILED,
@@ -73,12 +74,12 @@ READ_PATHS: Mapping[ReadStrategy, ReadPath] = {path.strategy: path for path in _
 def read_path(strategy: ReadStrategy, use_index: bool) -> ReadPath:
     """The steps ``strategy`` takes; ``use_index``: whether the runtime lets the open read and
     write offset indexes (``Runtime.offset_index``). Without them ``auto`` is the full parse, and
-    a strategy that reads through an index is a contradiction: ``ValueError``."""
+    a strategy that reads through an index is a contradiction: ``ReadStrategyError``."""
     if use_index:
         return READ_PATHS[strategy]
     if strategy is ReadStrategy.AUTO or strategy is ReadStrategy.FULL:
         return _FULL
-    raise ValueError(
+    raise ReadStrategyError(
         f"read_strategy {strategy.value!r} reads through the offset index, which this runtime"
         " switched off (offset_index=False): use 'full' or 'auto'"
     )
