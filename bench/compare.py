@@ -118,7 +118,8 @@ def _cases(quick: bool) -> list[Case]:
         Case("first get_tree() after a warm open, 50 MB", "after_open", (flat, "tree")),
         Case("append_message, per call (2,000 calls)", "appends", (2000,)),
         Case("SessionManager.list(), cold (no cache)", "listing", (listing, "cold")),
-        Case("SessionManager.list(), warm (listing cache)", "listing", (listing, "warm")),
+        Case("SessionManager.list(), warm (a second call)", "listing", (listing, "warm")),
+        Case("SessionManager.list(), cold, every field read", "listing", (listing, "cold, every field")),
     ]
     cases += [
         Case(f"omp-session {name}, 50,000 entries (whole process)", "command", (cli, name))
