@@ -24,7 +24,7 @@ from omp_session.manager.persistence import DiskFlags, Persistence
 from omp_session.manager.runtime import Runtime
 from omp_session.manager.state import SessionState
 from omp_session.model.tree import SessionIndex
-from omp_session.model.usage import _usage_of
+from omp_session.model.usage import usage_of
 from omp_session.store import SessionStorage
 
 __all__ = ["CURRENT_LEAF", "Omp18Operations", "fork_entries", "peek_session_init"]
@@ -93,7 +93,7 @@ def fork_entries(
     history = copy.deepcopy(list(entries))
     if reset_cost:
         for entry in history:
-            _reset_cost(_usage_of(entry)[0])
+            _reset_cost(usage_of(entry)[0])
     if repair_tail:
         _repair_interrupted_tail(history, runtime)
     return history

@@ -21,7 +21,10 @@ from typing import Any
 
 from omp_session.dialects import OMP_13_19, UsageRules
 
-__all__ = ["UsageStatistics"]
+__all__ = [
+    "UsageStatistics",
+    "usage_of",
+]
 
 
 #: Token keys omp adds with ``+=`` (a missing one makes the total NaN in JavaScript).
@@ -39,7 +42,7 @@ def _number(value: Any) -> float | None:
     return value
 
 
-def _usage_of(entry: dict[str, Any]) -> tuple[Any, bool]:
+def usage_of(entry: dict[str, Any]) -> tuple[Any, bool]:
     """``(usage, is_model_usage)`` of an entry that carries spend, else ``(None, False)``."""
     kind = entry.get("type")
     if kind == "model_usage":
@@ -135,7 +138,7 @@ class UsageStatistics:
             self.missing.append(key)
 
     def add_entry(self, entry: dict[str, Any]) -> None:
-        usage, is_model_usage = _usage_of(entry)
+        usage, is_model_usage = usage_of(entry)
         if usage is None:
             return
         if is_model_usage:

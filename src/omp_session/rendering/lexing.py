@@ -36,8 +36,9 @@ Token = tuple[int, Any, str]
 #: A rule of a processed Pygments state: the bound ``match`` of its expression, action, new state.
 Rule = tuple[Callable[[str, int], "re.Match[str] | None"], Any, Any]
 
-#: Back-references (``\\1``, ``(?P=name)``): their numbers or names would not survive the join.
-_BACK_REFERENCE = re.compile(r"\\[1-9]|\(\?P=")
+#: Back-references (``\\1``, ``(?P=name)``) and conditional groups (``(?(4)…)``): the numbers or
+#: names they refer to would not survive the join.
+_BACK_REFERENCE = re.compile(r"\\[1-9]|\(\?P=|\(\?\(")
 #: An expression's leading global flags (``(?i)``): its pattern's flags hold them, and in a
 #: joined expression they would no longer be at the start (an error since Python 3.11).
 _LEADING_FLAGS = re.compile(r"\A\(\?[aiLmsux]+\)")
@@ -53,7 +54,8 @@ def _alternative(pattern: re.Pattern[str]) -> str | None:
         return None
     on = "".join(letter for flag, letter in _SCOPED.items() if pattern.flags & flag)
     off = "".join(letter for flag, letter in _SCOPED.items() if not pattern.flags & flag)
-    return f"((?{on}-{off}:{_LEADING_FLAGS.sub('', pattern.pattern)}))"
+    scope = f"{on}-{off}" if off else on  # ``(?ims-:…)`` is refused: no flag to turn off
+    return f"((?{scope}:{_LEADING_FLAGS.sub('', pattern.pattern)}))"
 
 
 #: One step of a state: the ``match`` of a joined expression with the rule of each of its

@@ -27,7 +27,7 @@ from typing import Any
 from markupsafe import Markup
 
 from omp_session.model.context import entry_to_message
-from omp_session.model.usage import UsageStatistics
+from omp_session.model.usage import UsageStatistics, usage_of
 from omp_session.rendering.entry_html import entry_html
 from omp_session.rendering.entry_views import ToolCalls, entry_view
 from omp_session.rendering.format import as_float, date_time, format_size, usage_line
@@ -485,15 +485,10 @@ class WindowedSession:
 
 def own_usage(entry: Entry) -> tuple[float, ...] | None:
     """The usage an entry adds (spec §6.3), or ``None`` for the many entries that add none."""
-    if entry.get("type") != "message":
-        return None
-    message = entry.get("message")
-    # Only an assistant's message or a task's result carries spend (``_usage_of`` in
-    # model/usage.py): the other messages are answered without building a ``UsageStatistics``.
-    if not isinstance(message, dict):
-        return None
-    role = message.get("role")  # compared, not hashed: a role may be any JSON value
-    if role != "assistant" and (role != "toolResult" or message.get("toolName") != "task"):
+    # Only an assistant's message or a task's result carries spend (``usage_of``, the rule the
+    # totals count by): the other entries are answered without building a ``UsageStatistics``.
+    spent, is_model_usage = usage_of(entry)
+    if spent is None or is_model_usage:
         return None
     usage = UsageStatistics()
     usage.add_entry(entry)
