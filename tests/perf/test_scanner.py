@@ -6,6 +6,7 @@ the stored index and a full load read the same session alike."""
 
 from __future__ import annotations
 
+import json
 import sys
 import tempfile
 from collections.abc import Callable, Collection
@@ -148,6 +149,54 @@ def test_the_scanners_agree_on_mutated_lines(data: bytes) -> None:
 @given(lines=_odd_sessions())
 def test_the_scanners_agree_on_odd_values(lines: list[bytes]) -> None:
     _check(b"".join(lines))
+
+
+# -- usage totals added in C -------------------------------------------------------------------
+
+_NUMBERS = st.one_of(
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from([0, 0.0, -0.0, 1e-300, 2**63 - 1, -(2**63), 2**64]),
+)
+_VALUES = st.one_of(
+    _NUMBERS, st.none(), st.booleans(), st.text(max_size=3), st.lists(st.integers(), max_size=2)
+)
+_KEYS = ["input", "output", "cacheRead", "cacheWrite", "totalTokens", "premiumRequests", "x"]
+
+
+def _dumps(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False).encode()  # (any integer, unlike orjson)
+
+
+@st.composite
+def _usage_json(draw: st.DrawFn) -> bytes:
+    """One usage value as JSON: numbers of every kind, missing and odd fields, nested parts,
+    sometimes a duplicate key, extra spaces, or not an object at all."""
+    if draw(st.integers(0, 15)) == 0:
+        return _dumps(draw(_VALUES))
+    parts = []
+    for key in draw(st.lists(st.sampled_from(_KEYS), max_size=8)):
+        parts.append(b'"' + key.encode() + b'":' + _dumps(draw(_VALUES)))
+    if draw(st.booleans()):
+        inner = {k: draw(_VALUES) for k in draw(st.lists(st.sampled_from(["input", "output", "cacheRead"])))}
+        parts.append(b'"orchestration":' + _dumps(inner if draw(st.integers(0, 5)) else 3))
+    if draw(st.booleans()):
+        parts.append(b'"cost":' + _dumps({"total": draw(_VALUES), "input": 1}))
+    separator = b" , " if draw(st.booleans()) else b","
+    return b"{" + separator.join(parts) + b"}"
+
+
+@SETTINGS
+@given(usages=st.lists(_usage_json(), max_size=12))
+def test_usage_totals_added_in_c_are_usage_statistics(usages: list[bytes]) -> None:
+    lines = [b'{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/"}']
+    for number, usage in enumerate(usages):
+        parent = b"null" if number == 0 else b'"e%d"' % (number - 1)
+        lines.append(
+            b'{"type":"message","id":"e%d","parentId":%s,"message":{"role":"assistant","usage":%s}}'
+            % (number, parent, usage)
+        )
+    _check(b"\n".join(lines) + b"\n")
 
 
 @pytest.mark.parametrize("odd", _ODD_VALUES)
