@@ -20,13 +20,12 @@ COMMANDS = (
     ("stats", "--all", "--json"),
 )
 
-#: Each damage: the table, the column, what is written there instead of its value.
+#: Each damage: the table, the column, what is written there instead of its value (the columns
+#: these commands read; the resumed prompt and the import markers: tests/tools/test_catalog.py).
 DAMAGES = {
     "reduced entries not zlib": ("catalog_files", "slim", b"not zlib at all"),
     "usage facts not zlib": ("catalog_files", "facts", b"\x78\x9cbroken"),
     "header not JSON": ("catalog_files", "header", b"{not json"),
-    "prompt not JSON": ("catalog_files", "prompt", b"[1,"),
-    "import markers not JSON": ("catalog_files", "imports", b"{{"),
     "kept statistics not JSON": ("catalog_sessions", "stats", b'{"id":'),
 }
 

@@ -411,6 +411,30 @@ def test_sessions_deleted_or_moved_from_the_store_leave_the_catalog(tmp_path: Pa
     assert _catalog_counts()["catalog_files"] == 1
 
 
+def test_one_catalog_object_looks_for_gone_sessions_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A command refreshes several times (stats: the usage index, then the sessions): only its
+    # first refresh stats the rows it was not asked about.
+    paths = [write_session(tmp_path / "p" / f"s{number}.jsonl", _turns(2)) for number in range(3)]
+    with Catalog() as catalog:
+        catalog.refresh(paths)
+    looked: list[str] = []
+    real_lstat = os.lstat
+
+    def counted(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        looked.append(os.fspath(path))
+        return real_lstat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "lstat", counted)
+    with Catalog() as catalog:
+        catalog.refresh(paths[:1])
+        assert sorted(looked) == sorted(os.fspath(path) for path in paths[1:])
+        catalog.refresh(paths[:1])
+        catalog.refresh(paths[1:2])
+    assert len(looked) == 2
+
+
 def test_a_file_store_command_keeps_rows_that_are_not_files(tmp_path: Path) -> None:
     # Rows a database store catalogued (inode -1) are no files: a file-store refresh keeps them.
     path = write_session(tmp_path / "p" / "s.jsonl", _turns(2))
@@ -460,3 +484,18 @@ def test_a_search_stopped_early_reads_only_the_sessions_of_its_hits(
         rare = compile_query("common 7 ")
         found = list(search_store(paths, rare, "common 7 ", regex=False, catalog=catalog))
         assert found == list(search_sessions(paths, rare)) and found and read == []
+
+
+def test_a_damaged_resume_point_or_import_marker_row_is_read_again(tmp_path: Path) -> None:
+    path = write_session(tmp_path / "p" / "s.jsonl", _turns(5))
+    assert _held(path) == _full(path)
+    with sqlite3.connect(cache_path()) as db:
+        db.execute("UPDATE catalog_files SET prompt = ?, imports = ?", (b"[1,", b"{{"))
+    with Catalog() as catalog:
+        assert catalog.known_imports([path]) == {}  # left to the importers' own scan
+    with path.open("ab") as handle:  # grown: the refresh would resume from the damaged row
+        handle.write(jsonl(_turns(1, start=5)))
+    with Catalog() as catalog:
+        catalog.refresh([path])
+        assert catalog.bytes_read == path.stat().st_size  # read again from its start
+    assert _held(path) == _full(path)

@@ -29,6 +29,7 @@ import os
 import re
 import sqlite3
 import threading
+import time
 import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
@@ -85,6 +86,9 @@ _MESSAGE_KEYS = ("role", "model", "provider", "usage", "toolName", "stopReason")
 _ENTRY_KEYS = ("type", "id", "parentId", "timestamp", "usage")
 #: At most this many sessions are named in a text query (SQLite's limit of parameters is higher).
 _FEW_PATHS = 500
+#: A catalog object looks for the rows of sessions gone from the store at its first refresh and
+#: then at most this often (seconds): a stat per row is too much for every refresh of a command.
+_PRUNE_EVERY_S = 60.0
 #: What decoding a damaged blob of a row raises (a disk error, a crashed or foreign writer): the
 #: catalog is derived data, so such a row is dropped and its session read again from the store,
 #: as if the catalog had never held it (never a traceback).
@@ -325,6 +329,9 @@ class Catalog:
         #: Bytes of sessions read as lines by this object's refreshes, and how many sessions.
         self.bytes_read = 0
         self.sessions_read = 0
+        #: When this object last looked for rows of sessions gone from the store (``_prune``):
+        #: one command refreshes several times, and a long-lived viewer's catalog every request.
+        self._pruned_at: float | None = None
 
     def close(self) -> None:
         if self._own_cache:
@@ -422,7 +429,10 @@ class Catalog:
             if row is None or row.key != key:
                 stale.add(path)
             current.append(path)
-        self._prune(rows, {os.fspath(path) for path in wanted})
+        now = time.monotonic()
+        if self._pruned_at is None or now - self._pruned_at >= _PRUNE_EVERY_S:
+            self._pruned_at = now
+            self._prune(rows, {os.fspath(path) for path in wanted})
         report = REFRESH_PROGRESS.get()
         done, failed = 0, set()
         for path in current:
