@@ -12,7 +12,7 @@ import pytest
 from omp_session.importers import session_file
 from omp_session.importers.persist import find_imports, import_session
 from omp_session.importers.stores import make_store
-from omp_session.tools.catalog import IMPORT_MARKER, Catalog
+from omp_session.tools.catalog import Catalog
 from omp_session.tools.listing import session_files
 from omp_session.tools.listing_cache import cache_path
 from tests.importers import corpus
@@ -27,7 +27,6 @@ def _scanned(root: Path, monkeypatch: pytest.MonkeyPatch) -> dict[tuple[str, str
 def test_the_catalog_answers_the_already_imported_check_as_the_scan_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert IMPORT_MARKER == session_file.MARKER
     root = tmp_path / "sessions"
     imported = []
     for source, name in (("claude", "plain_chat"), ("codex", "rollback")):

@@ -17,6 +17,9 @@ __all__ = [
     "CURRENT_VERSION",
     "FOREIGN_SESSION_IMPORT",
     "IMPORT_BOOKKEEPING_TYPES",
+    "IMPORT_MARKER_BYTES",
+    "import_origin",
+    "import_origin_of",
     "is_assistant_entry",
     "is_assistant_line",
     "is_import_bookkeeping",
@@ -33,6 +36,25 @@ FOREIGN_SESSION_IMPORT = "foreign_session_import"
 IMPORT_BOOKKEEPING_TYPES = frozenset(
     {FOREIGN_SESSION_IMPORT, "claude_record", "claude_subagent_record", "codex_record"}
 )
+
+
+#: An import's marker entry as omp writes it (compact JSON): the importers' "already imported?"
+#: scan and the store catalog find the marker lines of a session file by these bytes.
+IMPORT_MARKER_BYTES = b'"customType":"foreign_session_import"'
+
+
+def import_origin(entry: Mapping[str, Any]) -> tuple[str, str] | None:
+    """``(source, sourcePath)`` of an import's marker entry (``foreign_session_import`` with its
+    ``data``): which transcript the session was imported from; ``None`` for any other entry."""
+    data = entry.get("data")
+    if entry.get("customType") != FOREIGN_SESSION_IMPORT or not isinstance(data, dict):
+        return None
+    return import_origin_of(data)
+
+
+def import_origin_of(data: Mapping[str, Any]) -> tuple[str, str]:
+    """``(source, sourcePath)`` of an import marker's ``data``."""
+    return str(data.get("source")), str(data.get("sourcePath"))
 
 
 def is_import_bookkeeping(entry: Mapping[str, Any]) -> bool:

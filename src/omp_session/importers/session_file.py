@@ -18,6 +18,12 @@ import orjson
 
 from omp_session.errors import CorruptSessionError
 from omp_session.format.codec import encode_line
+from omp_session.format.entries import (
+    FOREIGN_SESSION_IMPORT,
+    IMPORT_MARKER_BYTES,
+    import_origin,
+    import_origin_of,
+)
 from omp_session.format.javascript import holds_float
 from omp_session.format.title_slot import SLOT_BYTES, TitleSlot, encode_slot
 from omp_session.importers.base import ConvertedSession, ForeignSessionInfo, clean_title, fresh_entry_id
@@ -26,8 +32,8 @@ from omp_session.store.lock import try_lock
 from omp_session.store.regular import regular_file
 
 Entry = dict[str, Any]
-IMPORT_TYPE = "foreign_session_import"
-MARKER = b'"customType":"foreign_session_import"'
+IMPORT_TYPE = FOREIGN_SESSION_IMPORT
+MARKER = IMPORT_MARKER_BYTES
 
 
 def import_entry(
@@ -187,7 +193,7 @@ def find_imports(root: Path) -> dict[tuple[str, str], Path]:
                 mtime = path.stat().st_mtime if markers else 0.0
             except (OSError, CorruptSessionError):  # gone, unreadable, or not a regular file
                 continue
-            keys = [(str(data.get("source")), str(data.get("sourcePath"))) for data in markers]
+            keys = [import_origin_of(data) for data in markers]
         for key in keys:
             if key not in found or found[key][0] < mtime:
                 found[key] = (mtime, path)
@@ -226,9 +232,8 @@ def import_markers(path: Path) -> Iterator[dict[str, Any]]:
                     entry = orjson.loads(view[start : stop if stop >= 0 else len(view)])
                 except orjson.JSONDecodeError:
                     continue
-                data = entry.get("data") if isinstance(entry, dict) else None
-                if entry.get("customType") == IMPORT_TYPE and isinstance(data, dict):
-                    yield data
+                if isinstance(entry, dict) and import_origin(entry) is not None:
+                    yield entry["data"]
 
 
 def resume_state(converted: ConvertedSession) -> dict[str, Any] | None:

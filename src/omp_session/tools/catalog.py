@@ -41,7 +41,7 @@ import orjson
 
 from omp_session.errors import SessionError
 from omp_session.format.codec import BOM, decode_line
-from omp_session.format.entries import CURRENT_VERSION
+from omp_session.format.entries import CURRENT_VERSION, IMPORT_MARKER_BYTES, import_origin
 from omp_session.format.header import is_session_header
 from omp_session.format.title_slot import fold_into_header, parse_slot_line
 from omp_session.store import SessionStorage
@@ -228,10 +228,9 @@ class _Row(NamedTuple):
     resumable: bool
 
 
-#: What marks an import's bookkeeping entry in a session file (``importers.session_file.MARKER``,
-#: which the importers' own scan looks for; the catalog notes the lines holding it).
-IMPORT_MARKER = b'"customType":"foreign_session_import"'
-_IMPORT_TYPE = "foreign_session_import"
+#: What marks an import's bookkeeping entry in a session file (the importers' scan finds them by
+#: the same bytes).
+IMPORT_MARKER = IMPORT_MARKER_BYTES
 
 
 @dataclass
@@ -1216,9 +1215,8 @@ class RankedHit(NamedTuple):
 
 def _note_import(build: _Build, entry: Entry) -> None:
     """Note ``entry``'s import marker as ``importers.session_file.find_imports`` reads one."""
-    data = entry.get("data")
-    if build.imports is not None and entry.get("customType") == _IMPORT_TYPE and isinstance(data, dict):
-        build.imports.append([str(data.get("source")), str(data.get("sourcePath"))])
+    if build.imports is not None and (origin := import_origin(entry)) is not None:
+        build.imports.append(list(origin))
 
 
 def _pack(data: bytes) -> bytes:
