@@ -141,6 +141,14 @@
     return term ? markTerm(root, term) : [];
   };
 
+  /* The entry a link or a search hit lands on (both pages): marked as the target, its search
+     term marked, and the first mark (else the entry) scrolled to. */
+  window.ompLand = function (el, block) {
+    el.classList.add("target");
+    var marks = window.ompMarkSearchTerm(el);
+    (marks.length ? marks[0] : el).scrollIntoView({ block: block || "center" });
+  };
+
   /* "Copy resume command" (issue 30 #4): omp's own way back into the session, on the clipboard;
      the button says what it copied (or shows the command to copy by hand). */
   function copyResume(button) {

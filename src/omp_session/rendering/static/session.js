@@ -192,11 +192,9 @@
     document.querySelectorAll(".entry.target").forEach(function (el) { el.classList.remove("target"); });
     var el = state.elements.get(key);
     if (el) {
-      el.classList.add("target");
       var group = el.closest("details.compacted");
       if (group) group.open = true;
-      var marks = window.ompMarkSearchTerm(el);
-      (marks.length ? marks[0] : el).scrollIntoView({ block: block || "center" });
+      window.ompLand(el, block);
     }
     var row = state.rows.get(key);
     if (row) row.scrollIntoView({ block: "nearest" });

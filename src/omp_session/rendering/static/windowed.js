@@ -124,11 +124,6 @@
 
   /* The target of a deep link or search hit: marked, the term of the search that led here marked
      (the collapsed blocks holding it opened: issue 13 #4) and scrolled to, as on the full page. */
-  function land(el) {
-    el.classList.add("target");
-    var marks = window.ompMarkSearchTerm ? window.ompMarkSearchTerm(el) : [];
-    (marks.length ? marks[0] : el).scrollIntoView({ block: "center" });
-  }
 
   /* The tree follows the transcript (as on the full page): the row of the entry at the top of the
      view is marked and kept in view. Windows carry the row of each of their entries (keyRows). */
@@ -172,10 +167,10 @@
     var el = target ? transcript.querySelector('.entry[data-key="' + CSS.escape(target) + '"]') : null;
     var group = transcript.querySelector("details.compacted");
     if (el) {
-      land(el);
+      window.ompLand(el);
     } else if (target && group && group.ompFind) {
       return group.ompFind(target).then(function (found) {
-        if (found) land(found); else window.scrollTo(0, document.body.scrollHeight);
+        if (found) window.ompLand(found); else window.scrollTo(0, document.body.scrollHeight);
       });
     } else {
       window.scrollTo(0, document.body.scrollHeight);
