@@ -16,8 +16,6 @@ from hypothesis import strategies as st
 
 from omp_session.format.codec import encode_line
 from omp_session.format.ids import iso_to_ms, ms_to_datetime
-from omp_session.rendering.images import linked_images
-from omp_session.rendering.view import build_session_view
 from omp_session.tools.content import message_text
 from omp_session.tools.entry_kinds import EntryKind, classify, model_of_change, state_value
 from omp_session.tools.listing import session_info
@@ -26,6 +24,7 @@ from omp_session.tools.search import search_paths
 from omp_session.tools.summary import display_time, entry_summary, event_text
 from omp_session.tools.transcript import load_transcript
 from omp_session.tools.tree_view import render_tree_line, tree_lines
+from tests.web.support import entry_views, tree_panel
 
 HEADER = {
     "type": "session",
@@ -103,10 +102,9 @@ def test_viewer_and_show_agree_on_a_pi_style_model_change(tmp_path: Path) -> Non
             _entry("u1", "m1", type="message", message={"role": "user", "content": "hello"}),
         ],
     )
-    view = build_session_view(path, linked_images(None, str))
-    model_rows = [row.text for row in view.rows if row.key == "m1"]
-    assert model_rows == ["model → openai/gpt-5.1-codex"]  # was "model → None"
-    assert "None" not in view.entries[0].blocks[0].title
+    model_rows = [line for row, line in tree_panel(path) if row.key == "m1"]
+    assert model_rows == ["model openai/gpt-5.1-codex"]  # was "model → None"
+    assert "None" not in entry_views(path)[0].blocks[0].title
     transcript = load_transcript(path)
     events = [item.title for item in transcript.branches[0].items if item.kind == "event"]
     assert events == ["model openai/gpt-5.1-codex"]
@@ -129,8 +127,7 @@ def test_one_message_text_rule_for_listing_summaries_and_views(tmp_path: Path) -
     info = session_info(path)
     assert info is not None and info.first_message == "first second"
     assert entry_summary({"type": "message", "message": message}).text == "first second"
-    view = build_session_view(path, linked_images(None, str))
-    assert view.rows[0].text == "user: first second"
+    assert tree_panel(path)[0][1] == "user: first second"
 
 
 def test_search_finds_tool_arguments_as_written_in_the_file(tmp_path: Path) -> None:

@@ -13,9 +13,6 @@ from omp_session.cli import main
 from omp_session.export.markdown import export_markdown
 from omp_session.format.codec import encode_line
 from omp_session.rendering.blocks import tool_call_block
-from omp_session.rendering.images import linked_images
-from omp_session.rendering.page import render_export
-from omp_session.rendering.view import build_session_view
 from omp_session.tools.tool_display import (
     diff_text,
     is_one_line_call,
@@ -24,6 +21,7 @@ from omp_session.tools.tool_display import (
     readable_output,
     tool_call_display,
 )
+from tests.web.support import entry_views, opened
 
 HEADER = {
     "type": "session",
@@ -140,8 +138,7 @@ def test_markdown_has_a_diff_block(tmp_path: Path) -> None:
 
 def test_viewer_and_export_draw_the_diff_table(tmp_path: Path) -> None:
     path = _session(tmp_path / "s.jsonl")
-    view = build_session_view(path, linked_images(None, str))
-    calls = [b for e in view.entries for b in e.blocks if b.kind == "toolcall"]
+    calls = [b for e in entry_views(path) for b in e.blocks if b.kind == "toolcall"]
     diff = calls[0].children[0]
     assert diff.kind == "diff" and diff.detail == "line numbers of the file"
     assert [(cls, old, new) for cls, old, new, _html in diff.rows] == [
@@ -152,7 +149,7 @@ def test_viewer_and_export_draw_the_diff_table(tmp_path: Path) -> None:
     ]
     assert [(c.kind, c.title) for c in calls[1].children] == [("diff", "t.ts"), ("json", "other arguments")]
     assert calls[2].children[0].title == "command" and "make" in str(calls[2].children[0].html)
-    html = render_export(view)
+    html = opened(path).window(None)["html"]  # the viewer's window; the export's is the same HTML
     assert '<tr class="d-add">' in html and '<tr class="d-del">' in html
     lone = tool_call_block({"name": "read", "arguments": {"path": "a"}})
     assert [(c.kind, c.title, c.collapsed) for c in lone.children] == [("json", "arguments", False)]

@@ -14,8 +14,6 @@ from pathlib import Path
 import pytest
 from bench.generate import Shape, generate
 
-from omp_session.rendering.windowed import WINDOWED_BYTES
-
 
 def _run(args: list[str], *, stderr_terminal: bool) -> tuple[int, bytes, bytes]:
     """Run ``omp-session args`` with stdout on a pipe and stderr on a pseudo-terminal (or a pipe)."""
@@ -58,8 +56,9 @@ def _run(args: list[str], *, stderr_terminal: bool) -> tuple[int, bytes, bytes]:
 def big_session(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("progress") / "sessions"
     path = root / "-w" / "big.jsonl"
-    # Above the size from which an export is windowed (rendered block by block, with a bar).
-    generate(path, Shape(WINDOWED_BYTES + 200_000, compaction_every=0))
+    # Thousands of entries: an export renders them block by block (with a bar), and the generator
+    # leaves a few tool calls without results on abandoned branches (what `check` reports).
+    generate(path, Shape(4_400_000, compaction_every=0))
     return path
 
 

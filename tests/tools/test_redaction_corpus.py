@@ -21,7 +21,7 @@ from omp_session.tools.redaction import fingerprint
 from omp_session.tools.session_redaction import RedactionOptions, redact_tree
 from omp_session.web.app import create_app
 from tests.tools.redaction_corpus import CONFIGURED_SECRET, ENV_SECRET_NAME, Planted, encodings, write_corpus
-from tests.web.support import serving
+from tests.web.support import readable_export, serving
 
 
 @pytest.fixture
@@ -152,10 +152,13 @@ def test_serve_redact_leaks_nothing_and_shows_the_banner(
             assert status == 200
             assert b'class="redacted-banner"' in page
             pages.append(page)
-            for api in ("/api/body/", "/export/"):
-                status, extra = get(ref.replace("/session/", api))
-                if status == 200:
-                    pages.append(extra)
+            # Every entry of the session, as the page's windows and the export carry them.
+            status, window = get(ref.replace("/session/", "/api/window/") + "?start=0")
+            assert status == 200
+            status, rows = get(ref.replace("/session/", "/api/rows/") + "?start=0&count=1000")
+            status, export = get(ref.replace("/session/", "/export/"))
+            assert status == 200
+            pages += [window, rows, readable_export(export.decode("utf-8")).encode("utf-8")]
     for number, page in enumerate(pages):
         assert_nothing_survives(page, planted, f"serve page {number}")
     for written in target.rglob("*"):

@@ -3,16 +3,14 @@
     python -m tests.web.fuzz_viewer --files 5000 --seed 13
 
 Mutated omp files (the durability campaign's corpus and mutations) are written, a batch at a time,
-under a sessions root served by two real viewers on 127.0.0.1 (uvicorn in a thread): one showing
-every session as the full page, one with the windowed view forced (``windowed_bytes=0``). Every
-batch asks both for the index (with searches, paging and a project filter), the usage page and the
-static files; every file for its session page, live-update version and body and the HTML export
-download, and on the windowed viewer the window API (at the leaf, at and around entries, by
-position, after an entry, a compaction's dropped entries) and the rows API (near an entry, a tree
-filter, a slice, odd numbers). Every other batch also serves three mutated Claude Code, Codex and
-pi transcripts each as foreign sessions (the importer fuzzing's seeds), asks for their pages, and
-at the end imports each through its page's button (a POST with the page's token) and asks for the
-index again.
+under a sessions root served by a real viewer on 127.0.0.1 (uvicorn in a thread). Every batch asks
+it for the index (with searches, paging and a project filter), the usage page and the static
+files; every file for its session page, live-update version and the HTML export download, the
+window API (at the leaf, at and around entries, by position, after an entry, a compaction's
+dropped entries) and the rows API (near an entry, a tree filter, a slice, odd numbers). Every
+other batch also serves three mutated Claude Code, Codex and pi transcripts each as foreign
+sessions (the importer fuzzing's seeds), asks for their pages, and at the end imports each through
+its page's button (a POST with the page's token) and asks for the index again.
 
 Counted, as the other campaigns count them (:class:`~tests.durability.fuzz_campaign.Figures`):
 HTTP 5xx answers and requests that got no whole answer, exceptions raised inside the app (as the
@@ -79,8 +77,8 @@ SITE_URLS = [
     "/static/highlight.css",
 ]
 #: Per file on both viewers; ``REF`` is the file's reference.
-PAGE_URLS = ["/session/REF", "/api/version/REF", "/api/body/REF", "/export/REF"]
-#: Per file on the windowed viewer only.
+PAGE_URLS = ["/session/REF", "/api/version/REF", "/export/REF"]
+#: Per file, the window and rows APIs.
 WINDOW_URLS = [
     "/api/window/REF",
     "/api/window/REF?start=0&end=5",
@@ -93,7 +91,7 @@ WINDOW_URLS = [
     "/api/rows/REF?start=0&count=50",
     "/api/rows/REF?start=-5&count=99999999",
 ]
-#: Per file and per entry id picked from it (``ID``), on the windowed viewer.
+#: Per file and per entry id picked from it (``ID``).
 ENTRY_URLS = [
     "/api/window/REF?target=ID",
     "/api/window/REF?at=ID",
@@ -260,7 +258,7 @@ def _agent_dir(path: Path) -> Iterator[None]:
 
 
 def _run_batch(batch: _Batch, directory: Path, rng: random.Random, foreign: bool) -> None:
-    """Serve ``directory``'s sessions (already written) with both viewers and ask for everything."""
+    """Serve ``directory``'s sessions (already written) with a viewer and ask for everything."""
     root, blobs, home = directory / "sessions", directory / "blobs", directory / "home"
     blobs.mkdir()
     home.mkdir()
@@ -271,13 +269,9 @@ def _run_batch(batch: _Batch, directory: Path, rng: random.Random, foreign: bool
     before = snapshot(root, blobs, home)
     with ExitStack() as stack:
         stack.enter_context(_recording(batch.recorder))
-        urls = {}
-        for kind, windowed_bytes in (("full", 10**12), ("windowed", 0)):
-            app = create_app(
-                root, blobs, poll_ms=60_000, windowed_bytes=windowed_bytes, foreign_stores=stores
-            )
-            urls[kind] = stack.enter_context(serving(app, log_level="critical"))
-        _ask(batch, urls, rng, foreign)
+        app = create_app(root, blobs, poll_ms=60_000, foreign_stores=stores)
+        base = stack.enter_context(serving(app, log_level="critical"))
+        _ask(batch, base, rng, foreign)
         batch.drain()
         after = snapshot(root, blobs, home)
         for path in sorted(set(before) | set(after)):
@@ -285,26 +279,22 @@ def _run_batch(batch: _Batch, directory: Path, rng: random.Random, foreign: bool
                 ref = Path(path).relative_to(root).as_posix() if Path(path).is_relative_to(root) else ""
                 batch.found("a request changed a served file", ref, path)
         if foreign:  # after the check above: an import writes into the sessions root
-            _import_foreign(batch, urls["full"], home)
+            _import_foreign(batch, base, home)
     batch.drain()
 
 
-def _ask(batch: _Batch, urls: dict[str, str], rng: random.Random, foreign: bool) -> None:
-    for base in urls.values():
-        for url in SITE_URLS:
-            batch.get(base, url)
+def _ask(batch: _Batch, base: str, rng: random.Random, foreign: bool) -> None:
+    for url in SITE_URLS:
+        batch.get(base, url)
     for ref, data in batch.files.items():
         entries = [*_entry_ids(data, rng), "no-such-entry"]
-        for base in urls.values():
-            for template in PAGE_URLS:
-                batch.get(base, _url(template, ref), ref)
-        for template in WINDOW_URLS:
-            batch.get(urls["windowed"], _url(template, ref), ref)
+        for template in PAGE_URLS + WINDOW_URLS:
+            batch.get(base, _url(template, ref), ref)
         for entry in entries:
             for template in ENTRY_URLS:
-                batch.get(urls["windowed"], _url(template, ref, entry), ref)
+                batch.get(base, _url(template, ref, entry), ref)
     if foreign:
-        _ask_foreign(batch, urls["full"])
+        _ask_foreign(batch, base)
 
 
 def _foreign_refs(batch: _Batch, base: str) -> list[str]:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import os
+import re
 import shutil
 import socket
 import threading
@@ -17,7 +19,12 @@ from typing import Any
 import uvicorn
 
 from omp_session.format.codec import encode_line
-from omp_session.rendering.windowed import WINDOWED_BYTES
+from omp_session.rendering.entry_views import EntryView, ToolCalls, entry_view
+from omp_session.rendering.images import ImageSource, linked_images
+from omp_session.rendering.windowed import WindowedSession
+from omp_session.rendering.windowed_open import open_windowed
+from omp_session.rendering.windowed_tree import TreeRow
+from omp_session.tools.entry_kinds import EntryKind
 from omp_session.web import create_app
 
 REPO = Path(__file__).resolve().parents[2]
@@ -51,13 +58,9 @@ def running_viewer(
     blobs: Path | None = None,
     poll_ms: int = 2000,
     foreign_stores: Any = (),
-    windowed_bytes: int | None = None,
 ) -> Iterator[str]:
-    """Serve ``root`` on a free localhost port for the duration of the block; yields the base URL
-    (``windowed_bytes``: the size above which sessions are windowed, the viewer's default if not
-    given; 0 windows every session)."""
-    limit = WINDOWED_BYTES if windowed_bytes is None else windowed_bytes
-    app = create_app(root, blobs, poll_ms=poll_ms, foreign_stores=foreign_stores, windowed_bytes=limit)
+    """Serve ``root`` on a free localhost port for the duration of the block; yields the base URL."""
+    app = create_app(root, blobs, poll_ms=poll_ms, foreign_stores=foreign_stores)
     with serving(app) as url:
         yield url
 
@@ -129,3 +132,46 @@ def screenshot(page: Any, name: str, *, full_page: bool = False) -> Path:
 PNG_1x1 = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4//8/AAX+Av4N70a4AAAAAElFTkSuQmCC"
 )
+
+
+def opened(path: Path, images: ImageSource | None = None) -> WindowedSession:
+    """The session at ``path`` as the viewer opens it (images as links by default)."""
+    return open_windowed(path, images if images is not None else linked_images(None, str))
+
+
+def entry_views(path: Path, images: ImageSource | None = None) -> list[EntryView]:
+    """Every entry's view, in file order, drawn as the viewer draws it (tool calls with their
+    results' details)."""
+    session = opened(path, images)
+    details = {
+        found.fields["toolCallId"]: found.fields["details"]
+        for found in session.kinds()
+        if found.kind == EntryKind.TOOL_RESULT
+        and isinstance(found.fields.get("toolCallId"), str)
+        and "details" in found.fields
+    }
+    calls = ToolCalls(details)
+    return [
+        entry_view(session.keys[p], entry, session.images, calls, session.kind_at(p))
+        for p, entry in enumerate(session.entries)
+    ]
+
+
+def tree_panel(path: Path) -> list[tuple[TreeRow, str]]:
+    """The tree panel's rows of the session at ``path``: each with its prefix and text as drawn."""
+    tree = opened(path).tree.get()
+    return [(row, row.prefix + tree.text(index)) for index, row in enumerate(tree.rows)]
+
+
+_GZIP_BLOCK = re.compile(
+    r'(<script type="application/octet-stream" data-encoding="gzip-base64"[^>]*>)(.*?)(</script>)', re.S
+)
+
+
+def readable_export(html: str) -> str:
+    """An HTML export with its compressed blocks (gzipped JSON in base64) as the JSON they hold, so
+    a test can look for text anywhere in the file."""
+    return _GZIP_BLOCK.sub(
+        lambda m: m.group(1) + gzip.decompress(base64.b64decode(m.group(2))).decode("utf-8") + m.group(3),
+        html,
+    )

@@ -138,6 +138,7 @@ def test_deep_link_opens_the_branch_holding_the_entry(page: Any, viewer: Viewer)
     screenshot(page, "deep-link")
     # A permalink in the page is a deep link too.
     page.locator("#transcript .entry.k-user .permalink").first.click()
+    page.wait_for_selector("#transcript .entry.target.k-user")
     assert page.locator("#transcript .entry.target.k-user").count() == 1
 
 
@@ -286,7 +287,7 @@ def test_xss_payloads_never_run(page: Any, viewer: Viewer, tmp_path: Path) -> No
 
     # The lazily rendered export of big sessions (forced here): every node, the filter, a search.
     lazy = tmp_path / "xss-lazy.html"
-    lazy.write_text(export_html(viewer.xss, blobs_dir=viewer.blobs, windowed_bytes=0), encoding="utf-8")
+    lazy.write_text(export_html(viewer.xss, blobs_dir=viewer.blobs), encoding="utf-8")
     page.goto(lazy.as_uri())
     page.wait_for_selector("html.ready #vtree-rows .row")
     for number in range(page.locator("#vtree-rows .row a").count()):
@@ -309,7 +310,7 @@ def test_pages_run_under_the_content_security_policy(
     strict_page.goto(viewer.url + "/")
     open_session(strict_page, viewer, BLOG)
     strict_page.locator(".tree .row a").first.click()
-    assert "Context at" in strict_page.locator("#bar-where").inner_text()
+    strict_page.locator("#bar-where", has_text="Context at").wait_for()  # the window comes async
     assert strict_page.evaluate("getComputedStyle(document.querySelector('.topbar')).position") == "sticky"
     exported = tmp_path / "blog.html"
     exported.write_text(export_html(viewer.root / BLOG, blobs_dir=viewer.blobs), encoding="utf-8")

@@ -1,4 +1,4 @@
-"""The HTML export of a big session in Debian's Chromium (issue 30 item 3): the windowed page
+"""The HTML export of a session of several blocks in Debian's Chromium (issue 30 item 3): the page
 opened from ``file://`` with its own Content-Security-Policy, its windows inflated from the
 embedded blocks, edits drawn as highlighted diffs in the light and the dark scheme, every entry in
 the file, and a hostile session's payloads shown as text, never run.
@@ -16,7 +16,7 @@ import pytest
 
 from omp_session import SessionManager
 from omp_session.export.html import export_html
-from omp_session.rendering.windowed import WINDOWED_BYTES
+from omp_session.rendering.windowed_export import HTML_CHUNK
 
 from .test_browser_diffs import keep
 from .xss import PWN, TEXT
@@ -29,7 +29,7 @@ FILLER = "Plain words of a long answer about the build, the cache and the tests.
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, list[str]]]:
-    """A session just over the windowed size: a hostile turn first, then turns that each edit a
+    """A session of several blocks of entries: a hostile turn first, then turns that each edit a
     file; exported to one HTML file. Yields the file and the session's entry ids in file order."""
     base = tmp_path_factory.mktemp("export")
     with SessionManager.create("/home/x/app", base) as session:
@@ -64,7 +64,7 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, l
         )
         turn = 0
         path = Path(session.get_session_file() or "")
-        while path.stat().st_size < WINDOWED_BYTES + 300_000:
+        while len(session.get_entries()) < 2 * HTML_CHUNK + 100:
             call = f"edit-{turn}"
             session.append_message(
                 {"role": "user", "content": f"Change greet number {turn}.", "timestamp": 4}

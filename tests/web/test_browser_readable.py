@@ -85,10 +85,17 @@ def test_the_tree_filters_by_text_and_label(page: Any, viewer: Viewer) -> None:
     rows = page.locator(".tree .row")
     total = rows.count()
     page.locator("#tree-filter").fill("keyset pagination")  # a label
+    page.wait_for_function(f"document.querySelectorAll('.tree .row').length < {total}")
     visible = page.locator(".tree .row:visible")
     assert 0 < visible.count() < total
     assert all("keyset pagination" in text.lower() for text in visible.all_text_contents())
+    assert (
+        page.locator("#tree-filter-count")
+        .inner_text()
+        .endswith("match" if visible.count() == 1 else "matches")
+    )
     page.locator("#tree-filter").fill("")
+    page.wait_for_function(f"document.querySelectorAll('.tree .row').length === {total}")
     assert page.locator(".tree .row:visible").count() == total
     assert page.evaluate("getComputedStyle(document.querySelector('.tree-panel')).resize") == "horizontal"
     screenshot(page, "tree-filter")

@@ -1,44 +1,21 @@
-"""The windowed page (forced for every session: a size limit of 0) does what the whole page does, in
-Chromium: a search hit lands marked, one script runs and payloads stay inert, the keys help opens,
-a fork links to its parent. Each test runs the whole page's own check on the windowed page."""
+"""The session page, a window at a time (every session, issue 23 #2), in Chromium: one script runs
+and payloads stay inert while every node is clicked, the keys help opens, a fork links to its
+parent, live updates follow a new branch and a compaction, a deep link opens a compacted group."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
 
-import pytest
+from omp_session.store.loading import load_session
 
 from .conftest import Viewer
-from .support import FORK, PAGINATION, copy_samples, running_viewer, screenshot
-from .test_browser import _assert_not_pwned, open_session
-from .test_browser_readable import test_every_search_hit_is_reachable_and_lands_marked as search_hit_check
-from .xss import xss_session
+from .support import FORK, PAGINATION, screenshot
+from .test_browser import _assert_not_pwned, entry_id, open_session, transcript
 
 
-@pytest.fixture(scope="module")
-def windowed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Viewer]:
-    base = tmp_path_factory.mktemp("windowed-viewer")
-    root, blobs = copy_samples(base)
-    xss = xss_session(root, blobs)
-    with running_viewer(root, blobs, poll_ms=200, windowed_bytes=0) as url:
-        yield Viewer(url, root, blobs, xss)
-
-
-def test_the_page_is_windowed(page: Any, windowed: Viewer) -> None:
-    open_session(page, windowed, PAGINATION)
-    assert page.locator("#window-data").count() == 1 and page.locator("#session-data").count() == 0
-
-
-def test_a_search_hit_lands_marked_in_the_windowed_page(page: Any, windowed: Viewer) -> None:
-    search_hit_check(page, windowed)
-    assert page.locator("#window-data").count() == 1
-    screenshot(page, "windowed-search-landed")
-
-
-def test_one_script_runs_and_payloads_stay_text_in_the_windowed_page(page: Any, windowed: Viewer) -> None:
-    open_session(page, windowed, windowed.xss.relative_to(windowed.root).as_posix())
+def test_one_script_runs_and_payloads_stay_text_in_the_windowed_page(page: Any, viewer: Viewer) -> None:
+    open_session(page, viewer, viewer.xss.relative_to(viewer.root).as_posix())
     page.wait_for_selector("html.tree-ready #vtree-rows .row")
     for number in range(page.locator("#vtree-rows .row a").count()):
         page.locator("#vtree-rows .row a").nth(number).click()
@@ -49,13 +26,8 @@ def test_one_script_runs_and_payloads_stay_text_in_the_windowed_page(page: Any, 
     _assert_not_pwned(page)
 
 
-@pytest.mark.parametrize("mode", ["whole", "windowed"])
-def test_the_keys_help_opens_and_a_fork_links_to_its_parent(
-    page: Any, viewer: Viewer, windowed: Viewer, mode: str
-) -> None:
-    site = windowed if mode == "windowed" else viewer
-    open_session(page, site, FORK)
-    assert (page.locator("#window-data").count() == 1) == (mode == "windowed")
+def test_the_keys_help_opens_and_a_fork_links_to_its_parent(page: Any, viewer: Viewer) -> None:
+    open_session(page, viewer, FORK)
     link = page.locator(".facts a", has_text="its parent session")
     assert link.get_attribute("href") == "/session/" + quote(PAGINATION)
     help_line = page.locator("#keys-help")
@@ -75,17 +47,17 @@ def _shows(page: Any, text: str) -> None:
     )
 
 
-def test_live_updates_follow_a_new_branch_and_a_compaction(page: Any, windowed: Viewer) -> None:
+def test_live_updates_follow_a_new_branch_and_a_compaction(page: Any, viewer: Viewer) -> None:
     """New entries that do not continue the window shown (a new branch, a compaction) show the
     context afresh, as the whole page's re-render does; plain new entries are appended."""
     from omp_session import SessionManager
     from tests.helpers import assistant, user
 
-    with SessionManager.create("/work/live", windowed.root / "-work-live-windowed") as session:
+    with SessionManager.create("/work/live", viewer.root / "-work-live-windowed") as session:
         first = session.append_message(user("first question"))
         session.append_message(assistant("first answer"))
-        ref = str(session.get_session_file())[len(str(windowed.root)) + 1 :]
-        open_session(page, windowed, ref)
+        ref = str(session.get_session_file())[len(str(viewer.root)) + 1 :]
+        open_session(page, viewer, ref)
         page.evaluate("window.__marker = 42")
         session.append_message(user("a second question, appended"))
         _shows(page, "a second question, appended")
@@ -110,25 +82,36 @@ def test_live_updates_follow_a_new_branch_and_a_compaction(page: Any, windowed: 
     screenshot(page, "windowed-live")
 
 
-@pytest.mark.parametrize("mode", ["whole", "windowed"])
-def test_a_deep_link_to_a_replaced_entry_opens_the_compacted_group(
-    page: Any, viewer: Viewer, windowed: Viewer, mode: str
-) -> None:
+def test_a_deep_link_to_a_replaced_entry_opens_the_compacted_group(page: Any, viewer: Viewer) -> None:
     from omp_session.rendering.images import linked_images
     from omp_session.rendering.windowed_open import open_windowed
 
     from .support import FLAKY
 
-    site = windowed if mode == "windowed" else viewer
-    session = open_windowed(site.root / FLAKY, linked_images(None, str))
+    session = open_windowed(viewer.root / FLAKY, linked_images(None, str))
     assert session.leaf is not None
     dropped = session.route(session.leaf).arranged.dropped
     assert len(dropped) == 8
     target = session.keys[dropped[len(dropped) // 2]]
-    open_session(page, site, FLAKY, "#" + quote(target))
+    open_session(page, viewer, FLAKY, "#" + quote(target))
     entry = page.locator(f'#transcript details.compacted .entry.target[data-key="{target}"]')
     entry.wait_for()
     assert page.locator("#transcript details.compacted").get_attribute("open") is not None
     assert entry.is_visible() and "dropped" in (entry.get_attribute("class") or "")
     assert page.locator("#transcript .entry.target").count() == 1
     assert page.locator("#transcript > .entry.active-compaction").count() == 1  # the context stays
+
+
+def test_a_deep_link_keeps_the_context_shown_when_it_holds_the_entry(page: Any, viewer: Viewer) -> None:
+    """As the whole page did: a link to an entry on the path of the node shown stays on that node's
+    context (an abandoned branch here), instead of jumping to the leaf's."""
+    abandoned = entry_id(viewer.root / PAGINATION, "Pagination is in.", "assistant")
+    first = load_session(viewer.root / PAGINATION).entries[1]["id"]  # on every branch
+    open_session(page, viewer, PAGINATION, f"#at={abandoned}")
+    page.locator("#bar-where", has_text="Context at").wait_for()
+    page.evaluate("id => { location.hash = id; }", first)
+    page.wait_for_selector(f'#transcript .entry.target[data-key="{first}"]')
+    assert "Context at" in page.locator("#bar-where").inner_text()
+    assert "Pagination is in." in transcript(page)  # still the abandoned branch
+    leaf_only = "Keyset pagination it is"
+    assert leaf_only not in transcript(page)

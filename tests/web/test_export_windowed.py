@@ -1,4 +1,4 @@
-"""The lazily rendered HTML export (issue 13 #2) on the samples, forced with a size limit of 0: the
+"""The lazily rendered HTML export (issue 13 #2; every session's, issue 23 #2) on the samples: the
 page script's answers (export_api.js, in Chromium from file://) equal the server's for every node."""
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def _blocks(html: str) -> dict[str, list[Any]]:
 
 def test_the_export_carries_every_entry_and_row_once() -> None:
     path = SAMPLES / "sessions" / PAGINATION
-    html = export_html(path, windowed_bytes=0)
+    html = export_html(path)
     blocks = _blocks(html)
     view = open_windowed(path, inline_images(SAMPLES / "blobs"))
     entries = [item for chunk in blocks["export-html"] for item in chunk]
@@ -61,14 +61,14 @@ def test_the_export_carries_every_entry_and_row_once() -> None:
 
 def test_an_unknown_leaf_is_an_error() -> None:
     with pytest.raises(EntryNotFoundError):
-        export_html(SAMPLES / "sessions" / PAGINATION, "no-such-entry", windowed_bytes=0)
+        export_html(SAMPLES / "sessions" / PAGINATION, "no-such-entry")
 
 
 @pytest.mark.parametrize("ref", [PAGINATION, FLAKY, FORK, INFRA])
 def test_the_page_answers_as_the_server_does(browser: Any, tmp_path: Path, ref: str) -> None:
     path = SAMPLES / "sessions" / ref
     exported = tmp_path / "export.html"
-    exported.write_text(export_html(path, windowed_bytes=0), encoding="utf-8")
+    exported.write_text(export_html(path), encoding="utf-8")
     view = open_windowed(path, inline_images(SAMPLES / "blobs"))
     context = browser.new_context()
     page = context.new_page()
@@ -119,7 +119,7 @@ def test_a_big_export_is_compressed_and_loads_its_windows_offline(browser: Any, 
 
     source = tmp_path / "big.jsonl"
     stats = generate(source, Shape(0, target_messages=3 * HTML_CHUNK, compaction_every=0, image_every=0))
-    html = export_html(source, windowed_bytes=0)
+    html = export_html(source)
     assert html.count('data-encoding="gzip-base64" id="export-html-') == -(-stats.entries // HTML_CHUNK) >= 3
     blocks = _blocks(html)
     entries = [item for chunk in blocks["export-html"] for item in chunk]
@@ -164,10 +164,8 @@ def test_forked_workers_render_the_same_file(tmp_path: Path) -> None:
     stats = generate(source, Shape(0, target_messages=5 * HTML_CHUNK, compaction_every=700, branch_every=300))
     assert stats.entries > 4 * HTML_CHUNK  # enough blocks for the two workers to share
     seen: list[tuple[int, int]] = []
-    alone = export_html(source, windowed_bytes=0)
-    forked = export_html(
-        source, windowed_bytes=0, workers=2, progress=lambda done, total: seen.append((done, total))
-    )
+    alone = export_html(source)
+    forked = export_html(source, workers=2, progress=lambda done, total: seen.append((done, total)))
     stamp = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC")
     assert stamp.sub("", forked) == stamp.sub("", alone)
     assert seen and seen[-1] == (stats.entries, stats.entries) and seen == sorted(seen)

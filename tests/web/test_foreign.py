@@ -30,13 +30,11 @@ class Agents:
     url: str
     root: Path
     home: Path
-    windowed: bool
 
 
-@pytest.fixture(params=["whole", "windowed"])
-def agents(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Agents]:
-    """The viewer over the agents' fixture stores, with its pages whole (small sessions) or, every
-    session windowed (a size limit of 0), as a big session's are."""
+@pytest.fixture
+def agents(tmp_path: Path) -> Iterator[Agents]:
+    """The viewer over the agents' fixture stores."""
     home = tmp_path / "home"
     home.mkdir()
     stage_all(home)
@@ -57,9 +55,8 @@ def agents(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Agents]:
             }
         )
     stores = [make_store(source, env={"HOME": str(home)}) for source in SOURCES]
-    limit = 0 if request.param == "windowed" else None
-    with running_viewer(root, foreign_stores=stores, windowed_bytes=limit) as url:
-        yield Agents(url, root, home, request.param == "windowed")
+    with running_viewer(root, foreign_stores=stores) as url:
+        yield Agents(url, root, home)
 
 
 def _get(url: str) -> str:
@@ -108,7 +105,7 @@ def test_foreign_page_and_guarded_import(agents: Agents) -> None:
     sources_before = snapshot(agents.home)
     ref = next(r for r in _foreign_refs(_get(agents.url + "/")) if r.startswith("@claude/"))
     page = _get(agents.url + "/session/" + urllib.parse.quote(ref))
-    assert ('id="window-data"' in page) == agents.windowed
+    assert 'id="window-data"' in page
     assert '<span class="badge agent"' in page and "Import into omp" in page
     assert "Copy resume command" not in page  # omp --resume would not find another agent's session
     token = re.search(r'name="token" value="([^"]+)"', page)
@@ -117,7 +114,7 @@ def test_foreign_page_and_guarded_import(agents: Agents) -> None:
     assert _post(action, {"token": "wrong"})[0] == 403
     assert _post(action, {"token": token.group(1)}, {"Origin": "http://evil.example"})[0] == 403
     assert _post(action, {"token": token.group(1)}, {"Sec-Fetch-Site": "cross-site"})[0] == 403
-    assert _post(agents.url + "/api/body/" + urllib.parse.quote(ref), {"token": token.group(1)})[0] == 405
+    assert _post(agents.url + "/api/window/" + urllib.parse.quote(ref), {"token": token.group(1)})[0] == 405
     before = set(agents.root.rglob("*.jsonl"))
     status, location, _ = _post(action, {"token": token.group(1)}, {"Origin": agents.url})
     assert status == 303 and location.startswith("/session/") and "imported=imported" in location

@@ -155,7 +155,7 @@ def test_the_windowed_view_sums_a_usage_number_past_a_float_s_range(tmp_path: Pa
             _assistant_turn("a2", "a1", "2025-01-02T00:01:00.000Z", 1.25, tokens=int("9" * 400)),
         ],
     )
-    with serving(create_app(root, windowed_bytes=0)) as url:  # the windowed view, forced
+    with serving(create_app(root)) as url:
         for route in ("/session/", "/api/window/", "/api/rows/", "/export/"):
             query = "?near=" if route == "/api/rows/" else ""
             status, _page = _get(url + route + "-p/digits.jsonl" + query)

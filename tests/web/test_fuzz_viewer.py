@@ -14,6 +14,7 @@ import pytest
 from .fuzz_viewer import ENTRY_URLS, PAGE_URLS, SITE_URLS, WINDOW_URLS, ViewerFigures, _route, campaign
 
 _APP = sys.modules["omp_session.web.app"]
+_ROUTES = sys.modules["omp_session.web.windowed_routes"]
 
 
 def _routes_answered(figures: ViewerFigures, status: int) -> set[str]:
@@ -24,8 +25,8 @@ def test_a_short_run_finds_nothing_and_reaches_every_route(tmp_path: Path) -> No
     figures = campaign(files=24, seed=20261201, keep=tmp_path / "failures")
     assert dict(figures.foreign) == {}, figures.examples
     assert figures.hangs == 0 and figures.files == 24
-    per_file = 2 * len(PAGE_URLS) + len(WINDOW_URLS) + len(ENTRY_URLS)
-    assert figures.calls >= 2 * len(SITE_URLS) + 24 * per_file
+    per_file = len(PAGE_URLS) + len(WINDOW_URLS) + len(ENTRY_URLS)
+    assert figures.calls >= len(SITE_URLS) + 24 * per_file
     # Every route answered 200 for some file: the run exercised the pages, not only their refusals.
     answered = _routes_answered(figures, 200)
     for template in [*PAGE_URLS, *WINDOW_URLS, *ENTRY_URLS]:
@@ -50,7 +51,7 @@ def test_an_exception_in_a_page_is_counted_as_a_500_and_an_exception(
     def broken(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError("planted")
 
-    monkeypatch.setattr(_APP, "build_session_view", broken)
+    monkeypatch.setattr(_ROUTES, "open_windowed", broken)
     figures = campaign(files=3, seed=1, keep=tmp_path / "failures")
     assert figures.foreign["HTTP 500: /session/REF"] == 3
     assert figures.foreign["exception: /session/REF: RuntimeError"] == 3
@@ -67,22 +68,22 @@ def test_a_hang_is_counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
 
     monkeypatch.setattr(_APP, "build_usage_page", slow)
     figures = campaign(files=1, seed=1, keep=tmp_path / "failures", timeout=1)
-    # The usage requests on each viewer: the plain one and the one with a range; the one with a
-    # bad range is the plain page, which the viewer builds once (issue 25's load test).
-    assert figures.hangs == 2 * 2
-    assert figures.foreign["hang: /usage"] == 2
+    # The usage requests: the plain one and the one with a range; the one with a bad range is the
+    # plain page, which the viewer builds once (issue 25's load test).
+    assert figures.hangs == 2
+    assert figures.foreign["hang: /usage"] == 1
 
 
 def test_a_request_that_writes_a_served_file_is_counted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = _APP.build_session_view
+    real = _ROUTES.open_windowed
 
     def writing(path: Path, *args: Any, **kwargs: Any) -> Any:
         with open(path, "ab") as handle:
             handle.write(b"\n")
         return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(_APP, "build_session_view", writing)
+    monkeypatch.setattr(_ROUTES, "open_windowed", writing)
     figures = campaign(files=2, seed=1, keep=tmp_path / "failures")
     assert figures.foreign["a request changed a served file"] == 2

@@ -53,7 +53,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.mark.parametrize(
-    "route", ["/", "/session/-p/cut.jsonl", "/api/body/-p/cut.jsonl", "/export/-p/cut.jsonl"]
+    "route", ["/", "/session/-p/cut.jsonl", "/api/window/-p/cut.jsonl", "/export/-p/cut.jsonl"]
 )
 def test_lone_surrogates_are_shown_as_replacement_characters(hostile: str, route: str) -> None:
     status, _headers, body = _get(hostile, route)
@@ -73,7 +73,7 @@ def test_an_internal_error_answers_500_with_the_security_headers(
     def broken(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(sys.modules["omp_session.web.app"], "build_session_view", broken)
+    monkeypatch.setattr(sys.modules["omp_session.web.windowed_routes"], "open_windowed", broken)
     root = tmp_path / "sessions"
     (root / "-p").mkdir(parents=True)
     (root / "-p" / "cut.jsonl").write_text(f"{HEADER}\n{USER}\n", encoding="ascii")

@@ -76,7 +76,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Http, Path,
         "/session/-projects-blog",
         "/session/-projects-blog/../../outside/secret.jsonl",
         "/session/-projects-blog/%00.jsonl",
-        "/api/body/linked-outside/secret.jsonl",
+        "/api/window/linked-outside/secret.jsonl",
+        "/api/rows/linked-outside/secret.jsonl",
         "/api/version/../outside/secret.jsonl",
         "/export/linked-outside/secret.jsonl",
         "/export/-projects-blog/escape.jsonl",
@@ -162,7 +163,7 @@ def test_version_changes_when_the_file_grows(site: tuple[Http, Path, Path, Path]
         )
     second = client.get("/api/version/-grow/grow.jsonl")[2]
     assert first != second
-    assert b"grown" in client.get("/api/body/-grow/grow.jsonl")[2]
+    assert b"grown" in client.get("/api/window/-grow/grow.jsonl")[2]
 
 
 def test_paging_and_project_filter(tmp_path: Path) -> None:
@@ -210,7 +211,7 @@ def test_the_server_never_writes(site: tuple[Http, Path, Path, Path]) -> None:
     refs = sorted({part.split('"')[0] for part in index.split('href="/session/')[1:]})
     assert len(refs) >= 7
     for ref in refs:
-        for prefix in ("/session/", "/api/version/", "/api/body/", "/export/"):
+        for prefix in ("/session/", "/api/version/", "/api/window/", "/api/rows/", "/export/"):
             assert client.get(prefix + ref)[0] == 200
     client.get("/?q=pagination")
     client.get("/blob/" + hashlib.sha256(PNG_1x1).hexdigest())

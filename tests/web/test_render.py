@@ -10,10 +10,10 @@ import pytest
 
 from omp_session.rendering.images import inline_images, linked_images, sniff_raster_mime
 from omp_session.rendering.markdown import highlight_code, render_markdown
-from omp_session.rendering.view import build_session_view, script_json
+from omp_session.rendering.page import script_json
 from omp_session.web.catalog import resolve_ref
 
-from .support import BLOG, INFRA, SAMPLES, PNG_1x1, write_session
+from .support import BLOG, INFRA, SAMPLES, PNG_1x1, entry_views, opened, tree_panel, write_session
 from .xss import SVG
 
 
@@ -109,24 +109,26 @@ def test_resolve_ref(tmp_path: Path, ref: str, ok: bool) -> None:
 
 
 def test_tree_rows_draw_branches_like_omp() -> None:
-    view = build_session_view(SAMPLES / "sessions" / INFRA, linked_images(None, str))
-    drawn = [f"{row.prefix}{row.text}" + (" [leaf]" if row.is_leaf else "") for row in view.rows]
-    assert drawn[0] == "model → anthropic/claude-sonnet-4-5"
+    panel = tree_panel(SAMPLES / "sessions" / INFRA)
+    rows = [row for row, _line in panel]
+    drawn = [line + (" [leaf]" if row.is_leaf else "") for row, line in panel]
+    # The texts are the display model's (tools.summary.entry_summary), as `omp-session tree` says.
+    assert drawn[0] == "model anthropic/claude-sonnet-4-5"
     assert drawn[1].startswith("user: The build box is out of disk again.")
     # omp 18's tree-selector: indented only at the fork, the current branch first, then the others
     # in file order, the last behind └─.
-    assert drawn[2] == "├─ $ docker system df"
+    assert drawn[2] == "├─ bash: $ docker system df (exit 0)"
     assert drawn[3] == "│  user: Yes, it's docker. What's safe to prune?"
     assert drawn[4].startswith("│  assistant: Safe: images not used") and drawn[4].endswith("[leaf]")
-    assert drawn[5].startswith("├─ assistant → bash")
-    assert drawn[6].startswith("│  bash ✓ df -h")
-    assert drawn[-3].startswith("└─ assistant → bash")
-    assert drawn[-2].startswith("   bash ✗ ncdu")
+    assert drawn[5].startswith("├─ assistant: → bash")
+    assert drawn[6].startswith("│  tool result: bash ok: Filesystem")
+    assert drawn[-3].startswith("└─ assistant: → bash")
+    assert drawn[-2].startswith("   tool result: bash error: bash: ncdu: command not found")
     assert all(not line.startswith(" ") or line.startswith("   ") for line in drawn)
-    labelled = [row for row in view.rows if row.label]
+    labelled = [row for row in rows if row.label]
     assert [row.label for row in labelled] == ["root cause"]
     assert not labelled[0].on_branch  # on an abandoned branch
-    assert sum(row.is_leaf for row in view.rows) == 1
+    assert sum(row.is_leaf for row in rows) == 1
 
 
 def test_session_view_of_odd_files(tmp_path: Path) -> None:
@@ -162,22 +164,23 @@ def test_session_view_of_odd_files(tmp_path: Path) -> None:
     )
     with open(path, "ab") as handle:
         handle.write(b'{"type": "message", "id": "torn\n')
-    view = build_session_view(path, linked_images(None, str))
-    assert [entry.key for entry in view.entries] == ["a", "~1", "b", "c"]
-    assert view.issues and "line 6" in view.issues[0]
-    assert view.leaf_key == "c"
-    assert {entry.kind for entry in view.entries} >= {"user", "unknown"}
+    session = opened(path)
+    assert session.keys == ["a", "~1", "b", "c"]
+    assert session.issues and "line 6" in session.issues[0]
+    assert session.leaf == "c"
+    assert {entry.kind for entry in entry_views(path)} >= {"user", "unknown"}
+    window = session.window(None)
+    assert window["at"] == "c" and window["html"].count('<article class="entry') == len(window["keys"])
 
 
 def test_the_blog_sample_renders_every_kind_of_block() -> None:
-    view = build_session_view(
-        SAMPLES / "sessions" / BLOG, linked_images(SAMPLES / "blobs", lambda d: f"/blob/{d}")
-    )
-    kinds = {block.kind for entry in view.entries for block in entry.blocks}
+    images = linked_images(SAMPLES / "blobs", lambda d: f"/blob/{d}")
+    views = entry_views(SAMPLES / "sessions" / BLOG, images)
+    kinds = {block.kind for entry in views for block in entry.blocks}
     assert {"markdown", "thinking", "toolcall", "image", "output", "code"} <= kinds
-    usage = [entry.usage_text for entry in view.entries if entry.usage_text]
+    usage = [entry.usage_text for entry in views if entry.usage_text]
     assert usage[0] == "in 1.6k · out 310 · cache 0/4.2k · $0.0254"
-    assert view.total_usage.endswith("$0.0354")
+    assert opened(SAMPLES / "sessions" / BLOG, images).facts()["total_usage"].endswith("$0.0354")
 
 
 @pytest.mark.parametrize(
@@ -219,8 +222,7 @@ def test_several_roots_hang_under_an_invisible_root_as_in_omp(tmp_path: Path) ->
             message("b3", "b2", "the leaf"),
         ],
     )
-    view = build_session_view(path, linked_images(None, str))
-    drawn = [row.prefix + row.text for row in view.rows]
+    drawn = [line for _row, line in tree_panel(path)]
     # The root holding the leaf first; each root in the first column, what follows one column right.
     assert drawn == [
         "user: an orphan: a second root",

@@ -5,14 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from omp_session.rendering.images import linked_images
-from omp_session.rendering.view import build_session_view
 from omp_session.tools.summary import first_prompt, is_slash_command
 from omp_session.web.catalog import SessionCatalog
 from omp_session.web.index_search import CatalogSearch
 from omp_session.web.index_view import build_index
 
-from .support import write_session
+from .support import opened, write_session
 
 
 def _session(path: Path, cwd: str, *texts: str) -> Path:
@@ -49,7 +47,7 @@ def test_slash_commands_are_not_prompts() -> None:
 
 def test_a_session_opened_with_a_slash_command_is_titled_by_its_first_prompt(tmp_path: Path) -> None:
     path = _session(tmp_path / "p" / "s1.jsonl", "/w", "/mode", "port the selector")
-    assert build_session_view(path, linked_images(None, str)).title == "port the selector"
+    assert opened(path).title == "port the selector"
     [summary] = SessionCatalog(tmp_path).sessions()
     assert summary.title == "port the selector"
     assert summary.first_message == "/mode"  # omp's firstMessage is left as omp computes it

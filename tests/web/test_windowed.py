@@ -21,9 +21,9 @@ from .support import FLAKY, FORK, PAGINATION, SAMPLES, free_port
 
 
 @contextmanager
-def _serving(windowed_bytes: int, root: Path = SAMPLES / "sessions") -> Iterator[str]:
+def _serving(root: Path = SAMPLES / "sessions") -> Iterator[str]:
     port = free_port()
-    app = create_app(root, windowed_bytes=windowed_bytes)
+    app = create_app(root)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -129,19 +129,16 @@ def test_tree_filter_and_folds() -> None:
         assert all(tree.rows[index].key not in {view.keys[p] for p in view.path_to(r.key)} for r in after)
 
 
-def test_the_server_switches_to_windows_above_the_limit() -> None:
+def test_a_small_session_is_one_window_of_the_one_page() -> None:
     ref = quote(PAGINATION)
-    with _serving(0) as url:
+    with _serving() as url:
         page = _get(f"{url}/session/{ref}")
-        assert 'id="window-data"' in page and 'id="session-data"' not in page
+        assert 'id="window-data"' in page
         assert page.count("<script src=") == 1 and '<script src="/static/viewer.js">' in page  # one script
         reply = json.loads(_get(f"{url}/api/window/{ref}"))
         assert reply["total"] > 0 and reply["html"].count('<article class="entry') == len(reply["keys"])
+        assert reply["start"] == 0 and reply["end"] == reply["total"]  # the whole context: one window
         assert len(json.loads(_get(f"{url}/api/rows/{ref}?start=0&count=5"))) == 5
-    with _serving(4 * 1024 * 1024) as url:
-        page = _get(f"{url}/session/{ref}")
-        assert 'id="session-data"' in page and 'id="window-data"' not in page
-        assert page.count("<script src=") == 1 and '<script src="/static/viewer.js">' in page
 
 
 def test_a_big_file_without_a_readable_entry_opens_as_an_empty_window(tmp_path: Path) -> None:
@@ -150,7 +147,7 @@ def test_a_big_file_without_a_readable_entry_opens_as_an_empty_window(tmp_path: 
     project.mkdir()
     header = b'{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}'
     (project / "s.jsonl").write_bytes(header + b"\nnot json\n{torn")
-    with _serving(0, tmp_path) as url:
+    with _serving(tmp_path) as url:
         page = _get(url + "/session/-p/s.jsonl")
         assert '"rowCount":0' in page.replace(" ", "")
         window = json.loads(_get(url + "/api/window/-p/s.jsonl"))
@@ -170,7 +167,7 @@ def test_lone_surrogates_in_windows_and_rows_arrive_as_replacement_characters(tm
         b'"message":{"role":"user","content":"cut \\ud83d emoji","timestamp":1}}',
     ]
     (project / "s.jsonl").write_bytes(b"\n".join(lines) + b"\n")
-    with _serving(0, tmp_path) as url:
+    with _serving(tmp_path) as url:
         window = json.loads(_get(url + "/api/window/-p/s.jsonl"))
         assert window["keys"] == ["a\ufffd"] and "cut \ufffd emoji" in window["html"]
         rows = json.loads(_get(url + "/api/rows/-p/s.jsonl?near="))

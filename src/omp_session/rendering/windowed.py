@@ -1,8 +1,9 @@
-"""Big sessions in the viewer (issue 13 #2): a window of the transcript, a virtual tree, small updates.
+"""A session in the viewer, a window at a time (issue 13 #2; every session, issue 23 #2: a small
+one is one window): a window of the transcript, a virtual tree, small updates.
 
-A session file larger than :data:`WINDOWED_BYTES` is not rendered whole. The page carries the
-header, the last :data:`WINDOW` entries of the context at the leaf (already rendered) and the tree
-rows around the leaf; the page script asks for more as the reader scrolls or clicks:
+No session is rendered whole into its page. The page carries the header, the last :data:`WINDOW`
+entries of the context at the leaf (already rendered) and the tree rows around the leaf; the page
+script asks for more as the reader scrolls or clicks:
 
 * ``/api/window/<ref>?at=<key>`` the context at a node, as the model sees it (spec §5: the last
   compaction's summary, then the kept entries and what follows), one window of rendered entries:
@@ -11,8 +12,8 @@ rows around the leaf; the page script asks for more as the reader scrolls or cli
   ``continues`` says whether they follow it).
 * ``/api/rows/<ref>?start=<i>&count=<n>`` tree rows ``i…i+n`` (text and label as plain strings).
 
-Entries are rendered by the same :mod:`omp_session.rendering` code as the full page; only what is
-asked for is rendered, and row texts are summarised when a row is first asked for.
+Entries are rendered by :mod:`omp_session.rendering.entry_html`; only what is asked for is
+rendered, and row texts are summarised when a row is first asked for.
 """
 
 from __future__ import annotations
@@ -32,18 +33,16 @@ from omp_session.rendering.entry_html import entry_html
 from omp_session.rendering.entry_views import ToolCalls, entry_view
 from omp_session.rendering.format import as_float, date_time, format_size, usage_line
 from omp_session.rendering.images import ImageSource
-from omp_session.rendering.view import _is_remote, stored_size
 from omp_session.rendering.windowed_tree import ROWS, LazyTree
 from omp_session.store import SessionStorage
+from omp_session.store.file_sessions import session_storage
 from omp_session.tools.entry_kinds import Classified, EntryKind, classify
 
-__all__ = ["WINDOW", "WINDOWED_BYTES", "Arranged", "WindowedSession", "own_usage"]
+__all__ = ["WINDOW", "Arranged", "WindowedSession", "is_remote_compaction", "own_usage", "stored_size"]
 
 Entry = dict[str, Any]
 
-#: Session files larger than this open windowed (a 1,000-entry omp session is about 1 MB).
-WINDOWED_BYTES = 4 * 1024 * 1024
-#: Entries rendered per window.
+#: Entries rendered per window (the export carries it for export_api.js: ``windowed_export._meta``).
 WINDOW = 40
 #: Nodes whose context (path, split, rows on the path) a session keeps: the leaf, the nodes
 #: clicked last. A path of a 50,000-entry session is ~0.4 MB.
@@ -73,7 +72,7 @@ class _Route:
 
 @dataclass
 class WindowedSession:
-    """One big session, read once per file version; windows and rows are cut from it on demand."""
+    """One session, read once per file version; windows and rows are cut from it on demand."""
 
     path: Path
     images: ImageSource
@@ -209,7 +208,7 @@ class WindowedSession:
         before = list(path[:at])
         kept = compaction.get("firstKeptEntryId")
         preserve = compaction.get("preserveData")
-        remote = isinstance(preserve, dict) and _is_remote(preserve)
+        remote = isinstance(preserve, dict) and is_remote_compaction(preserve)
         start = -1
         if not remote and isinstance(kept, str):
             start = self._first_with_id(before, kept)
@@ -245,9 +244,12 @@ class WindowedSession:
         except ValueError:
             return -1
 
-    def newest_leaf_under(self, key: str) -> str:
-        """For a deep link: the current leaf when it holds ``key``, else the newest tip below it."""
+    def newest_leaf_under(self, key: str, shown: str | None = None) -> str:
+        """For a deep link: the node ``shown`` (whose context the page shows) when its path holds
+        ``key``, else the current leaf when it holds ``key``, else the newest tip below it."""
         position = self.position.get(key)
+        if shown is not None and shown in self.position and position in self.path_to(shown):
+            return shown
         if self.leaf is not None and position is not None and self._along_leaf()[1][position] >= 0:
             return self.leaf
         tree = self.tree.get()
@@ -297,7 +299,7 @@ class WindowedSession:
         """One window of the context at ``at`` (default: the leaf), as JSON for the page script.
 
         ``dropped``: a window of the entries the last compaction replaced (shown dimmed in a
-        collapsed group, as the full page does) instead of the context. ``first_screen``: leave out
+        collapsed group) instead of the context. ``first_screen``: leave out
         what needs the tree rows or the path's usage (``"pending": true``); the page asks for them
         with its first rows (:meth:`rows_near`), so the first screen waits for neither."""
         key = at if at is not None and at in self.position else self.leaf
@@ -481,6 +483,25 @@ class WindowedSession:
             "issues": self.issues,
             "file_name": self.path.name,
         }
+
+
+def is_remote_compaction(preserve: dict[str, Any]) -> bool:
+    """Whether a compaction's ``preserveData`` holds a usable remote history (which replaces
+    everything before the compaction: no entry is kept)."""
+    # Mirrors context._remote_history: a usable remote compaction replaces everything before it.
+    remote = preserve.get("openaiRemoteCompaction")
+    return (
+        isinstance(remote, dict)
+        and isinstance(remote.get("provider"), str)
+        and bool(remote.get("provider"))
+        and isinstance(remote.get("replacementHistory"), list)
+    )
+
+
+def stored_size(path: Path, storage: SessionStorage | None = None) -> int:
+    """The session's size in its store (a file, or a row of a database ``storage``)."""
+    stat = session_storage(storage).stat_session(path)
+    return stat.size if stat is not None else 0
 
 
 def own_usage(entry: Entry) -> tuple[float, ...] | None:

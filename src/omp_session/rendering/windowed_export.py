@@ -1,5 +1,5 @@
-"""The HTML export of a big session (issue 13 #2): one file that renders lazily, window by window
-(used by :mod:`omp_session.export.html` and the viewer's download).
+"""The HTML export of a session (issue 13 #2; every session's, issue 23 #2): one file that renders
+lazily, window by window (used by :mod:`omp_session.export.html` and the viewer's download).
 
 A page with every entry in the DOM is unusable at 50,000 entries (hundreds of MB of DOM, minutes of
 layout). Here every entry is still rendered once, in Python, by the same templates as the viewer,
@@ -17,7 +17,7 @@ it. A 50,000-entry session's export was 76 MB of mostly repeated markup; base64 
 letters, digits, ``+``, ``/`` and ``=``, so no block can close its element either.
 
 Everything is escaped as on the viewer's pages: entry HTML is rendered with autoescaping and
-sanitised Markdown, and :func:`~omp_session.rendering.view.script_json` escapes ``<``, ``>`` and
+sanitised Markdown, and :func:`~omp_session.rendering.page.script_json` escapes ``<``, ``>`` and
 ``&`` so no string can close its script element.
 """
 
@@ -45,10 +45,10 @@ from omp_session.rendering.entry_html import entry_html
 from omp_session.rendering.entry_views import ToolCalls, entry_view
 from omp_session.rendering.images import ImageSource
 from omp_session.rendering.markdown import highlight_code, lexer_for_path
-from omp_session.rendering.page import csp_hash, environment, static_file
-from omp_session.rendering.view import _is_remote, script_json
-from omp_session.rendering.windowed import WindowedSession
+from omp_session.rendering.page import csp_hash, environment, script_json, static_file
+from omp_session.rendering.windowed import WINDOW, WindowedSession, is_remote_compaction
 from omp_session.rendering.windowed_open import open_windowed
+from omp_session.rendering.windowed_tree import FILTER_LIMIT, ROWS
 from omp_session.store import SessionStorage
 from omp_session.tools.entry_kinds import EntryKind
 
@@ -100,11 +100,11 @@ def export_windowed_html(
         first = view.window(leaf_id)
         first_html = Markup(str(first.pop("summary")) + str(first.pop("html")))
         row = first.get("row") or 0
-        rows_start = max(int(row) - 100, 0)
+        rows_start = max(int(row) - ROWS // 2, 0)
         data = {
             "window": first,
             "rowsStart": rows_start,
-            "rows": tree.slice(rows_start, 200),
+            "rows": tree.slice(rows_start, ROWS),
             "rowsPending": False,
             "rowCount": len(tree.rows),
         }
@@ -172,7 +172,7 @@ def _meta(view: WindowedSession) -> dict[str, Any]:
             if isinstance(first_kept, str):
                 kept[position] = first_kept
             preserve = entry.get("preserveData")
-            if isinstance(preserve, dict) and _is_remote(preserve):
+            if isinstance(preserve, dict) and is_remote_compaction(preserve):
                 flag |= _REMOTE
         if found.kind == EntryKind.RESET_BOUNDARY:
             flag |= _RESET
@@ -195,6 +195,10 @@ def _meta(view: WindowedSession) -> dict[str, Any]:
         "rowCount": len(tree.rows),
         "rowChunk": ROW_CHUNK,
         "htmlChunk": HTML_CHUNK,
+        # The sizes of the server's answers that export_api.js gives alike, written once (here).
+        "window": WINDOW,
+        "rowsAtMost": ROWS,
+        "filterLimit": FILTER_LIMIT,
     }
 
 

@@ -1,4 +1,4 @@
-"""Reading a big session for the windowed view (see :mod:`omp_session.rendering.windowed`): one read-only
+"""Reading a session for the windowed view (see :mod:`omp_session.rendering.windowed`): one read-only
 open, the entries' keys and parents; the tree rows are built on first use (their texts are
 summarised later still, per request)."""
 
@@ -12,9 +12,8 @@ from typing import Any
 from omp_session.manager import SessionManager
 from omp_session.rendering.format import one_line
 from omp_session.rendering.images import ImageSource
-from omp_session.rendering.view import _keys, tree_rows
 from omp_session.rendering.windowed import WindowedSession
-from omp_session.rendering.windowed_tree import LazyTree, WindowedTree, subtree_ends
+from omp_session.rendering.windowed_tree import LazyTree, WindowedTree, subtree_ends, tree_rows
 from omp_session.store import SessionStorage
 from omp_session.tools.content import message_text
 from omp_session.tools.entry_kinds import STATE_CHANGES, Classified, EntryKind, classify
@@ -70,7 +69,7 @@ def _index(
     the first screen has been sent (see :mod:`omp_session.rendering.windowed_tree`)."""
     roots = session.get_tree()  # first: it loads every entry, so that the entries below are those
     entries = list(session.get_entries())  # of the tree (with the identities the keys need)
-    by_object = _keys(session, entries)
+    by_object = _entry_keys(session, entries)
     keys = [by_object[id(entry)] for entry in entries]
     position = {key: index for index, key in enumerate(keys)}
     parents: list[int | None] = []
@@ -140,6 +139,16 @@ def _index(
     )
     made.append(weakref.ref(windowed))
     return windowed
+
+
+def _entry_keys(session: SessionManager, entries: Sequence[Entry]) -> dict[int, str]:
+    """DOM key per entry object: its id when it is the indexed one, else ``~<file position>``."""
+    keys: dict[int, str] = {}
+    for position, entry in enumerate(entries):
+        entry_id = entry.get("id")
+        canonical = isinstance(entry_id, str) and entry_id and session.get_entry(entry_id) is entry
+        keys[id(entry)] = entry_id if canonical else f"~{position}"  # type: ignore[assignment]
+    return keys
 
 
 def _walk(parents: Sequence[int | None], start: int) -> list[int]:

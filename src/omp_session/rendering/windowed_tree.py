@@ -1,4 +1,4 @@
-"""The tree panel of a big session (issue 13 #2, #3): rows drawn like omp's /tree, built once and
+"""The tree panel of a session (issue 13 #2, #3): rows drawn like omp's /tree, built once and
 after the first screen has been sent, then cut into slices, filtered and folded on request.
 
 Building the rows of a 50,000-entry session takes a few hundred milliseconds (every entry is
@@ -14,12 +14,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from omp_session.model.tree import SessionTreeNode
 from omp_session.rendering.format import one_line
-from omp_session.rendering.view import TreeRow
 from omp_session.tools.entry_kinds import Classified
 from omp_session.tools.summary import entry_summary
 
-__all__ = ["ROWS", "ROW_TEXT", "LazyTree", "WindowedTree"]
+__all__ = ["ROWS", "ROW_TEXT", "LazyTree", "TreeRow", "WindowedTree", "row_text", "tree_rows"]
 
 Entry = dict[str, Any]
 
@@ -31,12 +31,97 @@ ROW_TEXT = 160
 FILTER_LIMIT = 2000
 #: Filters whose answers a tree keeps (each is at most FILTER_LIMIT rows).
 _FILTERS = 16
+#: Tree prefixes deeper than this are shortened: a row must stay readable in a narrow panel.
+_MAX_PREFIX = 48
 
 
 def row_text(entry: Entry, classified: Classified | None = None) -> str:
+    """What a tree row says of an entry (the one rule of a row's text: the rows the tree draws,
+    the bar's "Context at", the tree filter and the export's rows all read it)."""
     summary = entry_summary(entry, ROW_TEXT, classified=classified)
     text = summary.text if summary.kind == "event" else f"{summary.kind}: {summary.text}"
     return one_line(text, ROW_TEXT)
+
+
+@dataclass
+class TreeRow:
+    """One line of the tree panel."""
+
+    key: str
+    prefix: str
+    kind: str
+    text: str
+    label: str | None
+    on_branch: bool
+    is_leaf: bool
+    is_tip: bool
+
+
+Frame = tuple[SessionTreeNode, str, str]
+
+
+def _frames(
+    children: list[SessionTreeNode], continuation: str, first: Callable[[SessionTreeNode], bool]
+) -> list[Frame]:
+    """``(child, row prefix, prefix below it)`` as omp's /tree draws them (omp 18
+    ``tree-selector.ts``): an only child keeps the column; at a fork every child moves one column
+    right behind ``├─``/``└─``, the child on the current branch (``first``) drawn first."""
+    if len(children) == 1:
+        return [(children[0], continuation, continuation)]
+    ordered = [child for child in children if first(child)] + [
+        child for child in children if not first(child)
+    ]
+    last = len(ordered) - 1
+    return [
+        (
+            child,
+            continuation + ("└─ " if i == last else "├─ "),
+            continuation + ("   " if i == last else "│  "),
+        )
+        for i, child in enumerate(ordered)
+    ]
+
+
+def _root_frames(roots: list[SessionTreeNode], first: Callable[[SessionTreeNode], bool]) -> list[Frame]:
+    """Several roots (orphans, cycles) hang under an invisible root, as in omp: each in the first
+    column without a connector, what follows it one column right."""
+    if len(roots) == 1:
+        return [(roots[0], "", "")]
+    ordered = [root for root in roots if first(root)] + [root for root in roots if not first(root)]
+    return [(root, "", "   ") for root in ordered]
+
+
+def tree_rows(
+    roots: list[SessionTreeNode],
+    describe: Callable[[str, Entry], tuple[str, str]],
+    keys: dict[int, str],
+    branch: set[str],
+    leaf: str | None,
+) -> list[TreeRow]:
+    """Rows in pre-order, drawn as omp's /tree draws them (indented only where a branch forks, the
+    current branch first), so a long linear conversation does not drift to the right (iterative:
+    trees can be 100k entries deep). ``describe(key, entry)`` gives a row's kind and text."""
+
+    def on_branch(node: SessionTreeNode) -> bool:
+        return keys.get(id(node.entry), "") in branch
+
+    rows: list[TreeRow] = []
+    seen: set[int] = set()
+    stack = list(reversed(_root_frames(roots, on_branch))) if roots else []
+    while stack:
+        node, prefix, continuation = stack.pop()
+        if id(node) in seen:
+            continue  # duplicated ids can attach one node twice (spec §6.4)
+        seen.add(id(node))
+        key = keys.get(id(node.entry), "")
+        shown = prefix if len(prefix) <= _MAX_PREFIX else "…" + prefix[-_MAX_PREFIX:]
+        kind, text = describe(key, node.entry)
+        rows.append(
+            TreeRow(key, shown, kind, text, node.label, key in branch, key == leaf, not node.children)
+        )
+        if node.children:
+            stack.extend(reversed(_frames(node.children, continuation, on_branch)))
+    return rows
 
 
 @dataclass

@@ -5,11 +5,10 @@ Routes (all GET; nothing here writes a file):
 * ``/``                        index: sessions grouped by project, search, paging
 * ``/session/<ref>``           one session: tree panel and transcript
 * ``/api/version/<ref>``       ``{"version": …}`` that changes when the file does (live updates)
-* ``/api/body/<ref>``          the re-rendered part of the session page
 * ``/export/<ref>``            the self-contained HTML export, as a download
 * ``/usage``                   usage charts and tables (``?since=YYYY-MM-DD&until=…``)
-* ``/api/window/<ref>``        a window of a big session's transcript (``rendering.windowed``)
-* ``/api/rows/<ref>``          rows of a big session's tree
+* ``/api/window/<ref>``        a window of a session's transcript (``rendering.windowed``)
+* ``/api/rows/<ref>``          rows of a session's tree
 * ``/blob/<sha256>``           an image from the blob store (PNG, JPEG, GIF or WebP only)
 * ``/static/<name>``           the stylesheet and the page script
 * ``POST /api/import/<ref>``   import another agent's session into the sessions root: the viewer's
@@ -21,7 +20,8 @@ private mirror, see :mod:`omp_session.web.foreign`).
 ``<ref>`` is a path relative to the root (``<project dir>/<file>.jsonl``); see
 :func:`omp_session.web.catalog.resolve_ref` for what is refused.
 
-The routes of big sessions are in :mod:`omp_session.web.windowed_routes`, the import in
+Every session, of any size, is shown a window at a time (a small one is one window): the session
+page and its APIs are in :mod:`omp_session.web.windowed_routes`, the import in
 :mod:`omp_session.web.import_route`; responses in :mod:`omp_session.web.responses`.
 
 Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not part of the public API.
@@ -45,18 +45,8 @@ from starlette.routing import Route
 
 from omp_session.errors import CorruptSessionError, SessionError
 from omp_session.importers.base import ForeignSessionStore
-from omp_session.rendering.images import blob_file, inline_images, linked_images, sniff_raster_mime
-from omp_session.rendering.page import (
-    STATIC_FILES,
-    environment,
-    render_export,
-    render_session_body,
-    render_session_page,
-    static_file,
-    warm_up,
-)
-from omp_session.rendering.view import SessionView, build_session_view
-from omp_session.rendering.windowed import WINDOWED_BYTES
+from omp_session.rendering.images import blob_file, inline_images, sniff_raster_mime
+from omp_session.rendering.page import STATIC_FILES, environment, static_file, warm_up
 from omp_session.rendering.windowed_export import export_windowed_html
 from omp_session.store import SessionStorage
 from omp_session.store.paths import blobs_dir_near
@@ -68,7 +58,7 @@ from omp_session.web.index_search import CatalogSearch
 from omp_session.web.index_view import IndexPage, build_index
 from omp_session.web.responses import NO_STORE, Html, Json, Text, day_param, not_found, unreadable
 from omp_session.web.security import SecurityHeadersMiddleware
-from omp_session.web.session_cache import RecentlyUsed, is_big, session_version
+from omp_session.web.session_cache import RecentlyUsed, session_version
 from omp_session.web.usage_view import build_usage_page
 from omp_session.web.windowed_routes import WindowedRoutes
 
@@ -76,7 +66,6 @@ __all__ = ["DEFAULT_ALLOWED_HOSTS", "ViewerConfig", "create_app", "default_blobs
 
 DEFAULT_ALLOWED_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 _DIGEST = re.compile(r"^[0-9a-f]{64}$")
-_VIEW_CACHE_SIZE = 8
 #: Rendered index pages kept (a search's page is ~200 KB: a few MB in all).
 _INDEX_PAGES = 48
 
@@ -104,15 +93,13 @@ class ViewerConfig:
     allowed_hosts: Sequence[str] = DEFAULT_ALLOWED_HOSTS
     #: Other agents' stores shown beside omp's sessions (none by default; ``serve`` passes them).
     foreign_stores: Sequence[ForeignSessionStore] = ()
-    #: Session files larger than this are shown a window at a time (issue 13 #2).
-    windowed_bytes: int = WINDOWED_BYTES
     #: Where the sessions live: ``None`` for files under ``sessions_root``, else a database store
     #: whose rows under that root are served (``serve --store``).
     storage: SessionStorage | None = None
 
 
 class _Viewer:
-    """Request handlers sharing one catalog and a small cache of rendered session views."""
+    """Request handlers sharing one catalog (the sessions' pages: :class:`WindowedRoutes`)."""
 
     def __init__(self, config: ViewerConfig) -> None:
         self.root = Path(config.sessions_root).absolute()
@@ -122,7 +109,6 @@ class _Viewer:
         self.storage = config.storage
         self.catalog = SessionCatalog(self.root, config.storage)
         self.search = CatalogSearch(storage=config.storage)
-        self._views: RecentlyUsed[SessionView] = RecentlyUsed(_VIEW_CACHE_SIZE)
         self._usage_pages: RecentlyUsed[str] = RecentlyUsed(4)
         #: Rendered index pages (plain, paged, by project, searches) of the current listing.
         self._index_pages: RecentlyUsed[str] = RecentlyUsed(_INDEX_PAGES)
@@ -130,7 +116,6 @@ class _Viewer:
         from anyio import CapacityLimiter  # starlette's own dependency (the [web] extra)
 
         self._heavy = CapacityLimiter(_HEAVY_THREADS)
-        self.windowed_bytes = config.windowed_bytes
         self.windowed = WindowedRoutes(
             self.blobs, self._locate, self.poll_ms, config.storage, self.catalog.parent_ref
         )
@@ -159,20 +144,6 @@ class _Viewer:
             )
             key = f"{key} {foreign_key}"
         return summaries, key, listing.skipped
-
-    def _view(self, path: Path, version: str) -> SessionView:
-        images = linked_images(self.blobs, lambda digest: f"/blob/{digest}")
-        return self._views.get(
-            (str(path), version), lambda: build_session_view(path, images, storage=self.storage)
-        )
-
-    def _windowed(self, path: Path) -> bool:
-        """Whether ``path`` is shown a window at a time: a big session (another agent's too: it is
-        converted whole, but shown, as an omp session, a window at a time)."""
-        return is_big(path, self.windowed_bytes, self.storage)
-
-    def _parent_ref(self, view: SessionView) -> str | None:
-        return self.catalog.parent_ref(view.parent_session) if view.parent_session else None
 
     # -- routes --------------------------------------------------------------------------------
 
@@ -231,30 +202,15 @@ class _Viewer:
         ref = str(request.path_params["ref"])
         foreign = self.importer.page_facts(path, ref)
         try:
-            version = session_version(path, self.storage)
-            if self._windowed(path):
-                return self.windowed.page(path, ref, version, foreign)
-            view = self._view(path, version)
+            return self.windowed.page(path, ref, session_version(path, self.storage), foreign)
         except (SessionError, OSError) as exc:
             return unreadable(exc)
-        page = render_session_page(view, ref, self._parent_ref(view), version, self.poll_ms, foreign=foreign)
-        return Html(page)
 
     def version(self, request: Request) -> Response:
         path = self._locate(request)
         if path is None:
             return not_found()
         return Json({"version": session_version(path, self.storage)}, headers=NO_STORE)
-
-    def body(self, request: Request) -> Response:
-        path = self._locate(request)
-        if path is None:
-            return not_found()
-        try:
-            view = self._view(path, session_version(path, self.storage))
-        except (SessionError, OSError) as exc:
-            return unreadable(exc)
-        return Html(render_session_body(view, self._parent_ref(view)), headers=NO_STORE)
 
     def _usage_request(self, request: Request) -> tuple[tuple[str, str], Callable[[], str]]:
         """The key of the usage page asked for and how to render it: once per range and listing,
@@ -276,12 +232,7 @@ class _Viewer:
         if path is None:
             return not_found(request.url.path)
         try:
-            if self._windowed(path):
-                # lazy, as the page
-                html = export_windowed_html(path, inline_images(self.blobs), storage=self.storage)
-            else:
-                view = build_session_view(path, inline_images(self.blobs), storage=self.storage)
-                html = render_export(view)
+            html = export_windowed_html(path, inline_images(self.blobs), storage=self.storage)
         except (SessionError, OSError) as exc:
             return unreadable(exc)
         name = path.stem.encode("ascii", "replace").decode("ascii").replace('"', "_")
@@ -323,7 +274,6 @@ def create_app(
     poll_ms: int = 2000,
     allowed_hosts: Sequence[str] = DEFAULT_ALLOWED_HOSTS,
     foreign_stores: Sequence[ForeignSessionStore] = (),
-    windowed_bytes: int = WINDOWED_BYTES,
     banner_lines: Sequence[str] | None = None,
     storage: SessionStorage | None = None,
 ) -> Starlette:
@@ -340,7 +290,6 @@ def create_app(
         poll_ms,
         tuple(allowed_hosts),
         tuple(foreign_stores),
-        windowed_bytes,
         storage,
     )
     viewer = _Viewer(config)
@@ -348,7 +297,6 @@ def create_app(
         Route("/", viewer.index_route),
         Route("/session/{ref:path}", viewer.session),
         Route("/api/version/{ref:path}", viewer.version),
-        Route("/api/body/{ref:path}", viewer.body),
         Route("/api/window/{ref:path}", viewer.windowed.window),
         Route("/api/rows/{ref:path}", viewer.windowed.rows),
         Route("/export/{ref:path}", viewer.export),

@@ -18,7 +18,7 @@ from typing import Generic, TypeVar
 from omp_session.errors import SessionNotFoundError
 from omp_session.store import SessionStorage
 
-__all__ = ["RecentlyUsed", "is_big", "session_version"]
+__all__ = ["RecentlyUsed", "session_version"]
 
 _Value = TypeVar("_Value")
 
@@ -103,12 +103,3 @@ def session_version(path: Path, store: SessionStorage | None = None) -> str:
     if stat is None:
         raise SessionNotFoundError(path)
     return f"{round(stat.mtime * 1e9)}-{stat.size}"
-
-
-def is_big(path: Path, limit: int, store: SessionStorage | None = None) -> bool:
-    """Whether the session (a file, else a row of ``store``) is over ``limit`` bytes (shown a
-    window at a time, issue 13 #2)."""
-    if store is None:
-        return path.stat().st_size > limit
-    stat = store.stat_session(path)  # a database row
-    return stat is not None and stat.size > limit

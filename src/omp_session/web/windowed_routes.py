@@ -1,6 +1,6 @@
-"""The viewer's routes of a big session, shown a window at a time (issue 13 #2): the windowed page
-and the two APIs its script (``static/windowed.js``, served as part of ``viewer.js``) asks,
-``/api/window`` and ``/api/rows``.
+"""The viewer's routes of a session, shown a window at a time (issue 13 #2; every session, however
+small, issue 23 #2): the session page and the two APIs its script (``static/windowed.js``, served
+as part of ``viewer.js``) asks, ``/api/window`` and ``/api/rows``.
 
 Internal module (part of the viewer, whose API is :mod:`omp_session.web`); not part of the public API.
 """
@@ -17,8 +17,7 @@ from starlette.responses import Response
 
 from omp_session.errors import SessionError
 from omp_session.rendering.images import linked_images
-from omp_session.rendering.page import environment
-from omp_session.rendering.view import script_json
+from omp_session.rendering.page import environment, script_json
 from omp_session.rendering.windowed import WindowedSession
 from omp_session.rendering.windowed_open import open_windowed
 from omp_session.store import SessionStorage
@@ -27,12 +26,12 @@ from omp_session.web.session_cache import RecentlyUsed, session_version
 
 __all__ = ["WindowedRoutes"]
 
-_CACHE_SIZE = 2  # big sessions kept open (each holds its entries and tree rows)
-_PAGES = 4  # their rendered pages (~100 KB each)
+_CACHE_SIZE = 4  # sessions kept open (each holds its entries and tree rows)
+_PAGES = 8  # their rendered pages (~100 KB each at most: a window of entries and 200 rows)
 
 
 class WindowedRoutes:
-    """The windowed page and its APIs over the recently opened big sessions."""
+    """The session page and its APIs over the recently opened sessions."""
 
     def __init__(
         self,
@@ -57,7 +56,7 @@ class WindowedRoutes:
         )
 
     def page(self, path: Path, ref: str, version: str, foreign: dict[str, str] | None = None) -> Response:
-        """The session page of a big session: the first window, the rest fetched by its script.
+        """The session page: the first window, the rest fetched by its script.
         Rendered once per file version (and once more when the tree rows are built: the page
         then carries them), however many clients ask. ``foreign`` marks another agent's session
         (``agent``, ``source`` path, import ``token``: the same for every page of this server)."""
@@ -105,7 +104,8 @@ class WindowedRoutes:
             return view
         params = request.query_params
         target = params.get("target")
-        at = params.get("at") or (view.newest_leaf_under(target) if target else None)
+        # ``from``: the node whose context the page shows (a deep link keeps it if it holds the target).
+        at = params.get("at") or (view.newest_leaf_under(target, params.get("from")) if target else None)
         reply = view.window(
             at,
             start=int_param(params.get("start")),

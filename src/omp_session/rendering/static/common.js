@@ -1,9 +1,9 @@
-/* omp-session viewer: what every page does, the viewer's and the exports'. The first part of every
- * script the viewer serves (viewer.js) and the exports inline (rendering/page.py, JOINED_SCRIPTS).
+/* omp-session viewer: what every page does, the viewer's and the export's. The first part of every
+ * script the viewer serves (viewer.js) and the export inlines (rendering/page.py, JOINED_SCRIPTS).
  *
  * Times are shown in the reader's time zone; the keys j/k, [/], / and t move around (issue 13 #5);
  * the term of the search that brought the reader to a session is marked (issue 13 #4). Shared with
- * session.js and windowed.js through window.ompLocalTimes, window.ompStep and
+ * windowed.js through window.ompLocalTimes, window.ompStep and
  * window.ompMarkSearchTerm. Text is only ever set with textContent.
  */
 (function () {
@@ -25,7 +25,7 @@
     });
   }
 
-  window.ompLocalTimes = localTimes; /* used by session.js and windowed.js for what they show */
+  window.ompLocalTimes = localTimes; /* used by windowed.js for what it shows */
 
   /* Keyboard: j/k next/previous entry, ]/[ next/previous user prompt, / search, t tree (issue 13 #5). */
   var cursor = null;

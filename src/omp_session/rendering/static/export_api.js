@@ -1,4 +1,4 @@
-/* omp-session HTML export of a big session (issue 13 #2): the viewer's window and row answers,
+/* omp-session HTML export (issue 13 #2): the viewer's window and row answers,
  * computed in the page from the data the file carries, so windowed.js runs unchanged from file://.
  *
  * The file holds, in <script type="application/json"> blocks: #export-meta (keys, parents, flags,
@@ -15,7 +15,8 @@
   if (!metaElement) return;
   var meta = JSON.parse(metaElement.textContent);
   var IN_CONTEXT = 1, COMPACTION = 2, RESET = 4, REMOTE = 8;
-  var WINDOW = 40, ROWS = 200, FILTER_LIMIT = 2000, SEARCH_LIMIT = 200;
+  /* the server's sizes (rendering.windowed.WINDOW, windowed_tree.ROWS and FILTER_LIMIT), from the file */
+  var WINDOW = meta.window, ROWS = meta.rowsAtMost, FILTER_LIMIT = meta.filterLimit, SEARCH_LIMIT = 200;
   var position = new Map();
   meta.keys.forEach(function (key, i) { position.set(key, i); });
   var blocks = new Map();
@@ -189,8 +190,10 @@
     };
   }
 
-  /* The newest tip below `key` (the leaf when its path holds `key`), for deep links and hits. */
-  function newestLeafUnder(key) {
+  /* For deep links and hits: `shown` (the node whose context the page shows) when its path holds
+     `key`, else the leaf when its path does, else the newest tip below `key` (newest_leaf_under). */
+  function newestLeafUnder(key, shown) {
+    if (shown && position.has(shown) && pathTo(shown).indexOf(position.get(key)) >= 0) return shown;
     if (meta.leaf !== null && pathTo(meta.leaf).indexOf(position.get(key)) >= 0) return meta.leaf;
     var index = meta.rowOf[position.get(key)];
     if (index === undefined || index < 0) return key;
@@ -280,7 +283,7 @@
       }
       var target = params.get("target");
       resolve(window_({
-        at: params.get("at") || (target ? newestLeafUnder(target) : null),
+        at: params.get("at") || (target ? newestLeafUnder(target, params.get("from")) : null),
         start: number(params, "start"), end: number(params, "end"),
         around: target, after: params.get("after"), dropped: params.get("dropped") === "1"
       }));

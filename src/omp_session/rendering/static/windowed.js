@@ -1,12 +1,13 @@
-/* omp-session viewer, big sessions (issue 13 #2): the transcript a window at a time, a virtual tree.
+/* omp-session viewer (issue 13 #2; every session, issue 23 #2): the transcript a window at a time,
+ * a virtual tree.
  *
  * The page holds the last window of the context at the leaf and the tree rows around it. Scrolling
  * the transcript fetches the window before or after; scrolling the tree fetches rows; a click on a
  * row fetches the context at that node; live updates fetch only the entries after the last one
- * shown. Entry HTML comes rendered and sanitised from the server (the same templates as the full
- * page); row texts are set with textContent only.
+ * shown. Entry HTML comes rendered and sanitised from the server (or, in the export, from the
+ * file's blocks); row texts are set with textContent only.
  *
- * At parity with the full page (issue 13 #2): the entries a compaction replaced open from a
+ * As the whole page did before it (issue 13 #2): the entries a compaction replaced open from a
  * collapsed group (fetched when opened), the tree (windowed_tree.js) filters and folds, and j/k/[/]
  * load the next window when the cursor reaches the end of the one shown. On a cold open the page
  * comes before the tree rows: they are asked for once the transcript is on screen.
@@ -45,7 +46,7 @@
 
   function fragment(html) {
     var template = document.createElement("template");
-    template.innerHTML = html; /* server-rendered, escaped and sanitised like the full page */
+    template.innerHTML = html; /* server-rendered, escaped and sanitised (rendering.entry_html) */
     return template.content;
   }
 
@@ -75,7 +76,7 @@
   }
 
   /* The entries the compaction replaced (or /clear cleared): a collapsed, dimmed group above the
-     summary, as on the full page; its entries are fetched a window at a time when it is opened. */
+     summary; its entries are fetched a window at a time when it is opened. */
   function compactedGroup(reply) {
     var group = document.createElement("details");
     group.className = "compacted";
@@ -109,7 +110,7 @@
     moreButton.addEventListener("click", function () { load(); });
     group.addEventListener("toggle", function () { if (group.open && !loaded) load(); });
     /* A deep link to an entry the compaction replaced: the group opens and loads windows until the
-       entry is in it (as the full page opens the group holding it); the entry, or null. */
+       entry is in it; the entry, or null. */
     group.ompFind = function (key) {
       var selector = '.entry[data-key="' + CSS.escape(key) + '"]';
       group.open = true;
@@ -123,9 +124,9 @@
   }
 
   /* The target of a deep link or search hit: marked, the term of the search that led here marked
-     (the collapsed blocks holding it opened: issue 13 #4) and scrolled to, as on the full page. */
+     (the collapsed blocks holding it opened: issue 13 #4) and scrolled to. */
 
-  /* The tree follows the transcript (as on the full page): the row of the entry at the top of the
+  /* The tree follows the transcript: the row of the entry at the top of the
      view is marked and kept in view. Windows carry the row of each of their entries (keyRows). */
   function learnRows(keys, rows) {
     (rows || []).forEach(function (row, i) { if (row !== null && row !== undefined) state.keyRow.set(keys[i], row); });
@@ -179,8 +180,10 @@
   }
 
   function select(key, around) {
+    /* a deep link (`around`, no node) keeps the context shown when it holds the entry */
+    var shown = !key && around && state.window.at ? "&from=" + encodeURIComponent(state.window.at) : "";
     var url = windowUrl + "?" + (key ? "at=" + encodeURIComponent(key) : "") +
-      (around ? "&target=" + encodeURIComponent(around) : "");
+      (around ? "&target=" + encodeURIComponent(around) : "") + shown;
     state.busy = true;
     return get(url).then(function (reply) { return show(reply, around); })
       .finally(function () { state.busy = false; });
@@ -278,8 +281,7 @@
         if (shown.length) last = shown[shown.length - 1].getAttribute("data-key");
         return get(windowUrl + "?after=" + encodeURIComponent(last)).then(function (r) {
           if (!r.continues || r.dropped !== w.dropped || r.cleared !== w.cleared) {
-            /* not a continuation (a new branch, a compaction, /clear): the context afresh, as the
-               full page re-renders it */
+            /* not a continuation (a new branch, a compaction, /clear): the context afresh */
             tree.reset();
             state.keyRow.clear();
             return select(null).then(function () {

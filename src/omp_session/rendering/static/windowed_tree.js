@@ -1,4 +1,4 @@
-/* omp-session viewer, big sessions: the virtual tree panel (issue 13 #2, #3), used by windowed.js.
+/* omp-session viewer: the virtual tree panel (issue 13 #2, #3), used by windowed.js.
  *
  * Only the rows in view are in the page; they are fetched in chunks as the panel scrolls. A row
  * where a branch starts can be folded (its subtree is a contiguous run of rows in pre-order, whose
