@@ -1,4 +1,5 @@
-"""One session entry → an :class:`EntryView`: heading, badges, blocks, usage, tree-panel text.
+"""One session entry → an :class:`EntryView`: heading, badges, blocks, usage (a tree row's text is
+the display model's, :func:`omp_session.rendering.windowed_tree.row_text`).
 
 Every entry type of spec §3 and every message role of spec §4 has a readable form; unknown types and
 roles are shown as JSON rather than dropped, so the viewer never hides what is in the file.
@@ -50,13 +51,12 @@ Builder = Callable[[str, Entry, ImageSource, ToolCalls], "EntryView"]
 
 @dataclass
 class EntryView:
-    """What the templates need to draw one entry, in the transcript and in the tree panel."""
+    """What the templates need to draw one entry in the transcript."""
 
     key: str
     type: str
     kind: str
     heading: str
-    tree_text: str
     timestamp: str = ""
     iso: str = ""
     badges: list[str] = field(default_factory=list)
@@ -91,7 +91,6 @@ def entry_view(
     else:
         view = _unknown(key, entry, entry_type)
     view.type = entry_type
-    view.tree_text = one_line(view.tree_text, 160)
     iso = entry.get("timestamp")
     view.iso = iso if isinstance(iso, str) else ""
     view.timestamp = clock_time(view.iso)
@@ -104,7 +103,7 @@ def entry_view(
 
 def _unknown_role(key: str, message: Entry) -> EntryView:
     role = message.get("role")
-    view = EntryView(key, "message", "unknown", f"Message · role {role!r}", f"{role}")
+    view = EntryView(key, "message", "unknown", f"Message · role {role!r}")
     view.blocks = [b.json_block(message, "message")]
     return view
 
@@ -113,7 +112,7 @@ def _user(key: str, message: Entry, images: ImageSource, _calls: ToolCalls) -> E
     role = str(message.get("role"))
     heading = {"user": "User", "developer": "Developer"}.get(role, role)
     blocks = b.content_blocks(message.get("content"), images)
-    view = EntryView(key, "message", "user", heading, f"{role}: {_text_of(message.get('content'))}")
+    view = EntryView(key, "message", "user", heading)
     view.blocks = blocks
     if message.get("synthetic"):
         view.badges.append("synthetic")
@@ -124,12 +123,8 @@ def _user(key: str, message: Entry, images: ImageSource, _calls: ToolCalls) -> E
 
 def _assistant(key: str, message: Entry, images: ImageSource, calls: ToolCalls) -> EntryView:
     content = message.get("content")
-    tools = calls.remember(content)
-    text = _text_of(content)
-    tree = f"assistant: {text}" if text else "assistant"
-    if tools:
-        tree += " → " + ", ".join(tools[:4]) + ("…" if len(tools) > 4 else "")
-    view = EntryView(key, "message", "assistant", "Assistant", tree)
+    calls.remember(content)  # for the results that follow: a result is drawn with its call
+    view = EntryView(key, "message", "assistant", "Assistant")
     view.blocks = b.assistant_blocks(content, images, calls.results)
     model = message.get("model")
     if isinstance(model, str):
@@ -150,7 +145,7 @@ def _tool_result(key: str, message: Entry, images: ImageSource, calls: ToolCalls
     call = calls.get(call_id) if isinstance(call_id, str) else None
     failed = bool(message.get("isError"))
     hint = b.summarize_args(call.get("arguments"), 70) if call else ""
-    view = EntryView(key, "message", "tool", f"Result · {name}", f"{name} {'✗' if failed else '✓'} {hint}")
+    view = EntryView(key, "message", "tool", f"Result · {name}")
     view.blocks = b.result_blocks(message.get("content"), images, b.language_for_call(call))
     if hint:
         view.badges.append(hint)
@@ -171,7 +166,7 @@ def _execution(key: str, message: Entry, _images: ImageSource, _calls: ToolCalls
     source = message.get("code" if python else "command")
     source = source if isinstance(source, str) else ""
     title = "Python" if python else "Bash"
-    view = EntryView(key, "message", "exec", title, f"{'py' if python else '$'} {source}")
+    view = EntryView(key, "message", "exec", title)
     view.blocks.append(b.Block("code", highlight_code(source, "python" if python else "bash")))
     output = message.get("output")
     view.blocks.append(b.output_block(output if isinstance(output, str) else ""))
@@ -189,7 +184,7 @@ def _execution(key: str, message: Entry, _images: ImageSource, _calls: ToolCalls
 
 def _custom_role(key: str, message: Entry, images: ImageSource, _calls: ToolCalls) -> EntryView:
     custom_type = message.get("customType")
-    view = EntryView(key, "message", "custom", f"Custom · {custom_type}", f"{custom_type}")
+    view = EntryView(key, "message", "custom", f"Custom · {custom_type}")
     view.blocks = b.content_blocks(message.get("content"), images)
     if message.get("display") is False:
         view.badges.append("hidden in omp")
@@ -201,8 +196,7 @@ def _custom_role(key: str, message: Entry, images: ImageSource, _calls: ToolCall
 def _file_mention(key: str, message: Entry, images: ImageSource, _calls: ToolCalls) -> EntryView:
     raw_files = message.get("files")
     files: list[Any] = raw_files if isinstance(raw_files, list) else []
-    paths = [str(f.get("path")) for f in files if isinstance(f, dict)]
-    view = EntryView(key, "message", "user", "File mention", "files: " + ", ".join(paths))
+    view = EntryView(key, "message", "user", "File mention")
     for item in files:
         if not isinstance(item, dict):
             continue
@@ -219,7 +213,7 @@ def _file_mention(key: str, message: Entry, images: ImageSource, _calls: ToolCal
 
 
 def _summary_role(key: str, message: Entry, _images: ImageSource, _calls: ToolCalls) -> EntryView:
-    view = EntryView(key, "message", "summary", str(message.get("role")), "summary")
+    view = EntryView(key, "message", "summary", str(message.get("role")))
     view.blocks = [b.markdown_block(str(message.get("summary", "")))]
     return view
 
@@ -244,7 +238,7 @@ _MESSAGE_BUILDERS: dict[EntryKind, Builder] = {
 def _compaction(key: str, entry: Entry, _images: ImageSource, _calls: ToolCalls) -> EntryView:
     short = entry.get("shortSummary")
     kind = EntryKind.COMPACTION.value
-    view = EntryView(key, kind, kind, "Compaction", f"{kind}: {one_line(short or '')}")
+    view = EntryView(key, kind, kind, "Compaction")
     tokens = entry.get("tokensBefore")
     if isinstance(tokens, int | float):
         view.badges.append(f"{int(tokens):,} tokens before")
@@ -263,13 +257,7 @@ def _compaction(key: str, entry: Entry, _images: ImageSource, _calls: ToolCalls)
 
 def _branch_summary(key: str, entry: Entry, _images: ImageSource, _calls: ToolCalls) -> EntryView:
     summary = str(entry.get("summary") or "")
-    view = EntryView(
-        key,
-        EntryKind.BRANCH_SUMMARY.value,
-        "summary",
-        "Branch summary",
-        f"branch summary: {one_line(summary)}",
-    )
+    view = EntryView(key, EntryKind.BRANCH_SUMMARY.value, "summary", "Branch summary")
     from_id = entry.get("fromId")
     if isinstance(from_id, str) and from_id != "root":
         view.refs.append(("returned to", from_id))
@@ -294,7 +282,7 @@ def _label(key: str, entry: Entry, _images: ImageSource, _calls: ToolCalls) -> E
 
 
 def _meta(key: str, heading: str, text: str) -> EntryView:
-    view = EntryView(key, "", "meta", heading, text, meta=True)
+    view = EntryView(key, "", "meta", heading, meta=True)
     view.blocks = [b.Block("note", title=text)]
     return view
 
@@ -314,9 +302,7 @@ def _model_change(key: str, entry: Entry, _images: ImageSource, _calls: ToolCall
 
 
 def _session_init(key: str, entry: Entry, _images: ImageSource, _calls: ToolCalls) -> EntryView:
-    view = EntryView(
-        key, "session_init", "custom", "Sub-agent start", f"session init: {one_line(entry.get('task'))}"
-    )
+    view = EntryView(key, "session_init", "custom", "Sub-agent start")
     view.blocks = [b.markdown_block(str(entry.get("task") or ""))]
     prompt = b.output_block(str(entry.get("systemPrompt") or ""), title="system prompt")
     prompt.collapsed = True
@@ -334,7 +320,7 @@ def _custom_entry(key: str, entry: Entry, _images: ImageSource, _calls: ToolCall
 
 
 def _unknown(key: str, entry: Entry, kind: str) -> EntryView:
-    view = EntryView(key, kind, "unknown", f"Entry · {kind}", kind, meta=True)
+    view = EntryView(key, kind, "unknown", f"Entry · {kind}", meta=True)
     view.blocks = [b.json_block(entry, "entry")]
     return view
 
@@ -402,17 +388,3 @@ def _set_usage(view: EntryView, usage: Any) -> None:
         view.usage = UsageStatistics()
         view.usage.add_usage(usage)
         view.usage_text = usage_line(view.usage)
-
-
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return one_line(content)
-    items = content if isinstance(content, list) else []
-    texts = [
-        item["text"]
-        for item in items
-        if isinstance(item, dict) and item.get("type") == "text" and isinstance(item.get("text"), str)
-    ]
-    if not texts and any(isinstance(item, dict) and item.get("type") == "image" for item in items):
-        return "[image]"
-    return one_line(" ".join(texts))
