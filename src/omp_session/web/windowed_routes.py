@@ -26,7 +26,7 @@ from omp_session.web.session_cache import RecentlyUsed, session_version
 
 __all__ = ["WindowedRoutes"]
 
-_CACHE_SIZE = 4  # sessions kept open (each holds its entries and tree rows)
+_CACHE_SIZE = 2  # sessions kept open (each holds its entries and tree rows: a big one, hundreds of MB)
 _PAGES = 8  # their rendered pages (~100 KB each at most: a window of entries and 200 rows)
 
 
