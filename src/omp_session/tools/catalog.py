@@ -52,6 +52,7 @@ from omp_session.tools.entry_text import EntryText, entry_text
 from omp_session.tools.listing_cache import FileKey, ListingCache
 from omp_session.tools.summary import is_slash_command, message_text
 from omp_session.tools.usage_facts import (
+    BUCKET_MS,
     CopyKey,
     GroupRow,
     RecordFields,
@@ -93,6 +94,9 @@ _PRUNE_EVERY_S = 60.0
 #: catalog is derived data, so such a row is dropped and its session read again from the store,
 #: as if the catalog had never held it (never a traceback).
 DAMAGED_ROW: tuple[type[Exception], ...] = (zlib.error, ValueError, TypeError, KeyError, IndexError)
+#: What packing a session's row raises: a value JSON or SQLite text cannot hold, or the row's
+#: packed values damaged (the session is then read afresh next time).
+_UNSTORABLE: tuple[type[Exception], ...] = (orjson.JSONEncodeError, UnicodeEncodeError, *DAMAGED_ROW)
 
 
 def slim_entry(entry: Mapping[str, Any]) -> Entry:
@@ -247,8 +251,15 @@ class _Build:
     resumable: bool = True
     #: False when the session could not be stored (a value JSON or SQLite cannot hold).
     storable: bool = True
-    #: How many of ``slim`` a resumed pass found stored (their ids are in ``catalog_ids``).
+    #: A resumed pass: how many entries the row held, its packed reduced entries and usage facts
+    #: as stored (``slim`` then holds the entries read in this pass only), the facts decoded, and
+    #: how many segments the packed values hold (:func:`_pack_more`).
     stored_entries: int = 0
+    stored_slim: bytes = b""
+    stored_facts: bytes = b""
+    stored_keys: list[CopyKey | None] = field(default_factory=list)
+    stored_spent: dict[int, RecordFields] = field(default_factory=dict)
+    stored_segments: int = 0
     #: ``[source, sourcePath]`` of each import marker line (``IMPORT_MARKER``), as the importers'
     #: scan reads them; ``None``: not known (a line the pass could not take as an entry holds
     #: the marker, or the session was loaded whole), the importers scan the file themselves.
@@ -344,9 +355,9 @@ class Catalog:
 
     # -- keeping it fresh ---------------------------------------------------------------------------
 
-    def _key(self, path: Path) -> FileKey | None:
+    def _key(self, path: Path | str) -> FileKey | None:
         if self.store is not None:
-            stat = self.store.stat_session(path)
+            stat = self.store.stat_session(Path(path))
             return FileKey(stat.size, round(stat.mtime * 1e9), -1, -1) if stat is not None else None
         try:
             return FileKey.of(os.stat(path))
@@ -419,7 +430,7 @@ class Catalog:
         for path in wanted:
             text_path = os.fspath(path)
             row = rows.get(text_path)
-            key = self._key(path)
+            key = self._key(path if self.store is not None else text_path)
             if key is None:
                 self.skipped.append((text_path, "cannot be read"))
                 if row is not None:
@@ -527,21 +538,27 @@ class Catalog:
             return None
         try:
             found = db.execute(
-                "SELECT header, prompt, slim, imports FROM catalog_files WHERE path = ?", (path,)
+                "SELECT header, prompt, slim, imports, facts FROM catalog_files WHERE path = ?", (path,)
             ).fetchone()
         except sqlite3.Error:
             return None
-        if found is None or found[0] is None or found[2] is None:
+        if found is None or found[0] is None or found[2] is None or found[4] is None:
             return None
         try:
             prompt, fallback = orjson.loads(found[1])
-            slim = orjson.loads(zlib.decompress(found[2]))
+            # The reduced entries stay packed: the new ones are packed after them (_pack_more),
+            # so an append costs what it added, not what the session holds.
+            keys, spent, segments = _unpack_facts(found[4])
             return _Build(
                 header=orjson.loads(found[0]),
-                slim=slim,
                 prompt=prompt,
                 fallback=fallback,
-                stored_entries=len(slim),
+                stored_entries=len(keys),
+                stored_slim=found[2],
+                stored_facts=found[4],
+                stored_keys=keys,
+                stored_spent=spent,
+                stored_segments=segments,
                 imports=orjson.loads(found[3]) if found[3] is not None else None,
             )
         except DAMAGED_ROW:
@@ -629,20 +646,26 @@ class Catalog:
         end = build.indexed_to
         try:
             header = orjson.dumps(build.header)
-            slim = _pack(orjson.dumps(build.slim))
-            keys, spent = entry_facts(build.slim)
-            facts = _pack(
-                orjson.dumps({"keys": keys, "spent": [[at, *fields] for at, fields in spent.items()]})
-            )
+            base = build.stored_entries
+            added_keys, added = entry_facts(build.slim)
+            added_spent = {base + at: fields for at, fields in added.items()}
+            keys = build.stored_keys + added_keys
+            spent = {**build.stored_spent, **added_spent}
+            if build.stored_segments >= _MAX_SEGMENTS:  # many appends: packed afresh, in one
+                slim = _pack(orjson.dumps(_unpack_list(build.stored_slim) + build.slim))
+                facts = _pack(_facts_json(keys, spent))
+            else:
+                slim = _pack_more(build.stored_slim, orjson.dumps(build.slim))
+                facts = _pack_more(build.stored_facts, _facts_json(added_keys, added_spent))
             imports = orjson.dumps(build.imports).decode() if build.imports is not None else None
             prompt = orjson.dumps([build.prompt, build.fallback])
             path.encode()
-        except (orjson.JSONEncodeError, UnicodeEncodeError, TypeError):
+        except _UNSTORABLE:
             self._forget(path)
             return False
         owner = _digest64(path)
         held = [key for key in keys if key is not None]
-        new_keys = {_digest64("\x00".join(key)) for key in keys[build.stored_entries :] if key is not None}
+        new_keys = {_digest64("\x00".join(key)) for key in added_keys if key is not None}
         groups = group_rows(spent.values())
         columns = header_facts(build.header or {})
         # What makes a session's spend unfit for SQL sums by itself (sharing a copy key with
@@ -665,6 +688,7 @@ class Catalog:
                     _insert_texts(tx, path, build.texts[start : start + _BATCH])
                 if resumed is None:
                     _delete_keys(tx, owner)
+                touched = _usage_buckets(tx, path)
                 tx.execute("DELETE FROM catalog_usage WHERE path = ?", (path,))
                 _share_keys(tx, owner, new_keys)
                 if not separate:
@@ -672,6 +696,8 @@ class Catalog:
                         "INSERT INTO catalog_usage VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                         [(path, *group) for group in groups],
                     )
+                    touched |= {group[0] for group in groups}
+                _retotal(tx, touched)
                 tx.execute(
                     "INSERT OR REPLACE INTO catalog_sessions VALUES (?,?,?,?,?,?,?,?,?,NULL)",
                     (
@@ -727,7 +753,7 @@ class Catalog:
                 if text_path in wanted:
                     try:
                         found[text_path] = CatalogSession(
-                            Path(text_path), orjson.loads(header), orjson.loads(zlib.decompress(slim)), title
+                            Path(text_path), orjson.loads(header), _unpack_list(slim), title
                         )
                     except DAMAGED_ROW:
                         damaged.append(text_path)
@@ -813,21 +839,44 @@ class Catalog:
             return None
 
     def usage_groups(
-        self, paths: Collection[str], *, by: str, by_bucket: bool, exclude: bool = False
+        self,
+        paths: Collection[str],
+        *,
+        by: str,
+        by_bucket: bool,
+        exclude: bool = False,
+        day_offset_s: int = 0,
     ) -> list[tuple[Any, ...]] | None:
         """The stored usage groups (``catalog_usage``) of ``paths`` (with ``exclude``: of every
         session but those),
         summed in SQL by model and kind of cost, and by ``by`` (``"time"``: quarter hour,
+        ``"day"``: the day of the zone ``day_offset_s`` seconds east of UTC, as a day number,
         ``"session"``: session id, ``"project"``, ``"path"``), with the quarter hour too when
-        ``by_bucket``: ``([bucket,] [key,] model, recorded, input, output, cacheRead, cacheWrite,
-        cost, turns, first_ms, last_ms)``; ``None`` when the catalog cannot be read or a sum
-        overflows."""
+        ``by_bucket`` (not for ``"time"`` and ``"day"``): ``([bucket,] [key,] model, recorded,
+        input, output, cacheRead, cacheWrite, cost, turns, first_ms, last_ms)``; ``None`` when
+        the catalog cannot be read or a sum overflows."""
         db = self.cache.database
         if db is None:
             return None
-        column = {"time": "u.bucket", "session": "s.session_id", "project": "s.project", "path": "u.path"}[by]
-        keys = [*(["u.bucket"] if by_bucket and by != "time" else []), column, "u.model", "u.recorded"]
+        # The day number floored (SQLite's integer division truncates toward zero).
+        second = f"(u.bucket * {BUCKET_MS // 1000} + {int(day_offset_s)})"
+        day = f"({second} / 86400 - ({second} % 86400 < 0))"
+        column = {
+            "time": "u.bucket",
+            "day": day,
+            "session": "s.session_id",
+            "project": "s.project",
+            "path": "u.path",
+        }[by]
+        keys = [
+            *(["u.bucket"] if by_bucket and by not in ("time", "day") else []),
+            column,
+            "u.model",
+            "u.recorded",
+        ]
         joined = " JOIN catalog_sessions s ON s.path = u.path" if column.startswith("s.") else ""
+        if exclude and not paths and by in ("time", "day"):
+            return self._store_totals(db, column)
         where, params = "", []
         if paths or not exclude:
             where = f" WHERE u.path {'NOT IN' if exclude else 'IN'} (SELECT value FROM json_each(?))"
@@ -841,6 +890,23 @@ class Catalog:
             return db.execute(sql, params).fetchall()
         except sqlite3.Error:
             return None
+
+    def _store_totals(self, db: sqlite3.Connection, column: str) -> list[tuple[Any, ...]] | None:
+        """:meth:`usage_groups` of every session (by quarter hour or day): from the totals kept per
+        quarter hour (``catalog_usage_totals``), not from every session's groups."""
+        columns = "input, output, cache_read, cache_write, cost, turns, first_ms, last_ms"
+        sql = (
+            f"SELECT u.bucket, u.model, u.recorded, {columns} FROM catalog_usage_totals u"
+            if column == "u.bucket"
+            else f"SELECT {column}, u.model, u.recorded, {_SUMS} FROM catalog_usage_totals u GROUP BY 1, 2, 3"
+        )
+        try:
+            found = db.execute(sql).fetchall()
+        except sqlite3.Error:
+            return None
+        if any(row[1] is None for row in found):
+            return None  # a quarter hour SQLite could not sum (see _retotal)
+        return found
 
     def usage_facts(self, paths: Iterable[Path | str], *, refresh: bool = True) -> dict[str, FactsSession]:
         """The usage facts of the sessions of ``paths`` the catalog holds (refreshed first unless
@@ -861,9 +927,7 @@ class Catalog:
             ):
                 if text_path in wanted:
                     try:
-                        data = orjson.loads(zlib.decompress(facts))
-                        keys = [tuple(key) if key is not None else None for key in data["keys"]]
-                        spent = {row[0]: cast("RecordFields", tuple(row[1:])) for row in data["spent"]}
+                        keys, spent, _segments = _unpack_facts(facts)
                         found[text_path] = FactsSession(
                             Path(text_path), orjson.loads(header), title, keys, spent
                         )
@@ -984,9 +1048,7 @@ class Catalog:
         if row is None:
             return None
         try:
-            return CatalogSession(
-                Path(path), orjson.loads(row[0]), orjson.loads(zlib.decompress(row[2])), row[1]
-            )
+            return CatalogSession(Path(path), orjson.loads(row[0]), _unpack_list(row[2]), row[1])
         except DAMAGED_ROW:
             self._drop_damaged([path])
             return None
@@ -1095,14 +1157,22 @@ class Catalog:
         joined = "FROM catalog_entries e JOIN catalog_text t ON t.rowid = e.rowid"
         try:
             if needles:
+                # Only the rowids of the matching entries are scanned; an entry's text is read
+                # for a session not matched yet only (a word most entries hold costs a text or so
+                # per session, not every matching entry's text).
                 query = " AND ".join(_phrase(needle) for needle in needles)
-                rows = db.execute(
-                    f"SELECT s.path, t.text {joined} JOIN catalog_sessions s ON s.owner = e.owner"
+                owners = {_digest64(path): path for path in wanted}
+                matches = db.execute(
+                    "SELECT e.owner, t.rowid FROM catalog_text t JOIN catalog_entries e ON e.rowid = t.rowid"
                     " WHERE catalog_text MATCH ?",
                     (query,),
                 )
-                for path, text in rows:
-                    if path in wanted and path not in found and pattern.search(text):
+                for owner, rowid in matches:
+                    path = owners.get(owner)
+                    if path is None or path in found:
+                        continue
+                    text = db.execute("SELECT text FROM catalog_text WHERE rowid = ?", (rowid,)).fetchone()
+                    if text is not None and pattern.search(text[0]):
                         found.add(path)
                 return found
             for path in sorted(wanted):
@@ -1221,8 +1291,58 @@ def _note_import(build: _Build, entry: Entry) -> None:
 
 def _pack(data: bytes) -> bytes:
     # The reduced entries and usage facts are read whole and rarely (a session's first stats,
-    # its search hits' branches, an append), and compress about 6:1: the catalog stays small.
+    # its search hits' branches), and compress about 6:1: the catalog stays small.
     return zlib.compress(data, 1)
+
+
+#: A packed value of more segments than this is packed afresh in one at the next append (each
+#: segment is one zlib stream to start when it is read).
+_MAX_SEGMENTS = 32
+
+
+def _pack_more(packed: bytes, data: bytes) -> bytes:
+    """``packed`` (zlib streams, one after the other) with ``data`` packed after it: what a
+    session that grew adds to its row, without packing again what the row held."""
+    return packed + _pack(data)
+
+
+def _segments(packed: bytes) -> Iterator[bytes]:
+    """The data of each zlib stream of ``packed`` (a :data:`DAMAGED_ROW` error when damaged)."""
+    rest = packed
+    while True:
+        stream = zlib.decompressobj()
+        yield stream.decompress(rest)
+        if not stream.eof:
+            raise zlib.error("a truncated packed value")
+        rest = stream.unused_data
+        if not rest:
+            return
+
+
+def _unpack_list(packed: bytes) -> list[Any]:
+    """The JSON arrays packed in ``packed``'s segments, one after the other."""
+    found: list[Any] = []
+    for data in _segments(packed):
+        found += orjson.loads(data)
+    return found
+
+
+def _facts_json(keys: Sequence[CopyKey | None], spent: Mapping[int, RecordFields]) -> bytes:
+    return orjson.dumps({"keys": keys, "spent": [[at, *fields] for at, fields in spent.items()]})
+
+
+def _unpack_facts(packed: bytes) -> tuple[list[CopyKey | None], dict[int, RecordFields], int]:
+    """Each entry's copy key, the record fields of those that spent (by position) and how many
+    segments ``packed`` holds (each holds the facts of the entries one pass added)."""
+    keys: list[CopyKey | None] = []
+    spent: dict[int, RecordFields] = {}
+    segments = 0
+    for data in _segments(packed):
+        segments += 1
+        value = orjson.loads(data)
+        keys += [cast("CopyKey", tuple(key)) if key is not None else None for key in value["keys"]]
+        spent.update((row[0], cast("RecordFields", tuple(row[1:]))) for row in value["spent"])
+    return keys, spent, segments
 
 
 def _phrase(needle: str) -> str:
@@ -1272,13 +1392,50 @@ def _share_keys(db: sqlite3.Connection, owner: int, keys: set[int]) -> None:
     )
 
 
+_SUMS = (
+    "sum(input), sum(output), sum(cache_read), sum(cache_write), sum(cost), sum(turns),"
+    " min(first_ms), max(last_ms)"
+)
+
+
+def _usage_buckets(db: sqlite3.Connection, path: str) -> set[int | None]:
+    """The quarter hours the stored usage groups of ``path`` lie in."""
+    return {row[0] for row in db.execute("SELECT DISTINCT bucket FROM catalog_usage WHERE path = ?", (path,))}
+
+
+def _retotal(db: sqlite3.Connection, buckets: set[int | None]) -> None:
+    """Sum ``catalog_usage`` again into ``catalog_usage_totals`` for the quarter hours of
+    ``buckets`` (those a session's groups left or entered): the store's totals stay the sum of
+    every session's groups, each quarter hour summed as a query of all the groups sums it. A sum
+    SQLite cannot make (an integer overflow) leaves a row without a model in that quarter hour,
+    which makes a reader of the totals sum the groups themselves."""
+    if not buckets:
+        return
+    dated = orjson.dumps(sorted(bucket for bucket in buckets if bucket is not None)).decode()
+    chosen = ["bucket IN (SELECT value FROM json_each(?))"] + (["bucket IS NULL"] if None in buckets else [])
+    where = " OR ".join(chosen)
+    db.execute(f"DELETE FROM catalog_usage_totals WHERE {where}", (dated,))
+    try:
+        db.execute(
+            f"INSERT INTO catalog_usage_totals SELECT bucket, model, recorded, {_SUMS} FROM catalog_usage"
+            f" WHERE {where} GROUP BY bucket, model, recorded",
+            (dated,),
+        )
+    except sqlite3.OperationalError:  # integer overflow
+        db.executemany(
+            "INSERT INTO catalog_usage_totals (bucket) VALUES (?)", [(bucket,) for bucket in buckets]
+        )
+
+
 def _delete_keys(db: sqlite3.Connection, owner: int) -> None:
     db.execute("DELETE FROM catalog_keys WHERE owner = ?", (owner,))
     db.execute("DELETE FROM catalog_pairs WHERE a = ? OR b = ?", (owner, owner))
 
 
 def _delete_usage(db: sqlite3.Connection, path: str) -> None:
+    touched = _usage_buckets(db, path)
     db.execute("DELETE FROM catalog_usage WHERE path = ?", (path,))
+    _retotal(db, touched)
     db.execute("DELETE FROM catalog_sessions WHERE path = ?", (path,))
     _delete_keys(db, _digest64(path))
 

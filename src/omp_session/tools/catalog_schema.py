@@ -23,6 +23,9 @@ version number: ``listing_cache.SCHEMA_VERSION``).
 * ``catalog_usage``: the spend of each session not ``separate``, grouped by quarter hour, model and
   kind of cost (``usage_facts.group_rows``), which the reports sum in SQL (``catalog_usage_sums``
   covers the sum by quarter hour: read in its order, no temporary tree).
+* ``catalog_usage_totals``: ``catalog_usage`` of every session summed by quarter hour, model and
+  kind of cost, each quarter hour summed again whenever a session's groups in it change: what a
+  report of the whole store reads instead of every session's groups.
 * ``catalog_keys``: a 64-bit digest of every entry's copy key with its session's ``owner``, and
   ``catalog_pairs``: the owners of every two sessions sharing one (both ways). A report that lists
   both counts them by the copy-once rule too; a report that lists one of them only sums it.
@@ -60,6 +63,11 @@ CREATE INDEX IF NOT EXISTS catalog_usage_path ON catalog_usage(path);
 CREATE INDEX IF NOT EXISTS catalog_usage_sums ON catalog_usage(
     bucket, model, recorded, path, input, output, cache_read, cache_write, cost, turns, first_ms, last_ms
 );
+CREATE TABLE IF NOT EXISTS catalog_usage_totals (
+    bucket INTEGER, model TEXT, recorded INTEGER, input, output, cache_read, cache_write, cost,
+    turns INTEGER, first_ms INTEGER, last_ms INTEGER
+);
+CREATE INDEX IF NOT EXISTS catalog_usage_totals_bucket ON catalog_usage_totals(bucket);
 CREATE TABLE IF NOT EXISTS catalog_keys (
     key INTEGER, owner INTEGER, PRIMARY KEY (key, owner)
 ) WITHOUT ROWID;
@@ -75,6 +83,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS catalog_text USING fts5(text, tokenize='trigr
 CATALOG_DROP = (
     "DROP TABLE IF EXISTS catalog_files; DROP TABLE IF EXISTS catalog_entries;"
     " DROP TABLE IF EXISTS catalog_text; DROP TABLE IF EXISTS catalog_usage;"
+    " DROP TABLE IF EXISTS catalog_usage_totals;"
     " DROP TABLE IF EXISTS catalog_keys; DROP TABLE IF EXISTS catalog_ids;"
     " DROP TABLE IF EXISTS catalog_sessions; DROP TABLE IF EXISTS catalog_pairs;"
 )

@@ -41,7 +41,8 @@ __all__ = ["SCHEMA_VERSION", "FileKey", "ListingCache", "cache_path", "read_file
 # 9: the catalog's usage groups, copy-key digests and header columns (summed in SQL).
 # 10: the sessions sharing a copy key as pairs; each session's summarised statistics kept.
 # 11: slim entries and facts compressed, entries named by owner, covering indexes, import markers.
-SCHEMA_VERSION = 11
+# 12: a grown session's reduced entries and facts packed after the row's (segments), not again.
+SCHEMA_VERSION = 12
 _SCHEMA = (
     """
 CREATE TABLE IF NOT EXISTS infos (
@@ -105,10 +106,16 @@ class ListingCache:
         db = sqlite3.connect(self.path, timeout=2.0, isolation_level=None, check_same_thread=False)
         try:
             db.execute("PRAGMA synchronous=OFF")  # a cache: losing the last writes costs a re-read
-            version = db.execute("PRAGMA user_version").fetchone()[0]
+            # fetchall: the statement is finished (VACUUM refuses to run beside an active one).
+            version = db.execute("PRAGMA user_version").fetchall()[0][0]
             if version != SCHEMA_VERSION:
                 db.executescript(_DROP + _SCHEMA)
                 db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+                # The dropped tables' pages are given back: the file shrinks to the empty
+                # schema's size instead of keeping the old catalog's (cheap: nothing is left).
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("VACUUM")
+                    db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()  # (in WAL mode)
                 with contextlib.suppress(sqlite3.Error):
                     db.execute("PRAGMA journal_mode=WAL")  # readers never wait for a writer
         except BaseException:

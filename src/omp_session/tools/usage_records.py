@@ -88,13 +88,15 @@ class CollectedRecords:
         yield from map(group_of, self.records)
         if self.summed:
             kind = _summed_by(view)
+            if kind == "time" and view != "blocks" and "day" in self.summed:
+                kind = "day"
             if kind not in self.summed:
                 raise ValueError(f"usage records collected without the {view} view")
             yield from self.summed[kind]
 
 
 #: Every view of the reports (``usage_report.VIEWS``: which sums they read is all that matters).
-_EVERY_VIEW = ("daily", "session", "project")
+_EVERY_VIEW = ("daily", "blocks", "session", "project")
 
 
 def _summed_by(view: str) -> str:
@@ -130,6 +132,11 @@ def _summed(
     separate = copy_free(rows, pairs)
     # A date range needs the sums by quarter hour, to know that each lies in one day of ``zone``.
     kinds = {_summed_by(view) for view in views} | ({"time"} if ranged else set())
+    day_offset = _day_offset(zone)
+    if "time" in kinds and "blocks" not in views and day_offset is not None:
+        # Summed by day in SQL: every view but the blocks' reads a group's day only, and a day
+        # holds a few groups where its quarter hours hold many (what the report adds in Python).
+        kinds = (kinds - {"time"}) | {"day"}
     for _attempt in range(2):
         # The catalog's sums of the listed sessions not separate: of those named, or of every
         # session but those named when every session it sums is listed.
@@ -137,7 +144,9 @@ def _summed(
         named = sorted(separate - {row.path for row in rows.values() if row.separate}) if every else None
         subset = [path for path in rows if path not in separate] if named is None else named
         found = {
-            kind: catalog.usage_groups(subset, by=kind, by_bucket=ranged, exclude=named is not None)
+            kind: catalog.usage_groups(
+                subset, by=kind, by_bucket=ranged, exclude=named is not None, day_offset_s=day_offset or 0
+            )
             for kind in kinds
         }
         sums = {kind: rows_found for kind, rows_found in found.items() if rows_found is not None}
@@ -162,6 +171,7 @@ def _summed(
     offset = 2 if ranged else 1
     groups = {
         "time": [_group(row[1:]) for row in sums.get("time", ())],
+        "day": [_group(row[1:]) for row in sums.get("day", ())],
         "session": [_group(row[offset:], session_id=row[offset - 1]) for row in sums.get("session", ())],
         "project": [_group(row[offset:], project=row[offset - 1]) for row in sums.get("project", ())],
     }
@@ -197,6 +207,15 @@ def _group(row: Sequence[Any], session_id: str = "", project: str = "") -> Usage
 def _started(row: UsageSession) -> str:
     """``oldest_first``'s key for a catalogued session (its header's timestamp)."""
     return row.started
+
+
+def _day_offset(zone: tzinfo) -> int | None:
+    """The offset of ``zone`` from UTC in seconds when it is fixed and of whole quarter hours (so
+    every quarter hour lies in one of its days, which SQL can number), else ``None``."""
+    if not _quarter_aligned(zone):
+        return None
+    offset = zone.utcoffset(None)
+    return None if offset is None else int(offset.total_seconds())
 
 
 def _quarter_aligned(zone: tzinfo) -> bool:
