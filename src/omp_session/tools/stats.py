@@ -162,7 +162,9 @@ class Totals:
 def _counter(pairs: Iterable[tuple[str, int]]) -> Counter[str]:
     """``Counter(dict(pairs))`` without ``Counter.update``'s checks (a store-wide ``stats``
     makes three per session)."""
-    counter: Counter[str] = Counter()
+    # (Counter.__new__: the counter without running Counter.__init__, Python code that checks
+    # its arguments; a Counter holds nothing but its dict.)
+    counter: Counter[str] = Counter.__new__(Counter)
     dict.update(counter, pairs)
     return counter
 
