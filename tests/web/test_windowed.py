@@ -1,4 +1,4 @@
-"""The windowed view of big sessions (issue 13 #2) on the samples, forced with a size limit of 0."""
+"""The windowed view (issue 13 #2; every session's, issue 23 #2) on the samples and generated sessions."""
 
 from __future__ import annotations
 
@@ -12,9 +12,11 @@ from pathlib import Path
 from urllib.parse import quote
 
 import uvicorn
+from bench.generate import Shape, generate
 
 from omp_session.rendering.images import linked_images
 from omp_session.rendering.windowed_open import open_windowed
+from omp_session.rendering.windowed_tree import ROWS
 from omp_session.web import create_app
 
 from .support import FLAKY, FORK, PAGINATION, SAMPLES, free_port
@@ -68,8 +70,19 @@ def test_windows_before_after_and_new() -> None:
     assert all(row[3] for row in rows)
 
 
-def test_the_first_screen_does_not_wait_for_the_tree() -> None:
+def test_a_small_session_s_page_carries_every_tree_row() -> None:
     view = open_windowed(SAMPLES / "sessions" / PAGINATION, linked_images(None, str))
+    data, _html = view.page_data()
+    assert view.tree.ready and not data["rowsPending"] and not data["window"].get("pending")
+    assert [row[0] for row in data["rows"]] == [row.key for row in view.tree.get().rows]
+    assert data["window"]["usage"] == view.window(None)["usage"] != ""
+
+
+def test_the_first_screen_does_not_wait_for_the_tree(tmp_path: Path) -> None:
+    path = tmp_path / "-w" / "big.jsonl"
+    generate(path, Shape(400_000, compaction_every=0))  # more entries than the page's rows
+    view = open_windowed(path, linked_images(None, str))
+    assert len(view.entries) > ROWS
     data, html = view.page_data()
     assert not view.tree.ready  # the rows are built after the page has been sent
     assert data["rowsPending"] and data["rows"] == [] and data["window"]["pending"]

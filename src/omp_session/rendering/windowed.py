@@ -448,10 +448,18 @@ class WindowedSession:
 
     # -- the page ------------------------------------------------------------------------------
 
+    def prepare_page(self) -> None:
+        """Build the tree rows now if the page is to carry them all (see :meth:`page_data`)."""
+        if len(self.entries) <= ROWS:
+            self.build_tree()
+
     def page_data(self) -> tuple[dict[str, Any], Markup]:
         """What the page carries: the script's data and the first window's HTML (rendered once,
-        into the transcript; not repeated in the data). The tree rows come in the page only when
-        they are built already; else the page script asks for them (``rowsPending``)."""
+        into the transcript; not repeated in the data). The tree rows come in the page when they
+        are built already, or when every row fits in it (at most :data:`ROWS` entries: building
+        them costs less than the second request the page would make); else the page script asks
+        for them (``rowsPending``), so a big session's first screen waits for no tree."""
+        self.prepare_page()
         window = self.window(None, first_screen=True)
         html = Markup(str(window.pop("summary")) + str(window.pop("html")))
         pending = bool(window.get("pending"))

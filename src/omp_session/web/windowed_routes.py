@@ -82,6 +82,7 @@ class WindowedRoutes:
                 )
             )
 
+        view.prepare_page()  # before the key: whether the page carries the tree rows
         page = self._pages.get((str(path), f"{version} {view.tree.ready} {ref}"), render)
         # The tree rows are built after the page has gone out: the first screen waits only for
         # the open and the first window (issue 13 #2).
