@@ -296,7 +296,9 @@ class SessionManager:
         (the message count, the texts, the cost, the last activity) is first read
         (:func:`~omp_session.store.listing.list_sessions`). Writes: without ``session_dir`` omp's
         project directory for ``cwd`` is created if missing (and a legacy one moved into place),
-        as omp does; no cache.
+        as omp does; no cache file. What each file's head said is kept in memory by the file's
+        size, mtime, ctime and inode (:data:`~omp_session.store.listing.HEADS`), so the next
+        listing in this process reads only the files that changed.
         """
         directory = factories.session_dir_for(cwd, session_dir)
         return listing.list_sessions(directory, dialect=explicit_dialect(dialect), storage=storage)

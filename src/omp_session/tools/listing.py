@@ -2,7 +2,7 @@
 check's listing, which show every field of every session.
 
 It is the listing core (:mod:`omp_session.store.listing`: which files, the one summary, omp 18's
-prefix listing; ``SessionManager.list`` is that core without a cache) with the cache of
+prefix listing; ``SessionManager.list`` is that core without a cache file) with the cache of
 ``listing_cache.py`` plugged in: a summary is computed in one pass over the file and kept until the
 file's size, mtime, ctime or inode change, so a warm listing of thousands of sessions costs one
 ``stat`` per file. **Side effects:** listing writes that cache (``<agent dir>/cache/session-list.sqlite3``,

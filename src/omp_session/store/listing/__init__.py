@@ -8,10 +8,13 @@ viewer's and check's listing) is the same core with its metadata cache plugged i
 
 Without a cache a file listing reads what its fields need: each file's first lines (the header)
 when listed, the whole file once when a field that depends on every entry (the message count,
-the texts, the cost, the last activity) is first read (:func:`~.summary.summarize_head`).
+the texts, the cost, the last activity) is first read (:func:`~.summary.summarize_head`). What
+the heads said is kept in memory by file version (``heads.py``, :data:`HEADS`), so a second
+listing in the same process reads only the files that changed.
 
 **Side effects:** none but those named per function (omp 18 dialects rename an orphaned backup
-into place, as omp 18 does); no function here writes a session or a cache.
+into place, as omp 18 does) and that in-memory cache of heads; no function here writes a
+session or a cache file.
 """
 
 from __future__ import annotations
@@ -26,18 +29,20 @@ from omp_session.errors import SessionError
 from omp_session.format.codec import BOM, decode_line
 from omp_session.format.header import is_session_header
 from omp_session.format.title_slot import split_slot
-from omp_session.gcpause import gc_paused
 from omp_session.store import SessionStorage, StoredSession
 from omp_session.store.listing import omp18
+from omp_session.store.listing.heads import HEADS, HeadCache
 from omp_session.store.listing.info import FileKey, SessionInfo, SessionList, fold_slot_record
-from omp_session.store.listing.summary import session_info, summarize_bytes, summarize_head
+from omp_session.store.listing.summary import session_info, summarize_bytes
 from omp_session.store.loading import read_header
 from omp_session.store.orphans import promote_orphaned_backups
 from omp_session.store.paths import is_within, sessions_root
 from omp_session.store.pins import load_pinned_session_ids, sort_pinned_first
 
 __all__ = [
+    "HEADS",
     "FileKey",
+    "HeadCache",
     "SessionInfo",
     "SessionList",
     "Summaries",
@@ -61,8 +66,8 @@ __all__ = [
 
 #: How a file listing summarises the ``*.jsonl`` entries it found: ``(entries, the directory
 #: listed, skipped)`` to the infos of the sessions among them (unreadable files are added to
-#: ``skipped``). The default reads heads (:func:`head_summaries`); ``tools/listing.py`` plugs in
-#: its cache.
+#: ``skipped``). The default reads heads (:func:`head_summaries`, through :data:`HEADS`; a
+#: :class:`HeadCache` of one's own: its ``summaries``); ``tools/listing.py`` plugs in its cache.
 Summaries = Callable[[Sequence[os.DirEntry[str]], Path, list[tuple[str, str]]], list[SessionInfo]]
 
 
@@ -251,19 +256,11 @@ def stored_header(store: SessionStorage, path: Path) -> dict[str, Any] | None:
 def head_summaries(
     entries: Sequence[os.DirEntry[str]], under: Path, skipped: list[tuple[str, str]]
 ) -> list[SessionInfo]:
-    """The sessions among ``entries`` from their heads (:func:`~.summary.summarize_head`): the
-    rest of each is read on first use. Writes nothing."""
-    infos: list[SessionInfo] = []
-    with gc_paused():  # thousands of acyclic objects at once: see gcpause.py
-        for entry in entries:
-            try:
-                info = summarize_head(entry.path)
-            except OSError:
-                skipped.append((entry.path, "cannot be read"))
-                continue
-            if info is not None:
-                infos.append(info)
-    return infos
+    """The sessions among ``entries`` from their heads (:func:`~.summary.read_head`), through the
+    heads this process keeps (:data:`~.heads.HEADS`): a file unchanged since a listing read its
+    head is not read again (one ``stat``). The rest of each is read on first use. Writes nothing
+    but that in-memory cache."""
+    return HEADS.summaries(entries, under, skipped)
 
 
 def _newest_first(infos: list[SessionInfo]) -> list[SessionInfo]:

@@ -92,8 +92,9 @@ class SessionInfo:
     ) -> SessionInfo:
         """An info of the fields in ``known``; the others are ``rest()``'s (every field, those
         already known left as they are), called once, when one of them is first read, but for the
-        fields of ``alone``, each read by its own cheaper reader while ``rest`` has not run. Built
-        without ``__init__``: a listing makes thousands."""
+        fields of ``alone``, each read by its own cheaper reader while ``rest`` has not run
+        (:meth:`to_dict` and copies, which read every field, run ``rest`` first). Built without
+        ``__init__``: a listing makes thousands."""
         info = object.__new__(cls)
         info.__dict__.update(known)
         info.__dict__["_rest"] = rest
@@ -109,7 +110,19 @@ class SessionInfo:
 
     def __getstate__(self) -> dict[str, Any]:
         # Copies and pickles hold the values themselves, not the readers of the rest.
+        self._read_for(_FIELD_NAMES)
         return {field.name: getattr(self, field.name) for field in fields(self)}
+
+    def _read_for(self, names: frozenset[str]) -> None:
+        """Of a partial info about to read ``names``: the rest read first when one of them is not
+        known and has no reader of its own (so a field's own reader, such as an untitled
+        session's title search, does not read the file before the rest reads it again)."""
+        found = self.__dict__
+        rest = found.get("_rest")
+        if rest is None or names <= found.keys() or not names - found.keys() - found.get("_alone", {}).keys():
+            return
+        for key, value in rest().items():
+            found.setdefault(key, value)
 
     if not TYPE_CHECKING:  # (mypy keeps checking attribute names)
 
@@ -133,6 +146,7 @@ class SessionInfo:
         """omp's camelCase JSON shape (dates as ISO strings; absent optional keys omitted);
         without ``allMessagesText`` when not ``with_text`` (then never read: the whole
         conversation of a lazily summarised session is read only for it)."""
+        self._read_for(_DICT_FIELDS if with_text else _DICT_FIELDS_WITHOUT_TEXT)
         out: dict[str, Any] = {"path": self.path, "id": self.id, "cwd": self.cwd}
         if self.title is not None:
             out["title"] = self.title
@@ -153,6 +167,9 @@ class SessionInfo:
 
 
 _FIELD_NAMES = frozenset(field.name for field in fields(SessionInfo))
+#: The fields :meth:`SessionInfo.to_dict` reads (with and without the text).
+_DICT_FIELDS_WITHOUT_TEXT = _FIELD_NAMES - {"all_messages_text", "last_activity", "cost", "first_prompt"}
+_DICT_FIELDS = _DICT_FIELDS_WITHOUT_TEXT | {"all_messages_text"}
 
 
 def _iso(moment: datetime | None) -> str | None:

@@ -35,7 +35,7 @@ import os
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -59,7 +59,18 @@ from omp_session.store.listing.info import (
 )
 from omp_session.store.regular import open_regular, open_regular_stat
 
-__all__ = ["HEAD_BYTES", "TAIL_BYTES", "read_file", "session_info", "summarize_bytes", "summarize_head"]
+__all__ = [
+    "HEAD_BYTES",
+    "TAIL_BYTES",
+    "Head",
+    "HeadFacts",
+    "head_info",
+    "read_file",
+    "read_head",
+    "session_info",
+    "summarize_bytes",
+    "summarize_head",
+]
 
 
 class _Cost(msgspec.Struct, gc=False):
@@ -543,18 +554,30 @@ def _read_fully(fd: int, size: int) -> bytes:
     return data
 
 
-def summarize_head(
-    path: str, head_bytes: int = HEAD_BYTES, tail_bytes: int = TAIL_BYTES
-) -> SessionInfo | None:
-    """:func:`summarize_bytes` of the file at ``path``, from the first ``head_bytes`` of it (more
-    when the header is longer): a file that short is summarised whole; of a longer one, the
-    header's fields, the size, the mtime, the title when the header has one, and the first user
-    message (and first prompt) when a line of the head holds it. An untitled session's title is
-    read when first used, from the end of the file (its last ``tail_bytes`` first). Every other
-    field is summarised from the whole file (read once, as it is then) when one of them is first
-    read. ``None`` when
-    the file is not a session; raises ``OSError`` when it cannot be read (a special file
-    included). Reads only."""
+class HeadFacts(NamedTuple):
+    """What the head of a file longer than its first read says (:func:`read_head`): the fields it
+    gives (``known``), the header (a file gone when its rest is read is the header alone) and the
+    mtime the file was read at. Plain data, not tied to an open file: a listing may keep it."""
+
+    known: dict[str, Any]
+    header: dict[str, Any]
+    mtime: float
+
+
+#: What :func:`read_head` found in a file: a file read whole is summarised whole (a plain info),
+#: a longer one gives :class:`HeadFacts`, and ``None`` is not a session.
+Head = SessionInfo | HeadFacts | None
+
+
+def read_head(path: str, head_bytes: int = HEAD_BYTES) -> tuple[os.stat_result, Head, int]:
+    """The head of the file at ``path`` (its first ``head_bytes``, more when the header is longer),
+    the ``fstat`` taken before it was read and how many of the bytes read its fields come from (a
+    bound of the memory they take: the whole head of a file read whole, else the header's lines
+    and the first message's and prompt's texts). A file that short is
+    summarised whole (:func:`summarize_bytes`); of a longer one, the header's fields, the size,
+    the mtime, the title when the header has one, and the first user message (and first prompt)
+    when a line of the head holds it. Raises ``OSError`` when the file cannot be read (a special
+    file included). Reads only."""
     try:
         fd, stat = open_regular_stat(path)
     except CorruptSessionError as exc:
@@ -565,10 +588,10 @@ def summarize_head(
         os.close(fd)
     mtime, size = stat.st_mtime, stat.st_size
     if len(data) >= size:  # the whole file was read
-        return summarize_bytes(path, data, mtime, len(data))
+        return stat, summarize_bytes(path, data, mtime, len(data)), len(data)
     folded = fold_slot_record(head)
     if not folded or not is_session_header(folded[0]) or not folded[0].get("id"):
-        return None
+        return stat, None, 0
     header = folded[0]
     parent = header.get("parentSession")
     known: dict[str, Any] = {
@@ -597,7 +620,20 @@ def summarize_head(
         known["first_message"] = opening.first or "(no messages)"
     if opening.prompt is not None:
         known["first_prompt"] = opening.prompt
+    source = start + len(opening.first or "") + len(opening.prompt or "")
+    return stat, HeadFacts(known, header, mtime), source
 
+
+def head_info(head: Head, tail_bytes: int = TAIL_BYTES) -> SessionInfo | None:
+    """The info of a file from what :func:`read_head` found in it: the plain info of a file read
+    whole; for a longer one a partial info of the head's fields, whose other fields are read when
+    first used (each such info reads them afresh): an untitled session's title from the end of
+    the file (its last ``tail_bytes`` first), every other field from the whole file summarised
+    (read once, as it is then). Reads nothing itself."""
+    if not isinstance(head, HeadFacts):
+        return head
+    known, header, mtime = head
+    path, size = known["path"], known["size"]
     alone: dict[str, Callable[[], Any]] = {}
     if "title" not in known:
         alone["title"] = lambda: _last_short_summary(path, tail_bytes)
@@ -610,6 +646,16 @@ def summarize_head(
         return whole.__getstate__()
 
     return SessionInfo.partial(known, rest, alone)
+
+
+def summarize_head(
+    path: str, head_bytes: int = HEAD_BYTES, tail_bytes: int = TAIL_BYTES
+) -> SessionInfo | None:
+    """:func:`summarize_bytes` of the file at ``path``, from its head (:func:`read_head`): the
+    whole summary of a file no longer than the head, else a partial info whose other fields are
+    read on first use (:func:`head_info`). ``None`` when the file is not a session; raises
+    ``OSError`` when it cannot be read (a special file included). Reads only."""
+    return head_info(read_head(path, head_bytes)[1], tail_bytes)
 
 
 def _last_short_summary(path: str, tail_bytes: int) -> str | None:
