@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import click
 
-from omp_session.cli._cells import cells, clean
+from omp_session.cli._cells import cells, clean, is_narrow
 from omp_session.cli._common import CliError, console, emit_json, json_option, session_argument, state
 from omp_session.cli._lines import LineWriter, Piece
 from omp_session.cli._wrap import cut_line
@@ -31,9 +31,34 @@ def _fit(line: TreeLine, width: int | None) -> TreeLine:
     """``line`` cut to ``width`` cells by shortening its text (and, if that is not enough, the prefix
     from the left), never the id, the ``[label]`` or the ``◀ leaf`` marker (issue 13 #3). Cells,
     not characters: a line of wide characters (CJK) fits the terminal too. Fold lines fit too
-    (issue 30 #1: they were never cut)."""
+    (issue 30 #1: they were never cut).
+
+    The rules are :func:`_fit_reference`'s; a line whose characters are one cell each (nearly
+    every line; only the head of a long text is looked at, as ``cut_line`` looks) is fitted by
+    ``len`` and slicing instead of measuring it, with the same result: a property test
+    (``tests/cli/test_tree_width.py``) holds the two to each other on generated lines."""
     if width is None:
         return line
+    if line.kind == "fold":
+        rendered = render_tree_line(line)
+        if not is_narrow(rendered):
+            return _fit_reference(line, width)
+        return line if len(rendered) <= width else _cut_prefix(line, line.text, len(rendered) - width)
+    text = line.text
+    if not text:
+        return _fit_reference(line, width)
+    others = render_tree_line(line, "")
+    room = max(width - len(others), 1)
+    if not (is_narrow(others) and is_narrow(text[: 2 * room + 2])):
+        return _fit_reference(line, width)
+    if len(text) <= room:
+        return line
+    text = text[: room - 1].rstrip() + "…"
+    return _cut_prefix(line, text, len(others) + len(text) - width)
+
+
+def _fit_reference(line: TreeLine, width: int) -> TreeLine:
+    """:func:`_fit` for any line, measuring cells as rich does (the reference of its fast way)."""
     text = line.text
     if text and line.kind != "fold":
         others = cells(render_tree_line(line, ""))  # all but the text, which gives way first
@@ -46,21 +71,25 @@ def _fit(line: TreeLine, width: int | None) -> TreeLine:
         excess = cells(render_tree_line(line)) - width
         if excess <= 0:
             return line
+    return _cut_prefix(line, text, excess)
+
+
+def _cut_prefix(line: TreeLine, text: str, excess: int) -> TreeLine:
+    """``line`` with ``text`` and, when it is still ``excess`` cells too wide, its prefix cut from
+    the left (box-drawing characters and spaces, one cell each) behind a ``…``."""
     prefix = line.prefix
-    if excess > 0 and len(prefix) > 2:  # box-drawing lines and spaces: one cell each
+    if excess > 0 and len(prefix) > 2:
         prefix = "…" + prefix[min(excess + 1, len(prefix) - 1) :]
-    # Built directly: ``dataclasses.replace`` costs more than the rest of this function.
-    return TreeLine(
-        prefix,
-        line.entry_id,
-        line.kind,
-        text,
-        line.label,
-        line.is_leaf,
-        line.on_current_branch,
-        line.hidden,
-        line.depth,
-    )
+    return _changed(line, prefix=prefix, text=text)
+
+
+def _changed(line: TreeLine, **fields: object) -> TreeLine:
+    """A copy of ``line`` with other values of some ``fields``, built without the frozen
+    dataclass's ``__init__`` (which sets each field through ``object.__setattr__``: it cost more
+    than fitting the line, twice per line of a 21,000-line tree)."""
+    copy = object.__new__(TreeLine)
+    copy.__dict__.update(line.__dict__, **fields)
+    return copy
 
 
 def _pieces(line: TreeLine) -> list[Piece]:
@@ -164,17 +193,7 @@ def tree(
     for line in lines:
         text = clean(line.text)  # no bell or backspace from a session reaches the terminal
         if text is not line.text or line.entry_id in shown_ids:
-            line = TreeLine(
-                line.prefix,
-                shown_ids.get(line.entry_id or "", line.entry_id),
-                line.kind,
-                text,
-                line.label,
-                line.is_leaf,
-                line.on_current_branch,
-                line.hidden,
-                line.depth,
-            )
+            line = _changed(line, entry_id=shown_ids.get(line.entry_id or "", line.entry_id), text=text)
         fitted = _fit(line, columns)
         if writer.styled:
             writer.line(_pieces(fitted))
