@@ -74,7 +74,8 @@ def tree_return(manager: SessionManager) -> dict[str, Any]:
 def snapshot(manager: SessionManager) -> dict[str, Any]:
     return {
         "header": manager.get_header(),
-        "entries": manager.get_entries(),
+        # A lazily opened session answers a sequence over its index; the corpus records the array.
+        "entries": list(manager.get_entries()),
         "leafId": manager.get_leaf_id(),
         "context": manager.build_session_context().to_dict(),
         "tree_flat": tree_flat(manager.get_tree()),

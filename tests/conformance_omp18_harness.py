@@ -98,7 +98,8 @@ def snapshot(manager: SessionManager) -> dict[str, Any]:
     roots = manager.get_tree()
     return {
         "header": manager.get_header(),
-        "entries": manager.get_entries(),
+        # A lazily opened session answers a sequence over its index; the corpus records the array.
+        "entries": list(manager.get_entries()),
         "leafId": manager.get_leaf_id(),
         "context": manager.build_session_context().to_dict(),
         "tree_flat": tree_flat(roots),

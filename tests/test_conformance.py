@@ -82,14 +82,21 @@ def test_load_case(
     check_load_case(case, tmp_path, isolated_agent_dir, store)
 
 
+@pytest.mark.parametrize("store", file_stores())
 @pytest.mark.parametrize("case", OPS_CASES)
 def test_ops_case(
-    case: str, tmp_path: Path, isolated_agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+    case: str,
+    store: SessionStorage | None,
+    tmp_path: Path,
+    isolated_agent_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """Each case run on a store of every read strategy, as the load cases (every reopen in the
+    script reads through it)."""
     directory = tmp_path / "D"
     directory.mkdir()
     monkeypatch.chdir(directory)
-    check_ops_case(case, directory, isolated_agent_dir)
+    check_ops_case(case, directory, isolated_agent_dir, store)
 
 
 def test_required_files_differ_only_as_documented() -> None:

@@ -118,11 +118,17 @@ def check_ops_case(
     _assert_same(got, expected)
 
 
+@pytest.mark.parametrize("store", file_stores())
 @pytest.mark.parametrize("case", OPS_CASES)
 def test_ops_case(
-    case: str, tmp_path: Path, isolated_agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+    case: str,
+    store: SessionStorage | None,
+    tmp_path: Path,
+    isolated_agent_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """Each case run on a store of every read strategy, as the load cases."""
     directory = tmp_path / "D"
     directory.mkdir()
     monkeypatch.chdir(directory)
-    check_ops_case(case, directory, isolated_agent_dir)
+    check_ops_case(case, directory, isolated_agent_dir, store)

@@ -109,9 +109,17 @@ def check_ops_case(case: str, directory: Path, home: Path, storage: SessionStora
     _assert_same(got, expected)
 
 
+@pytest.mark.parametrize("store", file_stores())
 @pytest.mark.parametrize("case", OPS_CASES)
-def test_ops_case(case: str, tmp_path: Path, sandbox_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ops_case(
+    case: str,
+    store: SessionStorage | None,
+    tmp_path: Path,
+    sandbox_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each case run on a store of every read strategy, as the load cases."""
     directory = tmp_path / "D"
     directory.mkdir()
     monkeypatch.chdir(directory)
-    check_ops_case(case, directory, sandbox_home)
+    check_ops_case(case, directory, sandbox_home, store)

@@ -30,6 +30,7 @@ from omp_session.format.codec import BOM, decode_line
 from omp_session.format.header import is_session_header
 from omp_session.format.title_slot import split_slot
 from omp_session.store import SessionStorage, StoredSession
+from omp_session.store.file_sessions import FileSessionStorage
 from omp_session.store.listing import omp18
 from omp_session.store.listing.heads import HEADS, HeadCache
 from omp_session.store.listing.info import FileKey, SessionInfo, SessionList, fold_slot_record
@@ -160,9 +161,12 @@ def session_files(
 
 
 def chosen_store(storage: SessionStorage | None) -> SessionStorage | None:
-    """The store to list: the one given; ``None`` means files (a caller's store is passed in,
-    never configured for the process)."""
-    return storage
+    """The database store to list, or ``None`` for files: the default, and a file storage given
+    (its tuning only says how a session is opened, so it lists as files do: omp 18's backups
+    promoted, the heads read; listed as rows it promoted nothing, and `list` after a dropped
+    session missed the backup omp puts back). A caller's store is passed in, never configured
+    for the process."""
+    return None if isinstance(storage, FileSessionStorage) else storage
 
 
 def _stored_files(
