@@ -185,3 +185,54 @@ def test_lone_surrogates_in_windows_and_rows_arrive_as_replacement_characters(tm
         assert window["keys"] == ["a\ufffd"] and "cut \ufffd emoji" in window["html"]
         rows = json.loads(_get(url + "/api/rows/-p/s.jsonl?near="))
         assert rows["count"] == 1 and "a\ufffd" in json.dumps(rows, ensure_ascii=False)
+
+
+def test_the_window_drops_what_the_context_drops_at_a_remote_compaction(tmp_path: Path) -> None:
+    """A remote compaction replaces everything before it only when the model's rule says its
+    history is usable (every item an object); the window follows that one rule, so a history
+    holding a non-object keeps the kept entry in the window as it stays in the context."""
+    from omp_session import SessionManager
+
+    from .support import write_session
+
+    def session(items: list[object]) -> Path:
+        stamp = "2026-01-01T00:00:0{}.000Z"
+        return write_session(
+            tmp_path / f"remote-{len(items)}.jsonl",
+            [
+                {"type": "session", "version": 3, "id": "s", "timestamp": stamp.format(0), "cwd": "/w"},
+                {
+                    "type": "message",
+                    "id": "u1",
+                    "parentId": None,
+                    "timestamp": stamp.format(1),
+                    "message": {"role": "user", "content": "kept?", "timestamp": 1},
+                },
+                {
+                    "type": "compaction",
+                    "id": "c1",
+                    "parentId": "u1",
+                    "timestamp": stamp.format(2),
+                    "summary": "earlier",
+                    "firstKeptEntryId": "u1",
+                    "tokensBefore": 10,
+                    "preserveData": {
+                        "openaiRemoteCompaction": {"provider": "openai", "replacementHistory": items}
+                    },
+                },
+            ],
+        )
+
+    cases: list[tuple[list[object], bool]] = [
+        ([{"type": "message"}], True),
+        ([{"type": "message"}, "odd"], False),
+    ]
+    for items, replaced in cases:
+        path = session(items)
+        with SessionManager.open(path) as manager:
+            texts = [m.get("content") for m in manager.build_session_context().messages]
+        assert ("kept?" in texts) is not replaced
+        window = open_windowed(path, linked_images(None, str))
+        arranged = window.arrange(window.path_to("c1"))
+        kept = [window.entries[p]["id"] for p in arranged.rest]
+        assert ("u1" in kept) is not replaced, (items, arranged)

@@ -30,6 +30,7 @@ __all__ = [
     "SessionContext",
     "context_from_path",
     "entry_to_message",
+    "is_remote_compaction",
 ]  # build_session_context: model/tree.py
 
 Entry = dict[str, Any]
@@ -293,6 +294,12 @@ def entry_to_message(
         summary["timestamp"] = iso_to_ms(entry.get("timestamp"))
         return summary
     return None
+
+
+def is_remote_compaction(compaction: Entry) -> bool:
+    """Whether ``compaction`` holds a usable remote history, which replaces everything before it
+    in the context (no entry is kept): the rule the context's replay applies, for its views."""
+    return _remote_history(compaction) is not None
 
 
 def _remote_history(compaction: Entry) -> dict[str, Any] | None:

@@ -27,7 +27,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from omp_session.model.context import entry_to_message
+from omp_session.model.context import entry_to_message, is_remote_compaction
 from omp_session.model.usage import UsageStatistics, usage_of
 from omp_session.rendering.entry_html import entry_html
 from omp_session.rendering.entry_views import ToolCalls, entry_view
@@ -38,7 +38,7 @@ from omp_session.store import SessionStorage
 from omp_session.store.file_sessions import session_storage
 from omp_session.tools.entry_kinds import Classified, EntryKind, classify
 
-__all__ = ["WINDOW", "Arranged", "WindowedSession", "is_remote_compaction", "own_usage", "stored_size"]
+__all__ = ["WINDOW", "Arranged", "WindowedSession", "own_usage", "stored_size"]
 
 Entry = dict[str, Any]
 
@@ -207,8 +207,7 @@ class WindowedSession:
         compaction = self.entries[path[at]]
         before = list(path[:at])
         kept = compaction.get("firstKeptEntryId")
-        preserve = compaction.get("preserveData")
-        remote = isinstance(preserve, dict) and is_remote_compaction(preserve)
+        remote = is_remote_compaction(compaction)
         start = -1
         if not remote and isinstance(kept, str):
             start = self._first_with_id(before, kept)
@@ -491,19 +490,6 @@ class WindowedSession:
             "issues": self.issues,
             "file_name": self.path.name,
         }
-
-
-def is_remote_compaction(preserve: dict[str, Any]) -> bool:
-    """Whether a compaction's ``preserveData`` holds a usable remote history (which replaces
-    everything before the compaction: no entry is kept)."""
-    # Mirrors context._remote_history: a usable remote compaction replaces everything before it.
-    remote = preserve.get("openaiRemoteCompaction")
-    return (
-        isinstance(remote, dict)
-        and isinstance(remote.get("provider"), str)
-        and bool(remote.get("provider"))
-        and isinstance(remote.get("replacementHistory"), list)
-    )
 
 
 def stored_size(path: Path, storage: SessionStorage | None = None) -> int:

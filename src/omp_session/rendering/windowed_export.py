@@ -40,13 +40,13 @@ from markupsafe import Markup
 from omp_session.errors import EntryNotFoundError
 from omp_session.format.codec import DISPLAY_ERRORS
 from omp_session.gcpause import gc_paused
-from omp_session.model.context import entry_to_message
+from omp_session.model.context import entry_to_message, is_remote_compaction
 from omp_session.rendering.entry_html import entry_html
 from omp_session.rendering.entry_views import ToolCalls, entry_view
 from omp_session.rendering.images import ImageSource
 from omp_session.rendering.markdown import highlight_code, lexer_for_path
 from omp_session.rendering.page import csp_hash, environment, script_json, static_file
-from omp_session.rendering.windowed import WINDOW, WindowedSession, is_remote_compaction
+from omp_session.rendering.windowed import WINDOW, WindowedSession
 from omp_session.rendering.windowed_open import open_windowed
 from omp_session.rendering.windowed_tree import FILTER_LIMIT, ROWS
 from omp_session.store import SessionStorage
@@ -171,8 +171,7 @@ def _meta(view: WindowedSession) -> dict[str, Any]:
             first_kept = entry.get("firstKeptEntryId")
             if isinstance(first_kept, str):
                 kept[position] = first_kept
-            preserve = entry.get("preserveData")
-            if isinstance(preserve, dict) and is_remote_compaction(preserve):
+            if is_remote_compaction(entry):
                 flag |= _REMOTE
         if found.kind == EntryKind.RESET_BOUNDARY:
             flag |= _RESET
