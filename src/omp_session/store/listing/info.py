@@ -119,7 +119,7 @@ class SessionInfo:
         session's title search, does not read the file before the rest reads it again)."""
         found = self.__dict__
         rest = found.get("_rest")
-        if rest is None or names <= found.keys() or not names - found.keys() - found.get("_alone", {}).keys():
+        if rest is None or not names - found.keys() - found.get("_alone", {}).keys():
             return
         for key, value in rest().items():
             found.setdefault(key, value)
