@@ -21,7 +21,7 @@ from omp_session.tools.usage_report import ReportOptions, collect_for, collected
 from tests.helpers import HEADER, assistant, msg, usage, user, write_session
 
 Entry = dict[str, Any]
-#: More appends than a row keeps as segments before packing them afresh (catalog._MAX_SEGMENTS).
+#: More appends than a row keeps as segments before packing them afresh (catalog_rows._MAX_SEGMENTS).
 APPENDS = 40
 
 

@@ -35,7 +35,7 @@ version number: ``listing_cache.SCHEMA_VERSION``).
   (substring matching). ``detail=full`` is kept: SQLite 3.40's trigram tables answer phrase
   queries (every needle of more than 3 characters is one) only with it.
 
-Internal module (used by :mod:`omp_session.tools.listing_cache` and :mod:`omp_session.tools.catalog`).
+Internal module (used by :mod:`omp_session.tools.listing_cache` and the catalog's modules, ``catalog.py``).
 """
 
 from __future__ import annotations
