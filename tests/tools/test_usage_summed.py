@@ -269,3 +269,41 @@ def test_kept_statistics_equal_a_full_read(
         assert all(stats is not None for _stamp, stats in held)
     assert _difference(kept.to_dict(), full.to_dict()) is None
     assert first.sessions and kept.copied_entries == full.copied_entries
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(sessions=_store(), grow=st.integers(1, 2), dropped=st.integers(0, 4))
+def test_the_kept_combined_statistics_equal_a_full_read_after_an_append_and_a_delete(
+    tmp_path_factory: pytest.TempPathFactory, sessions: list[dict[str, Any]], grow: int, dropped: int
+) -> None:
+    # The combined totals of a many-session stats are kept (catalog_stats_totals) and read back
+    # while the listed sessions are unchanged: the second, warm stats reads them; a session that
+    # grew, or one deleted from the store, makes them counted again.
+    folder = tmp_path_factory.mktemp("store") / "-p"
+    folder.mkdir()
+    written = _write(folder, sessions, grow)
+    paths = [path for path, _rest in written]
+    database = folder.parent / "catalog.sqlite3"
+
+    def both(listed: list[Path]) -> None:
+        full = collect_stats(listed, branches=False, catalog=Catalog(ListingCache.disabled()))
+        for _ in range(2):  # the first computes (and keeps) the combined totals, the second reads them
+            with Catalog(ListingCache(database)) as catalog:
+                kept = collect_stats(listed, branches=False, catalog=catalog)
+            assert _difference(kept.to_dict(), full.to_dict()) is None
+            assert kept.copied_entries == full.copied_entries
+
+    both(paths)
+    if len(paths) > 1:
+        with Catalog(ListingCache(database)) as catalog:
+            assert catalog.cache.database is not None
+            assert catalog.cache.database.execute("SELECT count(*) FROM catalog_stats_totals").fetchone()[0]
+    grown = [(path, rest) for path, rest in written if rest]
+    for path, rest in grown[:1]:  # one session gains its last lines
+        with path.open("a") as handle:
+            handle.write("".join(line + "\n" for line in rest))
+    both(paths)
+    gone = paths[dropped % len(paths)]
+    gone.unlink()  # one session deleted (its file gone; the listing no longer names it)
+    if len(paths) > 1:
+        both([path for path in paths if path != gone])

@@ -27,7 +27,10 @@ from omp_session.tools.catalog_refresh import CatalogBase
 from omp_session.tools.catalog_rows import DAMAGED_ROW, FEW_PATHS, SUMS, unpack_facts, unpack_list
 from omp_session.tools.usage_facts import BUCKET_MS, CopyKey, RecordFields
 
-__all__ = ["CatalogSession", "FactsSession", "ReportQueries", "UsageSession"]
+__all__ = ["KEPT_TOTALS", "CatalogSession", "FactsSession", "ReportQueries", "UsageSession"]
+
+#: How many combined statistics ``keep_total`` holds (``stats --all``, a few projects' ``stats``).
+KEPT_TOTALS = 16
 
 
 class CatalogSession(NamedTuple):
@@ -162,6 +165,37 @@ class ReportQueries(CatalogBase):
             tx.executemany(
                 "UPDATE catalog_sessions SET stats = ? WHERE path = ? AND stamp = ?",
                 [(stats, path, stamp) for path, stamp, stats in kept],
+            )
+
+    def kept_total(self, listing: bytes) -> bytes | None:
+        """The combined statistics ``keep_total`` kept for ``listing`` (a digest of the sessions a
+        report lists, as rows: see ``stats._kept``), else ``None``."""
+        db = self.cache.database
+        if db is None:
+            return None
+        try:
+            found = db.execute(
+                "SELECT total FROM catalog_stats_totals WHERE listing = ?", (listing,)
+            ).fetchone()
+        except sqlite3.Error:
+            return None
+        return found[0] if found is not None else None
+
+    def keep_total(self, listing: bytes, total: bytes) -> None:
+        """Keep ``total``, the combined statistics of the sessions ``listing`` digests; only the
+        :data:`KEPT_TOTALS` kept last are held (a listing that changed is never asked for again)."""
+        if self.cache.database is None:
+            return
+        with contextlib.suppress(sqlite3.Error), self.cache.transaction() as tx:
+            tx.execute(
+                "INSERT OR REPLACE INTO catalog_stats_totals VALUES"
+                " (?, (SELECT coalesce(max(kept), 0) + 1 FROM catalog_stats_totals), ?)",
+                (listing, total),
+            )
+            tx.execute(
+                "DELETE FROM catalog_stats_totals WHERE kept <="
+                " (SELECT max(kept) FROM catalog_stats_totals) - ?",
+                (KEPT_TOTALS,),
             )
 
     def shared_keys(self) -> list[tuple[int, int]] | None:

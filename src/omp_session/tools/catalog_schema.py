@@ -26,6 +26,10 @@ version number: ``listing_cache.SCHEMA_VERSION``).
 * ``catalog_usage_totals``: ``catalog_usage`` of every session summed by quarter hour, model and
   kind of cost, each quarter hour summed again whenever a session's groups in it change: what a
   report of the whole store reads instead of every session's groups.
+* ``catalog_stats_totals``: the combined statistics of a ``stats`` of many sessions (copies
+  counted once), kept under a digest of the sessions it listed, in order, with their ``stamp``:
+  the next ``stats`` of the same unchanged sessions reads it instead of adding every session's up
+  again (any session read again since changes the digest). The last few are kept (``kept``).
 * ``catalog_keys``: a 64-bit digest of every entry's copy key with its session's ``owner``, and
   ``catalog_pairs``: the owners of every two sessions sharing one (both ways). A report that lists
   both counts them by the copy-once rule too; a report that lists one of them only sums it.
@@ -68,6 +72,7 @@ CREATE TABLE IF NOT EXISTS catalog_usage_totals (
     turns INTEGER, first_ms INTEGER, last_ms INTEGER
 );
 CREATE INDEX IF NOT EXISTS catalog_usage_totals_bucket ON catalog_usage_totals(bucket);
+CREATE TABLE IF NOT EXISTS catalog_stats_totals (listing BLOB PRIMARY KEY, kept INTEGER, total BLOB);
 CREATE TABLE IF NOT EXISTS catalog_keys (
     key INTEGER, owner INTEGER, PRIMARY KEY (key, owner)
 ) WITHOUT ROWID;
@@ -86,4 +91,5 @@ CATALOG_DROP = (
     " DROP TABLE IF EXISTS catalog_usage_totals;"
     " DROP TABLE IF EXISTS catalog_keys; DROP TABLE IF EXISTS catalog_ids;"
     " DROP TABLE IF EXISTS catalog_sessions; DROP TABLE IF EXISTS catalog_pairs;"
+    " DROP TABLE IF EXISTS catalog_stats_totals;"
 )

@@ -42,7 +42,8 @@ __all__ = ["SCHEMA_VERSION", "FileKey", "ListingCache", "cache_path", "read_file
 # 10: the sessions sharing a copy key as pairs; each session's summarised statistics kept.
 # 11: slim entries and facts compressed, entries named by owner, covering indexes, import markers.
 # 12: a grown session's reduced entries and facts packed after the row's (segments), not again.
-SCHEMA_VERSION = 12
+# 13: the combined statistics of a many-session ``stats`` kept (``catalog_stats_totals``).
+SCHEMA_VERSION = 13
 _SCHEMA = (
     """
 CREATE TABLE IF NOT EXISTS infos (

@@ -16,6 +16,7 @@ assistant message plus ``task`` tool results with usage). On top of it:
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -699,6 +700,36 @@ def _kept(wanted: list[Path], catalog: Catalog) -> StatsReport | None:
     if len(stats) != len(listed):
         return None
     catalog.keep_stats([(path, kept[path][0], _stats_state(stats[path])) for path in missing])
+    # Oldest first (as the full read sorts them).
+    order = sorted(listed, key=lambda path: rows[path].started)
+    if len(order) == 1:
+        combined = _combined_rows(order, rows, pairs, stats, catalog)
+    else:
+        # The combined totals are a function of the listed rows, in order (each named by its
+        # stamp): kept under their digest, they are read back while none of them changes.
+        listing = hashlib.blake2b(orjson.dumps([[path, kept[path][0]] for path in order])).digest()
+        combined = _total_of_state(catalog.kept_total(listing))
+        if combined is None:
+            combined = _combined_rows(order, rows, pairs, stats, catalog)
+            if combined is not None and (state := _total_state(*combined)) is not None:
+                catalog.keep_total(listing, state)
+    if combined is None:
+        return None
+    total, copies = combined
+    return StatsReport([stats[path] for path in order], total, copies, [])
+
+
+def _combined_rows(
+    order: Sequence[str],
+    rows: Mapping[str, UsageSession],
+    pairs: Iterable[tuple[int, int]],
+    stats: Mapping[str, SessionStats],
+    catalog: Catalog,
+) -> tuple[Totals, int] | None:
+    """The combined totals of the catalogued sessions ``order`` (oldest first) and how many
+    entries were left out as copies: the kept statistics of each session summed, but for the
+    sessions that may hold a copy (:func:`copy_free`), counted entry by entry from their reduced
+    entries; ``None`` when the catalog does not hold those."""
     separate = copy_free(rows, pairs)
     held = (
         {os.fspath(session.path): session for session in catalog.sessions(sorted(separate))}
@@ -707,8 +738,6 @@ def _kept(wanted: list[Path], catalog: Catalog) -> StatsReport | None:
     )
     if len(held) != len(separate):
         return None
-    # Oldest first (as the full read sorts them), the separate sessions' copies left out.
-    order = sorted(listed, key=lambda path: rows[path].started)
     counted_sessions = [path for path in order if path in separate]
     keyed = [
         KeyedSession(Path(path), held[path].header, [copy_key(entry) for entry in held[path].entries])
@@ -722,14 +751,34 @@ def _kept(wanted: list[Path], catalog: Catalog) -> StatsReport | None:
         else:
             copies += 1
     if len(order) == 1 and not copies:
-        total = stats[order[0]].totals  # (as _combined: the session's own totals)
-    else:
-        total = Totals()
-        for path in order:
-            if path in separate:
-                entries = held[path].entries
-                for at in counted[path]:
-                    total.add(entries[at])
-            else:
-                total.merge(stats[path].totals)
-    return StatsReport([stats[path] for path in order], total, copies, [])
+        return stats[order[0]].totals, 0  # (as _combined: the session's own totals)
+    total = Totals()
+    for path in order:
+        if path in separate:
+            entries = held[path].entries
+            for at in counted[path]:
+                total.add(entries[at])
+        else:
+            total.merge(stats[path].totals)
+    return total, copies
+
+
+def _total_state(total: Totals, copies: int) -> bytes | None:
+    """Combined totals as the catalog keeps them; ``None`` when JSON would not give them back
+    as they are (a NaN, an integer beyond 64 bits)."""
+    state = total.to_state()
+    try:
+        data = orjson.dumps({"total": state, "copies": copies})
+    except orjson.JSONEncodeError:
+        return None
+    return data if Totals.from_state(orjson.loads(data)["total"]).to_state() == state else None
+
+
+def _total_of_state(data: bytes | None) -> tuple[Totals, int] | None:
+    if data is None:
+        return None
+    try:
+        state = orjson.loads(data)
+        return Totals.from_state(state["total"]), int(state["copies"])
+    except DAMAGED_ROW:
+        return None  # computed again (and kept again)
