@@ -55,7 +55,8 @@ def _scan(implementation: Scan, data: bytes) -> tuple[str, Any]:
     builder.adopt(found)
     index = OffsetIndex.from_builder(builder, {"covered": end})
     usage = builder.usage.to_state()
-    return "ok", (index.to_bytes(), special, sorted(found.dangling), repr(usage), builder.stateful)
+    escapes = list(found.escape_lines)
+    return "ok", (index.to_bytes(), special, sorted(found.dangling), repr(usage), builder.stateful, escapes)
 
 
 def _by_the_builder(data: bytes) -> tuple[str, Any]:
@@ -92,12 +93,20 @@ def _check(data: bytes) -> None:
     assert (status == "ok") == (expected_status == "ok")
     if status == "ok":
         assert (found[0], found[3], found[4]) == expected
+        # The lines listed as holding the bytes \u are exactly those that do.
+        start, end = data.find(b"\n") + 1, data.rfind(b"\n") + 1
+        lines = data[start : end - 1].split(b"\n") if end > start else []
+        assert found[5] == [at for at, line in enumerate(lines) if scanner.ESCAPE in line]
 
 
 _MUTATIONS = st.sampled_from(
     [
         *_ODD_VALUES,
         b'"\\u0069d"',
+        b'"\\u00e9"',
+        b'"\\\\u"',
+        b'"\\\\\\u0075"',
+        b"u",
         b'"a\\"b"',
         b'"\xc3\xa9"',
         b'"\xe2\x80\xa8"',
@@ -217,6 +226,30 @@ def test_a_line_the_compiled_scanner_cannot_read_exactly_goes_to_the_full_decode
             assert not line_readable(line)
         assert line_readable(b'{"type":"message","id":"a","parentId":null,"message":{"role":"user"}}')
     _check(b"{}\n" + line + b"\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "listed"),
+    [
+        (b"plain", False),
+        (b"a\\nb", False),  # an escape, but not \u
+        (b"\\u00e9", True),  # a \u escape the scanner reads itself
+        (b"C:\\\\users", True),  # an escaped backslash, then a u: the bytes \u all the same
+        (b"\\\\\\u0075", True),
+        (b"\\\\n", False),
+        (b"\\ud83d\\ude00", True),  # a surrogate pair: handed to orjson, the bytes looked at
+    ],
+)
+def test_both_scanners_list_the_lines_holding_the_bytes_of_an_escape(text: bytes, listed: bool) -> None:
+    # (The offset index marks these lines for the load transforms instead of searching the file.)
+    lines = [b'{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"%s"}}' % text]
+    lines.append(b'{"type":"message","id":"b","parentId":"a","message":{"role":"user","content":"x"}}')
+    data = b"{}\n" + b"\n".join(lines) + b"\n"
+    for _name, implementation in SCANNERS:
+        builder = IndexBuilder()
+        found = implementation(data, 3, len(data), builder, builder.stateful_types)
+        assert list(found.escape_lines) == ([0] if listed else [])
+    _check(data)
 
 
 def test_deep_nesting_goes_to_the_full_decoder() -> None:

@@ -4,15 +4,16 @@
 after a newline) and builds the columns of an offset index over them: where each line is, its
 parent's position, the context-state number and default setter of the path ending at it
 (through ``hooks``, which owns the state table), the id column with its sorted CRC-32 hashes, the
-parent ids named before any entry had them, and the usage values of assistant messages. Only the
-entries the index needs whole (state entries, labels, ``model_usage``, ``task`` tool results)
-are returned decoded (``Scanned.special``).
+parent ids named before any entry had them, the usage values of assistant messages and the
+lines that hold the bytes ``\\u`` (``ESCAPE``). Only the entries the index needs whole (state
+entries, labels, ``model_usage``, ``task`` tool results) are returned decoded
+(``Scanned.special``).
 
 This reference decodes every line with orjson (the full decoder) and reads the fields from the
 dict: it *is* the meaning of the scan. The compiled scanner reads the same fields from the bytes
 without building any object for an ordinary line, and hands every line it cannot read exactly to
 orjson, so both return equal results or raise the same way on every input (a property test,
-tests/perf/test_scanner_agree.py, checks this on generated and mutated lines).
+tests/perf/test_scanner.py, checks this on generated and mutated lines).
 
 Raises ``orjson.JSONDecodeError`` for a line orjson rejects, and whatever ``hooks.irregular``
 raises for a shape the index does not model (a line that is not an object, a duplicate id, a
@@ -31,9 +32,15 @@ from typing import Any, NoReturn, Protocol
 
 import orjson
 
-__all__ = ["ScanHooks", "Scanned", "scan"]
+__all__ = ["ESCAPE", "ScanHooks", "Scanned", "scan"]
 
 Entry = dict[str, Any]
+
+#: The bytes whose lines a scan lists (``Scanned.escape_lines``): the ``\\u`` of a JSON escape,
+#: which can spell any transform marker, so the offset index marks every line holding it. The
+#: compiled scanner notes them as it reads each string; the index uses its list only while the
+#: marker list's escape marker is these bytes (``store/_indexed/markers.py``).
+ESCAPE = b"\\u"
 
 
 class ScanHooks(Protocol):
@@ -75,6 +82,9 @@ class Scanned:
     special: dict[int, Entry]
     usage_positions: array[int]  # 'i': assistant messages that have a "usage" key
     usage_values: list[Any]  # their usage values, in the same order
+    #: 'i': the lines whose bytes hold ``ESCAPE`` (what the offset index's ``marked`` lines
+    #: need besides the transform markers, found here instead of in one more pass over the file).
+    escape_lines: array[int]
 
 
 _MESSAGE, _MODEL_USAGE = "message", "model_usage"
@@ -171,4 +181,5 @@ def scan(data: bytes, start: int, end: int, hooks: ScanHooks, stateful: Collecti
         special,
         usage_positions,
         usage_values,
+        array("i", [position for position, line in enumerate(lines) if ESCAPE in line]),
     )

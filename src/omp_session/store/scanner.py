@@ -19,10 +19,10 @@ import os
 from collections.abc import Callable, Collection
 from typing import Any
 
-from omp_session.store._scanner_py import ScanHooks, Scanned
+from omp_session.store._scanner_py import ESCAPE, ScanHooks, Scanned
 from omp_session.store._scanner_py import scan as py_scan
 
-__all__ = ["COMPILED", "NOTE", "ScanHooks", "Scanned", "c_scan", "py_scan", "scan"]
+__all__ = ["COMPILED", "ESCAPE", "NOTE", "ScanHooks", "Scanned", "c_scan", "py_scan", "scan"]
 
 _c_scan_tuple: Callable[..., tuple[Any, ...]] | None
 try:

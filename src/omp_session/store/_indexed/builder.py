@@ -138,6 +138,8 @@ class IndexBuilder:
         self.has_assistant = False
         #: The id column (blob, ends, sorted hashes) when a scan built it (``adopt``).
         self.id_column: tuple[bytes, Sequence[int], Sequence[int]] | None = None
+        #: The positions of the lines holding ``scanner.ESCAPE``, when a scan listed them.
+        self.escape_lines: Sequence[int] | None = None
         #: How ``_apply`` finds a compaction's first kept entry (a scan's own id table during it).
         self._lookup: Callable[[str], int] | None = None
 
@@ -311,6 +313,7 @@ class IndexBuilder:
         self.defaults = scanned.defaults  # type: ignore[assignment]
         self.id_column = (scanned.id_blob, scanned.id_ends, scanned.id_hashes)
         self.dangling = scanned.dangling
+        self.escape_lines = scanned.escape_lines
         self.has_assistant = scanned.has_assistant
         usage, special = self.usage, scanned.special
         add_entry = usage.add_entry

@@ -532,7 +532,9 @@ def _meta(
         ),
         "markers": markers.to_list(),
         # The lines a transform may change; without any marker, none (and no scan for them).
-        "marked": marked_lines(data, 0, covered, builder.offsets, builder.lengths, 0, markers)
+        "marked": marked_lines(
+            data, 0, covered, builder.offsets, builder.lengths, 0, markers, builder.escape_lines
+        )
         if markers.any
         else None,
         "issues": issues,

@@ -14,6 +14,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 
 from omp_session.format import markers as marker_list
+from omp_session.store.scanner import ESCAPE
 
 __all__ = ["Markers", "marked_lines"]
 
@@ -100,16 +101,20 @@ def marked_lines(
     lengths: Sequence[int],
     shift: int,
     markers: Markers | None = None,
+    escape_lines: Sequence[int] | None = None,
 ) -> list[int]:
     """Positions of the lines in ``data[begin:end]`` that hold a transform marker or a ``\\u``
     escape (only those can need ``LazyStore.transform``); line ``p`` starts at byte
     ``offsets[p] - shift`` of ``data``. ``markers``: those of that same range when the caller
-    has them (a marker it lacks needs no second scan of the whole range)."""
+    has them (a marker it lacks needs no second scan of the whole range). ``escape_lines``: the
+    positions of the lines holding ``scanner.ESCAPE``, when a scan of the range listed them
+    (``Scanned.escape_lines``): used while they are what the marker list calls the escape."""
     hits: list[int] = []
     load = marker_list.current().load
     escape = load.get("escape")
+    listed = escape is not None and escape == ESCAPE and escape_lines is not None
     # A \\u escape needs a backslash: one byte, found far faster than the two-byte pattern.
-    escapes = escape is not None and data.find(b"\\", begin, end) >= 0
+    escapes = escape is not None and not listed and data.find(b"\\", begin, end) >= 0
     wanted = [
         load[test]
         for test, present in (
@@ -126,7 +131,7 @@ def marked_lines(
     if escapes:  # (the same positions as a find loop: two distinct bytes cannot overlap)
         assert escape is not None
         hits.extend(match.start() + shift for match in _search_of(escape).finditer(data, begin, end))
-    found = set()
+    found = set(escape_lines) if listed and escape_lines is not None else set()
     for hit in hits:
         position = bisect_right(offsets, hit) - 1
         if position >= 0 and hit < offsets[position] + lengths[position]:
