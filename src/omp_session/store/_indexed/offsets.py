@@ -61,6 +61,15 @@ FORMAT_VERSION = 5  # 4: the sorted id-hash column; 5: the github-copilot marker
 _COLUMNS = (("offsets", "q"), ("lengths", "I"), ("parents", "i"), ("state_ids", "I"), ("defaults", "i"))
 
 
+def _as_array(column: Sequence[int], code: str) -> array[Any]:
+    # The column as an array of ``code`` items, itself when it already is one.
+    return column if isinstance(column, array) and column.typecode == code else array(code, column)
+
+
+def _item_size(section: bytes | array[Any]) -> int:
+    return section.itemsize if isinstance(section, array) else 1
+
+
 def index_path(session_path: Path | str) -> Path:
     """Where the index of ``session_path`` lives (under the agent dir, keyed by absolute path)."""
     key = hashlib.blake2b(os.fsencode(os.path.abspath(session_path)), digest_size=16).hexdigest()
@@ -238,15 +247,24 @@ class OffsetIndex:
             array("I", id_hashes),
         )
 
-    def to_bytes(self) -> bytes:
-        sections = [array(code, getattr(self, name)).tobytes() for name, code in _COLUMNS]
-        sections += [array("I", self.id_ends).tobytes(), array("I", self.state_ends).tobytes()]
-        sections += [self.id_blob, self.state_blob, array("I", self.id_hashes).tobytes()]
+    def to_parts(self) -> list[bytes | array[Any]]:
+        """The index file as parts to write one after another (``to_bytes`` joins them): the
+        columns go out as they are, not copied into one body first (a big session's index is
+        megabytes, copied four times by joining)."""
+        sections: list[bytes | array[Any]] = [_as_array(getattr(self, name), code) for name, code in _COLUMNS]
+        sections += [_as_array(self.id_ends, "I"), _as_array(self.state_ends, "I")]
+        sections += [self.id_blob, self.state_blob, _as_array(self.id_hashes, "I")]
         meta = {**self.meta, "format": FORMAT_VERSION, "byteorder": sys.byteorder}
-        meta["sections"] = [len(section) for section in sections]
+        meta["sections"] = [len(section) * _item_size(section) for section in sections]
         meta_bytes = _dumps_meta(meta, len(MAGIC) + 4)
-        body = len(meta_bytes).to_bytes(4, "little") + meta_bytes + b"".join(sections)
-        return MAGIC + body + zlib.crc32(body).to_bytes(4, "little")
+        head = len(meta_bytes).to_bytes(4, "little") + meta_bytes
+        crc = zlib.crc32(head)
+        for section in sections:
+            crc = zlib.crc32(section, crc)
+        return [MAGIC, head, *sections, crc.to_bytes(4, "little")]
+
+    def to_bytes(self) -> bytes:
+        return b"".join(self.to_parts())
 
     @classmethod
     def from_bytes(cls, raw: bytes) -> OffsetIndex | None:
@@ -387,7 +405,8 @@ def write_index(session_path: Path | str, index: OffsetIndex) -> None:
     with contextlib.suppress(OSError, TypeError, ValueError, OverflowError):
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
-            temp.write_bytes(index.to_bytes())
+            with temp.open("wb") as handle:
+                handle.writelines(index.to_parts())
             os.replace(temp, target)
         finally:
             temp.unlink(missing_ok=True)
