@@ -88,12 +88,35 @@ class EntryCache:
                 self._used = None
             return
         assert used is not None  # counted from the start, or by ``bound``
-        for position, entry in zip(positions, entries, strict=True):
+        # (A position given twice keeps its first place and its last entry, as one by one.)
+        batch = dict(zip(positions, entries, strict=True))
+        fresh = [position for position in batch if position not in cached]
+        if sum(map(lengths.__getitem__, fresh)) > self._budget:
+            self._keep_newest(fresh, batch)
+            return
+        for position, entry in batch.items():
             if position not in cached:
                 used += lengths[position]
             cached[position] = entry
         self._used = used
         self._evict()
+
+    def _keep_newest(self, fresh: list[int], batch: dict[int, Entry]) -> None:
+        # What caching ``batch`` one by one and then evicting would leave when its ``fresh``
+        # positions (not cached yet) alone exceed the budget, as in a walk through a big session:
+        # every entry cached before goes (one cached again keeps its older place in the order),
+        # and of the fresh ones the longest run at the end that fits. Found from the end instead
+        # of caching and dropping each (0.17 s of an ``omp-session context`` of 100k entries).
+        budget, lengths, cached = self._budget, self._lengths, self._entries
+        assert budget is not None
+        used, start = 0, len(fresh)
+        while start > 0 and used + lengths[fresh[start - 1]] <= budget:
+            start -= 1
+            used += lengths[fresh[start]]
+        cached.clear()
+        for position in fresh[start:]:
+            cached[position] = batch[position]
+        self._used = used
 
     def clear(self) -> None:
         self._entries.clear()
