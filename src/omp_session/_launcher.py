@@ -19,6 +19,7 @@ __all__ = ["EXTRA_OF_MODULE", "main", "missing_extra_message"]  # the first two:
 def main() -> None:
     """Run the command line, or say which extra to install (exit status 2)."""
     try:
+        from omp_session.cli import leave_objects_to_exit
         from omp_session.cli import main as cli_main
     except ImportError as exc:
         message = missing_extra_message(exc, "the omp-session command") or (
@@ -26,6 +27,8 @@ def main() -> None:
         )
         sys.stderr.write(f"omp-session: error: {message}\n")
         raise SystemExit(2) from None
+    if not os.environ.get("OMP_SESSION_FULL_EXIT"):
+        leave_objects_to_exit()  # (``_leave`` ends the process without tearing them down)
     try:
         cli_main()
     except SystemExit as done:

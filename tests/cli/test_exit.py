@@ -56,3 +56,31 @@ def test_a_closed_pipe_is_reported_as_python_reports_it() -> None:
     finally:
         os.close(writer)
     assert done.returncode != 0
+
+
+def test_what_a_command_printed_is_left_to_the_exit() -> None:
+    # Not freed when the command returns (the console script ends through ``os._exit``); with the
+    # ordinary exit, and in a process that is not the console script, nothing is kept.
+    code = (
+        "import atexit, sys\n"
+        "from omp_session.cli import _common\n"
+        "atexit.register(lambda: sys.stderr.write(f'kept={len(_common._LEFT_TO_EXIT or [])}'))\n"
+        "from omp_session._launcher import main\n"
+        "main()\n"
+    )
+    for env, kept in (({}, b"kept=1"), ({"OMP_SESSION_FULL_EXIT": "1"}, b"kept=0")):
+        done = subprocess.run(
+            [sys.executable, "-c", code, "context", str(SAMPLE)],
+            capture_output=True,
+            timeout=120,
+            env={**os.environ, **env},
+            check=False,
+        )
+        assert done.returncode == 0 and done.stdout.startswith(b"{")
+        assert done.stderr == kept
+    from click.testing import CliRunner
+
+    from omp_session.cli import _common, main
+
+    assert CliRunner().invoke(main, ["context", str(SAMPLE)]).exit_code == 0
+    assert _common._LEFT_TO_EXIT is None

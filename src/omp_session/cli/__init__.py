@@ -24,13 +24,14 @@ from omp_session.cli._common import (
     CliState,
     display_safe_streams,
     is_database_url,
+    leave_objects_to_exit,
     open_database,
 )
 from omp_session.cli._progress import catalog_progress
 from omp_session.errors import SessionError
 from omp_session.store.paths import sessions_root
 
-__all__ = ["main"]
+__all__ = ["leave_objects_to_exit", "main"]
 
 EXAMPLES = """\b
 Examples:

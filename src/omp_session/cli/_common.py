@@ -39,6 +39,8 @@ __all__ = [
     "is_terminal",
     "json_option",
     "leaf_option",
+    "leave_objects_to_exit",
+    "leave_to_exit",
     "open_database",
     "report_skipped",
     "require_one",
@@ -183,6 +185,31 @@ def emit_json(value: Any) -> None:
         text = escape_lone_surrogates(json.dumps(value, indent=2, ensure_ascii=False, default=str))
         encoded = (text + "\n").encode()
     write_stdout_bytes(encoded)
+    leave_to_exit(value)
+
+
+#: What commands printed, kept alive until the process ends, once the console script has said it
+#: ends through ``os._exit`` (``_launcher``; ``None`` in any other process: tests, the viewer).
+_LEFT_TO_EXIT: list[object] | None = None
+
+
+def leave_objects_to_exit() -> None:
+    """From now on keep what ``leave_to_exit`` is given: the process ends without tearing it down."""
+    global _LEFT_TO_EXIT
+    if _LEFT_TO_EXIT is None:
+        _LEFT_TO_EXIT = []
+
+
+def leave_to_exit(value: object) -> None:
+    """Keep ``value`` until the process ends, where it ends through ``os._exit`` (issue 26 item 4).
+
+    Freezing the collector at exit skips the last collection, but what a command built is still
+    freed one object at a time as soon as its last reference goes, which for the output of
+    ``context`` is when the command returns: about 0.12 s of CPU for the 100,000 messages of a
+    50 MB session, for memory the operating system takes back anyway. Elsewhere (a test's
+    ``CliRunner``, a long-lived server) nothing is kept."""
+    if _LEFT_TO_EXIT is not None:
+        _LEFT_TO_EXIT.append(value)
 
 
 def write_stdout_bytes(data: bytes) -> None:
