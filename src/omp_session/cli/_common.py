@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 import orjson
 from click.shell_completion import CompletionItem
-from rich.console import Console
 
 from omp_session.format.codec import DISPLAY_ERRORS, escape_lone_surrogates
 from omp_session.manager.runtime import Runtime
@@ -24,6 +23,8 @@ from omp_session.tools.listing import session_files
 from omp_session.tools.resolve import project_dir, resolve_session, session_candidates
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from omp_session.store.postgres import PostgresStorage
 
 __all__ = [
@@ -239,6 +240,8 @@ def display_safe_streams() -> None:
 def console(*, stderr: bool = False) -> Console:
     """A rich console on stdout (or stderr). Colours only on a terminal; no markup or emoji codes
     are interpreted, because session text is data, not rich markup."""
+    from rich.console import Console  # (imported by the commands that print through it: 25 ms)
+
     return Console(stderr=stderr, highlight=False, markup=False, emoji=False, soft_wrap=False)
 
 
