@@ -130,6 +130,8 @@ def test_tool_call_expands(page: Any, viewer: Viewer) -> None:
 def test_deep_link_opens_the_branch_holding_the_entry(page: Any, viewer: Viewer) -> None:
     target = entry_id(viewer.root / PAGINATION, "5 passed in 0.41s", "toolResult")
     open_session(page, viewer, PAGINATION, f"#{target}")
+    # (The linked entry's window may arrive after the page is ready: wait for it, as a user does.)
+    page.wait_for_selector(f'#transcript .entry.target[data-key="{target}"]')
     entry = page.locator(f'#transcript .entry[data-key="{target}"]')
     assert entry.is_visible()
     assert "target" in (entry.get_attribute("class") or "")
