@@ -30,9 +30,12 @@ def test_the_marked_lines_are_those_with_a_marker_or_an_escape(lines: list[bytes
         offsets.append(at + 1000)
         at += len(line) + 1
     lengths = [len(line) for line in lines]
+    # The lines holding the escape as a scan lists them (Scanned.escape_lines) serve as well.
+    escape_lines = [at for at, line in enumerate(lines) if _ESCAPE in line]
     for markers in (None, Markers.of(data)):
-        found = marked_lines(data, prefix, len(data), offsets, lengths, 1000, markers)
-        assert found == _expected(lines, markers or Markers(True, True, True))
+        for listed in (None, escape_lines):
+            found = marked_lines(data, prefix, len(data), offsets, lengths, 1000, markers, listed)
+            assert found == _expected(lines, markers or Markers(True, True, True))
 
 
 def test_an_escape_in_the_last_byte_of_the_range_is_found() -> None:

@@ -112,9 +112,9 @@ def marked_lines(
     hits: list[int] = []
     load = marker_list.current().load
     escape = load.get("escape")
-    listed = escape is not None and escape == ESCAPE and escape_lines is not None
+    listed = escape_lines if escape == ESCAPE else None  # (the scan's list serves this marker)
     # A \\u escape needs a backslash: one byte, found far faster than the two-byte pattern.
-    escapes = escape is not None and not listed and data.find(b"\\", begin, end) >= 0
+    escapes = escape is not None and listed is None and data.find(b"\\", begin, end) >= 0
     wanted = [
         load[test]
         for test, present in (
@@ -131,7 +131,7 @@ def marked_lines(
     if escapes:  # (the same positions as a find loop: two distinct bytes cannot overlap)
         assert escape is not None
         hits.extend(match.start() + shift for match in _search_of(escape).finditer(data, begin, end))
-    found = set(escape_lines) if listed and escape_lines is not None else set()
+    found = set(listed or ())
     for hit in hits:
         position = bisect_right(offsets, hit) - 1
         if position >= 0 and hit < offsets[position] + lengths[position]:

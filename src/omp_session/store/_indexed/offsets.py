@@ -66,10 +66,6 @@ def _as_array(column: Sequence[int], code: str) -> array[Any]:
     return column if isinstance(column, array) and column.typecode == code else array(code, column)
 
 
-def _item_size(section: bytes | array[Any]) -> int:
-    return section.itemsize if isinstance(section, array) else 1
-
-
 def index_path(session_path: Path | str) -> Path:
     """Where the index of ``session_path`` lives (under the agent dir, keyed by absolute path)."""
     key = hashlib.blake2b(os.fsencode(os.path.abspath(session_path)), digest_size=16).hexdigest()
@@ -255,7 +251,7 @@ class OffsetIndex:
         sections += [_as_array(self.id_ends, "I"), _as_array(self.state_ends, "I")]
         sections += [self.id_blob, self.state_blob, _as_array(self.id_hashes, "I")]
         meta = {**self.meta, "format": FORMAT_VERSION, "byteorder": sys.byteorder}
-        meta["sections"] = [len(section) * _item_size(section) for section in sections]
+        meta["sections"] = [memoryview(section).nbytes for section in sections]
         meta_bytes = _dumps_meta(meta, len(MAGIC) + 4)
         head = len(meta_bytes).to_bytes(4, "little") + meta_bytes
         crc = zlib.crc32(head)
