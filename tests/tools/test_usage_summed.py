@@ -245,16 +245,23 @@ def test_a_copy_of_a_session_is_counted_once_and_a_moved_one_is_still_summed(tmp
     assert _reports(alone, options) == _reports(full, options)
 
 
+def _written_store(
+    tmp_path_factory: pytest.TempPathFactory, sessions: list[dict[str, Any]], grow: int
+) -> tuple[list[tuple[Path, list[str]]], list[Path], Path]:
+    """``sessions`` written into a new store folder (``_write``), their paths and a catalog's path
+    beside the folder."""
+    folder = tmp_path_factory.mktemp("store") / "-p"
+    folder.mkdir()
+    written = _write(folder, sessions, grow)
+    return written, [path for path, _rest in written], folder.parent / "catalog.sqlite3"
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(sessions=_store(), grow=st.integers(0, 2))
 def test_kept_statistics_equal_a_full_read(
     tmp_path_factory: pytest.TempPathFactory, sessions: list[dict[str, Any]], grow: int
 ) -> None:
-    folder = tmp_path_factory.mktemp("store") / "-p"
-    folder.mkdir()
-    written = _write(folder, sessions, grow)
-    paths = [path for path, _rest in written]
-    database = folder.parent / "catalog.sqlite3"
+    written, paths, database = _written_store(tmp_path_factory, sessions, grow)
     with Catalog(ListingCache(database)) as catalog:
         first = collect_stats(paths, branches=False, catalog=catalog)  # computed, then kept...
     for path, rest in written:
@@ -279,11 +286,7 @@ def test_the_kept_combined_statistics_equal_a_full_read_after_an_append_and_a_de
     # The combined totals of a many-session stats are kept (catalog_stats_totals) and read back
     # while the listed sessions are unchanged: the second, warm stats reads them; a session that
     # grew, or one deleted from the store, makes them counted again.
-    folder = tmp_path_factory.mktemp("store") / "-p"
-    folder.mkdir()
-    written = _write(folder, sessions, grow)
-    paths = [path for path, _rest in written]
-    database = folder.parent / "catalog.sqlite3"
+    written, paths, database = _written_store(tmp_path_factory, sessions, grow)
 
     def both(listed: list[Path]) -> None:
         full = collect_stats(listed, branches=False, catalog=Catalog(ListingCache.disabled()))
