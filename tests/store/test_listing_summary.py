@@ -303,9 +303,9 @@ def test_a_clean_file_is_summarised_whole_and_an_odd_one_line_by_line(
     calls: list[int] = []
     line_by_line = listing_summary._line_by_line
 
-    def counted(header: dict[str, Any], body: list[bytes]) -> Any:
+    def counted(start: Any, body: list[bytes]) -> Any:
         calls.append(len(body))
-        return line_by_line(header, body)
+        return line_by_line(start, body)
 
     monkeypatch.setattr(listing_summary, "_line_by_line", counted)
     clean = _canonical_session(30)
@@ -429,3 +429,85 @@ def test_an_untitled_sessions_title_is_read_from_its_end(where: str, tmp_path: P
     info = summarize_head(os.fspath(path), 64, 120)
     assert info is not None and "title" not in info.__dict__  # (a partial info)
     assert info.title == expected
+
+
+def _assert_continued_same(data: bytes, head_bytes: int) -> None:
+    """The summary continued from a head of ``head_bytes`` (the opening's lines summarised by the
+    head, the rest from its ``resume`` offset) is the summary of the whole file from byte 0."""
+    with tempfile.TemporaryDirectory() as directory:
+        path = os.path.join(directory, "s.jsonl")
+        Path(path).write_bytes(data)
+        stat, head, _ = listing_summary.read_head(path, head_bytes)
+        whole = summarize_bytes(path, data, stat.st_mtime, stat.st_size)
+        assert (head is None) == (whole is None)
+        if isinstance(head, listing_summary.HeadFacts):
+            assert whole is not None
+            assert 0 < head.resume <= len(data) and data[head.resume - 1 : head.resume] == b"\n"
+            opening = repr(listing_summary._fields(path, head.header, head.opening, 0.0, 0))
+            continued = listing_summary._rest(head)
+            state = whole.__getstate__()
+            assert continued.keys() == state.keys() - {"status", "assistant_turns"}
+            assert repr(continued) == repr({name: state[name] for name in continued})
+            assert repr(listing_summary._rest(head)) == repr(continued)  # the opening unchanged
+            assert repr(listing_summary._fields(path, head.header, head.opening, 0.0, 0)) == opening
+        elif head is not None:  # a file no longer than its head: summarised whole
+            assert repr(head) == repr(whole)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(session_files(), st.integers(1, 4200))
+def test_the_summary_continued_from_a_head_equals_one_from_byte_zero(data: bytes, head_bytes: int) -> None:
+    _assert_continued_same(data, max(1, head_bytes % (len(data) + 2)))
+
+
+_LONG_USER = _user("words " * 30)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        # A head that ends inside a line (the opening stops at the last complete one).
+        _HEADER + b"\n".join([_LONG_USER] * 6) + b"\n",
+        # A file shorter than the head; a header alone, with and without its newline.
+        _HEADER + _user("short") + b"\n",
+        _HEADER,
+        _HEADER.rstrip(b"\n"),
+        # A torn last line, and bytes that are not UTF-8 after the head and inside it.
+        _HEADER + b"\n".join([_LONG_USER] * 4) + b'\n{"type":"message","message":{"role":"user","cont',
+        _HEADER + _user("/mode") + b"\n" + b'{"type":"message","junk":"\xfe"}\n' + _LONG_USER + b"\n",
+        _HEADER
+        + b"\n".join([_LONG_USER] * 3)
+        + b'\n{"type":"message","message":{"role":"user","content":"\xff"}}\n',
+        # An opening of slash commands only (no prompt in the head), then the prompt.
+        _HEADER + b"\n".join([_user("/mode")] * 8 + [_user("the prompt"), _LONG_USER]) + b"\n",
+        # A BOM, and a title slot before the header.
+        b"\xef\xbb\xbf" + _HEADER + b"\n".join([_LONG_USER] * 3) + b"\n",
+        b'{"type":"title","v":1,"title":"T","updatedAt":"2026-01-01T00:00:00.000Z","pad":""}\n'
+        + _HEADER
+        + b"\n".join([_LONG_USER] * 3)
+        + b"\n",
+    ],
+)
+def test_odd_files_continue_from_their_heads_as_from_byte_zero(data: bytes) -> None:
+    for head_bytes in (1, 50, len(_HEADER) - 1, len(_HEADER), len(_HEADER) + 1, 200, 300, 700, len(data)):
+        _assert_continued_same(data, head_bytes)
+    _assert_same(data)
+
+
+def test_a_file_changed_after_its_head_was_read_is_summarised_afresh(tmp_path: Path) -> None:
+    """The rest continues from the head only while the file is the one the head was read from;
+    changed since (appended, rewritten), every field of the rest is its whole summary now."""
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(_HEADER + b"\n".join([_LONG_USER] * 4) + b"\n")
+    stat, head, _ = listing_summary.read_head(os.fspath(path), 64)
+    assert isinstance(head, listing_summary.HeadFacts)
+    changed = _HEADER + _user("rewritten") + b"\n" + b"\n".join([_LONG_USER] * 4) + b"\n"
+    path.write_bytes(changed)
+    whole = summarize_bytes(os.fspath(path), changed, stat.st_mtime, stat.st_size)
+    assert whole is not None
+    rest = listing_summary._rest(head)
+    assert rest["message_count"] == 5 and rest["first_message"] == "rewritten"
+    state = whole.__getstate__()
+    assert repr(rest) == repr({name: state[name] for name in rest})
+    path.unlink()  # gone: a session of its header alone
+    assert listing_summary._rest(head)["message_count"] == 0

@@ -7,8 +7,9 @@ viewer's and check's listing) is the same core with its metadata cache plugged i
 ``summary.py``; omp 18's prefix listing, ``omp18.py``), in what order.
 
 Without a cache a file listing reads what its fields need: each file's first lines (the header)
-when listed, the whole file once when a field that depends on every entry (the message count,
-the texts, the cost, the last activity) is first read (:func:`~.summary.summarize_head`). What
+when listed, the rest of the file once when a field that depends on every entry (the message
+count, the texts, the cost, the last activity) is first read, its summary continued from the
+head's (:func:`~.summary.summarize_head`). What
 the heads said is kept in memory by file version (``heads.py``, :data:`HEADS`), so a second
 listing in the same process reads only the files that changed.
 

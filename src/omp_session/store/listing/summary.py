@@ -26,6 +26,12 @@ conformance files:
   object, ...). Integers beyond 64 bits, which orjson reads as floats, take the exact path as well.
 * The header (and an omp 18 title slot before it) is always decoded exactly.
 
+A listing reads a file's head first (:func:`read_head`: the header and the opening lines up to the
+first prompt, each decoded exactly); the summary of the rest continues from what the head
+summarised, from the head's offset on, while the file is the one the head was read from
+(:func:`_rest`), so the bytes of the head are neither read nor decoded twice. Continued or from
+byte 0, the summary is the same (``test_listing_summary.py``, on generated and odd files).
+
 Internal module (used by :mod:`omp_session.store.listing`); not part of the public API.
 """
 
@@ -51,6 +57,7 @@ from omp_session.format.ids import iso_to_ms, ms_to_datetime
 from omp_session.format.title_slot import slot_from_value
 from omp_session.model.message_text import is_prompt, message_text
 from omp_session.store.listing.info import (
+    FileKey,
     SessionInfo,
     conversation_stamps,
     created_ms,
@@ -165,6 +172,15 @@ class _Summary:
         self.imported = False
         self.import_stamps: set[Any] = set()
 
+    def copy(self) -> _Summary:
+        """A summary of the same entries, continued without changing this one (its lists copied)."""
+        twin = object.__new__(_Summary)
+        for name in _Summary.__slots__:
+            setattr(twin, name, getattr(self, name))
+        twin.texts, twin.stamps = list(self.texts), list(self.stamps)
+        twin.import_stamps = set(self.import_stamps)
+        return twin
+
     def marked(self, stamp: Any) -> None:
         """An import marker, written at ``stamp``."""
         self.imported = True
@@ -275,7 +291,7 @@ class _Summary:
                 e for e in entries if e.type != "custom" or e.customType not in IMPORT_BOOKKEEPING_TYPES
             ]
             kinds = [entry.type for entry in entries]
-        self.stamps = [entry.timestamp for entry in entries]  # (not only strings: see _newest_ms)
+        self.stamps += [entry.timestamp for entry in entries]  # (not only strings: see _newest_ms)
         if not self.titled and "compaction" in kinds:
             shorts = [
                 e.shortSummary for e in entries if e.type == "compaction" and type(e.shortSummary) is str
@@ -401,10 +417,22 @@ def _newest_ms(stamps: list[Any]) -> int | None:
     return canonical_ms if newest_ms is None or canonical_ms > newest_ms else newest_ms
 
 
-def _line_by_line(header: dict[str, Any], body: list[bytes]) -> _Summary:
-    """A file with a line msgspec refuses (blank, torn, odd): each line on its own, those lines
-    decoded exactly."""
-    summary = _Summary(header)
+def _continued(start: _Summary, body: list[bytes]) -> _Summary:
+    """``start`` (left as it is) continued over the lines ``body``: all of them decoded by msgspec
+    in one pass when it takes every line, else line by line."""
+    summary = start.copy()
+    try:
+        decode = _DECODE_ENTRY
+        summary.add_all([decode(line) for line in body if line])
+    except _REFUSED:
+        summary = _line_by_line(start, body)
+    return summary
+
+
+def _line_by_line(start: _Summary, body: list[bytes]) -> _Summary:
+    """``start`` (left as it is) continued over lines of which msgspec refuses one (blank, torn,
+    odd): each line on its own, those lines decoded exactly."""
+    summary = start.copy()
     decode = _DECODE_ENTRY
     for line in body:
         try:
@@ -438,6 +466,13 @@ def summarize_bytes(path: Path | str, data: bytes, mtime: float, size: int = 0) 
     """What a listing shows for the session file ``data`` (read at ``mtime``, ``size`` bytes),
     or ``None`` when it is not a session (no header after an optional title slot, or one without an
     id). Pure."""
+    found = _summarized(data)
+    return _info(path, found[0], found[1], mtime, size) if found is not None else None
+
+
+def _summarized(data: bytes) -> tuple[dict[str, Any], _Summary] | None:
+    """The header of the session file ``data`` and the summary of its entries, or ``None`` when
+    it is not a session (:func:`summarize_bytes`)."""
     lines = _lines(data)
     index, head = 0, list[dict[str, Any]]()
     while index < len(lines) and len(head) < 2:
@@ -451,41 +486,42 @@ def summarize_bytes(path: Path | str, data: bytes, mtime: float, size: int = 0) 
     if not folded or not is_session_header(folded[0]) or not folded[0].get("id"):
         return None
     header = folded[0]
-    summary = _Summary(header)
-    body = lines[index:]
-    try:
-        decode = _DECODE_ENTRY
-        summary.add_all([decode(line) for line in body if line])
-    except _REFUSED:
-        summary = _line_by_line(header, body)
-    return _info(path, header, summary, mtime, size)
+    return header, _continued(_Summary(header), lines[index:])
 
 
 def _info(
     path: Path | str, header: dict[str, Any], summary: _Summary, mtime: float, size: int
 ) -> SessionInfo:
+    return SessionInfo(**_fields(path, header, summary, mtime, size))
+
+
+def _fields(
+    path: Path | str, header: dict[str, Any], summary: _Summary, mtime: float, size: int
+) -> dict[str, Any]:
+    """The fields of the :class:`SessionInfo` of ``summary`` (but ``status`` and
+    ``assistant_turns``, which omp 13.19's listing does not have)."""
     stamps = summary.conversation_stamps()
     newest = _newest_ms(stamps)
     parent = header.get("parentSession")
     modified = datetime.fromtimestamp(mtime, timezone.utc)
     cost = summary.main_cost + summary.side_cost if summary.has_side else summary.main_cost
     created = created_ms(header, stamps if summary.imported else ())
-    return SessionInfo(
-        path=os.fspath(path),
-        id=header["id"],
-        cwd=header["cwd"] if isinstance(header.get("cwd"), str) else "",
-        title=summary.title,
-        parent_session_path=parent if isinstance(parent, str) else None,
-        created=ms_to_datetime(created),
-        modified=modified,
-        message_count=summary.count,
-        first_message=summary.first or "(no messages)",
-        all_messages_text=" ".join(summary.texts),
-        size=size,
-        last_activity=ms_to_datetime(newest) or modified,
-        cost=cost,
-        first_prompt=summary.prompt or summary.first or "",
-    )
+    return {
+        "path": os.fspath(path),
+        "id": header["id"],
+        "cwd": header["cwd"] if isinstance(header.get("cwd"), str) else "",
+        "title": summary.title,
+        "parent_session_path": parent if isinstance(parent, str) else None,
+        "created": ms_to_datetime(created),
+        "modified": modified,
+        "message_count": summary.count,
+        "first_message": summary.first or "(no messages)",
+        "all_messages_text": " ".join(summary.texts),
+        "size": size,
+        "last_activity": ms_to_datetime(newest) or modified,
+        "cost": cost,
+        "first_prompt": summary.prompt or summary.first or "",
+    }
 
 
 def read_file(path: str) -> tuple[bytes, os.stat_result] | None:
@@ -556,12 +592,19 @@ def _read_fully(fd: int, size: int) -> bytes:
 
 class HeadFacts(NamedTuple):
     """What the head of a file longer than its first read says (:func:`read_head`): the fields it
-    gives (``known``), the header (a file gone when its rest is read is the header alone) and the
-    mtime the file was read at. Plain data, not tied to an open file: a listing may keep it."""
+    gives (``known``), the header (a file gone when its rest is read is the header alone), the
+    mtime the file was read at, and where the summary of the rest continues from: the file's
+    :class:`~.info.FileKey` when its head was read, the offset of the first line the head did not
+    summarise (``resume``: the header's lines and the opening lines after it were), and the
+    summary of those lines (``opening``, never changed: each reader of the rest continues a copy).
+    Plain data, not tied to an open file: a listing may keep it."""
 
     known: dict[str, Any]
     header: dict[str, Any]
     mtime: float
+    key: FileKey
+    resume: int
+    opening: _Summary
 
 
 #: What :func:`read_head` found in a file: a file read whole is summarised whole (a plain info),
@@ -573,10 +616,11 @@ def read_head(path: str, head_bytes: int = HEAD_BYTES) -> tuple[os.stat_result, 
     """The head of the file at ``path`` (its first ``head_bytes``, more when the header is longer),
     the ``fstat`` taken before it was read and how many of the bytes read its fields come from (a
     bound of the memory they take: the whole head of a file read whole, else the header's lines
-    and the first message's and prompt's texts). A file that short is
-    summarised whole (:func:`summarize_bytes`); of a longer one, the header's fields, the size,
-    the mtime, the title when the header has one, and the first user message (and first prompt)
-    when a line of the head holds it. Raises ``OSError`` when the file cannot be read (a special
+    and the opening lines up to the first prompt, whose texts and stamps the head's summary
+    keeps). A file that short is summarised whole (:func:`summarize_bytes`); of a longer one,
+    the header's fields, the size, the mtime, the title when the header has one, the first user
+    message (and first prompt) when a line of the head holds it, and the summary of those lines
+    that the rest continues (:class:`HeadFacts`). Raises ``OSError`` when the file cannot be read (a special
     file included). Reads only."""
     try:
         fd, stat = open_regular_stat(path)
@@ -607,45 +651,86 @@ def read_head(path: str, head_bytes: int = HEAD_BYTES) -> tuple[os.stat_result, 
     title = header.get("title")
     if title is not None:  # a compaction's short summary is the title only without one
         known["title"] = title if isinstance(title, str) else None
-    # The complete lines after the header, by the summary's own rules: the first user message
-    # and the first prompt are what they say once a line holds them.
+    # The complete lines after the header, by the summary's own rules, up to the first prompt:
+    # the first user message and the first prompt are what they say once a line holds them, and
+    # the summary of the rest continues from there.
     opening = _Summary(header)
-    for line in data[start : data.rfind(b"\n") + 1].split(b"\n"):
-        record = _exact(line)
+    resume, complete = start, data.rfind(b"\n") + 1
+    while resume < complete and opening.prompt is None:
+        stop = data.index(b"\n", resume)
+        record = _exact(data[resume:stop])
+        resume = stop + 1
         if record is not None:
             opening.add_entry(record)
-        if opening.prompt is not None:
-            break
     if opening.first is not None:
         known["first_message"] = opening.first or "(no messages)"
     if opening.prompt is not None:
         known["first_prompt"] = opening.prompt
-    source = start + len(opening.first or "") + len(opening.prompt or "")
-    return stat, HeadFacts(known, header, mtime), source
+    # The opening's texts and stamps are pieces of the lines before ``resume``.
+    facts = HeadFacts(known, header, mtime, FileKey.of(stat), resume, opening)
+    return stat, facts, resume
 
 
 def head_info(head: Head, tail_bytes: int = TAIL_BYTES) -> SessionInfo | None:
     """The info of a file from what :func:`read_head` found in it: the plain info of a file read
     whole; for a longer one a partial info of the head's fields, whose other fields are read when
     first used (each such info reads them afresh): an untitled session's title from the end of
-    the file (its last ``tail_bytes`` first), every other field from the whole file summarised
-    (read once, as it is then). Reads nothing itself."""
+    the file (its last ``tail_bytes`` first), every other field from the summary of the rest of
+    the file continued from the head's (:func:`_rest`: the file read once from where the head's
+    summary stopped, or whole when it changed since). Reads nothing itself."""
     if not isinstance(head, HeadFacts):
         return head
-    known, header, mtime = head
-    path, size = known["path"], known["size"]
+    known = head.known
+    path = known["path"]
     alone: dict[str, Callable[[], Any]] = {}
     if "title" not in known:
         alone["title"] = lambda: _last_short_summary(path, tail_bytes)
+    return SessionInfo.partial(known, lambda: _rest(head), alone)
 
-    def rest() -> dict[str, Any]:
-        read = read_file(path)
-        whole = summarize_bytes(path, read[0], mtime, size) if read is not None else None
-        if whole is None:  # gone, or no longer a session: a session of its header alone
-            whole = _info(path, header, _Summary(header), mtime, size)
-        return whole.__getstate__()
 
-    return SessionInfo.partial(known, rest, alone)
+def _rest(head: HeadFacts) -> dict[str, Any]:
+    """Every field of the file whose head said ``head``, read now: when the file is still the one
+    the head was read from (its :class:`~.info.FileKey`), the summary continues from the head's
+    (its lines after ``head.resume`` read, from there); else (changed since) the whole file is
+    summarised afresh, and a file gone or no longer a session is a session of its header alone.
+    The size and mtime are the head's either way. Reads only."""
+    known, header, mtime = head.known, head.header, head.mtime
+    path, size = known["path"], known["size"]
+    summary: _Summary | None = None
+    try:
+        fd, stat = open_regular_stat(path)
+    except (OSError, SessionError):
+        fd = -1
+    if fd >= 0:
+        try:
+            if FileKey.of(stat) == head.key:
+                os.lseek(fd, head.resume, os.SEEK_SET)
+                rest = _read_fully(fd, size - head.resume) if size > head.resume else b""
+                if len(rest) == size - head.resume:  # (else cut short since: read afresh)
+                    lines = rest.split(b"\n")
+                    if lines[-1] == b"":
+                        lines.pop()
+                    summary = _continued(head.opening, lines)
+            if summary is None:
+                os.lseek(fd, 0, os.SEEK_SET)
+                whole = _summarized(_read_to_end(fd))
+                if whole is not None:
+                    header, summary = whole
+        except OSError:
+            summary = None
+        finally:
+            os.close(fd)
+    if summary is None:  # gone, or no longer a session: a session of its header alone
+        summary = _Summary(header)
+    return _fields(path, header, summary, mtime, size)
+
+
+def _read_to_end(fd: int) -> bytes:
+    """The bytes of ``fd`` from its position to the end of the file."""
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def summarize_head(
