@@ -713,7 +713,8 @@ def _rest(head: HeadFacts) -> dict[str, Any]:
                     summary = _continued(head.opening, lines)
             if summary is None:
                 os.lseek(fd, 0, os.SEEK_SET)
-                whole = _summarized(_read_to_end(fd))
+                with os.fdopen(fd, "rb", closefd=False) as handle:  # (as read_file reads it)
+                    whole = _summarized(handle.read())
                 if whole is not None:
                     header, summary = whole
         except OSError:
@@ -723,14 +724,6 @@ def _rest(head: HeadFacts) -> dict[str, Any]:
     if summary is None:  # gone, or no longer a session: a session of its header alone
         summary = _Summary(header)
     return _fields(path, header, summary, mtime, size)
-
-
-def _read_to_end(fd: int) -> bytes:
-    """The bytes of ``fd`` from its position to the end of the file."""
-    chunks = []
-    while chunk := os.read(fd, 1 << 20):
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def summarize_head(
