@@ -252,6 +252,74 @@ def test_both_scanners_list_the_lines_holding_the_bytes_of_an_escape(text: bytes
     _check(data)
 
 
+#: Bytes that end a string's plain run, each as it may stand in a string's raw bytes (the last
+#: two are plain: DEL and the highest plain byte below it, which must not stop a run).
+_RUN_STOPS = [
+    b'\\"',
+    b"\\\\",
+    b"\\n",
+    b"\\u00e9",
+    b"\x01",
+    b"\x1f",
+    b"\xc3\xa9",
+    b"\xe2\x82\xac",
+    b"\xff",
+    b"\x7f",
+    b"~",
+]
+
+
+@pytest.mark.parametrize("stop", _RUN_STOPS)
+def test_the_scanners_agree_wherever_a_string_s_plain_run_stops(stop: bytes) -> None:
+    # The compiled scanner reads a string 16 bytes at a time (SSE2), then 8, then one by one:
+    # a byte that ends the run at every position of strings up to 40 bytes, and at their ends,
+    # is found in each of those reads.
+    lines = []
+    for length in range(41):
+        for at in range(length + 1):
+            text = b"a" * at + stop + b"b" * (length - at)
+            lines.append(
+                b'{"type":"message","id":"%d-%d","parentId":null,"message":{"role":"user","content":"%s"}}'
+                % (length, at, text)
+            )
+    if scanner.c_scan is not None:
+        from omp_session.store._scanner_c import line_readable
+
+        # Read by the compiled scanner itself exactly when the string is valid JSON (so a run
+        # that overshot a stop byte cannot hide behind the full decoder).
+        readable = stop not in (b"\x01", b"\x1f", b"\xff")
+        assert all(line_readable(line) == readable for line in lines)
+    _check(b"{}\n" + b"\n".join(lines) + b"\n")
+
+
+#: Every ``find`` this installation has: the scanner's bound one, and the compiled one if built.
+FINDS = [("bound", scanner.find), ("pure", scanner.py_find)]
+if scanner.c_find is not None:
+    FINDS.append(("compiled", scanner.c_find))
+
+
+@SETTINGS
+@given(
+    data=st.binary(max_size=64) | st.text("ab:\\u", max_size=64).map(str.encode),
+    needle=st.binary(max_size=4) | st.text("ab:\\u", max_size=4).map(str.encode),
+    start=st.integers(-70, 70),
+    end=st.none() | st.integers(-70, 70),
+)
+def test_every_find_is_bytes_find(data: bytes, needle: bytes, start: int, end: int | None) -> None:
+    for _name, find in FINDS:
+        assert find(data, needle, start, end) == data.find(needle, start, end)
+
+
+def test_find_over_a_large_buffer_finds_every_marker_where_bytes_find_does() -> None:
+    # (memmem's shift-table search on long haystacks: hits at the edges, in the middle, none.)
+    data = b"x" * 100_000 + b"blob:sha256:" + b"y" * 50_000 + b"openaiResponsesHistory"
+    for needle in (b"blob:sha256:", b"openaiResponsesHistory", b"image_url", b"x", b"y" * 7, b"\\u"):
+        for start in (0, 99_999, 100_000, 100_001, len(data) - 22, len(data)):
+            for _name, find in FINDS:
+                assert find(data, needle, start) == data.find(needle, start), (needle, start)
+                assert find(data, needle, 0, start) == data.find(needle, 0, start), (needle, start)
+
+
 def test_deep_nesting_goes_to_the_full_decoder() -> None:
     deep = b"[" * 1100 + b"]" * 1100
     _check(b'{}\n{"type":"x","id":"a","v":' + deep + b"}\n")

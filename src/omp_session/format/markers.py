@@ -23,16 +23,20 @@ Internal module (the transforms and the file store); not part of the public API.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
 from omp_session.format.blob_refs import BLOB_PREFIX
 
-__all__ = ["COPILOT_PROVIDER", "MARKERS", "Marker", "MarkerSets", "current"]
+__all__ = ["COPILOT_PROVIDER", "MARKERS", "Find", "Marker", "MarkerSets", "current"]
 
 #: The provider whose OpenAI replay omp 18 still drops on load: it rejects replayed assistant-side
 #: history on a resumed session (HTTP 401). A file that names it may need a full load under omp 18.
 COPILOT_PROVIDER = "github-copilot"
+
+#: A search as ``bytes.find(data, needle, start, end)`` does it.
+Find = Callable[[bytes, bytes, int, int], int]
 
 #: What a marker found by a load-side test tells (``MarkerSets.load``).
 Load = Literal["blob", "image_url", "openai", "copilot", "escape"]
@@ -76,10 +80,13 @@ class MarkerSets:
     #: The load-side markers by what they tell (a test whose marker is gone finds nothing).
     load: dict[str, bytes]
 
-    def finds(self, test: Load, data: bytes, start: int = 0, end: int | None = None) -> bool:
-        """Whether ``data[start:end]`` holds the load-side marker ``test``."""
+    def finds(
+        self, test: Load, data: bytes, start: int = 0, end: int | None = None, find: Find = bytes.find
+    ) -> bool:
+        """Whether ``data[start:end]`` holds the load-side marker ``test``; ``find`` searches
+        as ``bytes.find`` does (the store passes its scanner's faster one)."""
         marker = self.load.get(test)
-        return marker is not None and data.find(marker, start, len(data) if end is None else end) >= 0
+        return marker is not None and find(data, marker, start, len(data) if end is None else end) >= 0
 
     def in_line(self, test: Load, line: bytes) -> bool:
         """Whether ``line`` holds the load-side marker ``test``, or a ``\\u`` escape that could

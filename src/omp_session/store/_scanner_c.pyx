@@ -77,6 +77,55 @@ cdef extern from *:
     """
     Py_ssize_t OMP_FIRST_FLAGGED(uint64_t hit) noexcept nogil
 
+cdef extern from *:
+    """
+    /* Sixteen bytes at a time where SSE2 is there (every x86-64): the first byte at or after i
+       that is a quote, a backslash, below 0x20 or not ASCII (a signed compare with 0x20 flags
+       both of the last two), or where fewer than sixteen bytes are left. Elsewhere the stub is
+       never called (OMP_WIDE_RUN is 0) and plain_run reads eight bytes at a time. */
+    #if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
+    #include <emmintrin.h>
+    #define OMP_WIDE_RUN 1
+    static inline Py_ssize_t omp_wide_run(const unsigned char *s, Py_ssize_t i, Py_ssize_t n) {
+        const __m128i quote = _mm_set1_epi8(0x22), backslash = _mm_set1_epi8(0x5C);
+        const __m128i space = _mm_set1_epi8(0x20);
+        while (i + 16 <= n) {
+            __m128i x = _mm_loadu_si128((const __m128i *)(s + i));
+            __m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)),
+                                        _mm_cmplt_epi8(x, space));
+            int mask = _mm_movemask_epi8(stop);
+            if (mask) return i + __builtin_ctz((unsigned int)mask);
+            i += 16;
+        }
+        return i;
+    }
+    #else
+    #define OMP_WIDE_RUN 0
+    static inline Py_ssize_t omp_wide_run(const unsigned char *s, Py_ssize_t i, Py_ssize_t n) { (void)s; (void)n; return i; }
+    #endif
+
+    /* memmem where the C library has it (glibc, the BSDs, macOS: a shift-table search several
+       times faster than CPython 3.11's bytes.find on long haystacks); else memchr on the first
+       byte and memcmp. */
+    #if defined(__GLIBC__) || defined(__APPLE__) || defined(__FreeBSD__) || defined(__OpenBSD__) || defined(__NetBSD__)
+    #define omp_memmem memmem
+    #else
+    static void *omp_memmem(const void *haystack, size_t n, const void *needle, size_t m) {
+        const unsigned char *h = (const unsigned char *)haystack, *end = h + n, *p;
+        const unsigned char *k = (const unsigned char *)needle;
+        if (m == 0) return (void *)h;
+        while ((size_t)(end - h) >= m && (p = (const unsigned char *)memchr(h, k[0], (size_t)(end - h) - m + 1))) {
+            if (memcmp(p, k, m) == 0) return (void *)p;
+            h = p + 1;
+        }
+        return NULL;
+    }
+    #endif
+    """
+    int OMP_WIDE_RUN
+    Py_ssize_t omp_wide_run(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil
+    void* omp_memmem(const void* haystack, size_t n, const void* needle, size_t m) noexcept nogil
+
 # Set by scan_string when the bytes \u occur in a string it reads (a \u escape, or an
 # escaped backslash before a ``u``): the main loop clears it before each line and reads it right
 # after, with no Python code in between, so no other thread's scan can touch it meanwhile.
@@ -168,6 +217,10 @@ cdef inline Py_ssize_t plain_run(const unsigned char* s, Py_ssize_t i, Py_ssize_
     # run if any byte may be a quote, a backslash, a control character or not ASCII (the tests
     # can only err towards stopping; the bytes are then looked at one by one).
     cdef uint64_t x, q, b, hit
+    if OMP_WIDE_RUN:
+        i = omp_wide_run(s, i, n)
+        if i + 16 <= n:
+            return i  # (at a byte that stops the run)
     while i + 8 <= n:
         memcpy(&x, s + i, 8)
         q = x ^ QUOTES
@@ -1180,3 +1233,24 @@ def line_readable(bytes line, object stateful=()):
     cdef Names names
     names.count = 0
     return bool(scan_line(<const unsigned char*>PyBytes_AS_STRING(line), PyBytes_GET_SIZE(line), &info, &names))
+
+
+def find(bytes data, bytes needle, Py_ssize_t start=0, end=None):
+    """``data.find(needle, start, end)``, through the C library's ``memmem``."""
+    cdef Py_ssize_t size = PyBytes_GET_SIZE(data)
+    cdef Py_ssize_t stop = size if end is None else end
+    cdef Py_ssize_t length = PyBytes_GET_SIZE(needle)
+    cdef const char* base = PyBytes_AS_STRING(data)
+    cdef const char* wanted = PyBytes_AS_STRING(needle)
+    cdef const char* hit
+    # Slice rules, as bytes.find applies them.
+    if start < 0:
+        start = max(start + size, 0)
+    if stop < 0:
+        stop = max(stop + size, 0)
+    stop = min(stop, size)
+    if start > size or stop - start < length:
+        return -1
+    with nogil:
+        hit = <const char*>omp_memmem(base + start, <size_t>(stop - start), wanted, <size_t>length)
+    return -1 if hit == NULL else hit - base

@@ -32,7 +32,7 @@ from typing import Any, NoReturn, Protocol
 
 import orjson
 
-__all__ = ["ESCAPE", "ScanHooks", "Scanned", "scan"]
+__all__ = ["ESCAPE", "ScanHooks", "Scanned", "find", "scan"]
 
 Entry = dict[str, Any]
 
@@ -183,3 +183,9 @@ def scan(data: bytes, start: int, end: int, hooks: ScanHooks, stateful: Collecti
         usage_values,
         array("i", [position for position, line in enumerate(lines) if ESCAPE in line]),
     )
+
+
+def find(data: bytes, needle: bytes, start: int = 0, end: int | None = None) -> int:
+    """``data.find(needle, start, end)``: the reference of the compiled scanner's ``find`` (a
+    whole-file search for a marker, through the C library's ``memmem``)."""
+    return data.find(needle, start, end)

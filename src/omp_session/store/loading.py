@@ -27,7 +27,7 @@ from omp_session.format.transform import (
     sanitize_openai_replay,
 )
 from omp_session.gcpause import gc_paused
-from omp_session.store import LoadedSession, SessionStorage
+from omp_session.store import LoadedSession, SessionStorage, scanner
 from omp_session.store.regular import open_regular, read_regular
 
 __all__ = [
@@ -94,12 +94,12 @@ def transform_loaded(
     ``data`` decide, as omp tests the whole file. The entries a follower's ``refresh`` reads get
     the same. Returns whether a kept replay was dropped all the same (``replay_dropped``)."""
     found = markers.current()
-    if blobs is not None and found.finds("blob", data):
-        image_urls = found.finds("image_url", data)
+    if blobs is not None and found.finds("blob", data, find=scanner.find):
+        image_urls = found.finds("image_url", data, find=scanner.find)
         for entry in entries:
             resolve_blob_refs(entry, blobs, image_urls=image_urls)
     dropped = False
-    if found.finds("openai", data):
+    if found.finds("openai", data, find=scanner.find):
         for entry in entries:
             dropped = sanitize_openai_replay(entry, keep_replay) or dropped
     return dropped and keep_replay

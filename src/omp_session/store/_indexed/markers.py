@@ -14,6 +14,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 
 from omp_session.format import markers as marker_list
+from omp_session.store import scanner
 from omp_session.store.scanner import ESCAPE
 
 __all__ = ["Markers", "marked_lines"]
@@ -59,12 +60,16 @@ class Markers:
         """The markers found in ``data[:end]`` (without copying it)."""
         found = marker_list.current()
         stop = len(data) if end is None else end
-        openai = found.finds("openai", data, 0, end)
+
+        def finds(test: marker_list.Load) -> bool:
+            return found.finds(test, data, 0, stop, scanner.find)
+
+        openai = finds("openai")
         return cls(
-            found.finds("blob", data, 0, end),
-            found.finds("image_url", data, 0, end),  # kept even without blobs: a later tail may add one
+            finds("blob"),
+            finds("image_url"),  # kept even without blobs: a later tail may add one
             openai,
-            found.finds("copilot", data, 0, end) if openai or stop <= _SEARCHED_ANYWAY else None,
+            finds("copilot") if openai or stop <= _SEARCHED_ANYWAY else None,
         )
 
     @property
@@ -123,11 +128,12 @@ def marked_lines(
         )
         if present and test in load
     ]
+    find = scanner.find
     for marker in wanted:
-        at = data.find(marker, begin, end)
+        at = find(data, marker, begin, end)
         while at >= 0:
             hits.append(at + shift)
-            at = data.find(marker, at + 1, end)
+            at = find(data, marker, at + 1, end)
     if escapes:  # (the same positions as a find loop: two distinct bytes cannot overlap)
         assert escape is not None
         hits.extend(match.start() + shift for match in _search_of(escape).finditer(data, begin, end))
