@@ -208,6 +208,57 @@ def test_usage_totals_added_in_c_are_usage_statistics(usages: list[bytes]) -> No
     _check(b"\n".join(lines) + b"\n")
 
 
+#: JSON numbers as a file may spell them: the compiled scanner reads most floats on a fast path
+#: (an integer below 2**53 and a power of ten up to 22, one rounding) and the rest with strtod.
+_NUMBERS = st.from_regex(r"-?(0|[1-9][0-9]{0,19})(\.[0-9]{1,22})?([eE][+-]?[0-9]{1,3})?", fullmatch=True)
+
+
+@SETTINGS
+@given(totals=st.lists(_NUMBERS, min_size=1, max_size=8))
+def test_usage_costs_spelled_any_way_add_up_alike(totals: list[str]) -> None:
+    _check_costs(totals)
+
+
+def _check_costs(totals: list[str]) -> None:
+    lines = [b'{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/"}']
+    for number, total in enumerate(totals):
+        parent = b"null" if number == 0 else b'"e%d"' % (number - 1)
+        usage = b'{"input":%s,"cost":{"input":%s,"total":%s}}' % (
+            total.encode(),
+            total.encode(),
+            total.encode(),
+        )
+        lines.append(
+            b'{"type":"message","id":"e%d","parentId":%s,"message":{"role":"assistant","usage":%s}}'
+            % (number, parent, usage)
+        )
+    _check(b"\n".join(lines) + b"\n")
+
+
+@pytest.mark.parametrize(
+    "total",
+    [
+        "0.1",
+        "0.3",
+        "-0.0",
+        "1e22",
+        "1e23",
+        "123456789012345e-22",
+        "1234567890123456e-3",
+        "9007199254740993.0",
+        "0.000000000000000000000001",
+        "4.35e-5",
+        "1E+2",
+        "2.5E-3",
+        "0.0",
+        "100",
+        "1.7976931348623157e308",
+    ],
+)
+def test_a_cost_near_the_fast_path_s_edges_adds_up_alike(total: str) -> None:
+    _check_costs([total, total, total])
+
+
 @pytest.mark.parametrize("odd", _ODD_VALUES)
 def test_a_line_the_compiled_scanner_cannot_read_exactly_goes_to_the_full_decoder(odd: bytes) -> None:
     line = b'{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":' + odd + b"}}"

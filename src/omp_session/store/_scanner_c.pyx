@@ -748,6 +748,59 @@ cdef struct Usage:
 cdef int64_t INT64_LIMIT = 9223372036854775807LL
 
 
+cdef double EXACT_TENS[23]
+for _k in range(23):
+    EXACT_TENS[_k] = 10.0 ** _k
+
+
+cdef inline int fast_float(const unsigned char* s, Py_ssize_t i, Py_ssize_t end, int negative, double* out) noexcept nogil:
+    # Clinger's fast path: when the digits of s[i:end] (a checked JSON number, sign stripped) make
+    # an integer below 2**53 and the decimal exponent is within 22 of it, both are exact doubles
+    # and one IEEE multiplication or division rounds their product correctly, as strtod would
+    # (a cost such as 0.0123 is 123 / 10**4). 0: not on the fast path (strtod decides).
+    cdef uint64_t mantissa = 0
+    cdef long exponent = 0, written = 0
+    cdef int digits = 0, exponent_negative = 0
+    cdef double value
+    while i < end and 48 <= s[i] <= 57:
+        if digits > 0 or s[i] != 48:
+            digits += 1
+        if digits > 15:
+            return 0
+        mantissa = mantissa * 10 + (s[i] - 48)
+        i += 1
+    if i < end and s[i] == 46:
+        i += 1
+        while i < end and 48 <= s[i] <= 57:
+            if digits > 0 or s[i] != 48:
+                digits += 1
+            if digits > 15:
+                return 0
+            mantissa = mantissa * 10 + (s[i] - 48)
+            exponent -= 1
+            i += 1
+    if i < end:  # an exponent part
+        i += 1
+        if s[i] == 43 or s[i] == 45:
+            exponent_negative = s[i] == 45
+            i += 1
+        while i < end:
+            written = written * 10 + (s[i] - 48)
+            if written > 400:
+                return 0
+            i += 1
+        exponent += -written if exponent_negative else written
+    if exponent < -22 or exponent > 22:
+        return 0
+    value = <double>mantissa
+    if exponent >= 0:
+        value = value * EXACT_TENS[exponent]
+    else:
+        value = value / EXACT_TENS[-exponent]
+    out[0] = -value if negative else value
+    return 1
+
+
 cdef Py_ssize_t read_number(const unsigned char* s, Py_ssize_t i, Py_ssize_t n, Number* out) noexcept nogil:
     # The number token at s[i] (already checked by scan_line); its end, or -1 (the caller falls
     # back to orjson: an integer of more than 18 digits, a token too long to copy).
@@ -777,11 +830,13 @@ cdef Py_ssize_t read_number(const unsigned char* s, Py_ssize_t i, Py_ssize_t n, 
     if digits == 0:
         return -1
     if is_float:
+        out.kind = 2
+        if fast_float(s, start + negative, i, negative, &out.real):
+            return i
         if i - start >= 79:
             return -1
         memcpy(buffer, s + start, i - start)
         buffer[i - start] = 0
-        out.kind = 2
         out.real = strtod(buffer, NULL)
     else:
         if digits > 18:
