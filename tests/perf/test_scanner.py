@@ -210,11 +210,13 @@ def test_usage_totals_added_in_c_are_usage_statistics(usages: list[bytes]) -> No
 
 #: JSON numbers as a file may spell them: the compiled scanner reads most floats on a fast path
 #: (an integer below 2**53 and a power of ten up to 22, one rounding) and the rest with strtod.
-_NUMBERS = st.from_regex(r"-?(0|[1-9][0-9]{0,19})(\.[0-9]{1,22})?([eE][+-]?[0-9]{1,3})?", fullmatch=True)
+_SPELLED_NUMBERS = st.from_regex(
+    r"-?(0|[1-9][0-9]{0,19})(\.[0-9]{1,22})?([eE][+-]?[0-9]{1,3})?", fullmatch=True
+)
 
 
 @SETTINGS
-@given(totals=st.lists(_NUMBERS, min_size=1, max_size=8))
+@given(totals=st.lists(_SPELLED_NUMBERS, min_size=1, max_size=8))
 def test_usage_costs_spelled_any_way_add_up_alike(totals: list[str]) -> None:
     _check_costs(totals)
 
