@@ -28,6 +28,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -149,7 +151,7 @@ def ours(kind: str, path: Path, mode: str, pure: bool) -> dict[str, Any]:
 
 def omp(kind: str, path: Path) -> dict[str, Any]:
     done = subprocess.run(
-        ["bun", str(PEER / "omp_peer.ts"), kind, str(path)],
+        [bun(), str(PEER / "omp_peer.ts"), kind, str(path)],
         capture_output=True,
         text=True,
         cwd=PEER,
@@ -167,15 +169,42 @@ def whole_process(argv: list[str], cwd: Path | None = None, **env: str) -> float
     return time.perf_counter() - start
 
 
+#: Where Bun goes when the machine has none: its npm package (``@oven/bun-linux-x64`` and the like).
+BUN_HOME = PEER / "bun"
+
+
+def bun() -> str:
+    """The ``bun`` on PATH, else the one :func:`install` put into ``bench/peer/bun``."""
+    found = shutil.which("bun")
+    if found is not None:
+        return found
+    local = sorted(BUN_HOME.glob("node_modules/@oven/bun-*/bin/bun"))
+    if not local:
+        raise SystemExit("bench.peer: no bun on PATH and none installed (run `make bench-peer`)")
+    return str(local[0])
+
+
+def _install_bun() -> None:
+    # Bun's own npm package for this machine (the registry this project reaches), unless there is one.
+    if shutil.which("bun") is not None or list(BUN_HOME.glob("node_modules/@oven/bun-*/bin/bun")):
+        return
+    machine = {"x86_64": "x64", "aarch64": "aarch64", "arm64": "aarch64"}.get(platform.machine(), "x64")
+    system = "darwin" if sys.platform == "darwin" else "linux"
+    BUN_HOME.mkdir(parents=True, exist_ok=True)
+    package = f"@oven/bun-{system}-{machine}"
+    subprocess.run(["npm", "install", "--prefix", str(BUN_HOME), "--no-save", package], check=True)
+
+
 def install() -> None:
     """omp 18.2.3 from the npm registry into bench/peer/ (once)."""
     PEER.mkdir(exist_ok=True)
+    _install_bun()
     manifest: dict[str, Any] = {"name": "omp-session-bench-peer", "private": True}
     manifest["dependencies"] = {"@oh-my-pi/pi-coding-agent": OMP_VERSION}
     (PEER / "package.json").write_text(json.dumps(manifest, indent=2) + "\n")
     installed = PEER / "node_modules" / "@oh-my-pi" / "pi-coding-agent" / "package.json"
     if not installed.exists() or json.loads(installed.read_text())["version"] != OMP_VERSION:
-        subprocess.run(["bun", "install"], cwd=PEER, check=True)
+        subprocess.run([bun(), "install"], cwd=PEER, check=True)
     (PEER / "omp_peer.ts").write_bytes(PEER_SCRIPT.read_bytes())
 
 
@@ -317,7 +346,7 @@ def _whole_process(path: Path, runs: int) -> list[str]:
     script = [sys.executable, "-c", "from omp_session._launcher import main; main()"]
     ours_main = [*script, "context", str(path)]
     subprocess.run(ours_main, stdout=subprocess.DEVNULL, check=True, env=_env())  # the index exists
-    peer = ["bun", str(PEER / "omp_peer.ts"), "open-context", str(path)]
+    peer = [bun(), str(PEER / "omp_peer.ts"), "open-context", str(path)]
     omp_times, our_times = [], []
     for _ in range(runs):
         omp_times.append(whole_process(peer, cwd=PEER))
