@@ -649,3 +649,16 @@ def test_an_append_that_branches_off_many_stored_entries(
     rebuilt = read_index(path)
     assert extended is not None and rebuilt is not None and len(extended) == 50
     assert _comparable(extended) == _comparable(rebuilt)
+
+
+@pytest.mark.parametrize("parallel_crc_bytes", [0, 1 << 40])
+def test_a_cold_open_records_the_file_s_crc_whichever_thread_computes_it(
+    tmp_path: Path, parallel_crc_bytes: int
+) -> None:
+    # (A big cold open computes the CRC on a thread of its own while it scans; a small one inline.)
+    path = _with_answers(tmp_path / "s.jsonl", 3000)
+    tuning = replace(EVERY_FILE, parallel_crc_bytes=parallel_crc_bytes)
+    with open_session(path, read_only=True, tuning=tuning) as manager:
+        assert is_lazy(manager)
+    index = read_index(path)
+    assert index is not None and index.meta["prefix_crc"] == zlib.crc32(path.read_bytes())

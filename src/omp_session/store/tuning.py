@@ -84,6 +84,9 @@ class Tuning:
     fingerprint_tail_bytes: int = 65536
     #: A cold open decodes the file's lines this much at a time.
     decode_chunk_bytes: int = 256 << 10
+    #: A cold open of at least this much computes the index's CRC-32 of the file on another thread
+    #: while it scans (zlib releases the GIL: on a second core the CRC costs no wall time).
+    parallel_crc_bytes: int = 4 << 20
     #: Lazy reads: this many consecutive wanted lines are read as one run (one ``pread``) ...
     run_lines: int = 16
     #: ... an iteration over the entries reads about this much at a time ...

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import zlib
 from array import array
 from bisect import bisect_left
@@ -240,10 +241,11 @@ def open_cold(
         header_span = (header_start, header_end - header_start)
         if slot is not None:
             fold_into_header(header, slot)
+        crc = _PrefixCrc(data, covered, background=covered >= tuning.parallel_crc_bytes)
         with gc_paused():  # the entries are acyclic: see gcpause.py
             builder, kept = cold.run(data, header_end + 1, covered, chunk)
         line_count = len(builder) + (2 if slot is not None else 1)
-        meta = _meta(data, covered, header_span, builder, [], stat, tuning, lines=line_count)
+        meta = _meta(data, covered, header_span, builder, [], stat, tuning, lines=line_count, crc=crc)
         index = OffsetIndex.from_builder(builder, meta)
     except (orjson.JSONDecodeError, AttributeError, ComplexSession, OverflowError, OSError):
         # AttributeError: a line that is not an object (it has no ``get``).
@@ -519,9 +521,11 @@ def _meta(
     tuning: Tuning,
     version: int = CURRENT_VERSION,
     lines: int | None = None,
+    crc: _PrefixCrc | None = None,
 ) -> dict[str, Any]:
     # The file-level part of a new index of ``data[:covered]`` (the header line at ``header``),
-    # ``lines`` its number of lines when the caller has counted them.
+    # ``lines`` its number of lines when the caller has counted them, ``crc`` its CRC-32 when
+    # the caller has it under way.
     markers = Markers.of(data, covered)
     return {
         "covered": covered,
@@ -541,8 +545,34 @@ def _meta(
         "version": version,
         "file": [stat.st_dev, stat.st_ino],
         "complex": None,
-        **file_state(stat, zlib.crc32(memoryview(data)[:covered]), tuning),
+        **file_state(stat, (crc or _PrefixCrc(data, covered)).result(), tuning),
     }
+
+
+class _PrefixCrc:
+    """The CRC-32 of ``data[:covered]`` (the index's ``prefix_crc``), computed on a thread of its
+    own when ``background``: ``zlib.crc32`` releases the GIL, so on a second core it runs while the
+    scan does (13 ms of a 50 MB cold open's wall time otherwise). The same call either way."""
+
+    def __init__(self, data: bytes, covered: int, background: bool = False) -> None:
+        self._view = memoryview(data)[:covered]
+        self._value: int | None = None
+        self._thread: threading.Thread | None = None
+        if background:
+            self._thread = threading.Thread(target=self._compute, name="omp-session-crc", daemon=True)
+            self._thread.start()
+
+    def _compute(self) -> None:
+        self._value = zlib.crc32(self._view)
+
+    def result(self) -> int:
+        if self._thread is not None:
+            self._thread.join()
+        elif self._value is None:
+            self._compute()
+        assert self._value is not None
+        self._view.release()
+        return self._value
 
 
 def remember_index(path: Path, data: bytes, loaded: LoadedSession, tuning: Tuning = DEFAULT_TUNING) -> None:
