@@ -760,25 +760,19 @@ cdef inline int fast_float(const unsigned char* s, Py_ssize_t i, Py_ssize_t end,
     # (a cost such as 0.0123 is 123 / 10**4). 0: not on the fast path (strtod decides).
     cdef uint64_t mantissa = 0
     cdef long exponent = 0, written = 0
-    cdef int digits = 0, exponent_negative = 0
+    cdef int digits = 0, exponent_negative = 0, in_fraction = 0
     cdef double value
-    while i < end and 48 <= s[i] <= 57:
-        if digits > 0 or s[i] != 48:
-            digits += 1
-        if digits > 15:
-            return 0
-        mantissa = mantissa * 10 + (s[i] - 48)
-        i += 1
-    if i < end and s[i] == 46:
-        i += 1
-        while i < end and 48 <= s[i] <= 57:
+    while i < end and (48 <= s[i] <= 57 or s[i] == 46):  # the digits, then a fraction's
+        if s[i] == 46:
+            in_fraction = 1
+        else:
             if digits > 0 or s[i] != 48:
                 digits += 1
             if digits > 15:
                 return 0
             mantissa = mantissa * 10 + (s[i] - 48)
-            exponent -= 1
-            i += 1
+            exponent -= in_fraction
+        i += 1
     if i < end:  # an exponent part
         i += 1
         if s[i] == 43 or s[i] == 45:
